@@ -1,0 +1,29 @@
+#include "arch/energy/horowitz.h"
+
+#include <cmath>
+
+namespace archsim::horowitz {
+
+double mac_pj(Precision p) {
+    switch (p) {
+        case Precision::Int8: return 0.2 + 0.1;
+        case Precision::Fp16: return 1.1 + 0.9;
+        case Precision::Bf16: return 1.1 * (8.0 / 11.0) * (8.0 / 11.0) + 0.9;
+        case Precision::Fp32: return 3.7 + 0.9;
+    }
+    return 3.7 + 0.9;
+}
+
+double sram_pj_per_byte(int64_t capacity_bytes) {
+    struct Point { double bytes, pj64; };
+    static const Point pts[] = {{8.0 * 1024, 10.0}, {32.0 * 1024, 20.0}, {1024.0 * 1024, 100.0}};
+    const double c = std::max<double>(1.0, static_cast<double>(capacity_bytes));
+    const int seg = c <= pts[1].bytes ? 0 : 1;
+    const Point& a = pts[seg];
+    const Point& b = pts[seg + 1];
+    const double slope = std::log(b.pj64 / a.pj64) / std::log(b.bytes / a.bytes);
+    const double pj64 = a.pj64 * std::pow(c / a.bytes, slope);
+    return pj64 / 8.0;
+}
+
+}  // namespace archsim::horowitz

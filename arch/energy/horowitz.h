@@ -1,0 +1,27 @@
+#pragma once
+// Energy constants from M. Horowitz, "Computing's Energy Problem (and what we can do about it)",
+// ISSCC 2014, 45 nm, 0.9 V; and the scaling rules archsim applies to them.
+#include <cstdint>
+
+#include "sim/common/precision.h"
+
+namespace archsim::horowitz {
+
+/// Multiply-accumulate energy at 45 nm, pJ: the multiply in the operand precision plus the add
+/// in the accumulator precision (int32 for int8, fp32 for the float formats):
+/// int8 0.2 + 0.1 = 0.3; fp16 1.1 + 0.9 = 2.0; fp32 3.7 + 0.9 = 4.6; bf16: the fp16 multiply
+/// scaled by mantissa-multiplier area, (8/11)^2 * 1.1 = 0.58, + 0.9 = 1.48.
+double mac_pj(Precision p);
+
+/// SRAM access energy per byte for an array of `capacity_bytes`: the 64-bit read energies
+/// 10 pJ (8 KiB), 20 pJ (32 KiB), 100 pJ (1 MiB) divided by 8 bytes, interpolated linearly in
+/// log(capacity) vs log(energy) between those points and extrapolated with the end slopes.
+double sram_pj_per_byte(int64_t capacity_bytes);
+
+/// DRAM energy per byte: 1.3 nJ per 64 bits (the low end of Horowitz's 1.3-2.6 nJ) = 20.3 pJ/B.
+constexpr double kDramPjPerByte = 1300.0 / 64.0;
+
+/// FP32 add, pJ: the default cost of one vector-unit operation.
+constexpr double kFp32AddPj = 0.9;
+
+}  // namespace archsim::horowitz

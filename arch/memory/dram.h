@@ -1,0 +1,47 @@
+#pragma once
+// A DRAM interface as a TLM-2.0 loosely-timed target with per-channel bandwidth and latency.
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_target_socket.h>
+
+#include <vector>
+
+#include "arch/memory/dram_config.h"
+
+namespace archsim {
+
+class TraceWriter;
+
+/// Models DRAM as `channels` independent servers. A transaction of B bytes arriving at time t
+/// (sc_time_stamp() + annotated delay) on channel (address / transaction_bytes) % channels starts
+/// when that channel is free, occupies it for B / (bandwidth / channels), and completes latency_ns
+/// later; the annotated delay grows to that completion. Each transaction is one trace event
+/// (DramRead / DramWrite) on this component. In ideal mode transactions complete at once.
+/// Responds TLM_ADDRESS_ERROR_RESPONSE to a zero-length transaction, TLM_OK_RESPONSE otherwise.
+class Dram : public sc_core::sc_module {
+public:
+    tlm_utils::simple_target_socket<Dram> socket;
+
+    /// @param trace       where transactions are recorded
+    /// @param component   this DRAM's index in the trace's component table
+    /// @param current_op  operator index stamped on events (owned by the caller)
+    Dram(sc_core::sc_module_name name, const DramConfig& cfg, TraceWriter& trace, uint16_t component,
+         const uint32_t& current_op);
+
+    /// Total bytes served so far (reads + writes).
+    uint64_t bytes_served() const { return m_bytes; }
+
+private:
+    void b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
+
+    DramConfig m_cfg;
+    TraceWriter& m_trace;
+    uint16_t m_component;
+    const uint32_t& m_current_op;
+    double m_ps_per_byte_per_channel;
+    std::vector<double> m_channel_free_ps;
+    uint64_t m_bytes = 0;
+    uint32_t m_seq = 0;
+};
+
+}  // namespace archsim

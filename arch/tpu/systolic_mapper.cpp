@@ -1,0 +1,108 @@
+#include "arch/tpu/systolic_mapper.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace archsim {
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+FoldGeometry fold_geometry(Dataflow df, int64_t rows, int64_t cols, int64_t m, int64_t n, int64_t k) {
+    if (m < 1 || n < 1 || k < 1 || rows < 1 || cols < 1) throw std::invalid_argument("fold_geometry: empty GEMM or array");
+    FoldGeometry g;
+    switch (df) {
+        case Dataflow::OS: g.sr = m; g.sc = n; g.t = k; break;
+        case Dataflow::WS: g.sr = k; g.sc = n; g.t = m; break;
+        case Dataflow::IS: g.sr = k; g.sc = m; g.t = n; break;
+    }
+    g.row_folds = ceil_div(g.sr, rows);
+    g.col_folds = ceil_div(g.sc, cols);
+    g.cycles_per_fold = df == Dataflow::OS ? g.t + rows + cols - 2 : 2 * rows + cols + g.t - 2;
+    return g;
+}
+
+/// splitmix64 finalizer: mixes a tile's coordinates into one key.
+static uint64_t mix(uint64_t h, uint64_t v) {
+    uint64_t z = h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+void for_each_fold(const GemmView& gemm, int gemm_index, const TpuConfig& cfg,
+                   const std::function<void(const FoldWork&)>& visit) {
+    const int64_t eb = operand_bytes(cfg.precision), ab = accumulator_bytes(cfg.precision);
+    const int64_t R = cfg.rows, C = cfg.cols, M = gemm.m, N = gemm.n, K = gemm.k;
+    const FoldGeometry geo = fold_geometry(cfg.dataflow, R, C, M, N, K);
+    const double a_ratio = gemm.a_unique_elems > 0
+                               ? std::min(1.0, static_cast<double>(gemm.a_unique_elems) / (static_cast<double>(M) * K))
+                               : 1.0;
+    auto a_bytes = [&](int64_t elems) { return static_cast<int64_t>(std::ceil(elems * a_ratio)) * eb; };
+    const int64_t ofmap_half = cfg.ofmap_kib * 1024 / 2;
+
+    for (int64_t rep = 0; rep < gemm.repeat; ++rep)
+        for (int64_t bat = 0; bat < gemm.batch; ++bat)
+            for (int64_t grp = 0; grp < gemm.groups; ++grp) {
+                const uint64_t a_base = mix(mix(mix(mix(1, gemm_index), rep), bat), grp);
+                // A weight B is the same data for every repeat step and batch entry.
+                const uint64_t b_base = gemm.b_is_weight ? mix(mix(2, gemm_index), grp)
+                                                         : mix(mix(mix(mix(2, gemm_index), rep), bat), grp);
+                const uint64_t p_base = mix(a_base, 3);
+                auto emit = [&](FoldWork& w) { visit(w); };
+                if (cfg.dataflow == Dataflow::OS) {
+                    for (int64_t i = 0; i < geo.row_folds; ++i)
+                        for (int64_t j = 0; j < geo.col_folds; ++j) {
+                            const int64_t r = std::min(R, M - i * R), c = std::min(C, N - j * C);
+                            FoldWork w;
+                            w.cycles = geo.cycles_per_fold;
+                            w.macs = r * c * K;
+                            w.loads[0] = {mix(a_base, i), a_bytes(r * K), Buffer::Ifmap, true};
+                            w.loads[1] = {mix(b_base, j), K * c * eb, Buffer::Filter, true};
+                            w.n_loads = 2;
+                            w.sram_read_bytes[0] = r * K * eb;
+                            w.sram_read_bytes[1] = K * c * eb;
+                            w.sram_write_bytes[2] = r * c * eb;
+                            w.dram_write_bytes = r * c * eb;
+                            emit(w);
+                        }
+                } else {
+                    const bool ws = cfg.dataflow == Dataflow::WS;
+                    // psum tile per column fold: WS M x c, IS c x N accumulators
+                    for (int64_t j = 0; j < geo.col_folds; ++j) {
+                        const int64_t c = std::min(C, geo.sc - j * C);
+                        const int64_t psum_elems = ws ? M * c : c * N;
+                        const bool psum_resident = psum_elems * ab <= ofmap_half;
+                        for (int64_t i = 0; i < geo.row_folds; ++i) {
+                            const int64_t kr = std::min(R, K - i * R);
+                            const bool first = i == 0, last = i == geo.row_folds - 1;
+                            FoldWork w;
+                            w.cycles = geo.cycles_per_fold;
+                            if (ws) {
+                                w.macs = kr * c * M;
+                                w.loads[0] = {mix(a_base, i), a_bytes(M * kr), Buffer::Ifmap, true};
+                                w.loads[1] = {mix(mix(b_base, i), j), kr * c * eb, Buffer::Filter, true};
+                                w.sram_read_bytes[0] = M * kr * eb;
+                                w.sram_read_bytes[1] = kr * c * eb;
+                            } else {
+                                w.macs = kr * c * N;
+                                w.loads[0] = {mix(mix(a_base, i), j), a_bytes(kr * c), Buffer::Ifmap, true};
+                                w.loads[1] = {mix(b_base, i), kr * N * eb, Buffer::Filter, true};
+                                w.sram_read_bytes[0] = kr * c * eb;
+                                w.sram_read_bytes[1] = kr * N * eb;
+                            }
+                            w.n_loads = 2;
+                            w.sram_write_bytes[2] = psum_elems * ab;
+                            if (!first) w.sram_read_bytes[2] = psum_elems * ab;
+                            if (!psum_resident && !first)
+                                w.loads[w.n_loads++] = {mix(mix(p_base, j), i), psum_elems * ab, Buffer::Ofmap, false};
+                            if (last) w.dram_write_bytes = psum_elems * eb;
+                            else if (!psum_resident) w.dram_write_bytes = psum_elems * ab;
+                            emit(w);
+                        }
+                    }
+                }
+            }
+}
+
+}  // namespace archsim

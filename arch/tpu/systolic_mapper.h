@@ -1,0 +1,62 @@
+#pragma once
+// Maps a GEMM onto an R x C systolic array as SCALE-Sim v2 does: roles per dataflow, folds, and
+// the per-fold cycle formula. Pure functions: no SystemC, testable on their own.
+#include <cstdint>
+#include <functional>
+
+#include "arch/tpu/tpu_config.h"
+#include "workloads/graph/op_graph.h"
+
+namespace archsim {
+
+/// SCALE-Sim v2's view of one GEMM (m x k by k x n) on an R x C array
+/// (scalesim/compute/systolic_compute_{os,ws,is}.py):
+///   OS: Sr = M, Sc = N, T = K.   WS: Sr = K, Sc = N, T = M.   IS: Sr = K, Sc = M, T = N.
+///   folds = ceil(Sr / R) * ceil(Sc / C);
+///   cycles per fold: OS T + R + C - 2 (fill, stream, drain through both edges);
+///                    WS and IS 2R + C + T - 2 (R to preload the stationary operand, then as OS),
+///   with R and C the full array even for partly filled edge folds; folds do not overlap.
+struct FoldGeometry {
+    int64_t sr = 0, sc = 0, t = 0;
+    int64_t row_folds = 0, col_folds = 0;
+    int64_t cycles_per_fold = 0;
+    int64_t folds() const { return row_folds * col_folds; }
+    /// SCALE-Sim's reported layer total: the index of the last cycle, folds * per_fold - 1.
+    int64_t scalesim_total_cycles() const { return folds() * cycles_per_fold - 1; }
+};
+
+/// Computes the geometry; m, n, k >= 1 (std::invalid_argument otherwise: a programming error).
+FoldGeometry fold_geometry(Dataflow df, int64_t rows, int64_t cols, int64_t m, int64_t n, int64_t k);
+
+/// Which on-chip buffer a tile lives in.
+enum class Buffer : uint8_t { Ifmap = 0, Filter = 1, Ofmap = 2 };
+
+/// One operand tile a fold needs in a buffer. `key` names the tile's data: a tile with the same
+/// key is the same data and hits if still resident. Uncacheable tiles (partial sums read back)
+/// always come from DRAM.
+struct TileLoad {
+    uint64_t key = 0;
+    int64_t dram_bytes = 0;   ///< bytes fetched from DRAM on a miss
+    Buffer buffer = Buffer::Ifmap;
+    bool cacheable = true;
+};
+
+/// The work of one fold: compute, operand tiles, array-side buffer traffic and DRAM writes.
+struct FoldWork {
+    int64_t cycles = 0;
+    int64_t macs = 0;
+    TileLoad loads[3];
+    int n_loads = 0;
+    int64_t dram_write_bytes = 0;       ///< outputs or spilled partial sums, written at fold end
+    int64_t sram_read_bytes[3] = {0, 0, 0};   ///< by Buffer, array side
+    int64_t sram_write_bytes[3] = {0, 0, 0};  ///< by Buffer, array side
+};
+
+/// Calls `visit` for every fold of `gemm` (all repeat steps, batch entries and groups, in
+/// order), with tile keys unique to (gemm_index, operand, tile). Loop orders keep the reduction
+/// innermost for WS/IS so partial sums stay in the ofmap buffer when they fit (a spill is
+/// written and read back through DRAM otherwise); OS keeps an A row-tile while it walks N.
+void for_each_fold(const GemmView& gemm, int gemm_index, const TpuConfig& cfg,
+                   const std::function<void(const FoldWork&)>& visit);
+
+}  // namespace archsim

@@ -1,0 +1,31 @@
+#include "arch/tpu/tile_buffer.h"
+
+namespace archsim {
+
+bool TileBuffer::hit(uint64_t key) {
+    auto it = m_where.find(key);
+    if (it == m_where.end()) return false;
+    m_lru.splice(m_lru.begin(), m_lru, it->second);
+    return true;
+}
+
+void TileBuffer::insert(uint64_t key, int64_t bytes) {
+    if (bytes > m_capacity) return;  // streamed through, never resident
+    if (hit(key)) return;
+    while (m_used + bytes > m_capacity && !m_lru.empty()) {
+        m_used -= m_lru.back().second;
+        m_where.erase(m_lru.back().first);
+        m_lru.pop_back();
+    }
+    m_lru.emplace_front(key, bytes);
+    m_where[key] = m_lru.begin();
+    m_used += bytes;
+}
+
+void TileBuffer::clear() {
+    m_lru.clear();
+    m_where.clear();
+    m_used = 0;
+}
+
+}  // namespace archsim

@@ -1,0 +1,82 @@
+#include "arch/tpu/tpu_config.h"
+
+#include "arch/energy/horowitz.h"
+
+namespace archsim {
+
+double TpuConfig::mac_pj() const {
+    switch (precision) {
+        case Precision::Int8: return mac_pj_int8;
+        case Precision::Fp16: return mac_pj_fp16;
+        case Precision::Bf16: return mac_pj_bf16;
+        case Precision::Fp32: return mac_pj_fp32;
+    }
+    return mac_pj_fp32;
+}
+
+const ParamBinder<TpuConfig>& tpu_params() {
+    static const ParamBinder<TpuConfig> b = [] {
+        ParamBinder<TpuConfig> b;
+        using C = TpuConfig;
+        b.string("name", [](C& c) -> std::string& { return c.name; }, "tpu", {}, "Free-text name shown in reports");
+        above(b.real("clock_mhz", [](C& c) -> double& { return c.clock_mhz; }, 1000.0, "MHz",
+                     "Clock of the array, vector unit and buffers"), 0);
+        b.string("precision", [](C& c) -> std::string& { return c.precision_name; }, "int8",
+                 {"int8", "fp16", "bf16", "fp32"},
+                 "Operand precision (sets operand bytes and MAC energy; accumulators are 32-bit)");
+        at_most(at_least(b.integer("array.rows", [](C& c) -> int64_t& { return c.rows; }, 128, "PEs",
+                                   "Rows R of the systolic array"), 1), 65536);
+        at_most(at_least(b.integer("array.cols", [](C& c) -> int64_t& { return c.cols; }, 128, "PEs",
+                                   "Columns C of the systolic array"), 1), 65536);
+        b.string("dataflow", [](C& c) -> std::string& { return c.dataflow_name; }, "ws", {"ws", "os", "is"},
+                 "Stationary operand: weight (ws), output (os) or input (is), as in SCALE-Sim v2");
+        at_least(b.integer("sram.ifmap_kib", [](C& c) -> int64_t& { return c.ifmap_kib; }, 6144, "KiB",
+                           "Ifmap buffer, double-buffered (half fills while half feeds); default: SCALE-Sim google.cfg"), 1);
+        at_least(b.integer("sram.filter_kib", [](C& c) -> int64_t& { return c.filter_kib; }, 6144, "KiB",
+                           "Filter buffer, double-buffered; default: SCALE-Sim google.cfg"), 1);
+        at_least(b.integer("sram.ofmap_kib", [](C& c) -> int64_t& { return c.ofmap_kib; }, 2048, "KiB",
+                           "Ofmap / partial-sum buffer, double-buffered; default: SCALE-Sim google.cfg"), 1);
+        above(b.real("dram.bandwidth_gbps", [](C& c) -> double& { return c.dram.bandwidth_gbps; }, 34.0, "GB/s",
+                     "Peak DRAM bandwidth over all channels (default: TPU v1's DDR3, Jouppi et al. ISCA 2017)"), 0);
+        at_least(b.real("dram.latency_ns", [](C& c) -> double& { return c.dram.latency_ns; }, 100.0, "ns",
+                        "Latency added to every DRAM transaction"), 0);
+        at_most(at_least(b.integer("dram.channels", [](C& c) -> int64_t& { return c.dram.channels; }, 2, "channels",
+                                   "Independent DRAM channels, interleaved per transaction"), 1), 1024);
+        at_least(b.integer("dram.transaction_bytes", [](C& c) -> int64_t& { return c.dram.transaction_bytes; }, 512,
+                           "bytes", "Bytes per DRAM TLM transaction (one trace event each)"), 1);
+        b.boolean("dram.ideal", [](C& c) -> bool& { return c.dram.ideal; }, false,
+                  "Ideal memory: no latency, no bandwidth limit, no stalls (SCALE-Sim InterfaceBandwidth = CALC)");
+        at_least(b.real("dram.pj_per_byte", [](C& c) -> double& { return c.dram.pj_per_byte; }, horowitz::kDramPjPerByte,
+                        "pJ/byte", "DRAM access energy (Horowitz ISSCC 2014: 1.3 nJ per 64 bits)"), 0);
+        at_least(b.integer("vector.lanes", [](C& c) -> int64_t& { return c.vector_lanes; }, 128, "lanes",
+                           "Vector-unit lanes for non-GEMM operators"), 1);
+        above(b.real("vector.ops_per_lane_per_cycle", [](C& c) -> double& { return c.vector_ops_per_lane; }, 1.0,
+                     "ops/lane/cycle", "Vector operations per lane per cycle"), 0);
+        at_least(b.real("energy.mac_pj_int8", [](C& c) -> double& { return c.mac_pj_int8; }, horowitz::mac_pj(Precision::Int8),
+                        "pJ/MAC", "int8 MAC: 8-bit mult 0.2 + 32-bit add 0.1 (Horowitz 2014, 45 nm)"), 0);
+        at_least(b.real("energy.mac_pj_fp16", [](C& c) -> double& { return c.mac_pj_fp16; }, horowitz::mac_pj(Precision::Fp16),
+                        "pJ/MAC", "fp16 MAC: fp16 mult 1.1 + fp32 add 0.9 (Horowitz 2014, 45 nm)"), 0);
+        at_least(b.real("energy.mac_pj_bf16", [](C& c) -> double& { return c.mac_pj_bf16; }, horowitz::mac_pj(Precision::Bf16),
+                        "pJ/MAC", "bf16 MAC: fp16 mult scaled by (8/11)^2 mantissa area + fp32 add 0.9"), 0);
+        at_least(b.real("energy.mac_pj_fp32", [](C& c) -> double& { return c.mac_pj_fp32; }, horowitz::mac_pj(Precision::Fp32),
+                        "pJ/MAC", "fp32 MAC: mult 3.7 + add 0.9 (Horowitz 2014, 45 nm)"), 0);
+        b.real("energy.sram_pj_per_byte", [](C& c) -> double& { return c.sram_pj_per_byte; }, -1.0, "pJ/byte",
+               "SRAM access energy, read or write; -1 derives it from each buffer's size (Horowitz 2014: 10/20/100 pJ "
+               "per 64-bit read at 8 KiB/32 KiB/1 MiB, log-log interpolated)");
+        at_least(b.real("energy.vector_op_pj", [](C& c) -> double& { return c.vector_op_pj; }, horowitz::kFp32AddPj,
+                        "pJ/op", "Energy of one vector-unit operation (Horowitz 2014 fp32 add)"), 0);
+        at_least(b.real("energy.static_w", [](C& c) -> double& { return c.static_w; }, 0.0, "W",
+                        "Static (leakage + idle) power, charged over the whole run; 0 = not modeled"), 0);
+        return b;
+    }();
+    return b;
+}
+
+TpuConfig make_tpu_config(const ParamSet& p) {
+    TpuConfig c = tpu_params().build(p);
+    c.precision = parse_precision(c.precision_name, "precision");
+    c.dataflow = c.dataflow_name == "os" ? Dataflow::OS : c.dataflow_name == "is" ? Dataflow::IS : Dataflow::WS;
+    return c;
+}
+
+}  // namespace archsim

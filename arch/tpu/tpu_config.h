@@ -1,0 +1,45 @@
+#pragma once
+// Typed configuration of the TPU-style systolic-array machine (kind = "tpu").
+#include <cstdint>
+#include <string>
+
+#include "arch/memory/dram_config.h"
+#include "sim/common/precision.h"
+#include "sim/config/params.h"
+
+namespace archsim {
+
+/// Systolic-array dataflows (SCALE-Sim naming): output, weight or input stationary.
+enum class Dataflow : uint8_t { OS, WS, IS };
+
+/// Everything a TPU machine is built from; filled only by tpu_params().build(), already valid.
+struct TpuConfig {
+    std::string name;
+    double clock_mhz = 0;
+    std::string precision_name;
+    Precision precision = Precision::Int8;
+    int64_t rows = 0, cols = 0;
+    std::string dataflow_name;
+    Dataflow dataflow = Dataflow::WS;
+    int64_t ifmap_kib = 0, filter_kib = 0, ofmap_kib = 0;
+    DramConfig dram;
+    int64_t vector_lanes = 0;
+    double vector_ops_per_lane = 0;
+    double mac_pj_int8 = 0, mac_pj_fp16 = 0, mac_pj_bf16 = 0, mac_pj_fp32 = 0;
+    double sram_pj_per_byte = 0;   ///< < 0: derived from each buffer's size (Horowitz)
+    double vector_op_pj = 0;
+    double static_w = 0;
+
+    /// ps per clock cycle.
+    double cycle_ps() const { return 1e6 / clock_mhz; }
+    /// MAC energy for this config's precision, pJ.
+    double mac_pj() const;
+};
+
+/// The declared parameters of kind "tpu" (every key with type, unit, default, doc, bounds).
+const ParamBinder<TpuConfig>& tpu_params();
+
+/// Builds a TpuConfig from resolved values (derives the enums from their names).
+TpuConfig make_tpu_config(const ParamSet& p);
+
+}  // namespace archsim

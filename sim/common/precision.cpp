@@ -1,0 +1,25 @@
+#include "sim/common/precision.h"
+
+#include "sim/common/error.h"
+
+namespace archsim {
+
+std::string to_string(Precision p) {
+    switch (p) {
+        case Precision::Int8: return "int8";
+        case Precision::Fp16: return "fp16";
+        case Precision::Bf16: return "bf16";
+        case Precision::Fp32: return "fp32";
+    }
+    return "fp32";
+}
+
+Precision parse_precision(const std::string& text, const std::string& where) {
+    if (text == "int8") return Precision::Int8;
+    if (text == "fp16") return Precision::Fp16;
+    if (text == "bf16") return Precision::Bf16;
+    if (text == "fp32") return Precision::Fp32;
+    throw UserError(where, "unknown precision '" + text + "' (expected int8, fp16, bf16 or fp32)");
+}
+
+}  // namespace archsim

@@ -1,0 +1,230 @@
+#include "sim/config/params.h"
+
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "sim/common/error.h"
+
+namespace archsim {
+
+std::string format_value(const ParamValue& v) {
+    if (auto i = std::get_if<int64_t>(&v)) return std::to_string(*i);
+    if (auto d = std::get_if<double>(&v)) {
+        std::ostringstream os;
+        os.precision(17);
+        os << *d;
+        std::string s = os.str();
+        if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
+        return s;
+    }
+    if (auto b = std::get_if<bool>(&v)) return *b ? "true" : "false";
+    return "\"" + std::get<std::string>(v) + "\"";
+}
+
+static const char* type_name(ParamType t) {
+    switch (t) {
+        case ParamType::Int: return "an integer";
+        case ParamType::Real: return "a number";
+        case ParamType::Bool: return "true or false";
+        case ParamType::String: return "a string";
+    }
+    return "?";
+}
+
+ParamDecl& ParamSchema::add(ParamDecl decl) {
+    if (m_index.count(decl.key)) throw std::logic_error("parameter declared twice: " + decl.key);
+    m_index[decl.key] = m_decls.size();
+    m_decls.push_back(std::move(decl));
+    return m_decls.back();
+}
+
+const ParamDecl* ParamSchema::find(const std::string& key) const {
+    auto it = m_index.find(key);
+    return it == m_index.end() ? nullptr : &m_decls[it->second];
+}
+
+static size_t edit_distance(const std::string& a, const std::string& b) {
+    std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+        cur[0] = i;
+        for (size_t j = 1; j <= b.size(); ++j)
+            cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+        std::swap(prev, cur);
+    }
+    return prev[b.size()];
+}
+
+std::string ParamSchema::suggest(const std::string& key) const {
+    std::string best;
+    size_t best_d = std::max<size_t>(2, key.size() / 3) + 1;
+    for (const auto& d : m_decls) {
+        size_t dist = edit_distance(key, d.key);
+        // also compare the last path component, so "array.row" finds "array.rows"
+        if (dist < best_d) { best_d = dist; best = d.key; }
+    }
+    return best;
+}
+
+ParamSet::ParamSet(const ParamSchema& schema) : m_schema(schema) {
+    for (const auto& d : schema.decls()) m_values[d.key] = d.default_value;
+}
+
+const ParamDecl& ParamSet::decl_or_throw(const std::string& key, const std::string& source) const {
+    const ParamDecl* d = m_schema.find(key);
+    if (!d) {
+        std::string hint = m_schema.suggest(key);
+        throw UserError(source + ": " + key,
+                        "unknown key" + (hint.empty() ? std::string(" (see 'archsim params <kind>')")
+                                                      : " (did you mean '" + hint + "'?)"));
+    }
+    return *d;
+}
+
+void ParamSet::set(const std::string& key, const ParamValue& value, const std::string& source) {
+    const ParamDecl& d = decl_or_throw(key, source);
+    const std::string where = source + ": " + key + " = " + format_value(value);
+    ParamValue v = value;
+    switch (d.type) {
+        case ParamType::Int:
+            if (!std::holds_alternative<int64_t>(v)) throw UserError(where, std::string("must be ") + type_name(d.type));
+            break;
+        case ParamType::Real:
+            if (auto i = std::get_if<int64_t>(&v)) v = static_cast<double>(*i);
+            if (!std::holds_alternative<double>(v)) throw UserError(where, std::string("must be ") + type_name(d.type));
+            if (!std::isfinite(std::get<double>(v))) throw UserError(where, "must be finite");
+            break;
+        case ParamType::Bool:
+            if (!std::holds_alternative<bool>(v)) throw UserError(where, std::string("must be ") + type_name(d.type));
+            break;
+        case ParamType::String:
+            if (!std::holds_alternative<std::string>(v)) throw UserError(where, std::string("must be ") + type_name(d.type));
+            if (!d.choices.empty()) {
+                const auto& s = std::get<std::string>(v);
+                if (std::find(d.choices.begin(), d.choices.end(), s) == d.choices.end()) {
+                    std::string list;
+                    for (const auto& c : d.choices) list += (list.empty() ? "" : ", ") + c;
+                    throw UserError(where, "must be one of " + list);
+                }
+            }
+            break;
+    }
+    if (d.type == ParamType::Int || d.type == ParamType::Real) {
+        double x = d.type == ParamType::Int ? static_cast<double>(std::get<int64_t>(v)) : std::get<double>(v);
+        auto num = [](double y) { return format_value(ParamValue(y)); };
+        if (d.min) {
+            if (d.min_exclusive && !(x > *d.min)) throw UserError(where, "must be > " + num(*d.min));
+            if (!d.min_exclusive && x < *d.min) throw UserError(where, "must be >= " + num(*d.min));
+        }
+        if (d.max && x > *d.max) throw UserError(where, "must be <= " + num(*d.max));
+    }
+    m_values[key] = v;
+}
+
+static void flatten(const toml::table& t, const std::string& prefix,
+                    std::vector<std::pair<std::string, const toml::node*>>& out) {
+    for (const auto& [k, node] : t) {
+        std::string key = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
+        if (const auto* sub = node.as_table()) flatten(*sub, key, out);
+        else out.emplace_back(key, &node);
+    }
+}
+
+void ParamSet::load_toml_file(const std::string& file, const std::vector<std::string>& skip) {
+    toml::table root;
+    try {
+        root = toml::parse_file(file);
+    } catch (const toml::parse_error& e) {
+        const auto& b = e.source().begin;
+        throw UserError(file + ":" + std::to_string(b.line) + ":" + std::to_string(b.column),
+                        std::string(e.description()));
+    }
+    std::vector<std::pair<std::string, const toml::node*>> entries;
+    flatten(root, "", entries);
+    for (const auto& [key, node] : entries) {
+        if (std::find(skip.begin(), skip.end(), key) != skip.end()) continue;
+        ParamValue v;
+        if (auto i = node->value<int64_t>(); i && node->is_integer()) v = *i;
+        else if (node->is_floating_point()) v = *node->value<double>();
+        else if (node->is_boolean()) v = *node->value<bool>();
+        else if (node->is_string()) v = *node->value<std::string>();
+        else {
+            decl_or_throw(key, file);  // unknown keys first
+            throw UserError(file + ": " + key, "unsupported value type (expected a number, boolean or string)");
+        }
+        set(key, v, file);
+    }
+}
+
+void ParamSet::apply_override(const std::string& assignment) {
+    auto eq = assignment.find('=');
+    if (eq == std::string::npos || eq == 0)
+        throw UserError("--set " + assignment, "expected KEY=VALUE");
+    std::string key = assignment.substr(0, eq);
+    std::string text = assignment.substr(eq + 1);
+    const ParamDecl& d = decl_or_throw(key, "--set");
+    const std::string where = "--set " + assignment;
+    ParamValue v;
+    switch (d.type) {
+        case ParamType::Int: {
+            size_t pos = 0;
+            long long x = 0;
+            try { x = std::stoll(text, &pos); } catch (...) { pos = std::string::npos; }
+            if (pos != text.size()) throw UserError(where, "must be an integer");
+            v = static_cast<int64_t>(x);
+            break;
+        }
+        case ParamType::Real: {
+            size_t pos = 0;
+            double x = 0;
+            try { x = std::stod(text, &pos); } catch (...) { pos = std::string::npos; }
+            if (pos != text.size()) throw UserError(where, "must be a number");
+            v = x;
+            break;
+        }
+        case ParamType::Bool:
+            if (text == "true") v = true;
+            else if (text == "false") v = false;
+            else throw UserError(where, "must be true or false");
+            break;
+        case ParamType::String:
+            if (text.size() >= 2 && text.front() == '"' && text.back() == '"') text = text.substr(1, text.size() - 2);
+            v = text;
+            break;
+    }
+    set(key, v, "--set");
+}
+
+int64_t ParamSet::get_int(const std::string& key) const { return std::get<int64_t>(m_values.at(key)); }
+double ParamSet::get_real(const std::string& key) const { return std::get<double>(m_values.at(key)); }
+bool ParamSet::get_bool(const std::string& key) const { return std::get<bool>(m_values.at(key)); }
+const std::string& ParamSet::get_string(const std::string& key) const {
+    return std::get<std::string>(m_values.at(key));
+}
+
+std::string ParamSet::to_toml(const std::string& header_comment) const {
+    // Group by the table prefix so the output is valid, readable TOML.
+    std::map<std::string, std::vector<std::pair<std::string, std::string>>> tables;
+    for (const auto& d : m_schema.decls()) {
+        auto dot = d.key.rfind('.');
+        std::string table = dot == std::string::npos ? "" : d.key.substr(0, dot);
+        std::string leaf = dot == std::string::npos ? d.key : d.key.substr(dot + 1);
+        tables[table].emplace_back(leaf, format_value(m_values.at(d.key)));
+    }
+    std::ostringstream os;
+    if (!header_comment.empty()) os << header_comment;
+    for (const auto& [k, v] : tables[""]) os << k << " = " << v << "\n";
+    for (const auto& [table, kvs] : tables) {
+        if (table.empty()) continue;
+        os << "\n[" << table << "]\n";
+        for (const auto& [k, v] : kvs) os << k << " = " << v << "\n";
+    }
+    return os.str();
+}
+
+}  // namespace archsim

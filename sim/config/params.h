@@ -1,0 +1,130 @@
+#pragma once
+// Declared configuration parameters: one declaration per key drives parsing, validation,
+// `archsim params <kind>` and the unknown-key error (STYLE.md rule 3).
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace archsim {
+
+/// The value of one parameter: integer, real, boolean or string.
+using ParamValue = std::variant<int64_t, double, bool, std::string>;
+
+/// Type of a declared parameter.
+enum class ParamType { Int, Real, Bool, String };
+
+/// One declared key: its dotted path, type, default, unit, doc and admissible range.
+struct ParamDecl {
+    std::string key;                    ///< dotted path, e.g. "array.rows"
+    ParamType type = ParamType::Int;
+    ParamValue default_value;
+    std::string unit;                   ///< e.g. "PEs", "MHz", "GB/s", "pJ/byte"; "" if none
+    std::string doc;                    ///< one line: what it is, and the source of the default
+    std::optional<double> min;          ///< inclusive lower bound (numbers)
+    bool min_exclusive = false;         ///< true: value must be > min
+    std::optional<double> max;          ///< inclusive upper bound (numbers)
+    std::vector<std::string> choices;   ///< allowed strings; empty = any
+};
+
+/// Renders a value as TOML would write it ("64", "0.5", "true", "\"ws\"").
+std::string format_value(const ParamValue& v);
+
+/// The set of keys a machine kind accepts.
+class ParamSchema {
+public:
+    /// Adds a declaration; the key must be new (a duplicate is a programming error: std::logic_error).
+    ParamDecl& add(ParamDecl decl);
+    /// The declaration of `key`, or nullptr.
+    const ParamDecl* find(const std::string& key) const;
+    /// All declarations in the order added.
+    const std::vector<ParamDecl>& decls() const { return m_decls; }
+    /// The declared key nearest to `key` by edit distance, if one is close enough ("" otherwise).
+    std::string suggest(const std::string& key) const;
+
+private:
+    std::vector<ParamDecl> m_decls;
+    std::map<std::string, size_t> m_index;
+};
+
+/// Resolved values for every key of a schema: defaults, then a TOML file, then `--set` overrides.
+/// Every value is validated against its declaration as it is set; errors are UserError naming
+/// the source (file or "--set") and the key.
+class ParamSet {
+public:
+    explicit ParamSet(const ParamSchema& schema);
+
+    /// Sets every key found in the TOML table at `table_path` of `file`, skipping the keys listed in
+    /// `skip` (e.g. "kind"). Unknown keys, wrong types and out-of-range values raise UserError.
+    void load_toml_file(const std::string& file, const std::vector<std::string>& skip = {});
+    /// Applies one "key=value" override (the value is parsed as the key's declared type).
+    void apply_override(const std::string& assignment);
+    /// Sets one key from a typed value; `source` names where it came from for errors.
+    void set(const std::string& key, const ParamValue& value, const std::string& source);
+
+    int64_t get_int(const std::string& key) const;
+    double get_real(const std::string& key) const;
+    bool get_bool(const std::string& key) const;
+    const std::string& get_string(const std::string& key) const;
+
+    /// The fully resolved configuration as TOML text (every key, defaults included).
+    std::string to_toml(const std::string& header_comment = "") const;
+    const ParamSchema& schema() const { return m_schema; }
+
+private:
+    const ParamDecl& decl_or_throw(const std::string& key, const std::string& source) const;
+    const ParamSchema& m_schema;
+    std::map<std::string, ParamValue> m_values;
+};
+
+/// Binds a typed config struct `T` to a schema: each field is declared once, with an accessor,
+/// and `build` fills a `T` from a resolved ParamSet.
+template <class T>
+class ParamBinder {
+public:
+    /// Declares an integer field. Returns the declaration for adding bounds.
+    ParamDecl& integer(const std::string& key, std::function<int64_t&(T&)> field, int64_t def,
+                       std::string unit, std::string doc) {
+        m_setters.push_back([key, field](const ParamSet& p, T& t) { field(t) = p.get_int(key); });
+        return m_schema.add({key, ParamType::Int, def, std::move(unit), std::move(doc), {}, false, {}, {}});
+    }
+    /// Declares a real (double) field.
+    ParamDecl& real(const std::string& key, std::function<double&(T&)> field, double def,
+                    std::string unit, std::string doc) {
+        m_setters.push_back([key, field](const ParamSet& p, T& t) { field(t) = p.get_real(key); });
+        return m_schema.add({key, ParamType::Real, def, std::move(unit), std::move(doc), {}, false, {}, {}});
+    }
+    /// Declares a boolean field.
+    ParamDecl& boolean(const std::string& key, std::function<bool&(T&)> field, bool def, std::string doc) {
+        m_setters.push_back([key, field](const ParamSet& p, T& t) { field(t) = p.get_bool(key); });
+        return m_schema.add({key, ParamType::Bool, def, "", std::move(doc), {}, false, {}, {}});
+    }
+    /// Declares a string field, optionally restricted to `choices`.
+    ParamDecl& string(const std::string& key, std::function<std::string&(T&)> field, std::string def,
+                      std::vector<std::string> choices, std::string doc) {
+        m_setters.push_back([key, field](const ParamSet& p, T& t) { field(t) = p.get_string(key); });
+        return m_schema.add({key, ParamType::String, std::move(def), "", std::move(doc), {}, false, {},
+                             std::move(choices)});
+    }
+    const ParamSchema& schema() const { return m_schema; }
+    /// Fills a T from resolved values (all validated already).
+    T build(const ParamSet& p) const {
+        T t{};
+        for (const auto& s : m_setters) s(p, t);
+        return t;
+    }
+
+private:
+    ParamSchema m_schema;
+    std::vector<std::function<void(const ParamSet&, T&)>> m_setters;
+};
+
+/// Bound helpers: `decl.min = 1` etc. read poorly inline; these make bounds one call.
+inline ParamDecl& at_least(ParamDecl& d, double v) { d.min = v; return d; }
+inline ParamDecl& above(ParamDecl& d, double v) { d.min = v; d.min_exclusive = true; return d; }
+inline ParamDecl& at_most(ParamDecl& d, double v) { d.max = v; return d; }
+
+}  // namespace archsim

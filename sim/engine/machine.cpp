@@ -1,0 +1,5 @@
+#include "sim/engine/machine.h"
+
+namespace archsim {
+Machine::~Machine() = default;
+}  // namespace archsim

@@ -1,0 +1,43 @@
+#pragma once
+// The interface every machine model implements, and what the engine hands it.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace archsim {
+
+class TraceWriter;
+class ParamSet;
+class ParamSchema;
+struct Operator;
+class OpGraph;
+
+/// A machine model built of SystemC modules. The engine creates it during elaboration, then its
+/// scheduler thread calls execute() once per operator in dependency order; execute() advances
+/// simulated time with wait() and records every event to the trace.
+class Machine {
+public:
+    virtual ~Machine();
+    /// Runs operator `op` (index `op_index` in `graph`) starting at the current simulated
+    /// time; returns when its last output is written. Called from inside an SC_THREAD.
+    virtual void execute(uint32_t op_index, const Operator& op, const OpGraph& graph) = 0;
+    /// The clock that "cycles" in reports refer to, Hz.
+    virtual double clock_hz() const = 0;
+    /// Static power charged over the whole run, W.
+    virtual double static_power_w() const = 0;
+    /// Operand precision name ("int8", ...).
+    virtual std::string precision() const = 0;
+    /// Index of the component op spans are recorded on.
+    virtual uint16_t op_component() const = 0;
+};
+
+/// How a machine kind is created: its parameter schema and its factory.
+struct MachineKind {
+    std::string kind;  ///< the TOML `kind` value, e.g. "tpu"
+    std::string doc;   ///< one line: what it models
+    const ParamSchema& (*schema)();
+    /// Builds the model's modules from validated parameters; registers its components on `trace`.
+    std::unique_ptr<Machine> (*create)(const ParamSet& params, TraceWriter& trace);
+};
+
+}  // namespace archsim

@@ -1,0 +1,103 @@
+#include "sim/engine/simulate.h"
+
+#include <systemc>
+
+#include <chrono>
+#include <cstdlib>
+
+#include "sim/common/error.h"
+#include "sim/common/version.h"
+#include "sim/engine/machine.h"
+#include "traces/trace_writer.h"
+#include "workloads/graph/op_graph.h"
+
+// Debian's libsystemc provides main() and needs sc_main; archsim has its own main and drives the
+// kernel directly, so this is never called.
+int sc_main(int, char*[]) { return 1; }
+
+namespace archsim {
+
+namespace {
+
+/// The scheduler: one SC_THREAD that walks the operator graph in dependency order and
+/// dispatches each operator to the machine, recording its span as an Op event.
+class Scheduler : public sc_core::sc_module {
+public:
+    SC_HAS_PROCESS(Scheduler);
+    Scheduler(sc_core::sc_module_name name, const OpGraph& graph, Machine& machine, TraceWriter& trace)
+        : sc_core::sc_module(name), m_graph(graph), m_machine(machine), m_trace(trace) {
+        SC_THREAD(run);
+    }
+
+private:
+    void run() {
+        for (int32_t idx : m_graph.topo_order()) {
+            const auto t0 = sc_core::sc_time_stamp().value();
+            m_machine.execute(static_cast<uint32_t>(idx), m_graph.ops()[idx], m_graph);
+            const auto t1 = sc_core::sc_time_stamp().value();
+            TraceEvent e;
+            e.t_ps = t0;
+            e.dur_ps = t1 - t0;
+            e.op = static_cast<uint32_t>(idx);
+            e.component = m_machine.op_component();
+            e.kind = static_cast<uint8_t>(EventKind::Op);
+            m_trace.emit(e);
+        }
+    }
+    const OpGraph& m_graph;
+    Machine& m_machine;
+    TraceWriter& m_trace;
+};
+
+std::string join_shapes(const OpGraph& g, const std::vector<int32_t>& ids) {
+    std::string s;
+    for (auto t : ids) {
+        if (t < 0) continue;
+        s += (s.empty() ? "" : ";") + shape_string(g.tensors()[t].shape);
+    }
+    return s;
+}
+
+bool g_simulated = false;  // guards the one-simulation-per-process rule of the SystemC kernel
+
+}  // namespace
+
+SimulationResult simulate(const OpGraph& graph, const MachineKind& kind, const ParamSet& params,
+                          const std::string& trace_path, const std::map<std::string, std::string>& attrs) {
+    if (g_simulated) throw UserError("simulate", "one SystemC simulation per process; run another process");
+    g_simulated = true;
+    setenv("SYSC_DISABLE_COPYRIGHT_MESSAGE", "1", 1);
+    const auto wall0 = std::chrono::steady_clock::now();
+
+    TraceWriter trace(trace_path);
+    sc_core::sc_set_time_resolution(1, sc_core::SC_PS);
+    std::unique_ptr<Machine> machine = kind.create(params, trace);
+    Scheduler scheduler("scheduler", graph, *machine, trace);
+
+    std::vector<OpInfo> ops;
+    ops.reserve(graph.ops().size());
+    for (const auto& o : graph.ops())
+        ops.push_back({o.name, o.op_type, to_string(o.cost.cls), o.cost.macs, o.cost.flops, join_shapes(graph, o.inputs),
+                       join_shapes(graph, o.outputs)});
+    trace.set_ops(std::move(ops));
+    trace.set_attr("archsim_version", std::string(version()));
+    trace.set_attr("model", graph.model_name());
+    trace.set_attr("model_path", graph.source());
+    trace.set_attr("machine", kind.kind);
+    trace.set_attr("precision", machine->precision());
+    trace.set_attr("clock_hz", machine->clock_hz());
+    trace.set_attr("static_power_w", machine->static_power_w());
+    trace.set_attr("time_unit", std::string("ps"));
+    for (const auto& [k, v] : attrs) trace.set_attr(k, v);
+
+    sc_core::sc_start();
+    SimulationResult r;
+    r.simulated_ps = static_cast<double>(sc_core::sc_time_stamp().value());
+    r.events = trace.event_count();
+    trace.finish();
+    r.trace_path = trace_path;
+    r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+    return r;
+}
+
+}  // namespace archsim

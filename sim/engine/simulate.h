@@ -1,0 +1,29 @@
+#pragma once
+// Runs one SystemC simulation of an operator graph on a machine, writing an HDF5 trace.
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace archsim {
+
+class OpGraph;
+class ParamSet;
+struct MachineKind;
+
+/// What one simulation produced.
+struct SimulationResult {
+    std::string trace_path;
+    uint64_t events = 0;
+    double simulated_ps = 0;
+    double wall_s = 0;
+};
+
+/// Elaborates `kind` with `params`, walks `graph` in topological order dispatching each operator
+/// to the machine, and writes every event to `trace_path` (atomically: a temporary name renamed
+/// when complete). `attrs` are extra string attributes for the trace root (model path, resolved
+/// config). SystemC's kernel cannot be reset: call this at most once per process.
+/// Throws UserError if the trace cannot be written or the process already simulated.
+SimulationResult simulate(const OpGraph& graph, const MachineKind& kind, const ParamSet& params,
+                          const std::string& trace_path, const std::map<std::string, std::string>& attrs);
+
+}  // namespace archsim

@@ -1,0 +1,230 @@
+#include "tools/archsim/commands.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "sim/common/error.h"
+#include "sim/config/machine_file.h"
+#include "sim/config/params.h"
+#include "sim/engine/registry.h"
+#include "sim/engine/simulate.h"
+#include "traces/reducer.h"
+#include "traces/trace_reader.h"
+#include "workloads/load_workload.h"
+
+namespace archsim::cli {
+
+namespace fs = std::filesystem;
+
+static ImportResult load(const WorkloadArgs& w) {
+    ImportOptions opt;
+    for (const auto& d : w.dims) parse_dim_binding(d, opt.dims);
+    if (w.batch > 0) opt.batch = w.batch;
+    opt.allow_unsupported = w.allow_unsupported;
+    ImportResult r = load_workload(w.model, opt);
+    for (const auto& warn : r.warnings) std::fprintf(stderr, "archsim: warning: %s\n", warn.c_str());
+    return r;
+}
+
+static std::string shapes(const OpGraph& g, const std::vector<int32_t>& ids) {
+    std::string s;
+    for (auto t : ids)
+        if (t >= 0) s += (s.empty() ? "" : ",") + shape_string(g.tensors()[t].shape);
+    return s;
+}
+
+static std::string human(double v) {
+    const char* unit[] = {"", "K", "M", "G", "T"};
+    int k = 0;
+    while (std::abs(v) >= 1000 && k < 4) { v /= 1000; ++k; }
+    return fmt::format("{:.2f}{}", v, unit[k]);
+}
+
+int cmd_graph(const WorkloadArgs& w, const std::string& format) {
+    ImportResult r = load(w);
+    const OpGraph& g = r.graph;
+    int64_t bytes = 0;
+    for (const auto& o : g.ops()) bytes += o.cost.bytes_read + o.cost.bytes_written;
+    const ReportFormat f = parse_report_format(format);
+    if (f == ReportFormat::Json) {
+        nlohmann::ordered_json j;
+        j["model"] = g.model_name();
+        j["source"] = g.source();
+        j["total"] = {{"ops", g.ops().size()},       {"macs", g.total_macs()}, {"flops", g.total_flops()},
+                      {"params", g.total_params()},  {"bytes", bytes},         {"folded_nodes", r.folded_nodes},
+                      {"edges", g.edge_count()}};
+        j["ops"] = nlohmann::json::array();
+        for (int32_t i : g.topo_order()) {
+            const auto& o = g.ops()[i];
+            nlohmann::ordered_json x;
+            x["name"] = o.name;
+            x["op_type"] = o.op_type;
+            x["class"] = to_string(o.cost.cls);
+            x["macs"] = o.cost.macs;
+            x["flops"] = o.cost.flops;
+            x["params"] = o.cost.params;
+            x["bytes_read"] = o.cost.bytes_read;
+            x["bytes_written"] = o.cost.bytes_written;
+            x["arithmetic_intensity"] = o.cost.arithmetic_intensity();
+            x["inputs"] = nlohmann::json::array();
+            for (auto t : o.inputs)
+                if (t >= 0) x["inputs"].push_back(g.tensors()[t].shape);
+            x["outputs"] = nlohmann::json::array();
+            for (auto t : o.outputs) x["outputs"].push_back(g.tensors()[t].shape);
+            if (!o.cost.gemms.empty()) {
+                x["gemm"] = nlohmann::json::array();
+                for (const auto& v : o.cost.gemms)
+                    x["gemm"].push_back({{"repeat", v.repeat}, {"batch", v.batch}, {"groups", v.groups},
+                                         {"m", v.m}, {"n", v.n}, {"k", v.k}});
+            }
+            j["ops"].push_back(std::move(x));
+        }
+        std::fputs((j.dump(2) + "\n").c_str(), stdout);
+        return 0;
+    }
+    if (f == ReportFormat::Csv) {
+        std::fputs("name,op_type,class,inputs,outputs,macs,flops,params,bytes,arithmetic_intensity\n", stdout);
+        for (int32_t i : g.topo_order()) {
+            const auto& o = g.ops()[i];
+            std::fputs(fmt::format("{},{},{},{},{},{},{},{},{},{:.4f}\n", o.name, o.op_type, to_string(o.cost.cls),
+                                   shapes(g, o.inputs), shapes(g, o.outputs), o.cost.macs, o.cost.flops, o.cost.params,
+                                   o.cost.bytes_read + o.cost.bytes_written, o.cost.arithmetic_intensity())
+                           .c_str(),
+                       stdout);
+        }
+        std::fputs(fmt::format("TOTAL,,,,,{},{},{},{},\n", g.total_macs(), g.total_flops(), g.total_params(), bytes).c_str(),
+                   stdout);
+        return 0;
+    }
+    std::string out = fmt::format("{:<36} {:<16} {:<30} {:<18} {:>10} {:>10} {:>10} {:>8}\n", "operator", "op_type",
+                                  "inputs", "outputs", "MACs", "params", "bytes", "FLOP/B");
+    for (int32_t i : g.topo_order()) {
+        const auto& o = g.ops()[i];
+        auto cut = [](std::string s, size_t n) { return s.size() > n ? s.substr(0, n - 3) + "..." : s; };
+        out += fmt::format("{:<36} {:<16} {:<30} {:<18} {:>10} {:>10} {:>10} {:>8.2f}\n", cut(o.name, 36), o.op_type,
+                           cut(shapes(g, o.inputs), 30), cut(shapes(g, o.outputs), 18), human(double(o.cost.macs)),
+                           human(double(o.cost.params)), human(double(o.cost.bytes_read + o.cost.bytes_written)),
+                           o.cost.arithmetic_intensity());
+    }
+    out += fmt::format("\n{}: {} operators ({} folded away), {} MACs ({} GMAC), {} FLOPs, {} params, {} bytes moved\n",
+                       g.model_name(), g.ops().size(), r.folded_nodes, g.total_macs(), g.total_macs() * 1e-9,
+                       g.total_flops(), g.total_params(), bytes);
+    std::fputs(out.c_str(), stdout);
+    return 0;
+}
+
+/// Writes `text` to `path` through a temporary name, so a reader never sees half a file.
+static void write_atomically(const std::string& path, const std::string& text) {
+    const std::string tmp = path + ".tmp";
+    {
+        std::ofstream o(tmp, std::ios::binary);
+        if (!o) throw UserError(tmp, "cannot write");
+        o << text;
+        if (!o) throw UserError(tmp, "write failed (disk full?)");
+    }
+    std::error_code ec;
+    fs::rename(tmp, path, ec);
+    if (ec) throw UserError(path, "cannot rename into place: " + ec.message());
+}
+
+int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& out_dir, const std::string& precision,
+            const std::vector<std::string>& sets, const std::string& format) {
+    const ReportFormat f = parse_report_format(format);
+    // Config first: it is cheap, and a typo there should not wait for a big import.
+    const std::string kind_name = read_machine_kind(arch);
+    const MachineKind* kind = find_machine(kind_name);
+    if (!kind) {
+        std::string known;
+        for (const auto& k : machine_kinds()) known += (known.empty() ? "" : ", ") + k;
+        throw UserError(arch + ": kind = \"" + kind_name + "\"", "unknown machine kind (known: " + known + ")");
+    }
+    ParamSet params(kind->schema());
+    params.load_toml_file(arch, {"kind"});
+    if (!precision.empty()) params.set("precision", precision, "--precision");
+    for (const auto& s : sets) params.apply_override(s);
+
+    ImportResult r = load(w);
+
+    std::error_code ec;
+    fs::create_directories(out_dir, ec);
+    if (ec || !fs::is_directory(out_dir)) throw UserError(out_dir, "cannot create the output directory: " + ec.message());
+    const std::string trace_path = (fs::path(out_dir) / "trace.h5").string();
+    const std::string resolved = params.to_toml("# resolved by archsim from " + arch + "\nkind = \"" + kind_name + "\"\n");
+    write_atomically((fs::path(out_dir) / "config.toml").string(), resolved);
+
+    std::string warnings;
+    for (const auto& x : r.warnings) warnings += x + "\n";
+    SimulationResult sim = simulate(r.graph, *kind, params, trace_path,
+                                    {{"config", resolved}, {"config_path", arch}, {"import_warnings", warnings}});
+
+    TraceReader reader(trace_path);
+    Metrics m = reduce_trace(reader);
+    write_atomically((fs::path(out_dir) / "metrics.json").string(), metrics_to_json(m));
+    std::fputs(render_metrics(m, f).c_str(), stdout);
+    std::fprintf(stderr, "archsim: simulated %.6f ms in %.3f s wall, %llu events (%.2f M events/s); wrote %s and %s\n",
+                 sim.simulated_ps * 1e-9, sim.wall_s, static_cast<unsigned long long>(sim.events),
+                 sim.wall_s > 0 ? sim.events / sim.wall_s * 1e-6 : 0.0, trace_path.c_str(),
+                 (fs::path(out_dir) / "metrics.json").string().c_str());
+    return 0;
+}
+
+static const char* type_label(ParamType t) {
+    switch (t) {
+        case ParamType::Int: return "int";
+        case ParamType::Real: return "real";
+        case ParamType::Bool: return "bool";
+        case ParamType::String: return "string";
+    }
+    return "?";
+}
+
+int cmd_params(const std::string& kind_name, const std::string& format) {
+    const MachineKind* kind = find_machine(kind_name);
+    if (!kind) {
+        std::string known;
+        for (const auto& k : machine_kinds()) known += (known.empty() ? "" : ", ") + k;
+        throw UserError("params " + kind_name, "unknown machine kind (known: " + known + ")");
+    }
+    const ReportFormat f = parse_report_format(format);
+    const auto& decls = kind->schema().decls();
+    auto range = [](const ParamDecl& d) {
+        std::string s;
+        if (d.min) s += (d.min_exclusive ? "> " : ">= ") + format_value(ParamValue(*d.min));
+        if (d.max) s += (s.empty() ? "" : ", ") + std::string("<= ") + format_value(ParamValue(*d.max));
+        if (!d.choices.empty()) {
+            for (const auto& c : d.choices) s += (s.empty() ? "" : "|") + c;
+        }
+        return s;
+    };
+    if (f == ReportFormat::Json) {
+        nlohmann::ordered_json j = nlohmann::json::array();
+        for (const auto& d : decls)
+            j.push_back({{"key", d.key}, {"type", type_label(d.type)}, {"unit", d.unit},
+                         {"default", format_value(d.default_value)}, {"range", range(d)}, {"doc", d.doc}});
+        std::fputs((j.dump(2) + "\n").c_str(), stdout);
+        return 0;
+    }
+    if (f == ReportFormat::Csv) {
+        std::fputs("key,type,unit,default,range,doc\n", stdout);
+        for (const auto& d : decls)
+            std::fputs(fmt::format("{},{},{},{},\"{}\",\"{}\"\n", d.key, type_label(d.type), d.unit,
+                                   format_value(d.default_value), range(d), d.doc)
+                           .c_str(),
+                       stdout);
+        return 0;
+    }
+    std::fputs(fmt::format("kind = \"{}\": {}\n\n", kind->kind, kind->doc).c_str(), stdout);
+    for (const auto& d : decls)
+        std::fputs(fmt::format("{:<30} {:<6} {:<16} default {:<22} {}\n{:<30} {}\n", d.key, type_label(d.type),
+                               d.unit.empty() ? "-" : d.unit, format_value(d.default_value), range(d), "", d.doc)
+                       .c_str(),
+                   stdout);
+    return 0;
+}
+
+}  // namespace archsim::cli

@@ -1,0 +1,27 @@
+#pragma once
+// The archsim subcommands; each returns the process exit code. Thin: parse, call the library, print.
+#include <map>
+#include <string>
+#include <vector>
+
+namespace archsim::cli {
+
+/// Options shared by commands that load a workload.
+struct WorkloadArgs {
+    std::string model;
+    std::vector<std::string> dims;
+    int64_t batch = 0;  ///< 0 = as in the model
+    bool allow_unsupported = false;
+};
+
+/// `archsim graph`: per-operator table of the imported graph.
+int cmd_graph(const WorkloadArgs& w, const std::string& format);
+
+/// `archsim run`: simulate, write trace.h5 and metrics.json under `out_dir`, print the report.
+int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& out_dir, const std::string& precision,
+            const std::vector<std::string>& sets, const std::string& format);
+
+/// `archsim params KIND`: every key of a machine kind with type, unit, default and doc.
+int cmd_params(const std::string& kind, const std::string& format);
+
+}  // namespace archsim::cli

@@ -1,0 +1,80 @@
+// archsim: ONNX model + machine TOML -> SystemC simulation -> HDF5 trace -> latency/energy/traffic.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <iostream>
+
+#include "sim/common/error.h"
+#include "sim/common/version.h"
+#include "tools/archsim/commands.h"
+
+#ifndef ARCHSIM_SOURCE_DIR
+#define ARCHSIM_SOURCE_DIR "."
+#endif
+
+int main(int argc, char** argv) {
+    using namespace archsim;
+    CLI::App app{"archsim: discrete-event architecture simulator for neural networks (SystemC/TLM-2.0)"};
+    app.set_version_flag("--version", std::string("archsim ") + version());
+    app.require_subcommand(1);
+
+    cli::WorkloadArgs wl;
+    std::string format = "table";
+    auto add_workload_opts = [&](CLI::App* sub, bool required) {
+        auto* m = sub->add_option("model", wl.model, "ONNX model (.onnx) or SCALE-Sim topology (.csv)");
+        if (required) m->required();
+        sub->add_option("--dim", wl.dims, "Bind a symbolic input dim: NAME=VALUE (repeatable)");
+        sub->add_option("--batch", wl.batch, "Set the batch (dim 0 of every model input)")->check(CLI::PositiveNumber);
+        sub->add_flag("--allow-unsupported", wl.allow_unsupported,
+                      "Import unknown operators as zero-cost nodes (listed in the report) instead of failing");
+        sub->add_option("--format", format, "Output format: table, json or csv")
+            ->check(CLI::IsMember({"table", "json", "csv"}));
+    };
+
+    auto* graph = app.add_subcommand("graph", "Import a model and print its operators: shapes, MACs, params, bytes, "
+                                              "arithmetic intensity");
+    add_workload_opts(graph, true);
+
+    const std::string default_model = std::string(ARCHSIM_SOURCE_DIR) + "/workloads/models/resnet18.onnx";
+    const std::string default_arch = std::string(ARCHSIM_SOURCE_DIR) + "/configs/tpu/tpu_128x128_ws.toml";
+    std::string arch = default_arch, out_dir = "out/run", precision;
+    std::vector<std::string> sets;
+    auto* run = app.add_subcommand("run", "Simulate a model on a machine; write trace.h5 and metrics.json");
+    add_workload_opts(run, false);
+    run->add_option("--arch", arch, "Machine config (TOML)")->capture_default_str();
+    run->add_option("--out", out_dir, "Output directory for trace.h5 and metrics.json")->capture_default_str();
+    run->add_option("--precision", precision, "Override the operand precision")
+        ->check(CLI::IsMember({"int8", "fp16", "bf16", "fp32"}));
+    run->add_option("--set", sets, "Override any config key: KEY=VALUE (repeatable)");
+
+    std::string kind;
+    auto* params = app.add_subcommand("params", "List the config keys of a machine kind");
+    params->add_option("kind", kind, "Machine kind, e.g. tpu")->required();
+    params->add_option("--format", format, "Output format: table, json or csv")
+        ->check(CLI::IsMember({"table", "json", "csv"}));
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        return app.exit(e);
+    }
+
+    try {
+        if (*graph) return cli::cmd_graph(wl, format);
+        if (*run) {
+            if (wl.model.empty()) {
+                wl.model = default_model;
+                std::fprintf(stderr, "archsim: no model given, running the bundled %s\n", default_model.c_str());
+            }
+            return cli::cmd_run(wl, arch, out_dir, precision, sets, format);
+        }
+        if (*params) return cli::cmd_params(kind, format);
+    } catch (const UserError& e) {
+        std::fprintf(stderr, "archsim: error: %s\n", e.what());
+        return 2;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "archsim: internal error: %s\n", e.what());
+        return 3;
+    }
+    return 0;
+}

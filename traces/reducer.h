@@ -1,0 +1,68 @@
+#pragma once
+// Reduces a trace to latency, energy and traffic per operator, per component and per memory level.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace archsim {
+
+class TraceReader;
+
+/// What one operator cost, derived from its events alone.
+struct OpMetrics {
+    std::string name;
+    std::string op_type;
+    int64_t macs = 0;             ///< MACs executed (sum over its fold events)
+    double start_ps = 0;
+    double latency_ps = 0;        ///< its op span
+    uint64_t compute_cycles = 0;  ///< fold + vector cycles
+    uint64_t stall_cycles = 0;
+    double energy_pj = 0;         ///< dynamic energy of its events + static power over its span
+    std::map<std::string, uint64_t> traffic_bytes;  ///< bytes by memory level (reads + writes)
+    double utilization = 0;       ///< macs / (latency cycles * peak MACs per cycle)
+};
+
+/// Totals of one run.
+struct Metrics {
+    std::string model;
+    std::string machine;
+    std::string precision;
+    double clock_hz = 0;
+    double latency_ps = 0;
+    uint64_t latency_cycles = 0;
+    int64_t macs = 0;
+    uint64_t compute_cycles = 0;
+    uint64_t stall_cycles = 0;
+    std::map<std::string, uint64_t> stall_cycles_by_cause;
+    double energy_pj = 0;                           ///< sum of energy_pj_by_part
+    std::map<std::string, double> energy_pj_by_part;///< "compute", "vector", each memory level, "static"
+    std::map<std::string, uint64_t> traffic_bytes;  ///< by memory level (reads + writes)
+    std::map<std::string, uint64_t> read_bytes;
+    std::map<std::string, uint64_t> write_bytes;
+    double peak_macs_per_cycle = 0;
+    double utilization = 0;                         ///< macs / (latency_cycles * peak)
+    double static_power_w = 0;
+    uint64_t events = 0;
+    std::vector<OpMetrics> ops;
+};
+
+/// Reads every event of `trace` once, in chunks, and prices it with the component table:
+/// compute energy = ops x pJ/op, memory energy = bytes x pJ/byte (read or write), static energy
+/// = static_power_w x latency. Latency is the end of the last event.
+Metrics reduce_trace(const TraceReader& trace);
+
+/// Output formats of reports.
+enum class ReportFormat { Table, Json, Csv };
+/// Parses "table" | "json" | "csv"; throws UserError otherwise.
+ReportFormat parse_report_format(const std::string& s);
+
+/// metrics.json: total.latency_s, total.latency_cycles, total.energy_j,
+/// total.energy_breakdown_j.<part>, total.macs, total.traffic_bytes.<level>, total.utilization,
+/// and ops[] with name, op_type, macs, start_s, latency_s, compute_cycles, stall_cycles,
+/// energy_j, traffic_bytes.
+std::string metrics_to_json(const Metrics& m);
+/// Human report (table), or CSV with one row per operator and a TOTAL row.
+std::string render_metrics(const Metrics& m, ReportFormat f);
+
+}  // namespace archsim

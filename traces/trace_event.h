@@ -1,0 +1,72 @@
+#pragma once
+// The record every machine model emits: one fixed-size struct per event (schema in README.md).
+#include <cstdint>
+#include <string>
+
+namespace archsim {
+
+/// Version of the HDF5 trace schema; readers refuse other versions.
+constexpr int kTraceSchemaVersion = 1;
+
+/// What an event is. Spans have a start and a duration; all times are picoseconds.
+enum class EventKind : uint8_t {
+    Op = 0,         ///< an operator, from dispatch to its last write (span)
+    Fold = 1,       ///< one fold of a contraction on a MAC array (span; ops = MACs, cycles)
+    Vector = 2,     ///< a chunk of vector-unit work (span; ops = vector operations, cycles)
+    DramRead = 3,   ///< one DRAM transaction read (span on a channel; bytes)
+    DramWrite = 4,  ///< one DRAM transaction written (span on a channel; bytes)
+    SramRead = 5,   ///< bytes read from an on-chip buffer during one fold (span = the fold)
+    SramWrite = 6,  ///< bytes written to an on-chip buffer during one fold
+    Stall = 7,      ///< compute waiting (span; cycles; detail = StallCause)
+};
+
+/// Why compute waited.
+enum class StallCause : uint8_t {
+    None = 0,
+    OperandLoad = 1,  ///< DRAM could not refill the double buffer before the previous fold ended
+    WriteDrain = 2,   ///< the operator's output writes were still draining to DRAM at its end
+};
+
+/// Name of an EventKind ("op", "fold", ...).
+const char* to_string(EventKind k);
+/// Name of a StallCause ("operand_load", ...).
+const char* to_string(StallCause c);
+
+/// One trace record (56 bytes in memory, written packed to HDF5).
+struct TraceEvent {
+    uint64_t t_ps = 0;       ///< start time, ps
+    uint64_t dur_ps = 0;     ///< duration, ps
+    uint64_t bytes = 0;      ///< bytes moved (memory events)
+    uint64_t ops = 0;        ///< MACs (fold) or vector operations (vector)
+    uint64_t cycles = 0;     ///< cycles of the component's clock (fold, vector, stall)
+    uint32_t op = 0;         ///< operator index into /ops
+    uint32_t seq = 0;        ///< fold index within the operator, or transaction number
+    uint16_t component = 0;  ///< index into /components
+    uint8_t kind = 0;        ///< EventKind
+    uint8_t detail = 0;      ///< StallCause for stalls, 0 otherwise
+};
+
+/// One component of a machine: a compute unit or a memory level. The reducer prices events
+/// with these coefficients, so energy is derived from the trace alone.
+struct ComponentInfo {
+    std::string name;             ///< e.g. "array", "vector", "dram", "sram.ifmap"
+    std::string level;            ///< traffic/energy bucket: "compute", "vector", "dram", "sram.ifmap", ...
+    double pj_per_op = 0;         ///< compute: energy per MAC or vector op, pJ
+    double pj_per_byte_read = 0;  ///< memory: energy per byte read, pJ
+    double pj_per_byte_write = 0; ///< memory: energy per byte written, pJ
+    double peak_ops_per_cycle = 0;///< compute: MACs (or ops) per cycle at full use
+    double clock_hz = 0;          ///< the component's clock
+};
+
+/// One operator as recorded in the trace (static information from the operator graph).
+struct OpInfo {
+    std::string name;
+    std::string op_type;
+    std::string op_class;
+    int64_t macs = 0;
+    int64_t flops = 0;
+    std::string inputs;   ///< shapes, e.g. "1x64x56x56;64x64x3x3"
+    std::string outputs;
+};
+
+}  // namespace archsim

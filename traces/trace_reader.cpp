@@ -1,0 +1,110 @@
+#include "traces/trace_reader.h"
+
+#include <filesystem>
+
+#include "sim/common/error.h"
+#include "traces/hdf5_types.h"
+
+namespace archsim {
+
+struct TraceReadHandles {
+    h5::Handle file;
+    h5::Handle events;
+    h5::Handle mem_type;
+};
+
+TraceReader::TraceReader(const std::string& path) : m_path(path), m_h(std::make_unique<TraceReadHandles>()) {
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+    if (!std::filesystem::is_regular_file(path)) throw UserError(path, "no such trace file");
+    if (H5Fis_hdf5(path.c_str()) <= 0) throw UserError(path, "not an HDF5 file");
+    m_h->file = h5::Handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+    if (!m_h->file.valid()) throw UserError(path, "cannot open the HDF5 file (truncated or corrupt?)");
+    const double version = attr_double("schema_version", -1);
+    if (version < 0) throw UserError(path, "not an archsim trace (no schema_version attribute)");
+    if (static_cast<int>(version) != kTraceSchemaVersion)
+        throw UserError(path, "trace schema version " + std::to_string(static_cast<int>(version)) +
+                                  " is not the one this archsim reads (" + std::to_string(kTraceSchemaVersion) + ")");
+    if (attr_double("complete", 0) != 1) throw UserError(path, "the trace is marked incomplete");
+
+    m_h->events = h5::Handle(H5Dopen2(m_h->file.get(), "events", H5P_DEFAULT), H5Dclose);
+    if (!m_h->events.valid()) throw UserError(path, "no events dataset");
+    m_h->mem_type = h5::Handle(h5::event_mem_type(), H5Tclose);
+    {
+        h5::Handle space(H5Dget_space(m_h->events.get()), H5Sclose);
+        hsize_t dims[1] = {0};
+        H5Sget_simple_extent_dims(space.get(), dims, nullptr);
+        m_event_count = dims[0];
+    }
+    {
+        h5::Handle d(H5Dopen2(m_h->file.get(), "components", H5P_DEFAULT), H5Dclose);
+        if (!d.valid()) throw UserError(path, "no components dataset");
+        h5::Handle space(H5Dget_space(d.get()), H5Sclose);
+        hsize_t n[1] = {0};
+        H5Sget_simple_extent_dims(space.get(), n, nullptr);
+        std::vector<h5::ComponentRecord> recs(n[0]);
+        h5::Handle type(h5::component_type(), H5Tclose);
+        if (n[0] && H5Dread(d.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, recs.data()) < 0)
+            throw UserError(path, "cannot read components");
+        for (const auto& r : recs)
+            m_components.push_back({r.name, r.level, r.pj_per_op, r.pj_per_byte_read, r.pj_per_byte_write,
+                                    r.peak_ops_per_cycle, r.clock_hz});
+    }
+    {
+        h5::Handle d(H5Dopen2(m_h->file.get(), "ops", H5P_DEFAULT), H5Dclose);
+        if (!d.valid()) throw UserError(path, "no ops dataset");
+        h5::Handle space(H5Dget_space(d.get()), H5Sclose);
+        hsize_t n[1] = {0};
+        H5Sget_simple_extent_dims(space.get(), n, nullptr);
+        std::vector<h5::OpRecord> recs(n[0]);
+        h5::Handle type(h5::op_type_h5(), H5Tclose);
+        if (n[0] && H5Dread(d.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, recs.data()) < 0)
+            throw UserError(path, "cannot read ops");
+        auto s = [](const char* p) { return p ? std::string(p) : std::string(); };
+        for (const auto& r : recs)
+            m_ops.push_back({s(r.name), s(r.op_type), s(r.op_class), r.macs, r.flops, s(r.inputs), s(r.outputs)});
+        if (n[0]) H5Dvlen_reclaim(type.get(), space.get(), H5P_DEFAULT, recs.data());
+    }
+}
+
+TraceReader::~TraceReader() = default;
+
+std::string TraceReader::attr_string(const std::string& name) const {
+    if (H5Aexists(m_h->file.get(), name.c_str()) <= 0) return "";
+    h5::Handle a(H5Aopen(m_h->file.get(), name.c_str(), H5P_DEFAULT), H5Aclose);
+    h5::Handle type(H5Aget_type(a.get()), H5Tclose);
+    if (H5Tget_class(type.get()) != H5T_STRING) return "";
+    size_t size = H5Tget_size(type.get());
+    std::string out(size, '\0');
+    h5::Handle mem(H5Tcopy(H5T_C_S1), H5Tclose);
+    H5Tset_size(mem.get(), size);
+    H5Aread(a.get(), mem.get(), out.data());
+    while (!out.empty() && out.back() == '\0') out.pop_back();
+    return out;
+}
+
+double TraceReader::attr_double(const std::string& name, double def) const {
+    if (H5Aexists(m_h->file.get(), name.c_str()) <= 0) return def;
+    h5::Handle a(H5Aopen(m_h->file.get(), name.c_str(), H5P_DEFAULT), H5Aclose);
+    h5::Handle type(H5Aget_type(a.get()), H5Tclose);
+    const auto cls = H5Tget_class(type.get());
+    if (cls != H5T_INTEGER && cls != H5T_FLOAT) return def;
+    double v = def;
+    H5Aread(a.get(), H5T_NATIVE_DOUBLE, &v);
+    return v;
+}
+
+void TraceReader::for_each_chunk(const std::function<void(const TraceEvent*, size_t)>& f, size_t chunk) const {
+    std::vector<TraceEvent> buf(chunk);
+    h5::Handle fspace(H5Dget_space(m_h->events.get()), H5Sclose);
+    for (uint64_t start = 0; start < m_event_count; start += chunk) {
+        hsize_t n = std::min<uint64_t>(chunk, m_event_count - start);
+        hsize_t st[1] = {start}, cnt[1] = {n};
+        H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, st, nullptr, cnt, nullptr);
+        h5::Handle mspace(H5Screate_simple(1, cnt, nullptr), H5Sclose);
+        if (H5Dread(m_h->events.get(), m_h->mem_type.get(), mspace.get(), fspace.get(), H5P_DEFAULT, buf.data()) < 0)
+            throw UserError(m_path, "reading events failed at record " + std::to_string(start) + " (corrupt trace?)");
+        f(buf.data(), n);
+    }
+}
+
+}  // namespace archsim

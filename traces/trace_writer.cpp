@@ -1,0 +1,166 @@
+#include "traces/trace_writer.h"
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include "sim/common/error.h"
+#include "traces/hdf5_types.h"
+
+namespace archsim {
+
+struct TraceFile {
+    h5::Handle file;
+    h5::Handle events;
+    h5::Handle mem_type;
+};
+
+const char* to_string(EventKind k) {
+    switch (k) {
+        case EventKind::Op: return "op";
+        case EventKind::Fold: return "fold";
+        case EventKind::Vector: return "vector";
+        case EventKind::DramRead: return "dram_read";
+        case EventKind::DramWrite: return "dram_write";
+        case EventKind::SramRead: return "sram_read";
+        case EventKind::SramWrite: return "sram_write";
+        case EventKind::Stall: return "stall";
+    }
+    return "?";
+}
+
+const char* to_string(StallCause c) {
+    switch (c) {
+        case StallCause::None: return "none";
+        case StallCause::OperandLoad: return "operand_load";
+        case StallCause::WriteDrain: return "write_drain";
+    }
+    return "?";
+}
+
+TraceWriter::TraceWriter(const std::string& path)
+    : m_path(path), m_tmp_path(path + ".tmp"), m_file(std::make_unique<TraceFile>()) {
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors become UserError, not stderr noise
+    m_file->file = h5::Handle(H5Fcreate(m_tmp_path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+    if (!m_file->file.valid()) throw UserError(m_tmp_path, "cannot create the trace file (is the directory writable?)");
+    m_file->mem_type = h5::Handle(h5::event_mem_type(), H5Tclose);
+    h5::Handle file_type(h5::event_file_type(), H5Tclose);
+    hsize_t dims[1] = {0}, maxdims[1] = {H5S_UNLIMITED}, chunk[1] = {kChunkEvents};
+    h5::Handle space(H5Screate_simple(1, dims, maxdims), H5Sclose);
+    h5::Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+    H5Pset_chunk(dcpl.get(), 1, chunk);
+    H5Pset_shuffle(dcpl.get());
+    H5Pset_deflate(dcpl.get(), 1);
+    m_file->events = h5::Handle(
+        H5Dcreate2(m_file->file.get(), "events", file_type.get(), space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
+        H5Dclose);
+    if (!m_file->events.valid()) throw UserError(m_tmp_path, "cannot create the events dataset");
+    m_buffer.reserve(kChunkEvents);
+}
+
+TraceWriter::~TraceWriter() {
+    if (!m_finished) {
+        // Interrupted (an exception unwound past us): close and delete the partial file.
+        m_file.reset();
+        std::remove(m_tmp_path.c_str());
+    }
+}
+
+uint16_t TraceWriter::add_component(const ComponentInfo& c) {
+    m_components.push_back(c);
+    return static_cast<uint16_t>(m_components.size() - 1);
+}
+
+void TraceWriter::set_ops(std::vector<OpInfo> ops) { m_ops = std::move(ops); }
+
+static void write_string_attr(hid_t obj, const std::string& name, const std::string& value) {
+    h5::Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+    H5Tset_size(type.get(), value.empty() ? 1 : value.size());
+    h5::Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+    if (H5Aexists(obj, name.c_str()) > 0) H5Adelete(obj, name.c_str());
+    h5::Handle a(H5Acreate2(obj, name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+    H5Awrite(a.get(), type.get(), value.empty() ? "" : value.c_str());
+}
+
+template <class T>
+static void write_num_attr(hid_t obj, const std::string& name, hid_t type, T value) {
+    h5::Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+    if (H5Aexists(obj, name.c_str()) > 0) H5Adelete(obj, name.c_str());
+    h5::Handle a(H5Acreate2(obj, name.c_str(), type, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+    H5Awrite(a.get(), type, &value);
+}
+
+void TraceWriter::set_attr(const std::string& name, const std::string& value) {
+    write_string_attr(m_file->file.get(), name, value);
+}
+void TraceWriter::set_attr(const std::string& name, double value) {
+    write_num_attr(m_file->file.get(), name, H5T_NATIVE_DOUBLE, value);
+}
+void TraceWriter::set_attr(const std::string& name, int64_t value) {
+    write_num_attr(m_file->file.get(), name, H5T_NATIVE_INT64, value);
+}
+
+void TraceWriter::flush() {
+    if (m_buffer.empty()) return;
+    const hsize_t n = m_buffer.size();
+    hsize_t new_size[1] = {m_written + n};
+    if (H5Dset_extent(m_file->events.get(), new_size) < 0) throw UserError(m_tmp_path, "cannot extend events");
+    h5::Handle fspace(H5Dget_space(m_file->events.get()), H5Sclose);
+    hsize_t start[1] = {m_written}, count[1] = {n};
+    H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start, nullptr, count, nullptr);
+    h5::Handle mspace(H5Screate_simple(1, count, nullptr), H5Sclose);
+    if (H5Dwrite(m_file->events.get(), m_file->mem_type.get(), mspace.get(), fspace.get(), H5P_DEFAULT,
+                 m_buffer.data()) < 0)
+        throw UserError(m_tmp_path, "writing events failed (disk full?)");
+    m_written += n;
+    m_buffer.clear();
+}
+
+void TraceWriter::finish() {
+    if (m_finished) return;
+    flush();
+    hid_t f = m_file->file.get();
+    {
+        std::vector<h5::ComponentRecord> recs(m_components.size());
+        for (size_t i = 0; i < m_components.size(); ++i) {
+            const auto& c = m_components[i];
+            std::memset(&recs[i], 0, sizeof(recs[i]));
+            std::strncpy(recs[i].name, c.name.c_str(), sizeof(recs[i].name) - 1);
+            std::strncpy(recs[i].level, c.level.c_str(), sizeof(recs[i].level) - 1);
+            recs[i].pj_per_op = c.pj_per_op;
+            recs[i].pj_per_byte_read = c.pj_per_byte_read;
+            recs[i].pj_per_byte_write = c.pj_per_byte_write;
+            recs[i].peak_ops_per_cycle = c.peak_ops_per_cycle;
+            recs[i].clock_hz = c.clock_hz;
+        }
+        hsize_t dims[1] = {recs.size()};
+        h5::Handle type(h5::component_type(), H5Tclose);
+        h5::Handle space(H5Screate_simple(1, dims, nullptr), H5Sclose);
+        h5::Handle d(H5Dcreate2(f, "components", type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
+        if (!recs.empty()) H5Dwrite(d.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, recs.data());
+    }
+    {
+        std::vector<h5::OpRecord> recs(m_ops.size());
+        for (size_t i = 0; i < m_ops.size(); ++i) {
+            auto& o = m_ops[i];
+            recs[i] = {o.name.data(), o.op_type.data(), o.op_class.data(), o.macs, o.flops, o.inputs.data(), o.outputs.data()};
+        }
+        hsize_t dims[1] = {recs.size()};
+        h5::Handle type(h5::op_type_h5(), H5Tclose);
+        h5::Handle space(H5Screate_simple(1, dims, nullptr), H5Sclose);
+        h5::Handle d(H5Dcreate2(f, "ops", type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
+        if (!recs.empty()) H5Dwrite(d.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, recs.data());
+    }
+    write_num_attr(f, "schema_version", H5T_NATIVE_INT64, static_cast<int64_t>(kTraceSchemaVersion));
+    write_num_attr(f, "event_count", H5T_NATIVE_INT64, static_cast<int64_t>(m_written));
+    write_num_attr(f, "complete", H5T_NATIVE_INT64, static_cast<int64_t>(1));
+    m_file->events.reset();
+    m_file->mem_type.reset();
+    if (H5Fclose(m_file->file.release()) < 0) throw UserError(m_tmp_path, "closing the trace failed");
+    std::error_code ec;
+    std::filesystem::rename(m_tmp_path, m_path, ec);
+    if (ec) throw UserError(m_path, "cannot rename the finished trace into place: " + ec.message());
+    m_finished = true;
+}
+
+}  // namespace archsim

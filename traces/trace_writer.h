@@ -1,0 +1,58 @@
+#pragma once
+// Buffered, chunked HDF5 trace writer (schema: traces/README.md).
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "traces/trace_event.h"
+
+namespace archsim {
+
+struct TraceFile;  // HDF5 handles, kept out of this header
+
+/// Writes events to `<path>.tmp` in whole chunks of kChunkEvents records (shuffle + deflate),
+/// and renames it to `path` in finish(), so an interrupted run never leaves a trace that looks
+/// complete. Throws UserError naming the path if it cannot be created or written.
+class TraceWriter {
+public:
+    static constexpr size_t kChunkEvents = 1 << 16;
+
+    explicit TraceWriter(const std::string& path);
+    ~TraceWriter();
+    TraceWriter(const TraceWriter&) = delete;
+    TraceWriter& operator=(const TraceWriter&) = delete;
+
+    /// Registers a component; returns its index for TraceEvent::component.
+    uint16_t add_component(const ComponentInfo& c);
+    /// Records the operator table (index = TraceEvent::op).
+    void set_ops(std::vector<OpInfo> ops);
+    /// Root attributes: model, machine, resolved config, version, ...
+    void set_attr(const std::string& name, const std::string& value);
+    void set_attr(const std::string& name, double value);
+    void set_attr(const std::string& name, int64_t value);
+
+    /// Appends one event (buffered; a full buffer is written as one chunk).
+    void emit(const TraceEvent& e) {
+        m_buffer.push_back(e);
+        if (m_buffer.size() == kChunkEvents) flush();
+    }
+    /// Events emitted so far.
+    uint64_t event_count() const { return m_written + m_buffer.size(); }
+    /// Writes what is buffered, the tables and `complete = 1`, closes and renames. Idempotent.
+    void finish();
+    const std::string& path() const { return m_path; }
+
+private:
+    void flush();
+    std::string m_path;
+    std::string m_tmp_path;
+    std::unique_ptr<TraceFile> m_file;
+    std::vector<TraceEvent> m_buffer;
+    std::vector<ComponentInfo> m_components;
+    std::vector<OpInfo> m_ops;
+    uint64_t m_written = 0;
+    bool m_finished = false;
+};
+
+}  // namespace archsim

@@ -1,0 +1,132 @@
+#pragma once
+// The operator graph every machine model maps: operators as vertices, tensors as edges.
+// Built by the ONNX importer or the SCALE-Sim topology reader; read-only afterwards.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace archsim {
+
+/// What a tensor is to the workload: a value computed at run time, a trained parameter, a
+/// constant (folded shape data, masks), or a model input.
+enum class TensorRole : uint8_t { Activation, Weight, Constant, Input };
+
+/// One tensor: static shape, element size, role.
+struct Tensor {
+    std::string name;
+    std::vector<int64_t> shape;   ///< static dims; rank 0 = scalar
+    int32_t onnx_dtype = 1;       ///< onnx::TensorProto_DataType value (1 = FLOAT)
+    int64_t elem_bytes = 4;       ///< bytes per element in the model's own dtype
+    TensorRole role = TensorRole::Activation;
+
+    /// Product of the dims (1 for a scalar).
+    int64_t elems() const;
+    /// elems() * elem_bytes.
+    int64_t bytes() const { return elems() * elem_bytes; }
+};
+
+/// How an operator uses a machine: a contraction maps to a MAC array; the others run on a
+/// vector unit or move data; shape-only operators are views and cost nothing.
+enum class OpClass : uint8_t {
+    Contraction,   ///< Conv, ConvTranspose, Gemm, MatMul, LSTM/GRU gate matmuls
+    Elementwise,   ///< Add, Relu, Sigmoid, Erf, ... (one pass over the output)
+    Reduction,     ///< ReduceMean, Softmax, GlobalAveragePool, normalizations
+    Pooling,       ///< MaxPool/AveragePool: a window per output element
+    DataMovement,  ///< Transpose, Concat, Slice, Gather, Split, Pad: a copy
+    ShapeOnly,     ///< Reshape, Flatten, Squeeze, Identity: a view, no data moves
+    Unsupported    ///< imported with --allow-unsupported: zero cost, listed in reports
+};
+
+/// Name of an OpClass ("contraction", "elementwise", ...).
+const char* to_string(OpClass c);
+
+/// The GEMM view of a contraction: `repeat` x `batch` x `groups` independent products of an
+/// (m x k) by (k x n) matrix. `repeat` > 1 marks steps that must run one after another (the
+/// recurrent matmuls of an LSTM/GRU); `batch` and `groups` are independent.
+/// For a convolution (im2col): m = N*Ho*Wo, n = Cout/groups, k = Cin/groups*kh*kw.
+struct GemmView {
+    int64_t repeat = 1;
+    int64_t batch = 1;
+    int64_t groups = 1;
+    int64_t m = 0, n = 0, k = 0;
+    /// Distinct A-operand (ifmap) elements per group and batch entry: for a convolution the
+    /// ifmap, smaller than the im2col matrix m*k; for a plain GEMM m*k.
+    int64_t a_unique_elems = 0;
+    /// True when B is a trained weight (filter), false when both operands are activations
+    /// (attention score and context matmuls).
+    bool b_is_weight = true;
+
+    /// repeat * batch * groups * m * n * k.
+    int64_t macs() const { return repeat * batch * groups * m * n * k; }
+};
+
+/// Cost of one operator, independent of any machine.
+struct OpCost {
+    OpClass cls = OpClass::Elementwise;
+    int64_t macs = 0;           ///< multiply-accumulates of the contractions (1 MAC = 2 FLOPs)
+    int64_t flops = 0;          ///< 2*macs plus the other arithmetic (bias, activation, ...)
+    int64_t bytes_read = 0;     ///< every input tensor once, model dtype
+    int64_t bytes_written = 0;  ///< every output tensor once, model dtype
+    int64_t params = 0;         ///< elements of the Weight-role inputs
+    std::vector<GemmView> gemms;  ///< contractions only
+
+    /// flops / (bytes_read + bytes_written), 0 when nothing moves.
+    double arithmetic_intensity() const;
+};
+
+/// One operator (an ONNX node that survived constant folding).
+struct Operator {
+    std::string name;
+    std::string op_type;
+    std::string domain;          ///< "" = ai.onnx
+    int64_t opset = 0;
+    std::vector<int32_t> inputs;   ///< tensor indices; -1 for an omitted optional input
+    std::vector<int32_t> outputs;  ///< tensor indices
+    OpCost cost;
+};
+
+struct OpGraphTopology;  // Boost.Graph adjacency list, kept out of this header
+
+/// The operator graph: tensors, operators, and their dependency structure (a Boost.Graph
+/// adjacency list with operators as vertices and tensors as edges). Construction checks that
+/// the graph is acyclic and computes a topological order.
+class OpGraph {
+public:
+    /// Builds the graph; throws UserError(source, ...) naming an operator on a cycle, or a
+    /// tensor consumed but never produced (and not an input, weight or constant).
+    OpGraph(std::string model_name, std::string source, std::vector<Tensor> tensors, std::vector<Operator> ops);
+    ~OpGraph();
+    OpGraph(OpGraph&&) noexcept;
+    OpGraph& operator=(OpGraph&&) noexcept;
+
+    const std::string& model_name() const { return m_model_name; }
+    const std::string& source() const { return m_source; }
+    const std::vector<Tensor>& tensors() const { return m_tensors; }
+    const std::vector<Operator>& ops() const { return m_ops; }
+    /// Operator indices in a dependency-respecting order (stable: file order where free).
+    const std::vector<int32_t>& topo_order() const { return m_topo; }
+    /// Indices of the operators that produce an input of `op` (graph edges into the vertex).
+    std::vector<int32_t> predecessors(int32_t op) const;
+    /// Number of tensor edges (producer -> consumer pairs) in the graph.
+    size_t edge_count() const;
+
+    /// Sum of a cost field over all operators.
+    int64_t total_macs() const;
+    int64_t total_flops() const;
+    /// Elements of all Weight-role tensors (each counted once).
+    int64_t total_params() const;
+
+private:
+    std::string m_model_name;
+    std::string m_source;
+    std::vector<Tensor> m_tensors;
+    std::vector<Operator> m_ops;
+    std::vector<int32_t> m_topo;
+    std::unique_ptr<OpGraphTopology> m_topology;
+};
+
+/// Formats a shape as "1x3x224x224" ("scalar" for rank 0).
+std::string shape_string(const std::vector<int64_t>& shape);
+
+}  // namespace archsim

@@ -1,0 +1,574 @@
+#include "workloads/onnx/const_fold.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+
+namespace archsim {
+
+using onnx::TensorProto_DataType;
+
+bool ConstTensor::is_float() const {
+    return dtype == onnx::TensorProto_DataType_FLOAT || dtype == onnx::TensorProto_DataType_DOUBLE ||
+           dtype == onnx::TensorProto_DataType_FLOAT16 || dtype == onnx::TensorProto_DataType_BFLOAT16;
+}
+
+int64_t ConstTensor::elems() const {
+    int64_t n = 1;
+    for (auto d : shape) n *= d;
+    return n;
+}
+
+namespace {
+
+bool is_int_type(int32_t dt) {
+    switch (dt) {
+        case onnx::TensorProto_DataType_INT64: case onnx::TensorProto_DataType_INT32:
+        case onnx::TensorProto_DataType_INT16: case onnx::TensorProto_DataType_INT8:
+        case onnx::TensorProto_DataType_UINT8: case onnx::TensorProto_DataType_UINT16:
+        case onnx::TensorProto_DataType_UINT32: case onnx::TensorProto_DataType_UINT64:
+        case onnx::TensorProto_DataType_BOOL: return true;
+        default: return false;
+    }
+}
+
+template <class T>
+bool read_raw(const std::string& raw, int64_t n, std::vector<int64_t>& out) {
+    if (static_cast<int64_t>(raw.size()) != n * static_cast<int64_t>(sizeof(T))) return false;
+    out.resize(n);
+    for (int64_t k = 0; k < n; ++k) {
+        T v;
+        std::memcpy(&v, raw.data() + k * sizeof(T), sizeof(T));
+        out[k] = static_cast<int64_t>(v);
+    }
+    return true;
+}
+
+template <class T>
+bool read_raw_f(const std::string& raw, int64_t n, std::vector<double>& out) {
+    if (static_cast<int64_t>(raw.size()) != n * static_cast<int64_t>(sizeof(T))) return false;
+    out.resize(n);
+    for (int64_t k = 0; k < n; ++k) {
+        T v;
+        std::memcpy(&v, raw.data() + k * sizeof(T), sizeof(T));
+        out[k] = static_cast<double>(v);
+    }
+    return true;
+}
+
+/// Strides of a row-major shape.
+std::vector<int64_t> strides_of(const std::vector<int64_t>& shape) {
+    std::vector<int64_t> s(shape.size(), 1);
+    for (int64_t k = static_cast<int64_t>(shape.size()) - 2; k >= 0; --k) s[k] = s[k + 1] * shape[k + 1];
+    return s;
+}
+
+/// numpy broadcast of several shapes; nullopt if incompatible.
+std::optional<std::vector<int64_t>> broadcast(const std::vector<const ConstTensor*>& ts) {
+    size_t rank = 0;
+    for (auto* t : ts) rank = std::max(rank, t->shape.size());
+    std::vector<int64_t> out(rank, 1);
+    for (auto* t : ts) {
+        size_t off = rank - t->shape.size();
+        for (size_t k = 0; k < t->shape.size(); ++k) {
+            int64_t d = t->shape[k];
+            if (out[off + k] == 1) out[off + k] = d;
+            else if (d != 1 && d != out[off + k]) return std::nullopt;
+        }
+    }
+    return out;
+}
+
+/// Index into `t` for a flat index of the broadcast output shape.
+int64_t broadcast_index(const ConstTensor& t, const std::vector<int64_t>& out_shape, int64_t flat) {
+    const size_t rank = out_shape.size(), off = rank - t.shape.size();
+    auto ts = strides_of(t.shape);
+    int64_t idx = 0;
+    for (int64_t k = static_cast<int64_t>(rank) - 1; k >= 0; --k) {
+        int64_t coord = flat % out_shape[k];
+        flat /= out_shape[k];
+        if (static_cast<size_t>(k) >= off) {
+            size_t tk = k - off;
+            if (t.shape[tk] != 1) idx += coord * ts[tk];
+        }
+    }
+    return idx;
+}
+
+const onnx::AttributeProto* attr(const onnx::NodeProto& n, const char* name) {
+    for (const auto& a : n.attribute())
+        if (a.name() == name) return &a;
+    return nullptr;
+}
+
+int64_t attr_i(const onnx::NodeProto& n, const char* name, int64_t def) {
+    auto a = attr(n, name);
+    return a ? a->i() : def;
+}
+
+std::vector<int64_t> attr_ints(const onnx::NodeProto& n, const char* name) {
+    auto a = attr(n, name);
+    if (!a) return {};
+    return {a->ints().begin(), a->ints().end()};
+}
+
+ConstTensor make_int(std::vector<int64_t> shape, std::vector<int64_t> v) {
+    ConstTensor c;
+    c.shape = std::move(shape);
+    c.i = std::move(v);
+    return c;
+}
+
+int64_t norm_axis(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
+
+using Result = std::optional<std::vector<ConstTensor>>;
+
+Result one(ConstTensor c) {
+    if (c.elems() > kMaxFoldElems) return std::nullopt;
+    return std::vector<ConstTensor>{std::move(c)};
+}
+
+/// Elementwise n-ary op with numpy broadcasting; `fi` for integer inputs, `ff` for floats.
+Result elementwise(const std::vector<const ConstTensor*>& in, int32_t out_dtype,
+                   const std::function<double(const std::vector<double>&)>& f) {
+    auto shape = broadcast(in);
+    if (!shape) return std::nullopt;
+    ConstTensor out;
+    out.shape = *shape;
+    out.dtype = out_dtype;
+    const int64_t n = out.elems();
+    if (n > kMaxFoldElems) return std::nullopt;
+    std::vector<double> args(in.size());
+    for (int64_t k = 0; k < n; ++k) {
+        for (size_t a = 0; a < in.size(); ++a) args[a] = in[a]->as_double(broadcast_index(*in[a], *shape, k));
+        double r = f(args);
+        if (out.is_float()) out.f.push_back(r);
+        else out.i.push_back(static_cast<int64_t>(r));
+    }
+    return one(std::move(out));
+}
+
+Result fold_slice(const onnx::NodeProto& node, const std::vector<const ConstTensor*>& in, int64_t opset) {
+    const ConstTensor& data = *in[0];
+    std::vector<int64_t> starts, ends, axes, steps;
+    if (opset < 10) {
+        starts = attr_ints(node, "starts");
+        ends = attr_ints(node, "ends");
+        axes = attr_ints(node, "axes");
+    } else {
+        if (in.size() < 3) return std::nullopt;
+        for (int64_t k = 0; k < in[1]->elems(); ++k) starts.push_back(in[1]->as_int(k));
+        for (int64_t k = 0; k < in[2]->elems(); ++k) ends.push_back(in[2]->as_int(k));
+        if (in.size() > 3 && in[3])
+            for (int64_t k = 0; k < in[3]->elems(); ++k) axes.push_back(in[3]->as_int(k));
+        if (in.size() > 4 && in[4])
+            for (int64_t k = 0; k < in[4]->elems(); ++k) steps.push_back(in[4]->as_int(k));
+    }
+    const int64_t rank = static_cast<int64_t>(data.shape.size());
+    if (axes.empty())
+        for (size_t k = 0; k < starts.size(); ++k) axes.push_back(static_cast<int64_t>(k));
+    if (steps.empty()) steps.assign(starts.size(), 1);
+    if (axes.size() != starts.size() || ends.size() != starts.size() || steps.size() != starts.size()) return std::nullopt;
+    std::vector<int64_t> b(rank, 0), st(rank, 1), cnt = data.shape;
+    for (size_t k = 0; k < axes.size(); ++k) {
+        int64_t ax = norm_axis(axes[k], rank);
+        if (ax < 0 || ax >= rank || steps[k] == 0) return std::nullopt;
+        int64_t dim = data.shape[ax], s = starts[k], e = ends[k], step = steps[k];
+        if (s < 0) s += dim;
+        if (e < 0) e += dim;
+        if (step > 0) {
+            s = std::clamp<int64_t>(s, 0, dim);
+            e = std::clamp<int64_t>(e, 0, dim);
+            cnt[ax] = e > s ? (e - s + step - 1) / step : 0;
+        } else {
+            s = std::clamp<int64_t>(s, -1, dim - 1);
+            e = std::clamp<int64_t>(e, -1, dim - 1);
+            cnt[ax] = s > e ? (s - e + (-step) - 1) / (-step) : 0;
+        }
+        b[ax] = s;
+        st[ax] = step;
+    }
+    ConstTensor out;
+    out.dtype = data.dtype;
+    out.shape = cnt;
+    const int64_t n = out.elems();
+    auto ds = strides_of(data.shape);
+    for (int64_t flat = 0; flat < n; ++flat) {
+        int64_t rem = flat, src = 0;
+        for (int64_t k = rank - 1; k >= 0; --k) {
+            int64_t c = rem % cnt[k];
+            rem /= cnt[k];
+            src += (b[k] + c * st[k]) * ds[k];
+        }
+        if (data.is_float()) out.f.push_back(data.f[src]);
+        else out.i.push_back(data.i[src]);
+    }
+    return one(std::move(out));
+}
+
+Result fold_gather(const onnx::NodeProto& node, const ConstTensor& data, const ConstTensor& idx) {
+    const int64_t rank = static_cast<int64_t>(data.shape.size());
+    if (rank == 0) return std::nullopt;
+    const int64_t axis = norm_axis(attr_i(node, "axis", 0), rank);
+    if (axis < 0 || axis >= rank) return std::nullopt;
+    ConstTensor out;
+    out.dtype = data.dtype;
+    for (int64_t k = 0; k < axis; ++k) out.shape.push_back(data.shape[k]);
+    for (auto d : idx.shape) out.shape.push_back(d);
+    for (int64_t k = axis + 1; k < rank; ++k) out.shape.push_back(data.shape[k]);
+    const int64_t outer = [&] { int64_t p = 1; for (int64_t k = 0; k < axis; ++k) p *= data.shape[k]; return p; }();
+    const int64_t inner = [&] { int64_t p = 1; for (int64_t k = axis + 1; k < rank; ++k) p *= data.shape[k]; return p; }();
+    const int64_t dim = data.shape[axis];
+    if (outer * idx.elems() * inner > kMaxFoldElems) return std::nullopt;
+    for (int64_t o = 0; o < outer; ++o)
+        for (int64_t j = 0; j < idx.elems(); ++j) {
+            int64_t ix = idx.as_int(j);
+            if (ix < 0) ix += dim;
+            if (ix < 0 || ix >= dim) return std::nullopt;
+            for (int64_t in = 0; in < inner; ++in) {
+                int64_t src = (o * dim + ix) * inner + in;
+                if (data.is_float()) out.f.push_back(data.f[src]);
+                else out.i.push_back(data.i[src]);
+            }
+        }
+    return one(std::move(out));
+}
+
+Result fold_concat(const onnx::NodeProto& node, const std::vector<const ConstTensor*>& in) {
+    const int64_t rank = static_cast<int64_t>(in[0]->shape.size());
+    if (rank == 0) return std::nullopt;
+    const int64_t axis = norm_axis(attr_i(node, "axis", 0), rank);
+    if (axis < 0 || axis >= rank) return std::nullopt;
+    ConstTensor out;
+    out.dtype = in[0]->dtype;
+    out.shape = in[0]->shape;
+    out.shape[axis] = 0;
+    for (auto* t : in) {
+        if (static_cast<int64_t>(t->shape.size()) != rank || t->is_float() != in[0]->is_float()) return std::nullopt;
+        for (int64_t k = 0; k < rank; ++k)
+            if (k != axis && t->shape[k] != in[0]->shape[k]) return std::nullopt;
+        out.shape[axis] += t->shape[axis];
+    }
+    int64_t outer = 1;
+    for (int64_t k = 0; k < axis; ++k) outer *= out.shape[k];
+    for (int64_t o = 0; o < outer; ++o)
+        for (auto* t : in) {
+            int64_t chunk = t->elems() / std::max<int64_t>(outer, 1);
+            for (int64_t c = 0; c < chunk; ++c) {
+                int64_t src = o * chunk + c;
+                if (t->is_float()) out.f.push_back(t->f[src]);
+                else out.i.push_back(t->i[src]);
+            }
+        }
+    return one(std::move(out));
+}
+
+/// Reshape target with ONNX's 0 (copy) and -1 (infer) rules.
+std::optional<std::vector<int64_t>> reshape_target(const std::vector<int64_t>& in_shape, const ConstTensor& spec,
+                                                   bool allowzero) {
+    std::vector<int64_t> out;
+    int64_t known = 1, infer = -1, total = 1;
+    for (auto d : in_shape) total *= d;
+    for (int64_t k = 0; k < spec.elems(); ++k) {
+        int64_t d = spec.as_int(k);
+        if (d == 0 && !allowzero) {
+            if (k >= static_cast<int64_t>(in_shape.size())) return std::nullopt;
+            d = in_shape[k];
+        }
+        if (d == -1) {
+            if (infer >= 0) return std::nullopt;
+            infer = k;
+            out.push_back(1);
+            continue;
+        }
+        if (d < 0) return std::nullopt;
+        known *= d;
+        out.push_back(d);
+    }
+    if (infer >= 0) {
+        if (known == 0 || total % known != 0) return std::nullopt;
+        out[infer] = total / known;
+    } else if (known != total) {
+        return std::nullopt;
+    }
+    return out;
+}
+
+}  // namespace
+
+std::optional<ConstTensor> const_from_proto(const onnx::TensorProto& t) {
+    ConstTensor c;
+    c.dtype = t.data_type();
+    for (auto d : t.dims()) {
+        if (d < 0) return std::nullopt;
+        c.shape.push_back(d);
+    }
+    const int64_t n = c.elems();
+    if (n > kMaxFoldElems) return std::nullopt;
+    if (t.data_location() == onnx::TensorProto_DataLocation_EXTERNAL) return std::nullopt;
+    const std::string& raw = t.raw_data();
+    const bool has_raw = t.has_raw_data();
+    switch (c.dtype) {
+        case onnx::TensorProto_DataType_INT64:
+            if (has_raw) { if (!read_raw<int64_t>(raw, n, c.i)) return std::nullopt; }
+            else c.i.assign(t.int64_data().begin(), t.int64_data().end());
+            break;
+        case onnx::TensorProto_DataType_INT32:
+            if (has_raw) { if (!read_raw<int32_t>(raw, n, c.i)) return std::nullopt; }
+            else c.i.assign(t.int32_data().begin(), t.int32_data().end());
+            break;
+        case onnx::TensorProto_DataType_INT8:
+            if (has_raw) { if (!read_raw<int8_t>(raw, n, c.i)) return std::nullopt; }
+            else c.i.assign(t.int32_data().begin(), t.int32_data().end());
+            break;
+        case onnx::TensorProto_DataType_UINT8:
+        case onnx::TensorProto_DataType_BOOL:
+            if (has_raw) { if (!read_raw<uint8_t>(raw, n, c.i)) return std::nullopt; }
+            else c.i.assign(t.int32_data().begin(), t.int32_data().end());
+            break;
+        case onnx::TensorProto_DataType_FLOAT:
+            if (has_raw) { if (!read_raw_f<float>(raw, n, c.f)) return std::nullopt; }
+            else c.f.assign(t.float_data().begin(), t.float_data().end());
+            break;
+        case onnx::TensorProto_DataType_DOUBLE:
+            if (has_raw) { if (!read_raw_f<double>(raw, n, c.f)) return std::nullopt; }
+            else c.f.assign(t.double_data().begin(), t.double_data().end());
+            break;
+        default:
+            return std::nullopt;
+    }
+    if (static_cast<int64_t>(c.is_float() ? c.f.size() : c.i.size()) != n) return std::nullopt;
+    return c;
+}
+
+onnx::TensorProto const_to_proto(const ConstTensor& c, const std::string& name) {
+    onnx::TensorProto t;
+    t.set_name(name);
+    for (auto d : c.shape) t.add_dims(d);
+    t.set_data_type(c.dtype);
+    switch (c.dtype) {
+        case onnx::TensorProto_DataType_INT64:
+            for (auto v : c.i) t.add_int64_data(v);
+            break;
+        case onnx::TensorProto_DataType_DOUBLE:
+            for (auto v : c.f) t.add_double_data(v);
+            break;
+        case onnx::TensorProto_DataType_FLOAT:
+            for (auto v : c.f) t.add_float_data(static_cast<float>(v));
+            break;
+        default:  // INT32, INT8, UINT8, BOOL ... all live in int32_data
+            for (auto v : c.i) t.add_int32_data(static_cast<int32_t>(v));
+            break;
+    }
+    return t;
+}
+
+std::optional<std::vector<ConstTensor>> fold_node(const onnx::NodeProto& node,
+                                                  const std::map<std::string, ConstTensor>& consts,
+                                                  const ShapeMap& shapes, int64_t opset) {
+    if (!node.domain().empty() && node.domain() != "ai.onnx") return std::nullopt;
+    const std::string& op = node.op_type();
+
+    if (op == "Shape" || op == "Size") {
+        if (node.input_size() < 1) return std::nullopt;
+        auto it = shapes.find(node.input(0));
+        if (it == shapes.end()) return std::nullopt;
+        const auto& s = it->second;
+        if (op == "Size") {
+            int64_t p = 1;
+            for (auto d : s) p *= d;
+            return one(make_int({}, {p}));
+        }
+        const int64_t rank = static_cast<int64_t>(s.size());
+        int64_t b = std::clamp<int64_t>(norm_axis(attr_i(node, "start", 0), rank), 0, rank);
+        int64_t e = std::clamp<int64_t>(norm_axis(attr_i(node, "end", rank), rank), 0, rank);
+        std::vector<int64_t> v(s.begin() + b, s.begin() + std::max(b, e));
+        return one(make_int({static_cast<int64_t>(v.size())}, v));
+    }
+    if (op == "Constant") {
+        if (auto a = attr(node, "value"); a && a->has_t()) {
+            auto c = const_from_proto(a->t());
+            if (!c) return std::nullopt;
+            return one(*c);
+        }
+        if (auto a = attr(node, "value_int")) return one(make_int({}, {a->i()}));
+        if (auto a = attr(node, "value_ints")) return one(make_int({a->ints_size()}, {a->ints().begin(), a->ints().end()}));
+        if (auto a = attr(node, "value_float")) {
+            ConstTensor c;
+            c.dtype = onnx::TensorProto_DataType_FLOAT;
+            c.f = {a->f()};
+            return one(c);
+        }
+        if (auto a = attr(node, "value_floats")) {
+            ConstTensor c;
+            c.dtype = onnx::TensorProto_DataType_FLOAT;
+            c.shape = {a->floats_size()};
+            c.f.assign(a->floats().begin(), a->floats().end());
+            return one(c);
+        }
+        return std::nullopt;
+    }
+
+    // Every other foldable op needs all its (present) inputs to be constants.
+    std::vector<const ConstTensor*> in;
+    for (const auto& name : node.input()) {
+        if (name.empty()) { in.push_back(nullptr); continue; }
+        auto it = consts.find(name);
+        if (it == consts.end()) return std::nullopt;
+        in.push_back(&it->second);
+    }
+    if (in.empty() || !in[0]) return std::nullopt;
+    const ConstTensor& x = *in[0];
+
+    if (op == "Identity") return one(x);
+    if (op == "Cast") {
+        ConstTensor c;
+        c.shape = x.shape;
+        c.dtype = static_cast<int32_t>(attr_i(node, "to", onnx::TensorProto_DataType_INT64));
+        if (!c.is_float() && !is_int_type(c.dtype)) return std::nullopt;
+        for (int64_t k = 0; k < x.elems(); ++k) {
+            if (c.is_float()) c.f.push_back(x.as_double(k));
+            else if (c.dtype == onnx::TensorProto_DataType_BOOL) c.i.push_back(x.as_double(k) != 0.0);
+            else c.i.push_back(static_cast<int64_t>(x.as_double(k)));
+        }
+        return one(std::move(c));
+    }
+    if (op == "Gather" && in.size() == 2 && in[1]) return fold_gather(node, x, *in[1]);
+    if (op == "Concat") {
+        for (auto* t : in)
+            if (!t) return std::nullopt;
+        return fold_concat(node, in);
+    }
+    if (op == "Slice") return fold_slice(node, in, opset);
+    if (op == "Unsqueeze" || op == "Squeeze") {
+        std::vector<int64_t> axes = attr_ints(node, "axes");
+        if (opset >= 13 && in.size() > 1 && in[1])
+            for (int64_t k = 0; k < in[1]->elems(); ++k) axes.push_back(in[1]->as_int(k));
+        ConstTensor c = x;
+        if (op == "Unsqueeze") {
+            const int64_t out_rank = static_cast<int64_t>(x.shape.size() + axes.size());
+            for (auto& a : axes) a = norm_axis(a, out_rank);
+            std::sort(axes.begin(), axes.end());
+            for (auto a : axes) {
+                if (a < 0 || a > static_cast<int64_t>(c.shape.size())) return std::nullopt;
+                c.shape.insert(c.shape.begin() + a, 1);
+            }
+        } else {
+            const int64_t rank = static_cast<int64_t>(x.shape.size());
+            std::vector<int64_t> s;
+            for (int64_t k = 0; k < rank; ++k) {
+                bool drop = axes.empty() ? x.shape[k] == 1
+                                         : std::any_of(axes.begin(), axes.end(),
+                                                       [&](int64_t a) { return norm_axis(a, rank) == k; });
+                if (!drop) s.push_back(x.shape[k]);
+            }
+            c.shape = s;
+        }
+        return one(std::move(c));
+    }
+    if (op == "Reshape" && in.size() > 1 && in[1]) {
+        auto s = reshape_target(x.shape, *in[1], attr_i(node, "allowzero", 0) != 0);
+        if (!s) return std::nullopt;
+        ConstTensor c = x;
+        c.shape = *s;
+        return one(std::move(c));
+    }
+    if (op == "ConstantOfShape") {
+        ConstTensor c;
+        for (int64_t k = 0; k < x.elems(); ++k) {
+            if (x.as_int(k) < 0) return std::nullopt;
+            c.shape.push_back(x.as_int(k));
+        }
+        if (c.elems() > kMaxFoldElems) return std::nullopt;
+        double value = 0;
+        c.dtype = onnx::TensorProto_DataType_FLOAT;
+        if (auto a = attr(node, "value"); a && a->has_t()) {
+            auto v = const_from_proto(a->t());
+            if (!v || v->elems() != 1) return std::nullopt;
+            c.dtype = v->dtype;
+            value = v->as_double(0);
+        }
+        if (c.is_float()) c.f.assign(c.elems(), value);
+        else c.i.assign(c.elems(), static_cast<int64_t>(value));
+        return one(std::move(c));
+    }
+    if (op == "Expand" && in.size() > 1 && in[1]) {
+        ConstTensor target;
+        for (int64_t k = 0; k < in[1]->elems(); ++k) target.shape.push_back(in[1]->as_int(k));
+        auto shape = broadcast({&x, &target});
+        if (!shape) return std::nullopt;
+        ConstTensor c;
+        c.dtype = x.dtype;
+        c.shape = *shape;
+        if (c.elems() > kMaxFoldElems) return std::nullopt;
+        for (int64_t k = 0; k < c.elems(); ++k) {
+            int64_t src = broadcast_index(x, *shape, k);
+            if (x.is_float()) c.f.push_back(x.f[src]);
+            else c.i.push_back(x.i[src]);
+        }
+        return one(std::move(c));
+    }
+    if (op == "Range" && in.size() == 3 && in[1] && in[2]) {
+        double start = x.as_double(0), limit = in[1]->as_double(0), delta = in[2]->as_double(0);
+        if (delta == 0) return std::nullopt;
+        int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((limit - start) / delta)));
+        if (n > kMaxFoldElems) return std::nullopt;
+        ConstTensor c;
+        c.dtype = x.dtype;
+        c.shape = {n};
+        for (int64_t k = 0; k < n; ++k) {
+            double v = start + k * delta;
+            if (c.is_float()) c.f.push_back(v);
+            else c.i.push_back(static_cast<int64_t>(v));
+        }
+        return one(std::move(c));
+    }
+    if ((op == "ReduceProd" || op == "ReduceSum") && attr_ints(node, "axes").empty() && in.size() == 1) {
+        double acc = op == "ReduceProd" ? 1 : 0;
+        for (int64_t k = 0; k < x.elems(); ++k) acc = op == "ReduceProd" ? acc * x.as_double(k) : acc + x.as_double(k);
+        ConstTensor c;
+        c.dtype = x.dtype;
+        if (attr_i(node, "keepdims", 1)) c.shape.assign(x.shape.size(), 1);
+        if (c.is_float()) c.f = {acc};
+        else c.i = {static_cast<int64_t>(acc)};
+        return one(std::move(c));
+    }
+
+    // Elementwise arithmetic and comparisons with numpy broadcasting.
+    using Args = std::vector<double>;
+    const bool fl = x.is_float();
+    const int32_t bool_t = onnx::TensorProto_DataType_BOOL;
+    auto bin = [&](std::function<double(double, double)> f, int32_t out_dtype) -> Result {
+        if (in.size() != 2 || !in[1]) return std::nullopt;
+        return elementwise(in, out_dtype, [f](const Args& a) { return f(a[0], a[1]); });
+    };
+    if (op == "Add") return bin([](double a, double b) { return a + b; }, x.dtype);
+    if (op == "Sub") return bin([](double a, double b) { return a - b; }, x.dtype);
+    if (op == "Mul") return bin([](double a, double b) { return a * b; }, x.dtype);
+    if (op == "Div") {
+        if (in.size() == 2 && in[1])
+            for (int64_t k = 0; k < in[1]->elems(); ++k)
+                if (in[1]->as_double(k) == 0.0) return std::nullopt;
+        return bin([fl](double a, double b) { return fl ? a / b : std::trunc(a / b); }, x.dtype);
+    }
+    if (op == "Max") return bin([](double a, double b) { return std::max(a, b); }, x.dtype);
+    if (op == "Min") return bin([](double a, double b) { return std::min(a, b); }, x.dtype);
+    if (op == "Equal") return bin([](double a, double b) { return a == b ? 1.0 : 0.0; }, bool_t);
+    if (op == "Less") return bin([](double a, double b) { return a < b ? 1.0 : 0.0; }, bool_t);
+    if (op == "Greater") return bin([](double a, double b) { return a > b ? 1.0 : 0.0; }, bool_t);
+    if (op == "Where" && in.size() == 3 && in[1] && in[2] && in[1]->is_float() == in[2]->is_float())
+        return elementwise(in, in[1]->dtype, [](const Args& a) { return a[0] != 0.0 ? a[1] : a[2]; });
+    auto un = [&](std::function<double(double)> f, int32_t out_dtype) -> Result {
+        return elementwise({&x}, out_dtype, [f](const Args& a) { return f(a[0]); });
+    };
+    if (op == "Neg") return un([](double a) { return -a; }, x.dtype);
+    if (op == "Abs") return un([](double a) { return std::fabs(a); }, x.dtype);
+    if (op == "Not") return un([](double a) { return a == 0.0 ? 1.0 : 0.0; }, bool_t);
+    if (op == "Sqrt" && fl) return un([](double a) { return std::sqrt(a); }, x.dtype);
+    if (op == "Floor" && fl) return un([](double a) { return std::floor(a); }, x.dtype);
+    if (op == "Ceil" && fl) return un([](double a) { return std::ceil(a); }, x.dtype);
+    return std::nullopt;
+}
+
+}  // namespace archsim

@@ -1,0 +1,343 @@
+#include "workloads/onnx/importer.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <climits>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+
+#include "sim/common/error.h"
+#include "workloads/onnx/const_fold.h"
+#include "workloads/onnx/op_handlers.h"
+
+namespace archsim {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+/// Largest tensor we accept (elements): a file that claims more is refused, never allocated.
+constexpr int64_t kMaxTensorElems = int64_t(1) << 40;
+
+int64_t dtype_bytes(int32_t dt) {
+    switch (dt) {
+        case onnx::TensorProto_DataType_FLOAT: case onnx::TensorProto_DataType_INT32:
+        case onnx::TensorProto_DataType_UINT32: return 4;
+        case onnx::TensorProto_DataType_DOUBLE: case onnx::TensorProto_DataType_INT64:
+        case onnx::TensorProto_DataType_UINT64: case onnx::TensorProto_DataType_COMPLEX64: return 8;
+        case onnx::TensorProto_DataType_COMPLEX128: return 16;
+        case onnx::TensorProto_DataType_FLOAT16: case onnx::TensorProto_DataType_BFLOAT16:
+        case onnx::TensorProto_DataType_INT16: case onnx::TensorProto_DataType_UINT16: return 2;
+        case onnx::TensorProto_DataType_STRING: return 8;  // a pointer per element; contents unknown
+        default: return 1;  // INT8, UINT8, BOOL
+    }
+}
+
+bool is_float_type(int32_t dt) {
+    return dt == onnx::TensorProto_DataType_FLOAT || dt == onnx::TensorProto_DataType_DOUBLE ||
+           dt == onnx::TensorProto_DataType_FLOAT16 || dt == onnx::TensorProto_DataType_BFLOAT16;
+}
+
+onnx::ModelProto load_model(const std::string& path) {
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec)) throw UserError(path, "no such file");
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw UserError(path, "cannot open for reading");
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (bytes.empty()) throw UserError(path, "empty file, not an ONNX model");
+    onnx::ModelProto model;
+    google::protobuf::io::ArrayInputStream raw(bytes.data(), static_cast<int>(bytes.size()));
+    google::protobuf::io::CodedInputStream coded(&raw);
+    coded.SetTotalBytesLimit(INT_MAX);
+    if (!model.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage())
+        throw UserError(path, "not a valid ONNX model (protobuf parse failed: truncated or not ONNX)");
+    if (model.ir_version() <= 0 || !model.has_graph())
+        throw UserError(path, "not an ONNX model (no ir_version or no graph)");
+    return model;
+}
+
+std::string node_label(const std::string& file, const onnx::NodeProto& n, int index) {
+    std::string name = n.name().empty() ? ("#" + std::to_string(index)) : n.name();
+    return file + ": node '" + name + "' (" + n.op_type() + ")";
+}
+
+/// Static shape of a ValueInfo if its type is a tensor with every dim known.
+std::optional<std::vector<int64_t>> static_shape(const onnx::TypeProto& type) {
+    if (!type.has_tensor_type() || !type.tensor_type().has_shape()) return std::nullopt;
+    std::vector<int64_t> s;
+    for (const auto& d : type.tensor_type().shape().dim()) {
+        if (!d.has_dim_value() || d.dim_value() < 0) return std::nullopt;
+        s.push_back(d.dim_value());
+    }
+    return s;
+}
+
+/// Binds --dim names and --batch on the model inputs.
+void bind_inputs(onnx::ModelProto& model, const ImportOptions& opt, const std::string& file) {
+    std::set<std::string> inits;
+    for (const auto& t : model.graph().initializer()) inits.insert(t.name());
+    std::set<std::string> used;
+    for (auto& in : *model.mutable_graph()->mutable_input()) {
+        if (inits.count(in.name()) || !in.type().has_tensor_type() || !in.type().tensor_type().has_shape()) continue;
+        auto* shape = in.mutable_type()->mutable_tensor_type()->mutable_shape();
+        for (int k = 0; k < shape->dim_size(); ++k) {
+            auto* d = shape->mutable_dim(k);
+            if (d->has_dim_param()) {
+                auto it = opt.dims.find(d->dim_param());
+                if (it != opt.dims.end()) {
+                    used.insert(it->first);
+                    d->set_dim_value(it->second);
+                }
+            }
+            if (k == 0 && opt.batch) d->set_dim_value(*opt.batch);
+        }
+    }
+    for (const auto& [name, v] : opt.dims)
+        if (!used.count(name)) throw UserError(file + ": --dim " + name, "no model input has a dim named '" + name + "'");
+    if (opt.batch || !opt.dims.empty()) {
+        // Stored output shapes and value_info describe the old batch; let inference redo them.
+        for (auto& out : *model.mutable_graph()->mutable_output())
+            if (out.type().has_tensor_type()) out.mutable_type()->mutable_tensor_type()->clear_shape();
+    }
+}
+
+void run_shape_inference(onnx::ModelProto& model, const std::string& file) {
+    model.mutable_graph()->clear_value_info();
+    try {
+        onnx::ShapeInferenceOptions options(/*check_type=*/false, /*error_mode=*/0, /*data_prop=*/true);
+        onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
+    } catch (const std::exception& e) {
+        std::string msg = e.what();
+        for (auto& ch : msg)
+            if (ch == '\n') ch = ' ';
+        throw UserError(file, "ONNX shape inference failed: " + msg);
+    }
+}
+
+/// Collects every static shape known after inference.
+ShapeMap known_shapes(const onnx::GraphProto& g) {
+    ShapeMap m;
+    auto add = [&](const onnx::ValueInfoProto& v) {
+        if (auto s = static_shape(v.type())) m[v.name()] = *s;
+    };
+    for (const auto& v : g.input()) add(v);
+    for (const auto& v : g.value_info()) add(v);
+    for (const auto& v : g.output()) add(v);
+    for (const auto& t : g.initializer()) m[t.name()] = {t.dims().begin(), t.dims().end()};
+    return m;
+}
+
+/// Repeats: shape inference, then fold every node whose inputs are constants, until nothing
+/// folds. Folded nodes leave the graph; their outputs become initializers.
+int64_t fold_constants(onnx::ModelProto& model, int64_t opset, const std::string& file) {
+    int64_t folded_total = 0;
+    for (int round = 0; round < 32; ++round) {
+        run_shape_inference(model, file);
+        auto* g = model.mutable_graph();
+        ShapeMap shapes = known_shapes(*g);
+        std::map<std::string, ConstTensor> consts;
+        for (const auto& t : g->initializer())
+            if (auto c = const_from_proto(t)) consts[t.name()] = std::move(*c);
+        std::set<std::string> graph_outputs;
+        for (const auto& o : g->output()) graph_outputs.insert(o.name());
+
+        std::vector<bool> folded(g->node_size(), false);
+        std::vector<onnx::TensorProto> new_inits;
+        int64_t n_folded = 0;
+        for (int k = 0; k < g->node_size(); ++k) {
+            const auto& node = g->node(k);
+            if (node.output_size() == 0) continue;
+            // keep graph outputs computed by nodes, so the model's outputs stay operators
+            bool is_output = false;
+            for (const auto& o : node.output()) is_output |= graph_outputs.count(o) > 0;
+            if (is_output && node.op_type() != "Constant") continue;
+            auto vals = fold_node(node, consts, shapes, opset);
+            if (!vals || vals->size() < static_cast<size_t>(node.output_size())) continue;
+            for (int o = 0; o < node.output_size(); ++o) {
+                const std::string& name = node.output(o);
+                if (name.empty()) continue;
+                ConstTensor& c = (*vals)[o];
+                shapes[name] = c.shape;
+                new_inits.push_back(const_to_proto(c, name));
+                consts[name] = std::move(c);
+            }
+            folded[k] = true;
+            ++n_folded;
+        }
+        if (n_folded == 0) break;
+        folded_total += n_folded;
+        google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
+        for (int k = 0; k < g->node_size(); ++k)
+            if (!folded[k]) *kept.Add() = g->node(k);
+        g->mutable_node()->Swap(&kept);
+        for (auto& t : new_inits) *g->add_initializer() = std::move(t);
+    }
+    return folded_total;
+}
+
+}  // namespace
+
+void parse_dim_binding(const std::string& text, std::map<std::string, int64_t>& dims) {
+    auto eq = text.find('=');
+    if (eq == std::string::npos || eq == 0) throw UserError("--dim " + text, "expected NAME=VALUE");
+    const std::string v = text.substr(eq + 1);
+    size_t pos = 0;
+    long long x = 0;
+    try { x = std::stoll(v, &pos); } catch (...) { pos = std::string::npos; }
+    if (pos != v.size() || x < 1) throw UserError("--dim " + text, "value must be a positive integer");
+    dims[text.substr(0, eq)] = x;
+}
+
+ImportResult import_onnx(const std::string& path, const ImportOptions& opt) {
+    onnx::ModelProto model = load_model(path);
+    const std::string file = path;
+
+    int64_t opset = 0;
+    for (const auto& o : model.opset_import())
+        if (o.domain().empty() || o.domain() == "ai.onnx") opset = o.version();
+    if (opset == 0 && model.opset_import_size() == 0) opset = 1;
+    {
+        const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+        auto it = ranges.find("");
+        if (it != ranges.end() && opset > it->second.second)
+            throw UserError(file, "opset " + std::to_string(opset) + " is newer than this build's ONNX knows (max " +
+                                      std::to_string(it->second.second) + ")");
+    }
+    if (opt.batch && *opt.batch < 1) throw UserError(file + ": --batch", "must be >= 1");
+    bind_inputs(model, opt, file);
+
+    ImportResult result{OpGraph("", file, {}, {}), {}, 0};
+    result.folded_nodes = fold_constants(model, opset, file);
+    const onnx::GraphProto& g = model.graph();
+
+    // --- tensors -------------------------------------------------------------------------
+    std::vector<Tensor> tensors;
+    std::unordered_map<std::string, int32_t> index;
+    auto add_tensor = [&](Tensor t) -> int32_t {
+        auto it = index.find(t.name);
+        if (it != index.end()) return it->second;
+        index[t.name] = static_cast<int32_t>(tensors.size());
+        tensors.push_back(std::move(t));
+        return static_cast<int32_t>(tensors.size() - 1);
+    };
+    std::set<std::string> seen_inits;
+    for (const auto& t : g.initializer()) {
+        if (!seen_inits.insert(t.name()).second)
+            throw UserError(file + ": initializer '" + t.name() + "'", "duplicate initializer name");
+        Tensor x;
+        x.name = t.name();
+        x.onnx_dtype = t.data_type();
+        x.elem_bytes = dtype_bytes(t.data_type());
+        int64_t n = 1;
+        for (auto d : t.dims()) {
+            if (d < 0) throw UserError(file + ": initializer '" + t.name() + "'", "negative dim");
+            x.shape.push_back(d);
+            if (d > 0 && n > kMaxTensorElems / d) throw UserError(file + ": initializer '" + t.name() + "'", "too many elements");
+            n *= d;
+        }
+        x.role = (is_float_type(t.data_type()) && n > 1) ? TensorRole::Weight : TensorRole::Constant;
+        add_tensor(std::move(x));
+    }
+    std::unordered_map<std::string, const onnx::TypeProto*> types;
+    for (const auto& v : g.input()) types[v.name()] = &v.type();
+    for (const auto& v : g.value_info()) types[v.name()] = &v.type();
+    for (const auto& v : g.output()) types[v.name()] = &v.type();
+    auto activation = [&](const std::string& name, TensorRole role, const std::string& context) -> int32_t {
+        auto it = index.find(name);
+        if (it != index.end()) return it->second;
+        auto ty = types.find(name);
+        if (ty == types.end())
+            throw UserError(context, "tensor '" + name + "' has no inferred type or shape");
+        const onnx::TypeProto& type = *ty->second;
+        if (!type.has_tensor_type())
+            throw UserError(context, "tensor '" + name + "' is not a tensor (sequence, map or optional types are not modeled)");
+        if (!type.tensor_type().has_shape())
+            throw UserError(context, "tensor '" + name + "' has unknown rank after shape inference");
+        Tensor x;
+        x.name = name;
+        x.role = role;
+        x.onnx_dtype = type.tensor_type().elem_type();
+        x.elem_bytes = dtype_bytes(x.onnx_dtype);
+        int64_t n = 1;
+        for (const auto& d : type.tensor_type().shape().dim()) {
+            if (!d.has_dim_value() || d.dim_value() < 0) {
+                std::string dn = d.has_dim_param() ? "'" + d.dim_param() + "'" : "?";
+                throw UserError(context, "tensor '" + name + "' has unknown dim " + dn + " in shape" +
+                                             (d.has_dim_param() ? " (bind it with --dim " + d.dim_param() + "=N)" : ""));
+            }
+            if (d.dim_value() > 0 && n > kMaxTensorElems / d.dim_value())
+                throw UserError(context, "tensor '" + name + "' claims more than 2^40 elements");
+            n *= d.dim_value();
+            x.shape.push_back(d.dim_value());
+        }
+        return add_tensor(std::move(x));
+    };
+    for (const auto& v : g.input())
+        if (!index.count(v.name())) activation(v.name(), TensorRole::Input, file + ": input '" + v.name() + "'");
+
+    // --- operators -----------------------------------------------------------------------
+    std::vector<Operator> ops;
+    std::set<std::string> node_names;
+    for (int k = 0; k < g.node_size(); ++k) {
+        const auto& n = g.node(k);
+        const std::string where = node_label(file, n, k);
+        Operator op;
+        op.name = n.name().empty() ? n.op_type() + "_" + std::to_string(k) : n.name();
+        if (!node_names.insert(op.name).second) op.name += "#" + std::to_string(k);
+        op.op_type = n.op_type();
+        op.domain = n.domain() == "ai.onnx" ? "" : n.domain();
+        op.opset = opset;
+        for (const auto& o : model.opset_import())
+            if (o.domain() == op.domain && !op.domain.empty()) op.opset = o.version();
+        for (const auto& name : n.input()) {
+            if (name.empty()) { op.inputs.push_back(-1); continue; }
+            if (!index.count(name) && !types.count(name))
+                throw UserError(where, "input '" + name + "' is not produced by any node, graph input or initializer");
+            op.inputs.push_back(activation(name, TensorRole::Activation, where));
+        }
+        const OpHandler* h = find_op_handler(op.domain, op.op_type);
+        const bool known_schema = onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(op.opset), n.domain()) != nullptr;
+        for (const auto& name : n.output()) {
+            if (name.empty()) continue;
+            if (!h && !types.count(name)) {
+                // unsupported op with no schema: its outputs cannot be shaped
+                if (!opt.allow_unsupported || !known_schema)
+                    throw UserError(where, "unsupported operator (domain '" + (op.domain.empty() ? std::string("ai.onnx") : op.domain) +
+                                               "', opset " + std::to_string(op.opset) + ")");
+            }
+            op.outputs.push_back(activation(name, TensorRole::Activation, where));
+        }
+        NodeContext ctx;
+        ctx.node = &n;
+        ctx.opset = op.opset;
+        ctx.where = where;
+        for (auto t : op.inputs) ctx.in.push_back(t >= 0 ? &tensors[t] : nullptr);
+        for (auto t : op.outputs) ctx.out.push_back(&tensors[t]);
+        if (h) {
+            op.cost = (*h)(ctx);
+        } else if (opt.allow_unsupported) {
+            op.cost.cls = OpClass::Unsupported;
+            result.warnings.push_back(where + ": unsupported operator, costed as zero (--allow-unsupported)");
+        } else {
+            throw UserError(where, "unsupported operator (domain '" + (op.domain.empty() ? std::string("ai.onnx") : op.domain) +
+                                       "', opset " + std::to_string(op.opset) + "); --allow-unsupported costs it as zero");
+        }
+        ops.push_back(std::move(op));
+    }
+    for (const auto& o : g.output())
+        if (!index.count(o.name())) activation(o.name(), TensorRole::Activation, file + ": output '" + o.name() + "'");
+
+    std::string model_name = fs::path(path).stem().string();
+    if (!g.name().empty() && model_name.empty()) model_name = g.name();
+    result.graph = OpGraph(model_name, file, std::move(tensors), std::move(ops));
+    return result;
+}
+
+}  // namespace archsim

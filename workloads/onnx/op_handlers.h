@@ -1,0 +1,41 @@
+#pragma once
+// The (domain, op_type) -> cost handler table of the ONNX importer (STYLE.md rule 7).
+#include <onnx/onnx_pb.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "workloads/graph/op_graph.h"
+
+namespace archsim {
+
+/// What a handler sees of one node: its proto (for attributes), its resolved input and output
+/// tensors (nullptr for an omitted optional input), and the opset of its domain.
+struct NodeContext {
+    const onnx::NodeProto* node = nullptr;
+    std::vector<const Tensor*> in;
+    std::vector<const Tensor*> out;
+    int64_t opset = 0;
+    std::string where;  ///< "model.onnx: node 'name' (OpType)" for errors
+
+    int64_t attr_int(const std::string& name, int64_t def) const;
+    double attr_float(const std::string& name, double def) const;
+    std::string attr_string(const std::string& name, const std::string& def) const;
+    std::vector<int64_t> attr_ints(const std::string& name) const;
+    /// Input `i`; throws UserError(where, ...) if the node lacks it.
+    const Tensor& input(size_t i) const;
+    /// Output `i`; throws UserError(where, ...) if the node lacks it.
+    const Tensor& output(size_t i) const;
+};
+
+/// Computes the machine-independent cost of one node; throws UserError on inconsistent shapes.
+using OpHandler = std::function<OpCost(const NodeContext&)>;
+
+/// The handler for (domain, op_type), or nullptr. Domain "" and "ai.onnx" are the same.
+const OpHandler* find_op_handler(const std::string& domain, const std::string& op_type);
+
+/// Every (domain, op_type) in the table, as "op_type" or "domain:op_type", sorted.
+std::vector<std::string> supported_ops();
+
+}  // namespace archsim
