@@ -116,7 +116,9 @@ void ParamSet::set(const std::string& key, const ParamValue& value, const std::s
     }
     if (d.type == ParamType::Int || d.type == ParamType::Real) {
         double x = d.type == ParamType::Int ? static_cast<double>(std::get<int64_t>(v)) : std::get<double>(v);
-        auto num = [](double y) { return format_value(ParamValue(y)); };
+        auto num = [&d](double y) {
+            return d.type == ParamType::Int ? std::to_string(static_cast<int64_t>(y)) : format_value(ParamValue(y));
+        };
         if (d.min) {
             if (d.min_exclusive && !(x > *d.min)) throw UserError(where, "must be > " + num(*d.min));
             if (!d.min_exclusive && x < *d.min) throw UserError(where, "must be >= " + num(*d.min));

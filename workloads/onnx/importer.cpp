@@ -177,7 +177,18 @@ int64_t fold_constants(onnx::ModelProto& model, int64_t opset, const std::string
         for (int k = 0; k < g->node_size(); ++k)
             if (!folded[k]) *kept.Add() = g->node(k);
         g->mutable_node()->Swap(&kept);
-        for (auto& t : new_inits) *g->add_initializer() = std::move(t);
+        for (auto& t : new_inits) {
+            // Before IR version 4 an initializer is only visible to shape inference as a graph input.
+            if (model.ir_version() < 4) {
+                auto* in = g->add_input();
+                in->set_name(t.name());
+                auto* tt = in->mutable_type()->mutable_tensor_type();
+                tt->set_elem_type(t.data_type());
+                auto* shape = tt->mutable_shape();
+                for (auto d : t.dims()) shape->add_dim()->set_dim_value(d);
+            }
+            *g->add_initializer() = std::move(t);
+        }
     }
     return folded_total;
 }
@@ -246,6 +257,7 @@ ImportResult import_onnx(const std::string& path, const ImportOptions& opt) {
         add_tensor(std::move(x));
     }
     std::unordered_map<std::string, const onnx::TypeProto*> types;
+    bool container_warned = false;
     for (const auto& v : g.input()) types[v.name()] = &v.type();
     for (const auto& v : g.value_info()) types[v.name()] = &v.type();
     for (const auto& v : g.output()) types[v.name()] = &v.type();
@@ -255,9 +267,22 @@ ImportResult import_onnx(const std::string& path, const ImportOptions& opt) {
         auto ty = types.find(name);
         if (ty == types.end())
             throw UserError(context, "tensor '" + name + "' has no inferred type or shape");
-        const onnx::TypeProto& type = *ty->second;
+        // Optionals and sequences are costed by their element tensor (one element of a sequence).
+        const onnx::TypeProto* tp = ty->second;
+        bool container = false;
+        for (int depth = 0; depth < 4 && !tp->has_tensor_type(); ++depth) {
+            if (tp->has_optional_type()) tp = &tp->optional_type().elem_type();
+            else if (tp->has_sequence_type()) tp = &tp->sequence_type().elem_type();
+            else break;
+            container = true;
+        }
+        const onnx::TypeProto& type = *tp;
         if (!type.has_tensor_type())
-            throw UserError(context, "tensor '" + name + "' is not a tensor (sequence, map or optional types are not modeled)");
+            throw UserError(context, "value '" + name + "' is not a tensor, optional or sequence of tensors (map types are not modeled)");
+        if (container && !container_warned) {
+            container_warned = true;
+            result.warnings.push_back(file + ": optional/sequence values are costed as one element tensor (their length is not static)");
+        }
         if (!type.tensor_type().has_shape())
             throw UserError(context, "tensor '" + name + "' has unknown rank after shape inference");
         Tensor x;

@@ -94,6 +94,18 @@ OpCost shape_only(const NodeContext& c) {
     return k;
 }
 
+/// A view that must keep the element count. A mismatch means the file hard-codes a shape that
+/// no longer fits its inputs (typically a Reshape exported with a static batch, after --batch).
+OpCost view(const NodeContext& c) {
+    const Tensor& in = c.input(0);
+    const Tensor& out = c.output(0);
+    if (in.elems() != out.elems())
+        throw UserError(c.where, "reshapes " + shape_string(in.shape) + " (" + std::to_string(in.elems()) +
+                                     " elements) into " + shape_string(out.shape) + " (" + std::to_string(out.elems()) +
+                                     "): the model hard-codes this shape (exported with a static batch?)");
+    return shape_only(c);
+}
+
 /// Reductions read every input element once (one add/compare each).
 OpCost reduction(const NodeContext& c) {
     OpCost k = base_cost(c, OpClass::Reduction);
@@ -322,9 +334,8 @@ const Table& table() {
                                "SpaceToDepth", "ConstantOfShape", "OneHot", "Range", "ReverseSequence", "Compress",
                                "NonZero", "EyeLike", "SequenceAt", "Col2Im"})
             t.add(op, data_movement);
-        for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout", "Shape", "Size",
-                               "Constant"})
-            t.add(op, shape_only);
+        for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"}) t.add(op, view);
+        for (const char* op : {"Dropout", "Shape", "Size", "Constant"}) t.add(op, shape_only);
         return t;
     }();
     return t;
