@@ -11,10 +11,6 @@
 #include "traces/trace_writer.h"
 #include "workloads/graph/op_graph.h"
 
-// Debian's libsystemc provides main() and needs sc_main; archsim has its own main and drives the
-// kernel directly, so this is never called.
-int sc_main(int, char*[]) { return 1; }
-
 namespace archsim {
 
 namespace {

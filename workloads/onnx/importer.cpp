@@ -193,6 +193,51 @@ int64_t fold_constants(onnx::ModelProto& model, int64_t opset, const std::string
     return folded_total;
 }
 
+/// Checks the node graph before anything else reads it: every input has a source, no tensor is
+/// produced twice, and there is no cycle (Kahn's algorithm over the nodes).
+void check_structure(const onnx::GraphProto& g, const std::string& file) {
+    std::unordered_map<std::string, int> producer;
+    for (int k = 0; k < g.node_size(); ++k)
+        for (const auto& o : g.node(k).output()) {
+            if (o.empty()) continue;
+            auto [it, fresh] = producer.emplace(o, k);
+            if (!fresh)
+                throw UserError(node_label(file, g.node(k), k),
+                                "output '" + o + "' is also produced by " + node_label("", g.node(it->second), it->second).substr(2));
+        }
+    std::set<std::string> sources;
+    for (const auto& t : g.initializer()) sources.insert(t.name());
+    for (const auto& v : g.input()) sources.insert(v.name());
+    std::vector<int> indeg(g.node_size(), 0);
+    std::vector<std::vector<int>> users(g.node_size());
+    for (int k = 0; k < g.node_size(); ++k)
+        for (const auto& in : g.node(k).input()) {
+            if (in.empty()) continue;
+            auto it = producer.find(in);
+            if (it != producer.end()) {
+                ++indeg[k];
+                users[it->second].push_back(k);
+            } else if (!sources.count(in)) {
+                throw UserError(node_label(file, g.node(k), k),
+                                "input '" + in + "' is not produced by any node, graph input or initializer");
+            }
+        }
+    std::vector<int> ready;
+    for (int k = 0; k < g.node_size(); ++k)
+        if (indeg[k] == 0) ready.push_back(k);
+    int seen = 0;
+    while (!ready.empty()) {
+        int v = ready.back();
+        ready.pop_back();
+        ++seen;
+        for (int w : users[v])
+            if (--indeg[w] == 0) ready.push_back(w);
+    }
+    if (seen != g.node_size())
+        for (int k = 0; k < g.node_size(); ++k)
+            if (indeg[k] > 0) throw UserError(node_label(file, g.node(k), k), "the graph has a cycle through this node");
+}
+
 }  // namespace
 
 void parse_dim_binding(const std::string& text, std::map<std::string, int64_t>& dims) {
@@ -223,6 +268,7 @@ ImportResult import_onnx(const std::string& path, const ImportOptions& opt) {
     }
     if (opt.batch && *opt.batch < 1) throw UserError(file + ": --batch", "must be >= 1");
     bind_inputs(model, opt, file);
+    check_structure(model.graph(), file);
 
     ImportResult result{OpGraph("", file, {}, {}), {}, 0};
     result.folded_nodes = fold_constants(model, opset, file);
@@ -242,6 +288,17 @@ ImportResult import_onnx(const std::string& path, const ImportOptions& opt) {
     for (const auto& t : g.initializer()) {
         if (!seen_inits.insert(t.name()).second)
             throw UserError(file + ": initializer '" + t.name() + "'", "duplicate initializer name");
+        if (t.data_location() == onnx::TensorProto_DataLocation_EXTERNAL)
+            for (const auto& kv : t.external_data())
+                if (kv.key() == "location") {
+                    const fs::path loc(kv.value());
+                    bool escapes = loc.is_absolute() || loc.empty();
+                    for (const auto& part : loc) escapes |= part == "..";
+                    if (escapes)
+                        throw UserError(file + ": initializer '" + t.name() + "'",
+                                        "external data location '" + kv.value() +
+                                            "' must be a relative path inside the model's folder");
+                }
         Tensor x;
         x.name = t.name();
         x.onnx_dtype = t.data_type();

@@ -1,0 +1,211 @@
+// End to end through the archsim binary: run, trace, metrics, overrides and bad input.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/cli.h"
+#include "traces/trace_reader.h"
+
+using namespace archsim;
+using namespace archsim::test;
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+const std::string kSrc = ARCHSIM_SOURCE_DIR;
+const std::string kBundled = kSrc + "/workloads/models/resnet18.onnx";
+const std::string kWs128 = kSrc + "/configs/tpu/tpu_128x128_ws.toml";
+
+json run_ok(const std::string& args, const std::string& out_dir) {
+    CliResult r = run_archsim(args + " --out " + out_dir + " --format json");
+    INFO(args << "\n" << r.err);
+    REQUIRE(r.exit_code == 0);
+    REQUIRE(fs::exists(out_dir + "/trace.h5"));
+    REQUIRE(fs::exists(out_dir + "/metrics.json"));
+    json printed = json::parse(r.out);
+    json written = json::parse(slurp(out_dir + "/metrics.json"));
+    CHECK(printed == written);
+    return written;
+}
+
+}  // namespace
+
+TEST_CASE("version and help flags answer", "[e2e][cli]") {
+    CliResult v = run_archsim("--version");
+    CHECK(v.exit_code == 0);
+    CHECK_THAT(v.out, Catch::StartsWith("archsim "));
+    for (const char* cmd : {"--help", "run --help", "graph --help", "params --help"}) {
+        INFO(cmd);
+        CHECK(run_archsim(cmd).exit_code == 0);
+    }
+    CliResult p = run_archsim("params tpu --format json");
+    CHECK(p.exit_code == 0);
+    CHECK(json::parse(p.out).size() >= 20);
+}
+
+TEST_CASE("metrics.json equals an independent sum over the trace's events", "[e2e][trace]") {
+    const std::string out = temp_dir("sum");
+    json m = run_ok("run " + kBundled + " --arch " + kWs128, out);
+    const json& t = m["total"];
+    TraceReader tr(out + "/trace.h5");
+    const auto& comps = tr.components();
+    uint64_t end_ps = 0, macs = 0, compute_cycles = 0, stall_cycles = 0;
+    std::map<std::string, uint64_t> traffic;
+    std::map<std::string, double> energy_pj;
+    tr.for_each_chunk([&](const TraceEvent* ev, size_t n) {
+        for (size_t i = 0; i < n; ++i) {
+            const TraceEvent& e = ev[i];
+            const auto& c = comps.at(e.component);
+            end_ps = std::max<uint64_t>(end_ps, e.t_ps + e.dur_ps);
+            switch (static_cast<EventKind>(e.kind)) {
+                case EventKind::Fold: macs += e.ops; compute_cycles += e.cycles; energy_pj[c.level] += e.ops * c.pj_per_op; break;
+                case EventKind::Vector: compute_cycles += e.cycles; energy_pj[c.level] += e.ops * c.pj_per_op; break;
+                case EventKind::Stall: stall_cycles += e.cycles; break;
+                case EventKind::DramRead: case EventKind::SramRead:
+                    traffic[c.level] += e.bytes; energy_pj[c.level] += e.bytes * c.pj_per_byte_read; break;
+                case EventKind::DramWrite: case EventKind::SramWrite:
+                    traffic[c.level] += e.bytes; energy_pj[c.level] += e.bytes * c.pj_per_byte_write; break;
+                default: break;
+            }
+        }
+    });
+    CHECK(t["macs"].get<uint64_t>() == macs);
+    CHECK(macs == 1814073344ULL);  // every MAC of resnet18 ran on the array
+    CHECK(t["latency_s"].get<double>() == Approx(end_ps * 1e-12));
+    CHECK(t["compute_cycles"].get<uint64_t>() == compute_cycles);
+    CHECK(t["stall_cycles"].get<uint64_t>() == stall_cycles);
+    for (const auto& [level, bytes] : traffic) CHECK(t["traffic_bytes"][level].get<uint64_t>() == bytes);
+    double parts = 0;
+    for (const auto& [part, j] : t["energy_breakdown_j"].items()) {
+        parts += j.get<double>();
+        if (part != "static") CHECK(j.get<double>() == Approx(energy_pj[part] * 1e-12));
+    }
+    CHECK(t["energy_j"].get<double>() == Approx(parts));
+    // required report fields
+    for (const char* k : {"latency_s", "latency_cycles", "energy_j", "macs", "utilization"}) CHECK(t.contains(k));
+    REQUIRE(m["ops"].size() == 49);
+    for (const char* k : {"name", "op_type", "macs", "start_s", "latency_s", "compute_cycles", "stall_cycles", "energy_j",
+                          "traffic_bytes"})
+        CHECK(m["ops"][0].contains(k));
+    CHECK(tr.attr_string("model") == "resnet18");
+    CHECK(tr.attr_string("machine") == "tpu");
+    CHECK(tr.attr_string("config").find("[array]") != std::string::npos);
+    fs::remove_all(out);
+}
+
+TEST_CASE("ideal DRAM never stalls; a starved DRAM stalls and records why", "[e2e][tpu]") {
+    const std::string a = temp_dir("ideal"), b = temp_dir("starved");
+    json ideal = run_ok("run " + kBundled + " --arch " + kWs128 + " --set dram.ideal=true", a);
+    json starved = run_ok("run " + kBundled + " --arch " + kWs128 + " --set dram.bandwidth_gbps=1", b);
+    CHECK(ideal["total"]["stall_cycles"].get<uint64_t>() == 0);
+    CHECK(starved["total"]["stall_cycles"].get<uint64_t>() > 0);
+    CHECK(starved["total"]["stall_cycles_by_cause"]["operand_load"].get<uint64_t>() > 0);
+    CHECK(ideal["total"]["compute_cycles"] == starved["total"]["compute_cycles"]);
+    CHECK(starved["total"]["latency_s"].get<double>() > ideal["total"]["latency_s"].get<double>());
+    fs::remove_all(a);
+    fs::remove_all(b);
+}
+
+TEST_CASE("precision, batch and set overrides change the machine and the workload", "[e2e][cli]") {
+    const std::string a = temp_dir("int8"), b = temp_dir("fp32"), c = temp_dir("batch"), d = temp_dir("rows");
+    json int8 = run_ok("run " + kBundled + " --arch " + kWs128, a);
+    json fp32 = run_ok("run " + kBundled + " --arch " + kWs128 + " --precision fp32", b);
+    json batch = run_ok("run " + kBundled + " --arch " + kWs128 + " --batch 2", c);
+    json rows = run_ok("run " + kBundled + " --arch " + kWs128 + " --set array.rows=64 --set array.cols=64", d);
+    CHECK(fp32["precision"] == "fp32");
+    CHECK(fp32["total"]["traffic_bytes"]["dram"].get<double>() > 3 * int8["total"]["traffic_bytes"]["dram"].get<double>());
+    CHECK(fp32["total"]["energy_breakdown_j"]["compute"].get<double>() ==
+          Approx(int8["total"]["energy_breakdown_j"]["compute"].get<double>() * 4.6 / 0.3));
+    CHECK(batch["total"]["macs"].get<uint64_t>() == 2 * int8["total"]["macs"].get<uint64_t>());
+    CHECK(rows["total"]["peak_macs_per_cycle"].get<double>() == 64 * 64);
+    for (const auto& p : {a, b, c, d}) fs::remove_all(p);
+}
+
+TEST_CASE("bad input: one line on stderr, exit code 2, no trace", "[e2e][bad]") {
+    const std::string out = temp_dir("bad");
+    const std::string bad_toml = out + "/bad.toml";
+    struct Case {
+        std::string args;
+        std::string expect;
+    };
+    std::ofstream(out + "/unknown_kind.toml") << "kind = \"fpga\"\n";
+    std::ofstream(out + "/neg.toml") << "kind = \"tpu\"\n[sram]\nifmap_kib = -5\n";
+    std::ofstream(out + "/typo.toml") << "kind = \"tpu\"\n[dram]\nbandwith_gbps = 5\n";
+    std::ofstream(out + "/missing_kind.toml") << "[array]\nrows = 4\n";
+    std::ofstream(out + "/junk.onnx") << "garbage";
+    const std::vector<Case> cases = {
+        {"run " + kBundled + " --arch " + out + "/unknown_kind.toml",
+         out + "/unknown_kind.toml: kind = \"fpga\": unknown machine kind (known: tpu)"},
+        {"run " + kBundled + " --arch " + out + "/neg.toml", out + "/neg.toml: sram.ifmap_kib = -5: must be >= 1"},
+        {"run " + kBundled + " --arch " + out + "/typo.toml",
+         out + "/typo.toml: dram.bandwith_gbps: unknown key (did you mean 'dram.bandwidth_gbps'?)"},
+        {"run " + kBundled + " --arch " + out + "/missing_kind.toml",
+         out + "/missing_kind.toml: kind: missing: every machine file names its model, e.g. kind = \"tpu\""},
+        {"run " + kBundled + " --arch " + out + "/nonexistent.toml", out + "/nonexistent.toml: no such config file"},
+        {"run " + kBundled + " --arch " + kWs128 + " --set array.cols=0", "--set: array.cols = 0: must be >= 1"},
+        {"run " + out + "/junk.onnx --arch " + kWs128,
+         out + "/junk.onnx: not a valid ONNX model (protobuf parse failed: truncated or not ONNX)"},
+        {"graph " + out + "/none.onnx", out + "/none.onnx: no such file"},
+        {"run " + kBundled + " --arch " + kWs128 + " --out /proc/archsim_cannot_write",
+         "/proc/archsim_cannot_write: cannot create the output directory: No such file or directory"},
+    };
+    for (const auto& c : cases) {
+        INFO(c.args);
+        const bool add_out = c.args.rfind("run ", 0) == 0 && c.args.find("--out") == std::string::npos;
+        CliResult r = run_archsim(c.args + (add_out ? " --out " + out + "/o" : ""));
+        CHECK(r.exit_code == 2);
+        std::string last = r.err.substr(0, r.err.size() - 1);
+        last = last.substr(last.rfind('\n') == std::string::npos ? 0 : last.rfind('\n') + 1);
+        CHECK(last == "archsim: error: " + c.expect);
+        CHECK_FALSE(fs::exists(out + "/o/trace.h5"));
+    }
+    fs::remove_all(out);
+}
+
+TEST_CASE("every config in configs/ runs the bundled model", "[e2e][smoke]") {
+    for (const auto& e : fs::directory_iterator(kSrc + "/configs/tpu")) {
+        if (e.path().extension() != ".toml") continue;
+        INFO(e.path());
+        const std::string out = temp_dir("smoke");
+        json m = run_ok("run " + kBundled + " --arch " + e.path().string(), out);
+        CHECK(m["total"]["macs"].get<uint64_t>() == 1814073344ULL);
+        CHECK(m["total"]["utilization"].get<double>() > 0);
+        CHECK(m["total"]["utilization"].get<double>() <= 1);
+        fs::remove_all(out);
+    }
+}
+
+namespace {
+void run_every_model_on(const std::string& config) {
+    if (!have_shared()) {
+        WARN("shared/models not found; skipped");
+        return;
+    }
+    std::vector<std::string> models;
+    for (const char* dir : {"models", "models/raw"})
+        for (const auto& e : fs::directory_iterator(shared_path(dir)))
+            if (e.path().extension() == ".onnx") models.push_back(e.path().string());
+    REQUIRE(models.size() >= 17);
+    for (const auto& m : models) {
+        INFO(m << " on " << config);
+        const std::string out = temp_dir("all");
+        CliResult r = run_archsim("run " + m + " --arch " + kSrc + "/configs/tpu/" + config + " --out " + out + " --format csv");
+        CHECK(r.exit_code == 0);
+        CHECK(fs::exists(out + "/trace.h5"));
+        fs::remove_all(out);
+    }
+}
+}  // namespace
+
+TEST_CASE("every shared model runs on tpu_32x32_ws", "[e2e][models]") { run_every_model_on("tpu_32x32_ws.toml"); }
+TEST_CASE("every shared model runs on tpu_32x32_os", "[e2e][models]") { run_every_model_on("tpu_32x32_os.toml"); }
+TEST_CASE("every shared model runs on tpu_32x32_is", "[e2e][models]") { run_every_model_on("tpu_32x32_is.toml"); }
+TEST_CASE("every shared model runs on tpu_128x128_ws", "[e2e][models]") { run_every_model_on("tpu_128x128_ws.toml"); }
+TEST_CASE("every shared model runs on tpu_128x128_os", "[e2e][models]") { run_every_model_on("tpu_128x128_os.toml"); }
+TEST_CASE("every shared model runs on tpu_128x128_is", "[e2e][models]") { run_every_model_on("tpu_128x128_is.toml"); }
+TEST_CASE("every shared model runs on tpu_v1", "[e2e][models]") { run_every_model_on("tpu_v1.toml"); }

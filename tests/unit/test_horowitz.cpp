@@ -1,0 +1,23 @@
+// Energy constants reproduce their published anchors (Horowitz, ISSCC 2014).
+#include <catch2/catch.hpp>
+
+#include "arch/energy/horowitz.h"
+
+using namespace archsim;
+
+TEST_CASE("SRAM energy per byte hits the published 64-bit read energies", "[unit][energy]") {
+    CHECK(horowitz::sram_pj_per_byte(8 * 1024) == Approx(10.0 / 8));
+    CHECK(horowitz::sram_pj_per_byte(32 * 1024) == Approx(20.0 / 8));
+    CHECK(horowitz::sram_pj_per_byte(1024 * 1024) == Approx(100.0 / 8));
+    // monotone in between
+    CHECK(horowitz::sram_pj_per_byte(64 * 1024) > horowitz::sram_pj_per_byte(32 * 1024));
+    CHECK(horowitz::sram_pj_per_byte(64 * 1024) < horowitz::sram_pj_per_byte(1024 * 1024));
+}
+
+TEST_CASE("MAC energy is multiply plus accumulate", "[unit][energy]") {
+    CHECK(horowitz::mac_pj(Precision::Int8) == Approx(0.3));
+    CHECK(horowitz::mac_pj(Precision::Fp16) == Approx(2.0));
+    CHECK(horowitz::mac_pj(Precision::Fp32) == Approx(4.6));
+    CHECK(horowitz::mac_pj(Precision::Bf16) < horowitz::mac_pj(Precision::Fp16));
+    CHECK(horowitz::kDramPjPerByte == Approx(20.3125));
+}

@@ -1,0 +1,153 @@
+// Importing the real models of shared/models and the ONNX test data.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "sim/common/error.h"
+#include "workloads/onnx/importer.h"
+
+using namespace archsim;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kModels = std::string(ARCHSIM_SHARED_DIR) + "/models";
+
+struct ManifestRow {
+    std::string model, file;
+    int64_t macs_onnx = 0;
+    int64_t macs_published = 0;  // 0 = not given
+};
+
+std::vector<ManifestRow> manifest() {
+    std::vector<ManifestRow> rows;
+    std::ifstream in(kModels + "/manifest.csv");
+    std::string line;
+    std::getline(in, line);
+    while (std::getline(in, line)) {
+        std::vector<std::string> f;
+        std::stringstream ss(line);
+        std::string cell;
+        while (std::getline(ss, cell, ',')) f.push_back(cell);
+        if (f.size() < 8) continue;
+        ManifestRow r;
+        r.model = f[0];
+        r.file = f[1];
+        r.macs_onnx = std::stoll(f[6]);
+        r.macs_published = f[7].empty() ? 0 : std::stoll(f[7]);
+        rows.push_back(r);
+    }
+    return rows;
+}
+
+}  // namespace
+
+TEST_CASE("every shared model imports with exactly the manifest's MAC count", "[import][models]") {
+    if (!fs::is_directory(kModels)) {
+        WARN("shared/models not found; skipped");
+        return;
+    }
+    auto rows = manifest();
+    REQUIRE(rows.size() >= 14);
+    for (const auto& r : rows) {
+        INFO(r.file);
+        ImportResult res = import_onnx(kModels + "/" + r.file);
+        CHECK(res.graph.total_macs() == r.macs_onnx);
+        // torchvision publishes GFLOPS (in fact GMACs) to two decimals: within 1% or that rounding.
+        if (r.macs_published > 0)
+            CHECK(std::abs(double(res.graph.total_macs()) - double(r.macs_published)) <=
+                  std::max(0.01 * double(r.macs_published), 0.005e9));
+        // topological order: every operator comes after its producers
+        std::vector<int> pos(res.graph.ops().size());
+        for (size_t i = 0; i < res.graph.topo_order().size(); ++i) pos[res.graph.topo_order()[i]] = static_cast<int>(i);
+        for (size_t op = 0; op < res.graph.ops().size(); ++op)
+            for (int32_t p : res.graph.predecessors(static_cast<int32_t>(op))) CHECK(pos[p] < pos[op]);
+    }
+}
+
+TEST_CASE("raw exports fold their shape subgraphs to the MACs of their folded twins", "[import][models]") {
+    if (!fs::is_directory(kModels + "/raw")) {
+        WARN("shared/models/raw not found; skipped");
+        return;
+    }
+    for (const char* m : {"shufflenet_v2_x1_0.onnx", "bert_like_encoder.onnx", "lstm2.onnx"}) {
+        INFO(m);
+        ImportResult raw = import_onnx(kModels + "/raw/" + m);
+        ImportResult twin = import_onnx(kModels + "/" + m);
+        CHECK(raw.folded_nodes > 0);
+        CHECK(raw.graph.total_macs() == twin.graph.total_macs());
+        CHECK(raw.graph.total_flops() == twin.graph.total_flops());
+    }
+}
+
+TEST_CASE("models with inline weights import like their shape-only twins", "[import][models]") {
+    if (!fs::is_directory(kModels + "/full")) {
+        WARN("shared/models/full not found; skipped");
+        return;
+    }
+    for (const char* m : {"squeezenet1_1.onnx", "mobilenet_v3_small.onnx", "resnet_basic_block.onnx"}) {
+        INFO(m);
+        CHECK(import_onnx(kModels + "/full/" + m).graph.total_macs() == import_onnx(kModels + "/" + m).graph.total_macs());
+    }
+}
+
+TEST_CASE("batch override scales a batch-agnostic model exactly and refuses a hard-coded one", "[import][models]") {
+    if (!fs::is_directory(kModels)) return;
+    ImportOptions four;
+    four.batch = 4;
+    CHECK(import_onnx(kModels + "/resnet50.onnx", four).graph.total_macs() == 4 * int64_t(4089184256));
+    ImportOptions two;
+    two.batch = 2;
+    CHECK_THROWS_WITH(import_onnx(kModels + "/gpt2_small_stack.onnx", two),
+                      Catch::Contains("node '/h.0/attn/Reshape' (Reshape): reshapes 2x256x768") &&
+                          Catch::Contains("hard-codes this shape"));
+}
+
+TEST_CASE("the LSTM counts its gate matmuls as input projection plus recurrent steps", "[import][models]") {
+    if (!fs::is_directory(kModels)) return;
+    ImportResult r = import_onnx(kModels + "/lstm2.onnx");
+    int lstms = 0;
+    for (const auto& op : r.graph.ops()) {
+        if (op.op_type != "LSTM") continue;
+        ++lstms;
+        REQUIRE(op.cost.gemms.size() == 2);
+        CHECK(op.cost.gemms[1].repeat == 64);  // one dependent step per time step
+        CHECK(op.cost.gemms[1].m == 1);        // batch 1
+        CHECK(op.cost.gemms[0].n == 4 * 512);  // four gates of hidden 512
+    }
+    CHECK(lstms == 2);
+}
+
+TEST_CASE("at least 97% of the ONNX test data imports with complete shapes; none crashes", "[import][testdata]") {
+    const std::string root = "/usr/share/libonnx-testdata/data";
+    if (!fs::is_directory(root)) {
+        WARN("libonnx-testdata not installed; skipped");
+        return;
+    }
+    int total = 0, ok = 0, clean_errors = 0;
+    for (const auto& e : fs::recursive_directory_iterator(root)) {
+        if (e.path().filename() != "model.onnx") continue;
+        ++total;
+        ImportOptions opt;
+        opt.allow_unsupported = true;
+        try {
+            ImportResult r = import_onnx(e.path().string(), opt);
+            for (const auto& t : r.graph.tensors())
+                for (auto d : t.shape) REQUIRE(d >= 0);
+            ++ok;
+        } catch (const UserError& err) {
+            ++clean_errors;
+            const std::string what = err.what();
+            CHECK(what.find('\n') == std::string::npos);  // one line
+            CHECK(what.rfind(e.path().string(), 0) == 0);  // names the file first
+        }
+    }
+    WARN("ONNX test data: " << total << " models, " << ok << " imported with complete shapes, " << clean_errors
+                            << " refused with a clean error");
+    CHECK(total >= 1000);
+    CHECK(ok + clean_errors == total);
+    CHECK(ok >= 0.97 * total);
+}
