@@ -26,6 +26,8 @@ Metrics reduce_trace(const TraceReader& tr) {
     for (size_t i = 0; i < m.ops.size(); ++i) {
         m.ops[i].name = tr.ops()[i].name;
         m.ops[i].op_type = tr.ops()[i].op_type;
+        m.ops[i].modeled = tr.ops()[i].op_class != "unsupported";
+        if (!m.ops[i].modeled) m.unmodeled_ops.push_back(m.ops[i].name);
     }
     std::vector<double> op_dynamic_pj(m.ops.size(), 0.0);
     uint64_t end_ps = 0;
@@ -129,6 +131,7 @@ std::string metrics_to_json(const Metrics& m) {
     t["peak_macs_per_cycle"] = m.peak_macs_per_cycle;
     t["static_power_w"] = m.static_power_w;
     t["events"] = m.events;
+    t["unmodeled_ops"] = m.unmodeled_ops;
     auto& ops = j["ops"];
     ops = nlohmann::json::array();
     for (const auto& o : m.ops) {
@@ -144,6 +147,7 @@ std::string metrics_to_json(const Metrics& m) {
         x["traffic_bytes"] = nlohmann::json::object();
         for (const auto& [l, b] : o.traffic_bytes) x["traffic_bytes"][l] = b;
         x["utilization"] = o.utilization;
+        if (!o.modeled) x["modeled"] = false;
         ops.push_back(std::move(x));
     }
     return j.dump(2) + "\n";
@@ -195,6 +199,10 @@ std::string render_metrics(const Metrics& m, ReportFormat f) {
     for (const auto& [part, pj] : m.energy_pj_by_part) out += fmt::format("  {} {:.4f} mJ", part, pj * 1e-9);
     out += "\ntraffic     ";
     for (const auto& [l, b] : m.traffic_bytes) out += fmt::format("  {} {}", l, human_bytes(static_cast<double>(b)));
+    if (!m.unmodeled_ops.empty()) {
+        out += fmt::format("\nNOT MODELED  {} operator(s) imported with --allow-unsupported cost zero:", m.unmodeled_ops.size());
+        for (const auto& n : m.unmodeled_ops) out += " " + n;
+    }
     if (!m.stall_cycles_by_cause.empty()) {
         out += "\nstalls      ";
         for (const auto& [c, v] : m.stall_cycles_by_cause) out += fmt::format("  {} {} cycles", c, v);

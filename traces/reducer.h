@@ -13,6 +13,7 @@ class TraceReader;
 struct OpMetrics {
     std::string name;
     std::string op_type;
+    bool modeled = true;          ///< false: imported with --allow-unsupported, costed as zero
     int64_t macs = 0;             ///< MACs executed (sum over its fold events)
     double start_ps = 0;
     double latency_ps = 0;        ///< its op span
@@ -45,6 +46,7 @@ struct Metrics {
     double static_power_w = 0;
     uint64_t events = 0;
     std::vector<OpMetrics> ops;
+    std::vector<std::string> unmodeled_ops;        ///< names of zero-cost unsupported operators
 };
 
 /// Reads every event of `trace` once, in chunks, and prices it with the component table:

@@ -42,8 +42,8 @@ const ParamBinder<TpuConfig>& tpu_params() {
                         "Latency added to every DRAM transaction"), 0);
         at_most(at_least(b.integer("dram.channels", [](C& c) -> int64_t& { return c.dram.channels; }, 2, "channels",
                                    "Independent DRAM channels, interleaved per transaction"), 1), 1024);
-        at_least(b.integer("dram.transaction_bytes", [](C& c) -> int64_t& { return c.dram.transaction_bytes; }, 512,
-                           "bytes", "Bytes per DRAM TLM transaction (one trace event each)"), 1);
+        at_least(b.integer("dram.transaction_bytes", [](C& c) -> int64_t& { return c.dram.transaction_bytes; }, 64,
+                           "bytes", "Bytes per DRAM TLM transaction, one burst (one trace event each)"), 1);
         b.boolean("dram.ideal", [](C& c) -> bool& { return c.dram.ideal; }, false,
                   "Ideal memory: no latency, no bandwidth limit, no stalls (SCALE-Sim InterfaceBandwidth = CALC)");
         at_least(b.real("dram.pj_per_byte", [](C& c) -> double& { return c.dram.pj_per_byte; }, horowitz::kDramPjPerByte,

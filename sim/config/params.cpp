@@ -15,10 +15,14 @@ namespace archsim {
 std::string format_value(const ParamValue& v) {
     if (auto i = std::get_if<int64_t>(&v)) return std::to_string(*i);
     if (auto d = std::get_if<double>(&v)) {
-        std::ostringstream os;
-        os.precision(17);
-        os << *d;
-        std::string s = os.str();
+        std::string s;
+        for (int prec = 15; prec <= 17; ++prec) {  // shortest text that reads back to the same double
+            std::ostringstream os;
+            os.precision(prec);
+            os << *d;
+            s = os.str();
+            if (std::stod(s) == *d) break;
+        }
         if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
         return s;
     }

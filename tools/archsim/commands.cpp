@@ -193,9 +193,12 @@ int cmd_params(const std::string& kind_name, const std::string& format) {
     const ReportFormat f = parse_report_format(format);
     const auto& decls = kind->schema().decls();
     auto range = [](const ParamDecl& d) {
+        auto num = [&d](double v) {
+            return d.type == ParamType::Int ? std::to_string(static_cast<int64_t>(v)) : format_value(ParamValue(v));
+        };
         std::string s;
-        if (d.min) s += (d.min_exclusive ? "> " : ">= ") + format_value(ParamValue(*d.min));
-        if (d.max) s += (s.empty() ? "" : ", ") + std::string("<= ") + format_value(ParamValue(*d.max));
+        if (d.min) s += (d.min_exclusive ? "> " : ">= ") + num(*d.min);
+        if (d.max) s += (s.empty() ? "" : ", ") + std::string("<= ") + num(*d.max);
         if (!d.choices.empty()) {
             for (const auto& c : d.choices) s += (s.empty() ? "" : "|") + c;
         }

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Benchmark: archsim run on a model and TPU config, trace included. Prints wall time (whole
+# command: import, SystemC simulation, HDF5 trace, reduction), simulation wall time, trace events,
+# events per second, and peak memory; median of N runs.
+# Usage: bench/bench_tpu.sh [MODEL] [CONFIG] [RUNS]
+# Goal (issue 2): resnet50 on tpu_128x128_ws under 2 s on the 2-core CI machine, >= 2 M events/s.
+set -euo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+model="${1:-$here/../shared/models/resnet50.onnx}"
+config="${2:-$here/configs/tpu/tpu_128x128_ws.toml}"
+runs="${3:-5}"
+bin="${ARCHSIM:-$here/build/archsim}"
+out="$(mktemp -d)"
+trap 'rm -rf "$out"' EXIT
+
+walls=(); sims=(); rates=(); rss=()
+for i in $(seq "$runs"); do
+  /usr/bin/time -f "%e %M" -o "$out/time" "$bin" run "$model" --arch "$config" --out "$out/run" \
+      > /dev/null 2> "$out/err"
+  read -r wall kb < "$out/time"
+  line="$(grep 'archsim: simulated' "$out/err")"
+  sim="$(sed -E 's/.* in ([0-9.]+) s wall.*/\1/' <<< "$line")"
+  events="$(sed -E 's/.* wall, ([0-9]+) events.*/\1/' <<< "$line")"
+  walls+=("$wall"); sims+=("$sim"); rss+=("$kb")
+  rates+=("$(awk -v e="$events" -v s="$sim" 'BEGIN { printf "%.3f", e / s / 1e6 }')")
+done
+median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+echo "model         $(basename "$model")"
+echo "config        $(basename "$config")"
+echo "runs          $runs"
+echo "trace events  $events"
+echo "wall_s        $(median "${walls[@]}")   (whole command, median)"
+echo "sim_wall_s    $(median "${sims[@]}")   (SystemC simulation + trace writing, median)"
+echo "events_per_s  $(median "${rates[@]}") M"
+echo "peak_rss_mib  $(awk -v k="$(median "${rss[@]}")" 'BEGIN { printf "%.1f", k / 1024 }')"
+echo "trace_bytes   $(stat -c %s "$out/run/trace.h5")"
