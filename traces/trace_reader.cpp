@@ -7,6 +7,21 @@
 
 namespace archsim {
 
+/// Reads a whole 1-D compound dataset `name` of record type `type` (taken over and closed).
+template <class Record>
+static std::vector<Record> read_table(hid_t file, const char* name, hid_t type, const std::string& path) {
+    h5::Handle t(type, H5Tclose);
+    h5::Handle d(H5Dopen2(file, name, H5P_DEFAULT), H5Dclose);
+    if (!d.valid()) throw UserError(path, std::string("no ") + name + " dataset");
+    h5::Handle space(H5Dget_space(d.get()), H5Sclose);
+    hsize_t n[1] = {0};
+    H5Sget_simple_extent_dims(space.get(), n, nullptr);
+    std::vector<Record> recs(n[0]);
+    if (n[0] && H5Dread(d.get(), t.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, recs.data()) < 0)
+        throw UserError(path, std::string("cannot read ") + name);
+    return recs;
+}
+
 struct TraceReadHandles {
     h5::Handle file;
     h5::Handle events;
@@ -35,34 +50,19 @@ TraceReader::TraceReader(const std::string& path) : m_path(path), m_h(std::make_
         H5Sget_simple_extent_dims(space.get(), dims, nullptr);
         m_event_count = dims[0];
     }
-    {
-        h5::Handle d(H5Dopen2(m_h->file.get(), "components", H5P_DEFAULT), H5Dclose);
-        if (!d.valid()) throw UserError(path, "no components dataset");
-        h5::Handle space(H5Dget_space(d.get()), H5Sclose);
-        hsize_t n[1] = {0};
-        H5Sget_simple_extent_dims(space.get(), n, nullptr);
-        std::vector<h5::ComponentRecord> recs(n[0]);
-        h5::Handle type(h5::component_type(), H5Tclose);
-        if (n[0] && H5Dread(d.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, recs.data()) < 0)
-            throw UserError(path, "cannot read components");
-        for (const auto& r : recs)
-            m_components.push_back({r.name, r.level, r.pj_per_op, r.pj_per_byte_read, r.pj_per_byte_write,
-                                    r.peak_ops_per_cycle, r.clock_hz});
-    }
-    {
-        h5::Handle d(H5Dopen2(m_h->file.get(), "ops", H5P_DEFAULT), H5Dclose);
-        if (!d.valid()) throw UserError(path, "no ops dataset");
-        h5::Handle space(H5Dget_space(d.get()), H5Sclose);
-        hsize_t n[1] = {0};
-        H5Sget_simple_extent_dims(space.get(), n, nullptr);
-        std::vector<h5::OpRecord> recs(n[0]);
-        h5::Handle type(h5::op_type_h5(), H5Tclose);
-        if (n[0] && H5Dread(d.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, recs.data()) < 0)
-            throw UserError(path, "cannot read ops");
-        auto s = [](const char* p) { return p ? std::string(p) : std::string(); };
-        for (const auto& r : recs)
-            m_ops.push_back({s(r.name), s(r.op_type), s(r.op_class), r.macs, r.flops, s(r.inputs), s(r.outputs)});
-        if (n[0]) H5Dvlen_reclaim(type.get(), space.get(), H5P_DEFAULT, recs.data());
+    auto components = read_table<h5::ComponentRecord>(m_h->file.get(), "components", h5::component_type(), path);
+    for (const auto& r : components)
+        m_components.push_back({r.name, r.level, r.pj_per_op, r.pj_per_byte_read, r.pj_per_byte_write,
+                                r.peak_ops_per_cycle, r.clock_hz});
+    h5::Handle op_type(h5::op_type_h5(), H5Tclose);
+    auto ops = read_table<h5::OpRecord>(m_h->file.get(), "ops", H5Tcopy(op_type.get()), path);
+    auto s = [](const char* p) { return p ? std::string(p) : std::string(); };
+    for (const auto& r : ops)
+        m_ops.push_back({s(r.name), s(r.op_type), s(r.op_class), r.macs, r.flops, s(r.inputs), s(r.outputs)});
+    if (!ops.empty()) {
+        hsize_t n[1] = {ops.size()};
+        h5::Handle space(H5Screate_simple(1, n, nullptr), H5Sclose);
+        H5Dvlen_reclaim(op_type.get(), space.get(), H5P_DEFAULT, ops.data());  // frees the vlen strings
     }
 }
 

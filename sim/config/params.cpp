@@ -1,14 +1,14 @@
 #include "sim/config/params.h"
 
-#include <toml++/toml.h>
-
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <set>
 #include <sstream>
 #include <stdexcept>
 
 #include "sim/common/error.h"
+#include "sim/config/toml_load.h"
 
 namespace archsim {
 
@@ -142,14 +142,8 @@ static void flatten(const toml::table& t, const std::string& prefix,
 }
 
 void ParamSet::load_toml_file(const std::string& file, const std::vector<std::string>& skip) {
-    toml::table root;
-    try {
-        root = toml::parse_file(file);
-    } catch (const toml::parse_error& e) {
-        const auto& b = e.source().begin;
-        throw UserError(file + ":" + std::to_string(b.line) + ":" + std::to_string(b.column),
-                        std::string(e.description()));
-    }
+    if (!std::filesystem::is_regular_file(file)) throw UserError(file, "no such config file");
+    const toml::table root = detail::parse_toml_file(file);
     std::vector<std::pair<std::string, const toml::node*>> entries;
     flatten(root, "", entries);
     for (const auto& [key, node] : entries) {

@@ -209,3 +209,25 @@ TEST_CASE("every shared model runs on tpu_128x128_ws", "[e2e][models]") { run_ev
 TEST_CASE("every shared model runs on tpu_128x128_os", "[e2e][models]") { run_every_model_on("tpu_128x128_os.toml"); }
 TEST_CASE("every shared model runs on tpu_128x128_is", "[e2e][models]") { run_every_model_on("tpu_128x128_is.toml"); }
 TEST_CASE("every shared model runs on tpu_v1", "[e2e][models]") { run_every_model_on("tpu_v1.toml"); }
+
+TEST_CASE("a memory-bound layer runs at the DRAM bandwidth", "[e2e][tpu]") {
+    // One 1x1 convolution with little reuse on a 1 GB/s DRAM: the run must take the time its DRAM
+    // traffic needs at that bandwidth (within the last transaction's latency and rounding), and
+    // twice the bandwidth must nearly halve it.
+    const std::string dir = temp_dir("bw");
+    std::ofstream(dir + "/layer.csv") << "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, "
+                                         "Num Filter, Strides,\nPW,56,56,1,1,64,64,1,\n";
+    auto run_at = [&](double gbps) {
+        const std::string out = dir + "/o" + std::to_string(static_cast<int>(gbps));
+        return run_ok("run " + dir + "/layer.csv --arch " + kWs128 + " --set dram.bandwidth_gbps=" + std::to_string(gbps) +
+                          " --set dram.channels=1 --set dram.latency_ns=0",
+                      out);
+    };
+    json slow = run_at(1.0), fast = run_at(2.0);
+    const double bytes = slow["total"]["traffic_bytes"]["dram"].get<double>();
+    const double t_slow = slow["total"]["latency_s"].get<double>();
+    CHECK(t_slow >= bytes / 1e9);
+    CHECK(t_slow == Approx(bytes / 1e9).epsilon(0.05));
+    CHECK(fast["total"]["latency_s"].get<double>() == Approx(t_slow / 2).epsilon(0.05));
+    fs::remove_all(dir);
+}

@@ -1,0 +1,22 @@
+#pragma once
+// Internal: parse a TOML file, turning toml++'s parse error into a UserError with file:line:col.
+// Included only by the .cpp files of sim/config (toml++ is a heavy header).
+#include <toml++/toml.h>
+
+#include <string>
+
+#include "sim/common/error.h"
+
+namespace archsim::detail {
+
+/// Parses `file`; throws UserError("file:line:col", description) on a syntax error.
+inline toml::table parse_toml_file(const std::string& file) {
+    try {
+        return toml::parse_file(file);
+    } catch (const toml::parse_error& e) {
+        const auto& b = e.source().begin;
+        throw UserError(file + ":" + std::to_string(b.line) + ":" + std::to_string(b.column), std::string(e.description()));
+    }
+}
+
+}  // namespace archsim::detail
