@@ -196,7 +196,10 @@ std::string render_metrics(const Metrics& m, ReportFormat f) {
     out += fmt::format("MACs         {} ({:.3f} GMAC), utilization {:.2f}% of {} MACs/cycle\n", m.macs, m.macs * 1e-9,
                        100 * m.utilization, m.peak_macs_per_cycle);
     out += fmt::format("energy       {:.6f} mJ:", m.energy_pj * 1e-9);
-    for (const auto& [part, pj] : m.energy_pj_by_part) out += fmt::format("  {} {:.4f} mJ", part, pj * 1e-9);
+    for (const auto& [part, pj] : m.energy_pj_by_part) {
+        if (part == "static" && m.static_power_w == 0) out += "  static not modeled (energy.static_w = 0)";
+        else out += fmt::format("  {} {:.4f} mJ", part, pj * 1e-9);
+    }
     out += "\ntraffic     ";
     for (const auto& [l, b] : m.traffic_bytes) out += fmt::format("  {} {}", l, human_bytes(static_cast<double>(b)));
     if (!m.unmodeled_ops.empty()) {

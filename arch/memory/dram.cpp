@@ -23,7 +23,7 @@ void Dram::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
         p.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
         return;
     }
-    const double now_ps = (sc_core::sc_time_stamp() + delay).to_seconds() * 1e12;
+    const double now_ps = static_cast<double>((sc_core::sc_time_stamp() + delay).value());  // resolution: 1 ps
     TraceEvent e;
     e.bytes = bytes;
     e.op = m_current_op;

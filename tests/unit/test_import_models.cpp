@@ -151,3 +151,27 @@ TEST_CASE("at least 97% of the ONNX test data imports with complete shapes; none
     CHECK(ok + clean_errors == total);
     CHECK(ok >= 0.97 * total);
 }
+
+TEST_CASE("contraction MACs on ONNX's own operator tests equal hand counts", "[import][testdata]") {
+    const std::string root = "/usr/share/libonnx-testdata/data/node/";
+    if (!fs::is_directory(root)) {
+        WARN("libonnx-testdata not installed; skipped");
+        return;
+    }
+    // output elements x reduction length (grouping-aware), computed by hand from each test's shapes
+    const std::vector<std::pair<std::string, int64_t>> cases = {
+        {"test_basic_conv_with_padding", 25 * 9},                // 5x5 out, 3x3 kernel, pads 1
+        {"test_conv_with_strides_no_padding", 6 * 9},            // 7x5 in, stride 2 -> 3x2
+        {"test_conv_with_strides_and_asymmetric_padding", 8 * 9},// -> 4x2
+        {"test_conv_with_autopad_same", 9 * 9},                  // SAME_LOWER, stride 2 -> 3x3
+        {"test_convtranspose", 9 * 2 * 9},                       // in 3x3, Cout 2, kernel 3x3
+        {"test_gemm_transposeA", 3 * 4 * 6},                     // A 6x3 transposed, B 6x4
+        {"test_matmul_4d", 2 * 3 * 3 * 4},                       // batch 2 of 3x4 by 4x3
+        {"test_lstm_defaults", 1 * 3 * 4 * 3 * (2 + 3)},         // seq 1, batch 3, hidden 3, input 2
+        {"test_gru_batchwise", 3 * 1 * 3 * 6 * (2 + 6)},         // layout 1: batch 3, seq 1, hidden 6
+    };
+    for (const auto& [name, macs] : cases) {
+        INFO(name);
+        CHECK(import_onnx(root + name + "/model.onnx").graph.total_macs() == macs);
+    }
+}
