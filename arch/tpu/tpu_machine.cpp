@@ -104,9 +104,12 @@ private:
         bool vector = false;
     };
 
-    uint64_t now_cycle() const {
-        return static_cast<uint64_t>(std::ceil(static_cast<double>(sc_core::sc_time_stamp().value()) / m_cfg.cycle_ps() - 1e-9));
+    /// First cycle boundary at or after `ps`. Cycle boundaries are stored rounded to the ps, so a
+    /// time within half a ps of a boundary belongs to it.
+    uint64_t cycle_at_or_after(double ps) const {
+        return static_cast<uint64_t>(std::max(0.0, std::ceil((ps - 0.5) / m_cfg.cycle_ps())));
     }
+    uint64_t now_cycle() const { return cycle_at_or_after(static_cast<double>(sc_core::sc_time_stamp().value())); }
     uint64_t to_ps(uint64_t cycle) const { return static_cast<uint64_t>(std::llround(cycle * m_cfg.cycle_ps())); }
     void wait_until(uint64_t cycle) {
         const uint64_t target = to_ps(cycle), now = sc_core::sc_time_stamp().value();
@@ -126,7 +129,7 @@ private:
             w.sram_write_bytes[static_cast<int>(t.buffer)] += t.dram_bytes;
             if (t.cacheable) buf.insert(t.key, t.dram_bytes);
         }
-        return static_cast<uint64_t>(std::ceil(ready_ps / m_cfg.cycle_ps() - 1e-9));
+        return cycle_at_or_after(ready_ps);
     }
 
     void emit_span(EventKind kind, uint16_t comp, uint64_t start, uint64_t cycles, uint64_t ops, uint64_t bytes,
@@ -172,7 +175,7 @@ private:
         wait_until(end);
         if (cur.w.dram_write_bytes > 0) {
             const double done_ps = m_dma->transfer(cur.w.dram_write_bytes, /*write=*/true);
-            m_write_done = std::max(m_write_done, static_cast<uint64_t>(std::ceil(done_ps / m_cfg.cycle_ps() - 1e-9)));
+            m_write_done = std::max(m_write_done, cycle_at_or_after(done_ps));
         }
         m_prev_end = end;
     }

@@ -54,3 +54,18 @@ TEST_CASE("SCALE-Sim Resnet18 32x32 IS, layer by layer", "[e2e][regression]") { 
 TEST_CASE("SCALE-Sim Resnet18 128x128 WS, layer by layer", "[e2e][regression]") { check_reference("128x128", "ws"); }
 TEST_CASE("SCALE-Sim Resnet18 128x128 OS, layer by layer", "[e2e][regression]") { check_reference("128x128", "os"); }
 TEST_CASE("SCALE-Sim Resnet18 128x128 IS, layer by layer", "[e2e][regression]") { check_reference("128x128", "is"); }
+
+TEST_CASE("at a clock whose period is not a whole ps, ideal-memory latency is exactly the sum of fold cycles", "[e2e][regression]") {
+    // 700 MHz: 1428.57 ps per cycle. Layers run back to back with no stall, so no rounding may
+    // add or lose a cycle at any of the 21 operator boundaries.
+    const std::string ref = shared_path("reference/scalesim");
+    if (!fs::is_directory(ref)) return;
+    const std::string out = temp_dir("v1");
+    CliResult r = run_archsim("run " + ref + "/Resnet18.csv --arch " + std::string(ARCHSIM_SOURCE_DIR) +
+                              "/configs/tpu/tpu_v1.toml --set dram.ideal=true --format json --out " + out);
+    REQUIRE(r.exit_code == 0);
+    auto m = nlohmann::json::parse(r.out);
+    CHECK(m["total"]["stall_cycles"].get<int64_t>() == 0);
+    CHECK(m["total"]["latency_cycles"].get<int64_t>() == m["total"]["compute_cycles"].get<int64_t>());
+    fs::remove_all(out);
+}
