@@ -55,6 +55,9 @@ private:
     uint64_t m_next_addr = 0;
 };
 
+/// The TPU-style machine: executes contractions fold by fold on the systolic array with the
+/// operands double-buffered from DRAM (stalling when DRAM is late), and everything else on the
+/// vector unit in buffer-sized chunks. Time advances in cycles of clock_mhz.
 class TpuMachine : public Machine {
 public:
     TpuMachine(const TpuConfig& cfg, TraceWriter& trace)
