@@ -65,6 +65,11 @@ Metrics reduce_trace(const TraceReader& tr) {
                     m.write_bytes[c.level] += e.bytes;
                     pj = static_cast<double>(e.bytes) * c.pj_per_byte_write;
                     break;
+                case EventKind::Transfer:  // a mover: bytes priced per byte, a network per byte-hop
+                    o.traffic_bytes[c.level] += e.bytes;
+                    m.read_bytes[c.level] += e.bytes;
+                    pj = static_cast<double>(e.bytes) * c.pj_per_byte_read + static_cast<double>(e.ops) * c.pj_per_op;
+                    break;
                 case EventKind::Stall:
                     o.stall_cycles += e.cycles;
                     m.stall_cycles_by_cause[to_string(static_cast<StallCause>(e.detail))] += e.cycles;

@@ -18,6 +18,8 @@ enum class EventKind : uint8_t {
     SramRead = 5,   ///< bytes read from an on-chip buffer during one fold (span = the fold)
     SramWrite = 6,  ///< bytes written to an on-chip buffer during one fold
     Stall = 7,      ///< compute waiting (span; cycles; detail = StallCause)
+    Transfer = 8,   ///< a data mover (DMA, block mover, streamer, network) moving bytes (span; bytes;
+                    ///< ops = byte-hops for a network)
 };
 
 /// Why compute waited.
@@ -25,6 +27,8 @@ enum class StallCause : uint8_t {
     None = 0,
     OperandLoad = 1,  ///< DRAM could not refill the double buffer before the previous fold ended
     WriteDrain = 2,   ///< the operator's output writes were still draining to DRAM at its end
+    BlockMover = 3,   ///< the L3 -> L2 block movers could not deliver a wave's operands in time
+    Streamer = 4,     ///< the L2 -> L1 streamers could not feed the wavefront at its rate
 };
 
 /// Name of an EventKind ("op", "fold", ...).

@@ -25,6 +25,7 @@ const char* to_string(EventKind k) {
         case EventKind::SramRead: return "sram_read";
         case EventKind::SramWrite: return "sram_write";
         case EventKind::Stall: return "stall";
+        case EventKind::Transfer: return "transfer";
     }
     return "?";
 }
@@ -34,6 +35,8 @@ const char* to_string(StallCause c) {
         case StallCause::None: return "none";
         case StallCause::OperandLoad: return "operand_load";
         case StallCause::WriteDrain: return "write_drain";
+        case StallCause::BlockMover: return "block_mover";
+        case StallCause::Streamer: return "streamer";
     }
     return "?";
 }

@@ -1,6 +1,7 @@
 #include "arch/tpu/tpu_config.h"
 
 #include "arch/energy/horowitz.h"
+#include "arch/memory/dram_params.h"
 
 namespace archsim {
 
@@ -36,18 +37,14 @@ const ParamBinder<TpuConfig>& tpu_params() {
                            "Filter buffer, double-buffered; default: SCALE-Sim google.cfg"), 1);
         at_least(b.integer("sram.ofmap_kib", [](C& c) -> int64_t& { return c.ofmap_kib; }, 2048, "KiB",
                            "Ofmap / partial-sum buffer, double-buffered; default: SCALE-Sim google.cfg"), 1);
-        above(b.real("dram.bandwidth_gbps", [](C& c) -> double& { return c.dram.bandwidth_gbps; }, 34.0, "GB/s",
-                     "Peak DRAM bandwidth over all channels (default: TPU v1's DDR3, Jouppi et al. ISCA 2017)"), 0);
-        at_least(b.real("dram.latency_ns", [](C& c) -> double& { return c.dram.latency_ns; }, 100.0, "ns",
-                        "Latency added to every DRAM transaction"), 0);
-        at_most(at_least(b.integer("dram.channels", [](C& c) -> int64_t& { return c.dram.channels; }, 2, "channels",
-                                   "Independent DRAM channels, interleaved per transaction"), 1), 1024);
-        at_least(b.integer("dram.transaction_bytes", [](C& c) -> int64_t& { return c.dram.transaction_bytes; }, 64,
-                           "bytes", "Bytes per DRAM TLM transaction, one burst (one trace event each)"), 1);
-        b.boolean("dram.ideal", [](C& c) -> bool& { return c.dram.ideal; }, false,
-                  "Ideal memory: no latency, no bandwidth limit, no stalls (SCALE-Sim InterfaceBandwidth = CALC)");
-        at_least(b.real("dram.pj_per_byte", [](C& c) -> double& { return c.dram.pj_per_byte; }, horowitz::kDramPjPerByte,
-                        "pJ/byte", "DRAM access energy (Horowitz ISSCC 2014: 1.3 nJ per 64 bits)"), 0);
+        DramConfig dram;  // TPU v1's DDR3 (Jouppi et al. ISCA 2017), Horowitz's DRAM energy
+        dram.bandwidth_gbps = 34.0;
+        dram.latency_ns = 100.0;
+        dram.channels = 2;
+        dram.transaction_bytes = 64;
+        dram.pj_per_byte = horowitz::kDramPjPerByte;
+        declare_dram_params<C>(b, [](C& c) -> DramConfig& { return c.dram; }, dram,
+                               "TPU v1's DDR3 at 34 GB/s, Jouppi et al. ISCA 2017; energy 1.3 nJ per 64 bits, Horowitz ISSCC 2014");
         at_least(b.integer("vector.lanes", [](C& c) -> int64_t& { return c.vector_lanes; }, 128, "lanes",
                            "Vector-unit lanes for non-GEMM operators"), 1);
         above(b.real("vector.ops_per_lane_per_cycle", [](C& c) -> double& { return c.vector_ops_per_lane; }, 1.0,

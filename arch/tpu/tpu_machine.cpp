@@ -2,58 +2,22 @@
 
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_initiator_socket.h>
 
 #include <algorithm>
 #include <cmath>
 #include <optional>
 
 #include "arch/energy/horowitz.h"
+#include "arch/memory/dma.h"
 #include "arch/memory/dram.h"
 #include "arch/tpu/systolic_mapper.h"
-#include "arch/tpu/tile_buffer.h"
+#include "arch/memory/tile_buffer.h"
 #include "traces/trace_writer.h"
 #include "workloads/graph/op_graph.h"
 
 namespace archsim {
 
 namespace {
-
-/// DMA engine: splits a transfer into DRAM transactions of `transaction_bytes` and sends them
-/// over a TLM-2.0 initiator socket (loosely timed: all issued at the current time, each
-/// annotated with its completion delay by the DRAM target).
-class Dma : public sc_core::sc_module {
-public:
-    tlm_utils::simple_initiator_socket<Dma> socket;
-    Dma(sc_core::sc_module_name name, int64_t transaction_bytes)
-        : sc_core::sc_module(name), socket("socket"), m_txn(transaction_bytes) {}
-
-    /// Moves `bytes` between DRAM and a buffer starting now; returns the absolute completion
-    /// time in ps (now if bytes == 0).
-    double transfer(int64_t bytes, bool write) {
-        const double now_ps = static_cast<double>(sc_core::sc_time_stamp().value());
-        double done = now_ps;
-        tlm::tlm_generic_payload p;
-        p.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
-        p.set_data_ptr(nullptr);  // timing model: no data is carried
-        p.set_streaming_width(static_cast<unsigned>(m_txn));
-        for (int64_t off = 0; off < bytes; off += m_txn) {
-            const int64_t n = std::min(m_txn, bytes - off);
-            p.set_address(m_next_addr);
-            p.set_data_length(static_cast<unsigned>(n));
-            p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-            sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-            socket->b_transport(p, delay);
-            m_next_addr += static_cast<uint64_t>(m_txn);
-            done = std::max(done, now_ps + static_cast<double>(delay.value()));
-        }
-        return done;
-    }
-
-private:
-    int64_t m_txn;
-    uint64_t m_next_addr = 0;
-};
 
 /// The TPU-style machine: executes contractions fold by fold on the systolic array with the
 /// operands double-buffered from DRAM (stalling when DRAM is late), and everything else on the

@@ -1,7 +1,7 @@
 // The tile buffer decides SRAM hits by simulation: boundaries of capacity and LRU order.
 #include <catch2/catch.hpp>
 
-#include "arch/tpu/tile_buffer.h"
+#include "arch/memory/tile_buffer.h"
 
 using archsim::TileBuffer;
 

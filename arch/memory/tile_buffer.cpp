@@ -1,4 +1,4 @@
-#include "arch/tpu/tile_buffer.h"
+#include "arch/memory/tile_buffer.h"
 
 namespace archsim {
 
