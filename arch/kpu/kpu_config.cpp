@@ -1,0 +1,115 @@
+#include "arch/kpu/kpu_config.h"
+
+#include "arch/memory/dram_params.h"
+
+namespace archsim {
+
+double KpuConfig::clock_mhz() const {
+    return power_mode == "low" ? clock_low_mhz : power_mode == "high" ? clock_high_mhz : clock_mid_mhz;
+}
+
+double KpuConfig::power_envelope_w() const {
+    return power_mode == "low" ? power_low_w : power_mode == "high" ? power_high_w : power_mid_w;
+}
+
+double KpuConfig::macs_per_pe() const {
+    switch (precision) {
+        case Precision::Int8: return macs_per_pe_int8;
+        case Precision::Fp16: return macs_per_pe_fp16;
+        case Precision::Bf16: return macs_per_pe_bf16;
+        case Precision::Fp32: return macs_per_pe_fp32;
+    }
+    return macs_per_pe_fp32;
+}
+
+double KpuConfig::mac_pj() const {
+    switch (precision) {
+        case Precision::Int8: return mac_pj_int8;
+        case Precision::Fp16: return mac_pj_fp16;
+        case Precision::Bf16: return mac_pj_bf16;
+        case Precision::Fp32: return mac_pj_fp32;
+    }
+    return mac_pj_fp32;
+}
+
+// Defaults are Stillwater's T256 design point (a published proposal, not silicon) and the
+// energies of Stillwater's own analytical KPU model (see shared/reference/README.md). Numbers
+// Stillwater does not publish (per-precision PE rates other than INT8, mover bandwidths, the
+// unit of the network energy) are marked as assumptions in their docs.
+const ParamBinder<KpuConfig>& kpu_params() {
+    static const ParamBinder<KpuConfig> b = [] {
+        ParamBinder<KpuConfig> b;
+        using C = KpuConfig;
+        const std::string sw = "Stillwater T256 design point";
+        b.string("name", [](C& c) -> std::string& { return c.name; }, "kpu", {}, "Free-text name shown in reports");
+        b.string("power_mode", [](C& c) -> std::string& { return c.power_mode; }, "mid", {"low", "mid", "high"},
+                 "Operating point: selects clock.<mode>_mhz and power.<mode>_w");
+        above(b.real("clock.low_mhz", [](C& c) -> double& { return c.clock_low_mhz; }, 450.0, "MHz", "Clock at power_mode = low (" + sw + ")"), 0);
+        above(b.real("clock.mid_mhz", [](C& c) -> double& { return c.clock_mid_mhz; }, 600.0, "MHz", "Clock at power_mode = mid (" + sw + ")"), 0);
+        above(b.real("clock.high_mhz", [](C& c) -> double& { return c.clock_high_mhz; }, 700.0, "MHz", "Clock at power_mode = high (" + sw + ")"), 0);
+        at_least(b.real("power.low_w", [](C& c) -> double& { return c.power_low_w; }, 15.0, "W", "Published power envelope at low (" + sw + "); reported, not simulated"), 0);
+        at_least(b.real("power.mid_w", [](C& c) -> double& { return c.power_mid_w; }, 30.0, "W", "Published power envelope at mid (" + sw + "); reported, not simulated"), 0);
+        at_least(b.real("power.high_w", [](C& c) -> double& { return c.power_high_w; }, 50.0, "W", "Published power envelope at high (" + sw + "); reported, not simulated"), 0);
+        b.string("precision", [](C& c) -> std::string& { return c.precision_name; }, "int8", {"int8", "fp16", "bf16", "fp32"},
+                 "Operand precision (operand bytes, PE rate and MAC energy; accumulators are 32-bit)");
+        at_most(at_least(b.integer("tiles.rows", [](C& c) -> int64_t& { return c.tile_rows; }, 16, "tiles", "Rows of the tile mesh (" + sw + ")"), 1), 4096);
+        at_most(at_least(b.integer("tiles.cols", [](C& c) -> int64_t& { return c.tile_cols; }, 16, "tiles", "Columns of the tile mesh (" + sw + ")"), 1), 4096);
+        at_most(at_least(b.integer("pe.rows", [](C& c) -> int64_t& { return c.pe_rows; }, 32, "PEs", "PE rows R per tile (" + sw + ")"), 1), 4096);
+        at_most(at_least(b.integer("pe.cols", [](C& c) -> int64_t& { return c.pe_cols; }, 32, "PEs", "PE columns C per tile (" + sw + ")"), 1), 4096);
+        above(b.real("pe.macs_per_cycle_int8", [](C& c) -> double& { return c.macs_per_pe_int8; }, 1.0, "MACs/PE/cycle",
+                     "INT8 MACs per PE per cycle: T256's published ~315 TOPS = 262144 PEs x 2 x 600 MHz x 1"), 0);
+        above(b.real("pe.macs_per_cycle_fp16", [](C& c) -> double& { return c.macs_per_pe_fp16; }, 1.0, "MACs/PE/cycle",
+                     "FP16 MACs per PE per cycle (not published; assumed one, like INT8)"), 0);
+        above(b.real("pe.macs_per_cycle_bf16", [](C& c) -> double& { return c.macs_per_pe_bf16; }, 1.0, "MACs/PE/cycle",
+                     "BF16 MACs per PE per cycle (not published; assumed one, like INT8)"), 0);
+        above(b.real("pe.macs_per_cycle_fp32", [](C& c) -> double& { return c.macs_per_pe_fp32; }, 1.0, "MACs/PE/cycle",
+                     "FP32 MACs per PE per cycle (not published; assumed one, like INT8)"), 0);
+        at_least(b.integer("pipeline.fill_cycles", [](C& c) -> int64_t& { return c.fill_cycles; }, 32, "cycles",
+                           "Pipeline fill charged once per operator pass, before the first wavefront (" + sw + ")"), 0);
+        at_least(b.integer("pipeline.drain_cycles", [](C& c) -> int64_t& { return c.drain_cycles; }, 32, "cycles",
+                           "Pipeline drain charged once per operator pass, after the last wavefront (" + sw + ")"), 0);
+        at_least(b.integer("l1.kib_per_pe", [](C& c) -> int64_t& { return c.l1_kib_per_pe; }, 4, "KiB", "L1 per PE (" + sw + ")"), 1);
+        at_least(b.integer("l2.kib_per_tile", [](C& c) -> int64_t& { return c.l2_kib_per_tile; }, 32, "KiB", "L2 banks per tile (" + sw + ")"), 1);
+        at_least(b.integer("l3.kib_per_tile", [](C& c) -> int64_t& { return c.l3_kib_per_tile; }, 256, "KiB",
+                           "L3 per tile; the fabric's L3 is tiles x this (" + sw + ": 256 tiles x 256 KiB = 64 MiB)"), 1);
+        above(b.real("block_mover.bytes_per_cycle", [](C& c) -> double& { return c.block_mover_bytes_per_cycle; }, 64.0,
+                     "bytes/cycle/tile", "L3 -> L2 block-mover bandwidth per tile (not published; assumed 64)"), 0);
+        above(b.real("streamer.bytes_per_cycle", [](C& c) -> double& { return c.streamer_bytes_per_cycle; }, 128.0,
+                     "bytes/cycle/tile",
+                     "L2 -> L1 streamer bandwidth per tile (not published; assumed (R + C) x 2 bytes: one operand row and "
+                     "column per cycle at 16 bits)"), 0);
+        DramConfig dram;  // T256: LPDDR5 at 256 GB/s; Stillwater's DDR energy 10 pJ/B
+        dram.bandwidth_gbps = 256.0;
+        dram.latency_ns = 100.0;
+        dram.channels = 8;
+        dram.transaction_bytes = 64;
+        dram.pj_per_byte = 10.0;
+        declare_dram_params<C>(b, [](C& c) -> DramConfig& { return c.dram; }, dram,
+                               "T256's LPDDR5 at 256 GB/s; energy 10 pJ/B from Stillwater's KPU model");
+        const std::string sm = "Stillwater's analytical KPU model";
+        at_least(b.real("energy.mac_pj_int8", [](C& c) -> double& { return c.mac_pj_int8; }, 0.10, "pJ/MAC", "INT8 MAC (" + sm + ")"), 0);
+        at_least(b.real("energy.mac_pj_fp16", [](C& c) -> double& { return c.mac_pj_fp16; }, 0.16, "pJ/MAC", "FP16 MAC (not published; BF16's 0.16 of " + sm + ")"), 0);
+        at_least(b.real("energy.mac_pj_bf16", [](C& c) -> double& { return c.mac_pj_bf16; }, 0.16, "pJ/MAC", "BF16 MAC (" + sm + ")"), 0);
+        at_least(b.real("energy.mac_pj_fp32", [](C& c) -> double& { return c.mac_pj_fp32; }, 0.30, "pJ/MAC", "FP32 MAC (" + sm + ")"), 0);
+        at_least(b.real("energy.l1_pj_per_byte", [](C& c) -> double& { return c.l1_pj_per_byte; }, 0.3, "pJ/byte", "L1 access (" + sm + ")"), 0);
+        at_least(b.real("energy.l2_pj_per_byte", [](C& c) -> double& { return c.l2_pj_per_byte; }, 0.8, "pJ/byte", "L2 access (" + sm + ")"), 0);
+        at_least(b.real("energy.l3_pj_per_byte", [](C& c) -> double& { return c.l3_pj_per_byte; }, 2.0, "pJ/byte", "L3 access (" + sm + ")"), 0);
+        at_least(b.real("energy.dma_pj_per_byte", [](C& c) -> double& { return c.dma_pj_per_byte; }, 1.5, "pJ/byte", "DMA engine, DRAM <-> L3 (" + sm + ")"), 0);
+        at_least(b.real("energy.block_mover_pj_per_byte", [](C& c) -> double& { return c.block_mover_pj_per_byte; }, 0.8, "pJ/byte", "Block mover, L3 -> L2 (" + sm + ")"), 0);
+        at_least(b.real("energy.streamer_pj_per_byte", [](C& c) -> double& { return c.streamer_pj_per_byte; }, 0.3, "pJ/byte", "Streamer, L2 -> L1 (" + sm + ")"), 0);
+        at_least(b.real("energy.noc_pj_per_byte_hop", [](C& c) -> double& { return c.noc_pj_per_byte_hop; }, 0.5, "pJ/(byte*hop)",
+                        "Tile-mesh network per byte per hop (" + sm + " gives 0.5 pJ/hop; per byte is our reading)"), 0);
+        at_least(b.real("energy.static_w", [](C& c) -> double& { return c.static_w; }, 0.0, "W",
+                        "Static power over the whole run; 0 = not modeled (Stillwater publishes only total envelopes)"), 0);
+        return b;
+    }();
+    return b;
+}
+
+KpuConfig make_kpu_config(const ParamSet& p) {
+    KpuConfig c = kpu_params().build(p);
+    c.precision = parse_precision(c.precision_name, "precision");
+    return c;
+}
+
+}  // namespace archsim

@@ -1,0 +1,58 @@
+#pragma once
+// Typed configuration of the KPU domain-flow fabric (kind = "kpu").
+#include <cstdint>
+#include <string>
+
+#include "arch/memory/dram_config.h"
+#include "sim/common/precision.h"
+#include "sim/config/params.h"
+
+namespace archsim {
+
+/// A Stillwater KPU: a mesh of tiles, each an array of PEs, fed by DRAM -> DMA -> L3 -> block
+/// movers -> L2 -> streamers -> L1 -> fabric. Filled only by make_kpu_config(), already valid.
+struct KpuConfig {
+    std::string name;
+    std::string power_mode;                 ///< "low" | "mid" | "high": selects clock and power envelope
+    double clock_low_mhz = 0, clock_mid_mhz = 0, clock_high_mhz = 0;
+    double power_low_w = 0, power_mid_w = 0, power_high_w = 0;
+    std::string precision_name;
+    Precision precision = Precision::Int8;
+    int64_t tile_rows = 0, tile_cols = 0;   ///< tiles in the mesh
+    int64_t pe_rows = 0, pe_cols = 0;       ///< PEs per tile (R x C)
+    double macs_per_pe_int8 = 0, macs_per_pe_fp16 = 0, macs_per_pe_bf16 = 0, macs_per_pe_fp32 = 0;
+    int64_t fill_cycles = 0, drain_cycles = 0;
+    int64_t l1_kib_per_pe = 0, l2_kib_per_tile = 0, l3_kib_per_tile = 0;
+    double block_mover_bytes_per_cycle = 0; ///< per tile, L3 -> L2
+    double streamer_bytes_per_cycle = 0;    ///< per tile, L2 -> L1 (the skewed operand streams)
+    DramConfig dram;
+    double mac_pj_int8 = 0, mac_pj_fp16 = 0, mac_pj_bf16 = 0, mac_pj_fp32 = 0;
+    double l1_pj_per_byte = 0, l2_pj_per_byte = 0, l3_pj_per_byte = 0;
+    double dma_pj_per_byte = 0, block_mover_pj_per_byte = 0, streamer_pj_per_byte = 0;
+    double noc_pj_per_byte_hop = 0;
+    double static_w = 0;
+
+    int64_t tiles() const { return tile_rows * tile_cols; }
+    int64_t pes_per_tile() const { return pe_rows * pe_cols; }
+    /// Clock of the selected power mode, MHz.
+    double clock_mhz() const;
+    /// Power envelope of the selected mode (published design point), W.
+    double power_envelope_w() const;
+    /// MACs per PE per cycle in the run's precision.
+    double macs_per_pe() const;
+    /// MAC energy in the run's precision, pJ.
+    double mac_pj() const;
+    /// tiles x PEs per tile x MACs per PE per cycle.
+    double peak_macs_per_cycle() const { return static_cast<double>(tiles() * pes_per_tile()) * macs_per_pe(); }
+    /// peak_macs_per_cycle() x clock, MAC/s.
+    double peak_macs_per_second() const { return peak_macs_per_cycle() * clock_mhz() * 1e6; }
+    double cycle_ps() const { return 1e6 / clock_mhz(); }
+};
+
+/// The declared parameters of kind "kpu".
+const ParamBinder<KpuConfig>& kpu_params();
+
+/// Builds a KpuConfig from resolved values.
+KpuConfig make_kpu_config(const ParamSet& p);
+
+}  // namespace archsim

@@ -1,0 +1,63 @@
+#include "arch/kpu/wavefront.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace archsim {
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+int64_t wavefront_cycles(int64_t k_steps, int64_t rows, int64_t cols) { return k_steps + (rows - 1) + (cols - 1); }
+
+int64_t pipelined_cycles(int64_t blocks, int64_t k_steps, int64_t rows, int64_t cols) {
+    return blocks <= 0 ? 0 : blocks * k_steps + (rows - 1) + (cols - 1);
+}
+
+int64_t k_steps(int64_t k, double macs_per_pe) {
+    return static_cast<int64_t>(std::ceil(static_cast<double>(k) / macs_per_pe - 1e-9));
+}
+
+FabricPlan plan_gemm(const GemmView& g, const KpuConfig& cfg) {
+    FabricPlan p;
+    if (g.m <= 0 || g.n <= 0 || g.k <= 0) return p;
+    p.row_blocks = ceil_div(g.m, cfg.pe_rows);
+    p.col_blocks = ceil_div(g.n, cfg.pe_cols);
+    p.instances = g.batch * g.groups;
+    p.blocks = p.instances * p.row_blocks * p.col_blocks;
+    p.tiles_used = std::min(p.blocks, cfg.tiles());
+    p.waves = ceil_div(p.blocks, cfg.tiles());
+    p.k_cycles = k_steps(g.k, cfg.macs_per_pe());
+    p.ideal_cycles = g.repeat * (pipelined_cycles(p.waves, p.k_cycles, cfg.pe_rows, cfg.pe_cols) + cfg.fill_cycles +
+                                 cfg.drain_cycles);
+    return p;
+}
+
+void for_each_wave(const GemmView& g, const KpuConfig& cfg,
+                   const std::function<void(int64_t, const std::vector<FabricBlock>&)>& visit) {
+    const FabricPlan p = plan_gemm(g, cfg);
+    const int64_t tiles = cfg.tiles();
+    std::vector<FabricBlock> wave;
+    wave.reserve(static_cast<size_t>(std::min(tiles, p.blocks)));
+    const int64_t per_instance = p.row_blocks * p.col_blocks;
+    for (int64_t w = 0; w < p.waves; ++w) {
+        wave.clear();
+        for (int64_t b = w * tiles; b < std::min(p.blocks, (w + 1) * tiles); ++b) {
+            FabricBlock blk;
+            blk.instance = b / per_instance;
+            const int64_t r = b % per_instance;
+            blk.bi = r / p.col_blocks;
+            blk.bj = r % p.col_blocks;
+            blk.m = std::min(cfg.pe_rows, g.m - blk.bi * cfg.pe_rows);
+            blk.n = std::min(cfg.pe_cols, g.n - blk.bj * cfg.pe_cols);
+            wave.push_back(blk);
+        }
+        visit(w, wave);
+    }
+}
+
+double mean_mesh_hops(int64_t rows, int64_t cols) {
+    auto axis = [](int64_t n) { return (static_cast<double>(n) * n - 1.0) / (3.0 * n); };
+    return axis(rows) + axis(cols);
+}
+
+}  // namespace archsim
