@@ -21,6 +21,11 @@ int cmd_graph(const WorkloadArgs& w, const std::string& format);
 int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& out_dir, const std::string& precision,
             const std::vector<std::string>& sets, const std::string& format);
 
+/// `archsim compare STUDY`: every model on every machine of a study, in child processes
+/// (`jobs` at a time, 0 = one per core); finished points are reused unless `force`. Writes
+/// OUT/results.csv and OUT/points/<machine>/<model>/; returns 1 if a point failed.
+int cmd_compare(const std::string& study_file, const std::string& out_dir, int jobs, bool force);
+
 /// `archsim params KIND`: every key of a machine kind with type, unit, default and doc.
 int cmd_params(const std::string& kind, const std::string& format);
 

@@ -47,6 +47,16 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"int8", "fp16", "bf16", "fp32"}));
     run->add_option("--set", sets, "Override any config key: KEY=VALUE (repeatable)");
 
+    std::string study_file, study_out = "out/compare";
+    int jobs = 0;
+    bool force = false;
+    auto* compare = app.add_subcommand("compare", "Run every model of a study file on every machine and tabulate "
+                                                  "latency, throughput, energy, TOPS/W, utilization and DRAM traffic");
+    compare->add_option("study", study_file, "Study file (configs/studies/*.toml)")->required();
+    compare->add_option("--out", study_out, "Output directory (results.csv, points/)")->capture_default_str();
+    compare->add_option("--jobs", jobs, "Parallel simulations (default: one per core)");
+    compare->add_flag("--force", force, "Rerun points that already have results");
+
     std::string kind;
     auto* params = app.add_subcommand("params", "List the config keys of a machine kind");
     params->add_option("kind", kind, "Machine kind, e.g. tpu")->required();
@@ -69,6 +79,7 @@ int main(int argc, char** argv) {
             return cli::cmd_run(wl, arch, out_dir, precision, sets, format);
         }
         if (*params) return cli::cmd_params(kind, format);
+        if (*compare) return cli::cmd_compare(study_file, study_out, jobs, force);
     } catch (const UserError& e) {
         std::fprintf(stderr, "archsim: error: %s\n", e.what());
         return 2;

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Benchmark: archsim run on a model and TPU config, trace included. Prints wall time (whole
+# Benchmark: archsim run on a model and machine config, trace included. Prints wall time (whole
 # command: import, SystemC simulation, HDF5 trace, reduction), simulation wall time, trace events,
 # events per second, and peak memory; median of N runs.
-# Usage: bench/bench_tpu.sh [MODEL] [CONFIG] [RUNS]
-# Goal (issue 2): resnet50 on tpu_128x128_ws under 2 s on the 2-core CI machine, >= 2 M events/s.
+# Usage: bench/bench_run.sh [MODEL] [CONFIG] [RUNS]
+# Goals: resnet50 on configs/tpu/tpu_128x128_ws.toml under 2 s and >= 2 M events/s (issue 2);
+# resnet50 on configs/kpu/t256.toml under 2 s (issue 3). Both on the 2-core CI machine.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 model="${1:-$here/../shared/models/resnet50.onnx}"

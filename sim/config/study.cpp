@@ -1,0 +1,89 @@
+#include "sim/config/study.h"
+
+#include <filesystem>
+#include <set>
+
+#include "sim/common/error.h"
+#include "sim/config/toml_load.h"
+
+namespace archsim {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<std::string> string_list(const toml::node* n, const std::string& where) {
+    std::vector<std::string> out;
+    if (!n) return out;
+    const auto* arr = n->as_array();
+    if (!arr) throw UserError(where, "must be a list of strings");
+    for (const auto& e : *arr) {
+        auto s = e.value<std::string>();
+        if (!s) throw UserError(where, "must be a list of strings");
+        out.push_back(*s);
+    }
+    return out;
+}
+
+void only_keys(const toml::table& t, const std::set<std::string>& allowed, const std::string& where) {
+    for (const auto& [k, v] : t) {
+        const std::string key(k.str());
+        if (!allowed.count(key)) {
+            std::string list;
+            for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+            throw UserError(where + key, "unknown key (expected one of " + list + ")");
+        }
+    }
+}
+
+std::string resolve(const fs::path& base, const std::string& p) {
+    fs::path q(p);
+    return (q.is_absolute() ? q : base / q).lexically_normal().string();
+}
+
+}  // namespace
+
+StudySpec load_study(const std::string& file) {
+    if (!fs::is_regular_file(file)) throw UserError(file, "no such study file");
+    const toml::table root = detail::parse_toml_file(file);
+    only_keys(root, {"name", "description", "models", "machine"}, file + ": ");
+    StudySpec s;
+    s.file = file;
+    const fs::path base = fs::path(file).parent_path();
+    s.name = root["name"].value_or(fs::path(file).stem().string());
+    s.description = root["description"].value_or(std::string());
+    std::set<std::string> stems;
+    for (const auto& m : string_list(root.get("models"), file + ": models")) {
+        const std::string path = resolve(base, m);
+        if (!fs::is_regular_file(path)) throw UserError(file + ": models", "no such model file '" + path + "'");
+        const std::string stem = fs::path(path).stem().string();
+        if (!stems.insert(stem).second)
+            throw UserError(file + ": models", "two models named '" + stem + "' (results are filed by model name)");
+        s.models.push_back(path);
+    }
+    if (s.models.empty()) throw UserError(file + ": models", "must name at least one model");
+    const auto* machines = root.get("machine") ? root.get("machine")->as_array() : nullptr;
+    if (!machines || machines->empty()) throw UserError(file + ": machine", "must have at least one [[machine]] table");
+    std::set<std::string> labels;
+    for (size_t i = 0; i < machines->size(); ++i) {
+        const std::string where = file + ": machine[" + std::to_string(i) + "].";
+        const auto* t = (*machines)[i].as_table();
+        if (!t) throw UserError(where, "must be a table");
+        only_keys(*t, {"label", "config", "set"}, where);
+        StudyMachine m;
+        auto label = (*t)["label"].value<std::string>();
+        auto config = (*t)["config"].value<std::string>();
+        if (!label || label->empty()) throw UserError(where + "label", "missing (a string naming the machine)");
+        if (!config) throw UserError(where + "config", "missing (a machine TOML file)");
+        if (label->find_first_of("/\\") != std::string::npos) throw UserError(where + "label", "must not contain '/'");
+        if (!labels.insert(*label).second) throw UserError(where + "label", "duplicate label '" + *label + "'");
+        m.label = *label;
+        m.config = resolve(base, *config);
+        if (!fs::is_regular_file(m.config)) throw UserError(where + "config", "no such config file '" + m.config + "'");
+        m.sets = string_list(t->get("set"), where + "set");
+        s.machines.push_back(std::move(m));
+    }
+    return s;
+}
+
+}  // namespace archsim
