@@ -2,6 +2,8 @@
 
 #include "arch/memory/dram_params.h"
 
+#include <algorithm>
+
 namespace archsim {
 
 double KpuConfig::clock_mhz() const {
@@ -20,6 +22,17 @@ double KpuConfig::macs_per_pe() const {
         case Precision::Fp32: return macs_per_pe_fp32;
     }
     return macs_per_pe_fp32;
+}
+
+int64_t KpuConfig::compute_tiles() const {
+    int64_t n = 0;
+    switch (precision) {
+        case Precision::Int8: n = int8_tiles; break;
+        case Precision::Fp16: n = fp16_tiles; break;
+        case Precision::Bf16: n = bf16_tiles; break;
+        case Precision::Fp32: n = fp32_tiles; break;
+    }
+    return n > 0 ? std::min(n, tiles()) : tiles();
 }
 
 double KpuConfig::mac_pj() const {
@@ -54,6 +67,16 @@ const ParamBinder<KpuConfig>& kpu_params() {
                  "Operand precision (operand bytes, PE rate and MAC energy; accumulators are 32-bit)");
         at_most(at_least(b.integer("tiles.rows", [](C& c) -> int64_t& { return c.tile_rows; }, 16, "tiles", "Rows of the tile mesh (" + sw + ")"), 1), 4096);
         at_most(at_least(b.integer("tiles.cols", [](C& c) -> int64_t& { return c.tile_cols; }, 16, "tiles", "Columns of the tile mesh (" + sw + ")"), 1), 4096);
+        for (const char* p : {"int8", "fp16", "bf16", "fp32"}) {
+            const std::string prec = p;
+            at_least(b.integer("tiles." + prec + "_tiles",
+                               [prec](C& c) -> int64_t& {
+                                   return prec == "int8" ? c.int8_tiles : prec == "fp16" ? c.fp16_tiles
+                                                                       : prec == "bf16" ? c.bf16_tiles : c.fp32_tiles;
+                               },
+                               0, "tiles", "Tiles that compute in " + prec + "; 0 = every tile (capped at the mesh)"),
+                     0);
+        }
         at_most(at_least(b.integer("pe.rows", [](C& c) -> int64_t& { return c.pe_rows; }, 32, "PEs", "PE rows R per tile (" + sw + ")"), 1), 4096);
         at_most(at_least(b.integer("pe.cols", [](C& c) -> int64_t& { return c.pe_cols; }, 32, "PEs", "PE columns C per tile (" + sw + ")"), 1), 4096);
         above(b.real("pe.macs_per_cycle_int8", [](C& c) -> double& { return c.macs_per_pe_int8; }, 1.0, "MACs/PE/cycle",
@@ -68,8 +91,12 @@ const ParamBinder<KpuConfig>& kpu_params() {
                            "Pipeline fill charged once per operator pass, before the first wavefront (" + sw + ")"), 0);
         at_least(b.integer("pipeline.drain_cycles", [](C& c) -> int64_t& { return c.drain_cycles; }, 32, "cycles",
                            "Pipeline drain charged once per operator pass, after the last wavefront (" + sw + ")"), 0);
-        at_least(b.integer("l1.kib_per_pe", [](C& c) -> int64_t& { return c.l1_kib_per_pe; }, 4, "KiB", "L1 per PE (" + sw + ")"), 1);
-        at_least(b.integer("l2.kib_per_tile", [](C& c) -> int64_t& { return c.l2_kib_per_tile; }, 32, "KiB", "L2 banks per tile (" + sw + ")"), 1);
+        at_least(b.integer("l1.kib_per_pe", [](C& c) -> int64_t& { return c.l1_kib_per_pe; }, 4, "KiB",
+                           "L1 per PE (" + sw + "); reported only: the output-stationary schedule keeps one accumulator "
+                           "and the forwarded operands per PE, so L1 capacity never limits it"), 1);
+        at_least(b.integer("l2.kib_per_tile", [](C& c) -> int64_t& { return c.l2_kib_per_tile; }, 32, "KiB",
+                           "L2 banks per tile, double-buffered: a tile reuses an operand panel still in its L2 half (" + sw +
+                               ")"), 1);
         at_least(b.integer("l3.kib_per_tile", [](C& c) -> int64_t& { return c.l3_kib_per_tile; }, 256, "KiB",
                            "L3 per tile; the fabric's L3 is tiles x this (" + sw + ": 256 tiles x 256 KiB = 64 MiB)"), 1);
         above(b.real("block_mover.bytes_per_cycle", [](C& c) -> double& { return c.block_mover_bytes_per_cycle; }, 64.0,

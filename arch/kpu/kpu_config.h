@@ -20,6 +20,9 @@ struct KpuConfig {
     Precision precision = Precision::Int8;
     int64_t tile_rows = 0, tile_cols = 0;   ///< tiles in the mesh
     int64_t pe_rows = 0, pe_cols = 0;       ///< PEs per tile (R x C)
+    /// Tiles that can compute in each precision (0 = every tile): a fabric whose FP32 units are
+    /// only in some tiles runs an FP32 model on those tiles alone.
+    int64_t int8_tiles = 0, fp16_tiles = 0, bf16_tiles = 0, fp32_tiles = 0;
     double macs_per_pe_int8 = 0, macs_per_pe_fp16 = 0, macs_per_pe_bf16 = 0, macs_per_pe_fp32 = 0;
     int64_t fill_cycles = 0, drain_cycles = 0;
     int64_t l1_kib_per_pe = 0, l2_kib_per_tile = 0, l3_kib_per_tile = 0;
@@ -32,7 +35,10 @@ struct KpuConfig {
     double noc_pj_per_byte_hop = 0;
     double static_w = 0;
 
+    /// Tiles in the mesh.
     int64_t tiles() const { return tile_rows * tile_cols; }
+    /// Tiles that compute in the run's precision (the `tiles.<precision>_tiles` key, capped at tiles()).
+    int64_t compute_tiles() const;
     int64_t pes_per_tile() const { return pe_rows * pe_cols; }
     /// Clock of the selected power mode, MHz.
     double clock_mhz() const;
@@ -42,8 +48,8 @@ struct KpuConfig {
     double macs_per_pe() const;
     /// MAC energy in the run's precision, pJ.
     double mac_pj() const;
-    /// tiles x PEs per tile x MACs per PE per cycle.
-    double peak_macs_per_cycle() const { return static_cast<double>(tiles() * pes_per_tile()) * macs_per_pe(); }
+    /// compute_tiles() x PEs per tile x MACs per PE per cycle.
+    double peak_macs_per_cycle() const { return static_cast<double>(compute_tiles() * pes_per_tile()) * macs_per_pe(); }
     /// peak_macs_per_cycle() x clock, MAC/s.
     double peak_macs_per_second() const { return peak_macs_per_cycle() * clock_mhz() * 1e6; }
     double cycle_ps() const { return 1e6 / clock_mhz(); }

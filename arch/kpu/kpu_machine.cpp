@@ -53,6 +53,7 @@ class KpuMachine : public Machine {
 public:
     KpuMachine(const KpuConfig& cfg, TraceWriter& trace)
         : m_cfg(cfg), m_trace(trace), m_l3(cfg.tiles() * cfg.l3_kib_per_tile * 1024),
+          m_l2(static_cast<size_t>(cfg.compute_tiles()), TileBuffer(cfg.l2_kib_per_tile * 512)),
           m_hops(mean_mesh_hops(cfg.tile_rows, cfg.tile_cols)) {
         const double hz = cfg.clock_mhz() * 1e6;
         m_fabric = trace.add_component({"fabric", "compute", cfg.mac_pj(), 0, 0, cfg.peak_macs_per_cycle(), hz});
@@ -80,6 +81,7 @@ public:
         m_current_op = op_index;
         if (!m_consumed_known) find_consumed(graph);
         if (op.cost.cls == OpClass::ShapeOnly || op.cost.cls == OpClass::Unsupported) return;
+        for (auto& l2 : m_l2) l2.clear();
         m_prev_end = now_cycle();
         m_write_done = m_prev_end;
         m_seq = 0;
@@ -243,7 +245,9 @@ private:
                         if (wi == 0) w.compute_cycles += (R - 1) + (C - 1) + m_cfg.fill_cycles;
                         if (wi == plan.waves - 1) w.compute_cycles += m_cfg.drain_cycles;
                         std::unordered_set<uint64_t> seen;
+                        size_t tile = 0;
                         for (const auto& b : blocks) {
+                            TileBuffer& l2 = m_l2[tile++];
                             w.macs += b.m * b.n * g.k;
                             const int64_t a_bytes = static_cast<int64_t>(std::ceil(b.m * g.k * a_ratio)) * eb;
                             const int64_t b_bytes = g.k * b.n * eb;
@@ -253,15 +257,20 @@ private:
                                                                  : mix(mix(mix(mix(2, uint64_t(b_tensor)), gi), rep * 1000003 + b.instance), b.bj);
                             if (seen.insert(a_key).second && a_tensor >= 0) w.dram_read_bytes += fetch_panel(a_key, a_bytes, a_tensor);
                             if (seen.insert(b_key).second) w.dram_read_bytes += fetch_panel(b_key, b_bytes, g.b_is_weight ? -1 : b_tensor);
-                            const int64_t moved = a_bytes + b_bytes + out_bytes;            // L3 <-> L2
+                            // a panel still in this tile's L2 (its previous block used it) is not moved again
+                            const int64_t a_move = l2.hit(a_key) ? 0 : a_bytes;
+                            const int64_t b_move = l2.hit(b_key) ? 0 : b_bytes;
+                            if (a_move) l2.insert(a_key, a_bytes);
+                            if (b_move) l2.insert(b_key, b_bytes);
+                            const int64_t moved = a_move + b_move + out_bytes;              // L3 <-> L2
                             const int64_t streamed = (b.m + b.n) * g.k * eb + out_bytes;   // L2 <-> L1, im2col expanded
                             w.mover_bytes += moved;
                             w.streamer_bytes += streamed;
                             w.mover_bytes_max_tile = std::max(w.mover_bytes_max_tile, moved);
                             w.streamer_bytes_max_tile = std::max(w.streamer_bytes_max_tile, streamed);
-                            w.l3_read += a_bytes + b_bytes;
+                            w.l3_read += a_move + b_move;
                             w.l3_write += out_bytes;
-                            w.l2_write += a_bytes + b_bytes + out_bytes;
+                            w.l2_write += a_move + b_move + out_bytes;
                             w.l2_read += (b.m + b.n) * g.k * eb + out_bytes;
                             w.l1_write += (b.m + b.n) * g.k * eb + out_bytes;
                             w.l1_read += (b.m + b.n) * g.k * eb + out_bytes;
@@ -293,13 +302,13 @@ private:
                 out_bytes += bytes_of(graph.tensors()[t]);
                 out_elems += graph.tensors()[t].elems();
             }
-            const int64_t pes = m_cfg.tiles() * m_cfg.pes_per_tile();
+            const int64_t pes = m_cfg.compute_tiles() * m_cfg.pes_per_tile();
             w.pe_ops = op.cost.cls == OpClass::DataMovement ? 0 : op.cost.flops;
             const int64_t work = op.cost.cls == OpClass::DataMovement ? out_elems : op.cost.flops;
             w.compute_cycles = (work + pes - 1) / pes + m_cfg.fill_cycles + m_cfg.drain_cycles;
             const int64_t moved = in_bytes + out_bytes;
             w.mover_bytes = w.streamer_bytes = moved;
-            w.mover_bytes_max_tile = w.streamer_bytes_max_tile = (moved + m_cfg.tiles() - 1) / m_cfg.tiles();
+            w.mover_bytes_max_tile = w.streamer_bytes_max_tile = (moved + m_cfg.compute_tiles() - 1) / m_cfg.compute_tiles();
             w.l3_read = in_bytes;
             w.l3_write = out_bytes + w.dram_read_bytes;
             w.l2_read = w.l2_write = w.l1_read = w.l1_write = moved;
@@ -328,6 +337,7 @@ private:
     KpuConfig m_cfg;
     TraceWriter& m_trace;
     TileBuffer m_l3;
+    std::vector<TileBuffer> m_l2;  ///< per compute tile; half of each L2 is resident, half fills
     double m_hops;
     uint16_t m_fabric = 0, m_dram_comp = 0, m_dma_comp = 0, m_l3_comp = 0, m_bm_comp = 0, m_l2_comp = 0, m_st_comp = 0,
              m_l1_comp = 0, m_noc_comp = 0;

@@ -24,8 +24,8 @@ FabricPlan plan_gemm(const GemmView& g, const KpuConfig& cfg) {
     p.col_blocks = ceil_div(g.n, cfg.pe_cols);
     p.instances = g.batch * g.groups;
     p.blocks = p.instances * p.row_blocks * p.col_blocks;
-    p.tiles_used = std::min(p.blocks, cfg.tiles());
-    p.waves = ceil_div(p.blocks, cfg.tiles());
+    p.tiles_used = std::min(p.blocks, cfg.compute_tiles());
+    p.waves = ceil_div(p.blocks, cfg.compute_tiles());
     p.k_cycles = k_steps(g.k, cfg.macs_per_pe());
     p.ideal_cycles = g.repeat * (pipelined_cycles(p.waves, p.k_cycles, cfg.pe_rows, cfg.pe_cols) + cfg.fill_cycles +
                                  cfg.drain_cycles);
@@ -35,7 +35,7 @@ FabricPlan plan_gemm(const GemmView& g, const KpuConfig& cfg) {
 void for_each_wave(const GemmView& g, const KpuConfig& cfg,
                    const std::function<void(int64_t, const std::vector<FabricBlock>&)>& visit) {
     const FabricPlan p = plan_gemm(g, cfg);
-    const int64_t tiles = cfg.tiles();
+    const int64_t tiles = cfg.compute_tiles();
     std::vector<FabricBlock> wave;
     wave.reserve(static_cast<size_t>(std::min(tiles, p.blocks)));
     const int64_t per_instance = p.row_blocks * p.col_blocks;

@@ -35,7 +35,8 @@ struct FabricBlock {
 /// matrix is cut into R x C blocks, one block per tile at a time (output stationary, the
 /// reduction k streamed through the tile as the wavefront's third dimension); blocks of all
 /// batch entries and groups are independent and dealt to the tiles in waves, row-major. A pass
-/// uses min(blocks, tiles) tiles: a layer with fewer blocks than tiles cannot use a larger fabric.
+/// uses min(blocks, tiles) tiles (the tiles that compute in the run's precision): a layer with
+/// fewer blocks than tiles cannot use a larger fabric.
 /// There is no split-K: a reduction is never spread over several tiles.
 struct FabricPlan {
     int64_t row_blocks = 0, col_blocks = 0, instances = 0;

@@ -132,3 +132,20 @@ TEST_CASE("mean hop distance on a mesh", "[unit][kpu]") {
     CHECK(mean_mesh_hops(2, 1) == Approx(0.5));
     CHECK(mean_mesh_hops(3, 3) == Approx(2 * 8.0 / 9));
 }
+
+TEST_CASE("a precision that only some tiles support runs on those tiles alone", "[unit][kpu]") {
+    ParamSet p(kpu_params().schema());
+    p.apply_override("precision=fp32");
+    p.apply_override("tiles.fp32_tiles=64");
+    const KpuConfig cfg = make_kpu_config(p);
+    CHECK(cfg.tiles() == 256);
+    CHECK(cfg.compute_tiles() == 64);
+    CHECK(cfg.peak_macs_per_cycle() == 64.0 * 32 * 32);
+    auto plan = plan_gemm(gemm(32 * 128, 32, 16), cfg);  // 128 blocks
+    CHECK(plan.tiles_used == 64);
+    CHECK(plan.waves == 2);
+    p.apply_override("precision=int8");  // int8_tiles = 0: every tile
+    CHECK(make_kpu_config(p).compute_tiles() == 256);
+    p.apply_override("tiles.int8_tiles=1000");  // capped at the mesh
+    CHECK(make_kpu_config(p).compute_tiles() == 256);
+}
