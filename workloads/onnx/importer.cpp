@@ -52,6 +52,8 @@ onnx::ModelProto load_model(const std::string& path) {
     if (!in) throw UserError(path, "cannot open for reading");
     std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (bytes.empty()) throw UserError(path, "empty file, not an ONNX model");
+    if (bytes.size() > static_cast<size_t>(INT_MAX))
+        throw UserError(path, "larger than 2 GiB, protobuf's limit (store the weights as ONNX external data)");
     onnx::ModelProto model;
     google::protobuf::io::ArrayInputStream raw(bytes.data(), static_cast<int>(bytes.size()));
     google::protobuf::io::CodedInputStream coded(&raw);
