@@ -37,6 +37,7 @@ const char* to_string(StallCause c) {
         case StallCause::WriteDrain: return "write_drain";
         case StallCause::BlockMover: return "block_mover";
         case StallCause::Streamer: return "streamer";
+        case StallCause::Launch: return "launch";
     }
     return "?";
 }

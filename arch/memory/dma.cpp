@@ -7,9 +7,9 @@ namespace archsim {
 Dma::Dma(sc_core::sc_module_name name, int64_t transaction_bytes)
     : sc_core::sc_module(name), socket("socket"), m_txn(transaction_bytes) {}
 
-double Dma::transfer(int64_t bytes, bool write) {
+double Dma::transfer(int64_t bytes, bool write, double issue_delay_ps) {
     const double now_ps = static_cast<double>(sc_core::sc_time_stamp().value());
-    double done = now_ps;
+    double done = now_ps + issue_delay_ps;
     tlm::tlm_generic_payload p;
     p.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
     p.set_data_ptr(nullptr);
@@ -19,7 +19,7 @@ double Dma::transfer(int64_t bytes, bool write) {
         p.set_address(m_next_addr);
         p.set_data_length(static_cast<unsigned>(n));
         p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-        sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+        sc_core::sc_time delay(issue_delay_ps, sc_core::SC_PS);
         socket->b_transport(p, delay);
         m_next_addr += static_cast<uint64_t>(m_txn);
         done = std::max(done, now_ps + static_cast<double>(delay.value()));

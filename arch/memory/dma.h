@@ -18,9 +18,10 @@ public:
 
     Dma(sc_core::sc_module_name name, int64_t transaction_bytes);
 
-    /// Moves `bytes` between DRAM and a buffer starting now (`write` = towards DRAM); returns the
-    /// absolute completion time in ps (now if bytes == 0).
-    double transfer(int64_t bytes, bool write);
+    /// Moves `bytes` between DRAM and a buffer (`write` = towards DRAM), issued `issue_delay_ps`
+    /// after the current simulated time (loosely timed); returns the absolute completion time in
+    /// ps (the issue time if bytes == 0).
+    double transfer(int64_t bytes, bool write, double issue_delay_ps = 0.0);
 
 private:
     int64_t m_txn;

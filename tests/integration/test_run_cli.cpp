@@ -111,6 +111,10 @@ TEST_CASE("KPU metrics.json equals an independent sum over the trace's events", 
     check_metrics_equal_event_sums(kSrc + "/configs/kpu/t256.toml");
 }
 
+TEST_CASE("GPU metrics.json equals an independent sum over the trace's events", "[e2e][trace][gpu]") {
+    check_metrics_equal_event_sums(kSrc + "/configs/gpu/a100_sxm4_80gb.toml");
+}
+
 TEST_CASE("ideal DRAM never stalls; a starved DRAM stalls and records why", "[e2e][tpu]") {
     const std::string a = temp_dir("ideal"), b = temp_dir("starved");
     json ideal = run_ok("run " + kBundled + " --arch " + kWs128 + " --set dram.ideal=true", a);
@@ -153,7 +157,7 @@ TEST_CASE("bad input: one line on stderr, exit code 2, no trace", "[e2e][bad]") 
     std::ofstream(out + "/junk.onnx") << "garbage";
     const std::vector<Case> cases = {
         {"run " + kBundled + " --arch " + out + "/unknown_kind.toml",
-         out + "/unknown_kind.toml: kind = \"fpga\": unknown machine kind (known: kpu, tpu)"},
+         out + "/unknown_kind.toml: kind = \"fpga\": unknown machine kind (known: gpu, kpu, tpu)"},
         {"run " + kBundled + " --arch " + out + "/neg.toml", out + "/neg.toml: sram.ifmap_kib = -5: must be >= 1"},
         {"run " + kBundled + " --arch " + out + "/typo.toml",
          out + "/typo.toml: dram.bandwith_gbps: unknown key (did you mean 'dram.bandwidth_gbps'?)"},
@@ -194,7 +198,7 @@ TEST_CASE("every config in configs/ runs the bundled model", "[e2e][smoke]") {
 }
 
 namespace {
-void run_every_model_on(const std::string& config) {
+void run_every_model_on(const std::string& config, const std::vector<std::string>& precisions = {""}) {
     if (!have_shared()) {
         WARN("shared/models not found; skipped");
         return;
@@ -204,14 +208,16 @@ void run_every_model_on(const std::string& config) {
         for (const auto& e : fs::directory_iterator(shared_path(dir)))
             if (e.path().extension() == ".onnx") models.push_back(e.path().string());
     REQUIRE(models.size() >= 17);
-    for (const auto& m : models) {
-        INFO(m << " on " << config);
-        const std::string out = temp_dir("all");
-        CliResult r = run_archsim("run " + m + " --arch " + kSrc + "/configs/" + config + " --out " + out + " --format csv");
-        CHECK(r.exit_code == 0);
-        CHECK(fs::exists(out + "/trace.h5"));
-        fs::remove_all(out);
-    }
+    for (const auto& m : models)
+        for (const auto& p : precisions) {
+            INFO(m << " on " << config << " " << p);
+            const std::string out = temp_dir("all");
+            CliResult r = run_archsim("run " + m + " --arch " + kSrc + "/configs/" + config + " --out " + out +
+                                      " --format csv" + (p.empty() ? "" : " --precision " + p));
+            CHECK(r.exit_code == 0);
+            CHECK(fs::exists(out + "/trace.h5"));
+            fs::remove_all(out);
+        }
 }
 }  // namespace
 
@@ -247,3 +253,12 @@ TEST_CASE("a memory-bound layer runs at the DRAM bandwidth", "[e2e][tpu]") {
 TEST_CASE("every shared model runs on KPU T64", "[e2e][models][kpu]") { run_every_model_on("kpu/t64.toml"); }
 TEST_CASE("every shared model runs on KPU T256", "[e2e][models][kpu]") { run_every_model_on("kpu/t256.toml"); }
 TEST_CASE("every shared model runs on KPU T768", "[e2e][models][kpu]") { run_every_model_on("kpu/t768.toml"); }
+TEST_CASE("every shared model runs on the A100 at fp32, fp16 and int8", "[e2e][models][gpu]") {
+    run_every_model_on("gpu/a100_sxm4_80gb.toml", {"fp32", "fp16", "int8"});
+}
+TEST_CASE("every shared model runs on the H100 at fp32, fp16 and int8", "[e2e][models][gpu]") {
+    run_every_model_on("gpu/h100_sxm5_80gb.toml", {"fp32", "fp16", "int8"});
+}
+TEST_CASE("every shared model runs on the T4 at fp32, fp16 and int8", "[e2e][models][gpu]") {
+    run_every_model_on("gpu/t4.toml", {"fp32", "fp16", "int8"});
+}

@@ -1,0 +1,65 @@
+#include "arch/gpu/cta_mapper.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace archsim {
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+const std::vector<CtaTile>& cta_tile_menu() {
+    static const std::vector<CtaTile> menu = {
+        {256, 128, 8, 3}, {128, 256, 8, 3}, {128, 128, 4, 3}, {128, 64, 4, 3}, {64, 128, 4, 3}, {64, 64, 4, 3}};
+    return menu;
+}
+
+KernelPlan plan_kernel(const GemmView& g, const GpuConfig& cfg, const CtaTile& tile) {
+    KernelPlan p;
+    p.tile = tile;
+    const int64_t eb = operand_bytes(cfg.precision);
+    p.bk = 64 / eb;
+    p.k_iters = ceil_div(std::max<int64_t>(g.k, 1), p.bk);
+    p.smem_bytes_per_cta = tile.stages * (tile.bm + tile.bn) * p.bk * eb;
+    const int64_t threads = tile.warps * 32;
+    p.regs_per_thread = std::min<int64_t>(255, tile.bm * tile.bn / threads + 40);
+    const int64_t regs_per_cta = p.regs_per_thread * threads;
+    struct Limit { int64_t n; const char* name; };
+    const Limit limits[] = {
+        {cfg.max_ctas_per_sm, "ctas"},
+        {cfg.max_warps_per_sm / tile.warps, "warps"},
+        {cfg.regs_per_sm / regs_per_cta, "registers"},
+        {p.smem_bytes_per_cta <= cfg.smem_kib_per_cta * 1024 ? cfg.smem_kib_per_sm * 1024 / p.smem_bytes_per_cta : 0, "smem"}};
+    p.ctas_per_sm = limits[0].n;
+    p.limiter = limits[0].name;
+    for (const auto& l : limits)
+        if (l.n < p.ctas_per_sm) {
+            p.ctas_per_sm = l.n;
+            p.limiter = l.name;
+        }
+    p.fits = p.ctas_per_sm >= 1;
+    if (!p.fits) return p;
+    p.ctas = ceil_div(g.m, tile.bm) * ceil_div(g.n, tile.bn) * g.batch * g.groups;
+    p.waves = ceil_div(p.ctas, cfg.sms * p.ctas_per_sm);
+    const double rate_per_cta = cfg.contraction_rate() / static_cast<double>(p.ctas_per_sm);
+    p.cta_cycles = static_cast<double>(tile.bm * tile.bn * p.k_iters * p.bk) / rate_per_cta;
+    p.est_cycles = static_cast<double>(p.waves) * p.cta_cycles;
+    return p;
+}
+
+KernelPlan choose_kernel(const GemmView& g, const GpuConfig& cfg) {
+    KernelPlan best;
+    bool have = false;
+    for (const auto& t : cta_tile_menu()) {
+        KernelPlan p = plan_kernel(g, cfg, t);
+        if (!p.fits) continue;
+        if (!have || p.est_cycles < best.est_cycles * (1 - 1e-9)) {
+            best = p;
+            have = true;
+        }
+    }
+    if (!have) throw std::logic_error("no CTA tile of the menu fits this GPU's shared memory and registers");
+    return best;
+}
+
+}  // namespace archsim

@@ -1,0 +1,97 @@
+#include "arch/gpu/gpu_config.h"
+
+#include "arch/memory/dram_params.h"
+
+namespace archsim {
+
+double GpuConfig::tensor_rate() const {
+    switch (precision) {
+        case Precision::Int8: return tensor_int8;
+        case Precision::Fp16: return tensor_fp16;
+        case Precision::Bf16: return tensor_bf16;
+        case Precision::Fp32: return fp32_as_tf32 ? tensor_tf32 : 0.0;
+    }
+    return 0.0;
+}
+
+double GpuConfig::contraction_fma_pj() const {
+    if (tensor_rate() <= 0) return fma_pj_fp32;
+    switch (precision) {
+        case Precision::Int8: return mma_pj_int8;
+        case Precision::Fp16: return mma_pj_fp16;
+        case Precision::Bf16: return mma_pj_bf16;
+        case Precision::Fp32: return mma_pj_tf32;
+    }
+    return fma_pj_fp32;
+}
+
+// Defaults: NVIDIA A100-SXM4-80GB (A100 datasheet and "NVIDIA A100 Tensor Core GPU Architecture"
+// whitepaper). Energies: Horowitz ISSCC 2014 (45 nm, 0.9 V) scaled by (7/45) x (0.75/0.9)^2 = 0.108
+// (first-order E ~ L V^2 to 7 nm at an assumed 0.75 V).
+const ParamBinder<GpuConfig>& gpu_params() {
+    static const ParamBinder<GpuConfig> b = [] {
+        ParamBinder<GpuConfig> b;
+        using C = GpuConfig;
+        const std::string wp = "A100 whitepaper";
+        b.string("name", [](C& c) -> std::string& { return c.name; }, "gpu", {}, "Free-text name shown in reports");
+        above(b.real("clock_mhz", [](C& c) -> double& { return c.clock_mhz; }, 1410.0, "MHz", "SM clock (boost; " + wp + ")"), 0);
+        at_most(at_least(b.integer("sms", [](C& c) -> int64_t& { return c.sms; }, 108, "SMs", "Streaming multiprocessors (" + wp + ")"), 1), 1024);
+        b.string("precision", [](C& c) -> std::string& { return c.precision_name; }, "fp16", {"int8", "fp16", "bf16", "fp32"},
+                 "Operand precision of the run (accumulation in fp32 / int32)");
+        above(b.real("cuda.fp32_fma_per_sm_per_cycle", [](C& c) -> double& { return c.cuda_fp32_fma; }, 64.0, "FMA/SM/cycle",
+                     "FP32 CUDA cores per SM: 108 x 64 x 2 x 1.41 GHz = 19.5 TFLOPS (" + wp + ")"), 0);
+        at_least(b.real("tensor.tf32_fma_per_sm_per_cycle", [](C& c) -> double& { return c.tensor_tf32; }, 512.0, "FMA/SM/cycle",
+                        "Dense TF32 tensor-core FMA per SM per cycle, 0 = none: 156 TFLOPS (" + wp + ")"), 0);
+        at_least(b.real("tensor.fp16_fma_per_sm_per_cycle", [](C& c) -> double& { return c.tensor_fp16; }, 1024.0, "FMA/SM/cycle",
+                        "Dense FP16 tensor-core FMA per SM per cycle: 4 tensor cores x 256 = 312 TFLOPS (" + wp + ")"), 0);
+        at_least(b.real("tensor.bf16_fma_per_sm_per_cycle", [](C& c) -> double& { return c.tensor_bf16; }, 1024.0, "FMA/SM/cycle",
+                        "Dense BF16 tensor-core FMA per SM per cycle, 0 = none: 312 TFLOPS (" + wp + ")"), 0);
+        at_least(b.real("tensor.int8_fma_per_sm_per_cycle", [](C& c) -> double& { return c.tensor_int8; }, 2048.0, "MAC/SM/cycle",
+                        "Dense INT8 tensor-core MACs per SM per cycle: 624 TOPS (" + wp + ")"), 0);
+        b.boolean("tensor.fp32_as_tf32", [](C& c) -> bool& { return c.fp32_as_tf32; }, true,
+                  "fp32 contractions run as TF32 on the tensor cores where the part has them (cuDNN's default for convolutions)");
+        at_least(b.integer("sm.registers", [](C& c) -> int64_t& { return c.regs_per_sm; }, 65536, "32-bit registers", "Register file per SM (" + wp + ")"), 1);
+        at_least(b.integer("sm.smem_kib", [](C& c) -> int64_t& { return c.smem_kib_per_sm; }, 164, "KiB", "Shared memory per SM at the largest carve-out (" + wp + ")"), 1);
+        at_least(b.integer("sm.smem_kib_per_cta", [](C& c) -> int64_t& { return c.smem_kib_per_cta; }, 163, "KiB", "Largest shared memory one CTA may use (CUDA programming guide, cc 8.0)"), 1);
+        at_least(b.integer("sm.max_ctas", [](C& c) -> int64_t& { return c.max_ctas_per_sm; }, 32, "CTAs", "Resident CTAs per SM (CUDA programming guide, cc 8.0)"), 1);
+        at_least(b.integer("sm.max_warps", [](C& c) -> int64_t& { return c.max_warps_per_sm; }, 64, "warps", "Resident warps per SM (CUDA programming guide, cc 8.0)"), 1);
+        at_least(b.integer("l2.mib", [](C& c) -> int64_t& { return c.l2_mib; }, 40, "MiB", "L2 cache (" + wp + ")"), 1);
+        above(b.real("l2.bytes_per_cycle", [](C& c) -> double& { return c.l2_bytes_per_cycle; }, 5120.0, "bytes/cycle",
+                     "L2 read bandwidth for all SMs: 5120 B/clk = 7.2 TB/s at 1.41 GHz (2.3x V100's, " + wp + ")"), 0);
+        at_least(b.integer("l2.latency_cycles", [](C& c) -> int64_t& { return c.l2_latency_cycles; }, 200, "cycles",
+                           "L2 hit latency (microbenchmark order of magnitude; an assumption)"), 0);
+        DramConfig dram;
+        dram.bandwidth_gbps = 2039.0;
+        dram.latency_ns = 400.0;
+        dram.channels = 1;            // transactions are whole tile loads: one device-wide server
+        dram.transaction_bytes = 65536;
+        dram.pj_per_byte = 31.2;      // HBM2 3.9 pJ/bit (O'Connor et al., MICRO 2017)
+        declare_dram_params<C>(b, [](C& c) -> DramConfig& { return c.dram; }, dram,
+                               "A100-SXM4-80GB HBM2e 2039 GB/s (datasheet); energy HBM2 3.9 pJ/bit, O'Connor et al. MICRO 2017");
+        at_least(b.real("kernel.launch_overhead_us", [](C& c) -> double& { return c.launch_overhead_us; }, 2.0, "us",
+                        "Gap between back-to-back kernels on one stream (an assumption; CUDA graphs shorten it)"), 0);
+        b.boolean("fusion.elementwise", [](C& c) -> bool& { return c.fuse_elementwise; }, true,
+                  "Fuse elementwise operators into the kernel that produces their input (bias/activation/residual "
+                  "epilogues, as TensorRT and cuDNN do); false: each is its own kernel");
+        const std::string hz = "Horowitz 2014 scaled x0.108 to 7 nm";
+        at_least(b.real("energy.mma_pj_tf32", [](C& c) -> double& { return c.mma_pj_tf32; }, 0.181, "pJ/FMA", "TF32 MMA FMA: (3.7 x (11/24)^2 + 0.9) pJ, " + hz), 0);
+        at_least(b.real("energy.mma_pj_fp16", [](C& c) -> double& { return c.mma_pj_fp16; }, 0.216, "pJ/FMA", "FP16 MMA FMA, fp32 accumulate: (1.1 + 0.9) pJ, " + hz), 0);
+        at_least(b.real("energy.mma_pj_bf16", [](C& c) -> double& { return c.mma_pj_bf16; }, 0.160, "pJ/FMA", "BF16 MMA FMA: (1.1 x (8/11)^2 + 0.9) pJ, " + hz), 0);
+        at_least(b.real("energy.mma_pj_int8", [](C& c) -> double& { return c.mma_pj_int8; }, 0.032, "pJ/MAC", "INT8 MMA MAC: (0.2 + 0.1) pJ, " + hz), 0);
+        at_least(b.real("energy.fma_pj_fp32", [](C& c) -> double& { return c.fma_pj_fp32; }, 0.497, "pJ/FMA", "FP32 CUDA-core FMA: (3.7 + 0.9) pJ, " + hz), 0);
+        at_least(b.real("energy.rf_pj_per_byte", [](C& c) -> double& { return c.rf_pj_per_byte; }, 0.135, "pJ/byte", "Register file: 8 KiB SRAM 10 pJ per 64 bits, " + hz), 0);
+        at_least(b.real("energy.smem_pj_per_byte", [](C& c) -> double& { return c.smem_pj_per_byte; }, 0.577, "pJ/byte", "Shared memory: 164 KiB SRAM (log-log between 32 KiB and 1 MiB), " + hz), 0);
+        at_least(b.real("energy.l2_pj_per_byte", [](C& c) -> double& { return c.l2_pj_per_byte; }, 7.49, "pJ/byte", "L2: 40 MiB SRAM (log-log extrapolated from 1 MiB), " + hz), 0);
+        at_least(b.real("energy.static_w", [](C& c) -> double& { return c.static_w; }, 0.0, "W", "Static power; 0 = not modeled (no vendor figure)"), 0);
+        return b;
+    }();
+    return b;
+}
+
+GpuConfig make_gpu_config(const ParamSet& p) {
+    GpuConfig c = gpu_params().build(p);
+    c.precision = parse_precision(c.precision_name, "precision");
+    return c;
+}
+
+}  // namespace archsim

@@ -1,0 +1,50 @@
+#pragma once
+// Typed configuration of the GPU model (kind = "gpu").
+#include <cstdint>
+#include <string>
+
+#include "arch/memory/dram_config.h"
+#include "sim/common/precision.h"
+#include "sim/config/params.h"
+
+namespace archsim {
+
+/// An NVIDIA-style GPU: SMs with CUDA cores and tensor cores, shared memory and registers per
+/// SM, a shared L2 and HBM/GDDR. Filled only by make_gpu_config(), already valid.
+struct GpuConfig {
+    std::string name;
+    double clock_mhz = 0;
+    int64_t sms = 0;
+    std::string precision_name;
+    Precision precision = Precision::Fp16;
+    double cuda_fp32_fma = 0;                 ///< FP32 FMA per SM per cycle on CUDA cores
+    double tensor_tf32 = 0, tensor_fp16 = 0, tensor_bf16 = 0, tensor_int8 = 0;  ///< dense FMA per SM per cycle; 0 = none
+    bool fp32_as_tf32 = true;
+    int64_t regs_per_sm = 0, smem_kib_per_sm = 0, smem_kib_per_cta = 0, max_ctas_per_sm = 0, max_warps_per_sm = 0;
+    int64_t l2_mib = 0;
+    double l2_bytes_per_cycle = 0;
+    int64_t l2_latency_cycles = 0;
+    DramConfig dram;
+    double launch_overhead_us = 0;
+    bool fuse_elementwise = true;
+    double mma_pj_tf32 = 0, mma_pj_fp16 = 0, mma_pj_bf16 = 0, mma_pj_int8 = 0, fma_pj_fp32 = 0;
+    double rf_pj_per_byte = 0, smem_pj_per_byte = 0, l2_pj_per_byte = 0;
+    double static_w = 0;
+
+    double cycle_ps() const { return 1e6 / clock_mhz; }
+    /// Tensor-core FMA per SM per cycle for the run's precision (TF32 for fp32 when allowed);
+    /// 0 when the part has no tensor path for it (the contraction then runs on CUDA cores).
+    double tensor_rate() const;
+    /// FMA per SM per cycle a contraction gets: tensor_rate(), or the CUDA cores' FP32 rate.
+    double contraction_rate() const { return tensor_rate() > 0 ? tensor_rate() : cuda_fp32_fma; }
+    /// Energy of one contraction FMA on the path contraction_rate() uses, pJ.
+    double contraction_fma_pj() const;
+};
+
+/// The declared parameters of kind "gpu".
+const ParamBinder<GpuConfig>& gpu_params();
+
+/// Builds a GpuConfig from resolved values.
+GpuConfig make_gpu_config(const ParamSet& p);
+
+}  // namespace archsim

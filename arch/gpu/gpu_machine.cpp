@@ -1,0 +1,301 @@
+#include "arch/gpu/gpu_machine.h"
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+#include "arch/gpu/cta_mapper.h"
+#include "arch/gpu/gpu_config.h"
+#include "arch/gpu/l2_cache.h"
+#include "arch/memory/dma.h"
+#include "arch/memory/dram.h"
+#include "traces/trace_writer.h"
+#include "workloads/graph/op_graph.h"
+
+namespace archsim {
+
+namespace {
+
+uint64_t mix(uint64_t h, uint64_t v) {
+    uint64_t z = h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/// One streaming multiprocessor's port to the shared L2: loads of CTA operand tiles and stores of
+/// output tiles, one TLM transaction each (annotated with the tensor they belong to).
+class Sm : public sc_core::sc_module {
+public:
+    tlm_utils::simple_initiator_socket<Sm> socket;
+    explicit Sm(sc_core::sc_module_name name) : sc_core::sc_module(name), socket("socket") {}
+
+    /// Sends a load (or store) of `bytes` at `issue_ps` after now; returns its absolute completion, ps.
+    double access(uint64_t key, int64_t bytes, int32_t tensor, bool whole, bool store, double issue_ps = 0) {
+        if (bytes <= 0) return static_cast<double>(sc_core::sc_time_stamp().value()) + issue_ps;
+        tlm::tlm_generic_payload p;
+        TensorTag tag;
+        tag.tensor = tensor;
+        tag.whole = whole;
+        p.set_extension(&tag);
+        p.set_command(store ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+        p.set_address(key);
+        p.set_data_ptr(nullptr);
+        p.set_data_length(static_cast<unsigned>(std::min<int64_t>(bytes, 0x7fffffff)));
+        p.set_streaming_width(p.get_data_length());
+        sc_core::sc_time delay(issue_ps, sc_core::SC_PS);
+        socket->b_transport(p, delay);
+        p.clear_extension(&tag);
+        return static_cast<double>(sc_core::sc_time_stamp().value()) + static_cast<double>(delay.value());
+    }
+};
+
+/// The GPU: every operator becomes zero or more kernels. A kernel starts after the launch gap;
+/// a GEMM-like kernel runs its CTAs in waves over the SMs (CTA tile, occupancy and waves from
+/// cta_mapper.h); each CTA loads its A and B tiles through the contended L2 (misses go to DRAM),
+/// runs its main loop on the tensor cores (or CUDA cores) and stores its C tile. A CTA lasts
+/// max(main-loop MMA time, its loads' completion) because the multistage pipeline overlaps the
+/// two; the wave ends with its slowest CTA. Memory-bound kernels move their bytes through L2/DRAM
+/// at the bandwidth the targets give and compute on the CUDA cores. Elementwise operators that
+/// consume a kernel's single output fuse into its epilogue when fusion.elementwise is set.
+class GpuMachine : public Machine {
+public:
+    GpuMachine(const GpuConfig& cfg, TraceWriter& trace) : m_cfg(cfg), m_trace(trace) {
+        const double hz = cfg.clock_mhz * 1e6;
+        m_gpu = trace.add_component({"gpu", "gpu", 0, 0, 0, 0, hz});
+        for (int64_t s = 0; s < cfg.sms; ++s)
+            m_sm_comp.push_back(trace.add_component(
+                {"sm" + std::to_string(s), "compute", cfg.contraction_fma_pj(), 0, 0, cfg.contraction_rate(), hz}));
+        m_cuda = trace.add_component({"cuda_cores", "cuda_cores", cfg.fma_pj_fp32 / 2, 0, 0, 0, hz});
+        m_l2_comp = trace.add_component({"l2", "l2", 0, cfg.l2_pj_per_byte, cfg.l2_pj_per_byte, 0, hz});
+        m_smem = trace.add_component({"smem", "smem", 0, cfg.smem_pj_per_byte, cfg.smem_pj_per_byte, 0, hz});
+        m_rf = trace.add_component({"registers", "registers", 0, cfg.rf_pj_per_byte, cfg.rf_pj_per_byte, 0, hz});
+        m_dram_comp = trace.add_component({"dram", "dram", 0, cfg.dram.pj_per_byte, cfg.dram.pj_per_byte, 0, hz});
+        m_dram = std::make_unique<Dram>("dram", cfg.dram, trace, m_dram_comp, m_current_op);
+        m_dma = std::make_unique<Dma>("l2_dram_port", cfg.dram.transaction_bytes);
+        m_dma->socket.bind(m_dram->socket);
+        m_l2 = std::make_unique<L2Cache>("l2", cfg.l2_mib * 1024 * 1024, cfg.l2_bytes_per_cycle / cfg.cycle_ps(),
+                                         cfg.l2_latency_cycles * cfg.cycle_ps(), trace, m_l2_comp, m_current_op, *m_dma);
+        for (int64_t s = 0; s < cfg.sms; ++s) {
+            m_sms.push_back(std::make_unique<Sm>(("sm" + std::to_string(s)).c_str()));
+            m_sms.back()->socket.bind(m_l2->socket);
+        }
+    }
+
+    double clock_hz() const override { return m_cfg.clock_mhz * 1e6; }
+    double static_power_w() const override { return m_cfg.static_w; }
+    std::string precision() const override { return m_cfg.precision_name; }
+    uint16_t op_component() const override { return m_gpu; }
+
+    void execute(uint32_t op_index, const Operator& op, const OpGraph& graph) override {
+        m_current_op = op_index;
+        if (m_producer.empty()) index_graph(graph);
+        if (op.cost.cls == OpClass::ShapeOnly || op.cost.cls == OpClass::Unsupported) return;
+        if (fused(op, graph)) return;
+        if (op.cost.cls == OpClass::Contraction && !memory_bound_contraction(op)) {
+            for (size_t gi = 0; gi < op.cost.gemms.size(); ++gi) {
+                const GemmView& g = op.cost.gemms[gi];
+                if (g.m <= 0 || g.n <= 0 || g.k <= 0) continue;
+                for (int64_t rep = 0; rep < g.repeat; ++rep) gemm_kernel(op, g, gi, rep);
+            }
+        } else {
+            memory_kernel(op, graph);
+        }
+    }
+
+private:
+    // ---- time ---------------------------------------------------------------------------------
+    double now_ps() const { return static_cast<double>(sc_core::sc_time_stamp().value()); }
+    void wait_until_ps(double t) {
+        const double now = now_ps();
+        if (t > now) sc_core::wait(sc_core::sc_time(std::ceil(t - now), sc_core::SC_PS));
+    }
+    uint64_t cycles_of(double ps) const { return static_cast<uint64_t>(std::llround(ps / m_cfg.cycle_ps())); }
+    void emit(EventKind kind, uint16_t comp, double start, double dur, uint64_t ops, uint64_t bytes, uint64_t cycles,
+              uint32_t seq, StallCause cause = StallCause::None) {
+        TraceEvent e;
+        e.t_ps = static_cast<uint64_t>(std::llround(start));
+        e.dur_ps = static_cast<uint64_t>(std::llround(dur));
+        e.ops = ops;
+        e.bytes = bytes;
+        e.cycles = cycles;
+        e.op = m_current_op;
+        e.seq = seq;
+        e.component = comp;
+        e.kind = static_cast<uint8_t>(kind);
+        e.detail = static_cast<uint8_t>(cause);
+        m_trace.emit(e);
+    }
+    void launch() {
+        const double gap = m_cfg.launch_overhead_us * 1e6;
+        if (gap <= 0) return;
+        const double t = now_ps();
+        emit(EventKind::Stall, m_gpu, t, gap, 0, 0, cycles_of(gap), 0, StallCause::Launch);
+        wait_until_ps(t + gap);
+    }
+
+    // ---- graph facts --------------------------------------------------------------------------
+    void index_graph(const OpGraph& g) {
+        for (size_t i = 0; i < g.ops().size(); ++i) {
+            for (int32_t t : g.ops()[i].outputs) m_producer[t] = static_cast<int32_t>(i);
+            for (int32_t t : g.ops()[i].inputs)
+                if (t >= 0) ++m_consumers[t];
+        }
+        m_producer[-1] = -1;
+    }
+    int64_t bytes_of(const Tensor& t) const {
+        const bool is_float = t.onnx_dtype == 1 || t.onnx_dtype == 10 || t.onnx_dtype == 11 || t.onnx_dtype == 16;
+        return is_float ? t.elems() * operand_bytes(m_cfg.precision) : t.bytes();
+    }
+    /// An elementwise op whose first input is the single-consumer output of a kernel (or of an
+    /// op fused into one) runs in that kernel's epilogue.
+    bool fused(const Operator& op, const OpGraph& g) {
+        if (!m_cfg.fuse_elementwise || op.cost.cls != OpClass::Elementwise || op.inputs.empty()) return false;
+        const int32_t in = op.inputs[0];
+        auto it = m_producer.find(in);
+        if (in < 0 || it == m_producer.end() || it->second < 0 || m_consumers[in] != 1) return false;
+        const Operator& prod = g.ops()[it->second];
+        const bool ok = prod.cost.cls == OpClass::Contraction || m_fused.count(it->second) ||
+                        prod.cost.cls == OpClass::Elementwise;
+        if (ok) m_fused.insert({static_cast<int32_t>(&op - g.ops().data()), true});
+        return ok;
+    }
+    /// Depthwise and other grouped convolutions with a handful of filters per group do too little
+    /// work per byte for tensor-core tiles; cuDNN runs them as bandwidth-bound direct kernels.
+    bool memory_bound_contraction(const Operator& op) const {
+        for (const auto& g : op.cost.gemms)
+            if (g.groups > 1 && g.n < 8) return true;
+        return false;
+    }
+
+    // ---- kernels ------------------------------------------------------------------------------
+    void gemm_kernel(const Operator& op, const GemmView& g, size_t gi, int64_t rep) {
+        launch();
+        const KernelPlan plan = choose_kernel(g, m_cfg);
+        const int64_t eb = operand_bytes(m_cfg.precision);
+        const int32_t a_tensor = gi == 0 && !op.inputs.empty() ? op.inputs[0] : -1;
+        const int32_t b_tensor = gi == 0 ? (op.inputs.size() > 1 ? op.inputs[1] : -1) : (op.inputs.size() > 2 ? op.inputs[2] : -1);
+        const int32_t c_tensor = op.outputs.empty() ? -1 : op.outputs[0];
+        const double a_ratio = g.a_unique_elems > 0 ? std::min(1.0, double(g.a_unique_elems) / (double(g.m) * g.k)) : 1.0;
+        const int64_t row_tiles = (g.m + plan.tile.bm - 1) / plan.tile.bm;
+        const int64_t col_tiles = (g.n + plan.tile.bn - 1) / plan.tile.bn;
+        const int64_t per_instance = row_tiles * col_tiles;
+        const int64_t slots = m_cfg.sms * plan.ctas_per_sm;
+        const double cta_ps = plan.cta_cycles * m_cfg.cycle_ps();
+        const double l2_latency_ps = static_cast<double>(m_cfg.l2_latency_cycles) * m_cfg.cycle_ps();
+        double kernel_end = now_ps();
+        for (int64_t w = 0; w < plan.waves; ++w) {
+            const double start = now_ps();
+            double wave_end = start + l2_latency_ps + cta_ps;
+            double stores_done = start;
+            const int64_t first = w * slots, last = std::min(plan.ctas, first + slots);
+            // Loads of every CTA of the wave first (all issued at the wave's start), then the
+            // epilogue stores in completion order, so the shared L2 and DRAM servers see their
+            // requests in time order.
+            struct Cta { int64_t index; int64_t m, n; double end; };
+            std::vector<Cta> ctas;
+            ctas.reserve(static_cast<size_t>(last - first));
+            for (int64_t c = first; c < last; ++c) {
+                const int64_t inst = c / per_instance, r = c % per_instance;
+                const int64_t bi = r / col_tiles, bj = r % col_tiles;
+                const int64_t m = std::min(plan.tile.bm, g.m - bi * plan.tile.bm);
+                const int64_t n = std::min(plan.tile.bn, g.n - bj * plan.tile.bn);
+                Sm& sm = *m_sms[static_cast<size_t>((c - first) % m_cfg.sms)];
+                const uint64_t a_key = mix(mix(mix(1, uint64_t(a_tensor)), rep * 1000003 + inst), bi);
+                const uint64_t b_key = g.b_is_weight ? mix(mix(mix(2, uint64_t(b_tensor)), gi), mix(inst % g.groups, bj))
+                                                     : mix(mix(mix(2, uint64_t(b_tensor)), rep * 1000003 + inst), bj);
+                const int64_t a_bytes = static_cast<int64_t>(std::ceil(m * g.k * a_ratio)) * eb;
+                const int64_t b_bytes = g.k * n * eb;
+                const double a_done = sm.access(a_key, a_bytes, gi == 0 ? a_tensor : -1, false, false);
+                const double b_done = sm.access(b_key, b_bytes, g.b_is_weight ? -1 : b_tensor, false, false);
+                // the main loop starts when its first stage has arrived (at least an L2 latency)
+                ctas.push_back({c, m, n, std::max(start + l2_latency_ps + cta_ps, std::max(a_done, b_done))});
+            }
+            std::sort(ctas.begin(), ctas.end(), [](const Cta& x, const Cta& y) { return x.end < y.end; });
+            for (const Cta& cta : ctas) {
+                const int64_t c = cta.index;
+                wave_end = std::max(wave_end, cta.end);
+                const uint64_t macs = static_cast<uint64_t>(cta.m * cta.n * g.k);
+                // operands pass through shared memory into registers; accumulators stay in registers
+                const uint64_t smem_bytes = static_cast<uint64_t>((cta.m + cta.n) * g.k * eb);
+                const double dur = cta.end - start;
+                emit(EventKind::Fold, m_sm_comp[(c - first) % m_cfg.sms], start, dur, macs, 0,
+                     c == first ? cycles_of(cta_ps) : 0, static_cast<uint32_t>(c));
+                emit(EventKind::SramRead, m_smem, start, dur, 0, smem_bytes, 0, static_cast<uint32_t>(c));
+                emit(EventKind::SramWrite, m_smem, start, dur, 0, smem_bytes, 0, static_cast<uint32_t>(c));
+                emit(EventKind::SramRead, m_rf, start, dur, 0, 2 * smem_bytes, 0, static_cast<uint32_t>(c));
+                // epilogue: the C tile goes back through L2 (written through to DRAM)
+                Sm& sm = *m_sms[static_cast<size_t>((c - first) % m_cfg.sms)];
+                const uint64_t c_key = mix(mix(3, uint64_t(c_tensor)), static_cast<uint64_t>(c));
+                stores_done = std::max(stores_done, sm.access(c_key, cta.m * cta.n * eb, c_tensor, false, true, cta.end - now_ps()));
+            }
+            if (wave_end > start + cta_ps)  // waiting for operands: the first stage, or loads slower than the MMAs
+                emit(EventKind::Stall, m_gpu, start + cta_ps, wave_end - (start + cta_ps), 0, 0,
+                     cycles_of(wave_end - (start + cta_ps)), static_cast<uint32_t>(w), StallCause::OperandLoad);
+            wait_until_ps(wave_end);
+            kernel_end = std::max(kernel_end, stores_done);
+        }
+        if (kernel_end > now_ps())
+            emit(EventKind::Stall, m_gpu, now_ps(), kernel_end - now_ps(), 0, 0, cycles_of(kernel_end - now_ps()), 0,
+                 StallCause::WriteDrain);
+        wait_until_ps(kernel_end);
+        if (c_tensor >= 0) m_l2->retain(c_tensor, g.batch * g.groups * g.m * g.n * eb);
+    }
+
+    /// Bandwidth-bound kernel: inputs through L2 (a tensor still resident from its producer hits),
+    /// arithmetic on the CUDA cores (one operation per core per cycle), outputs stored through L2.
+    void memory_kernel(const Operator& op, const OpGraph& graph) {
+        launch();
+        const double start = now_ps();
+        double loads_done = start;
+        size_t port = 0;
+        for (int32_t t : op.inputs) {
+            if (t < 0) continue;
+            const int64_t bytes = bytes_of(graph.tensors()[t]);
+            loads_done = std::max(loads_done, m_sms[port++ % m_sms.size()]->access(mix(4, uint64_t(t)), bytes, t, false, false));
+        }
+        int64_t ops = op.cost.cls == OpClass::DataMovement ? 0 : op.cost.flops;
+        if (op.cost.cls == OpClass::Contraction) ops = 2 * op.cost.macs;  // direct (depthwise) conv on CUDA cores
+        const double lanes = static_cast<double>(m_cfg.sms) * m_cfg.cuda_fp32_fma;
+        const double compute_ps = std::ceil(static_cast<double>(ops) / lanes) * m_cfg.cycle_ps();
+        double end = std::max(start + compute_ps, loads_done);
+        emit(EventKind::Vector, m_cuda, start, compute_ps, static_cast<uint64_t>(ops), 0, cycles_of(compute_ps), 0);
+        if (op.cost.cls == OpClass::Contraction)
+            emit(EventKind::Fold, m_sm_comp[0], start, compute_ps, static_cast<uint64_t>(op.cost.macs), 0, 0, 0);
+        if (loads_done > start + compute_ps)
+            emit(EventKind::Stall, m_gpu, start + compute_ps, loads_done - (start + compute_ps), 0, 0,
+                 cycles_of(loads_done - (start + compute_ps)), 0, StallCause::OperandLoad);
+        double stores = end;
+        for (int32_t t : op.outputs)
+            stores = std::max(stores, m_sms[port++ % m_sms.size()]->access(mix(5, uint64_t(t)), bytes_of(graph.tensors()[t]), t,
+                                                                             true, true, end - now_ps()));
+        wait_until_ps(end);
+        if (stores > end) emit(EventKind::Stall, m_gpu, end, stores - end, 0, 0, cycles_of(stores - end), 0, StallCause::WriteDrain);
+        wait_until_ps(stores);
+    }
+
+    GpuConfig m_cfg;
+    TraceWriter& m_trace;
+    uint16_t m_gpu = 0, m_cuda = 0, m_l2_comp = 0, m_smem = 0, m_rf = 0, m_dram_comp = 0;
+    std::vector<uint16_t> m_sm_comp;
+    uint32_t m_current_op = 0;
+    std::unique_ptr<Dram> m_dram;
+    std::unique_ptr<Dma> m_dma;
+    std::unique_ptr<L2Cache> m_l2;
+    std::vector<std::unique_ptr<Sm>> m_sms;
+    std::unordered_map<int32_t, int32_t> m_producer;
+    std::unordered_map<int32_t, int64_t> m_consumers;
+    std::unordered_map<int32_t, bool> m_fused;
+};
+
+}  // namespace
+
+std::unique_ptr<Machine> create_gpu_machine(const ParamSet& params, TraceWriter& trace) {
+    return std::make_unique<GpuMachine>(make_gpu_config(params), trace);
+}
+
+}  // namespace archsim

@@ -1,0 +1,13 @@
+// Registers the GPU model as machine kind "gpu".
+#include "arch/gpu/gpu_config.h"
+#include "arch/gpu/gpu_machine.h"
+#include "sim/engine/registry.h"
+
+namespace archsim {
+namespace {
+const ParamSchema& gpu_schema() { return gpu_params().schema(); }
+}  // namespace
+
+ARCHSIM_REGISTER_MACHINE(MachineKind{"gpu", "NVIDIA-style GPU: SMs running CTAs in waves on tensor/CUDA cores, shared L2 and HBM/GDDR",
+                                     &gpu_schema, &create_gpu_machine});
+}  // namespace archsim

@@ -1,0 +1,82 @@
+// GPU CTA tiling: waves, the tail wave, occupancy limits and tile choice on small cases.
+#include <catch2/catch.hpp>
+
+#include "arch/gpu/cta_mapper.h"
+
+using namespace archsim;
+
+namespace {
+GpuConfig a100(const std::vector<std::string>& sets = {}) {
+    ParamSet p(gpu_params().schema());  // defaults are the A100-SXM4-80GB
+    for (const auto& s : sets) p.apply_override(s);
+    return make_gpu_config(p);
+}
+GemmView gemm(int64_t m, int64_t n, int64_t k) {
+    GemmView g;
+    g.m = m;
+    g.n = n;
+    g.k = k;
+    g.a_unique_elems = m * k;
+    return g;
+}
+const CtaTile k128x128{128, 128, 4, 3};
+}  // namespace
+
+TEST_CASE("occupancy of a 128x128 fp16 CTA on an A100 SM", "[unit][gpu]") {
+    KernelPlan p = plan_kernel(gemm(4096, 4096, 4096), a100(), k128x128);
+    CHECK(p.bk == 32);
+    CHECK(p.smem_bytes_per_cta == 3 * (128 + 128) * 32 * 2);  // 48 KiB: 3 fit in 164 KiB
+    CHECK(p.regs_per_thread == 128 * 128 / 128 + 40);          // 168 x 128 threads: 3 fit in 64 K registers
+    CHECK(p.ctas_per_sm == 3);
+    CHECK(p.limiter == "registers");
+}
+
+TEST_CASE("a GEMM that fills exactly one wave, and one CTA more", "[unit][gpu]") {
+    const GpuConfig cfg = a100();
+    const int64_t slots = cfg.sms * 3;  // 108 SMs x 3 CTAs
+    KernelPlan one = plan_kernel(gemm(128 * slots, 128, 1024), cfg, k128x128);
+    CHECK(one.ctas == slots);
+    CHECK(one.waves == 1);
+    KernelPlan more = plan_kernel(gemm(128 * slots + 1, 128, 1024), cfg, k128x128);
+    CHECK(more.ctas == slots + 1);
+    CHECK(more.waves == 2);
+    CHECK(more.est_cycles == 2 * one.est_cycles);  // the one-CTA tail wave costs a whole CTA time
+    // a CTA's main loop: 128 x 128 x 1024 FMAs at a third of the SM's 1024 FMA/cycle
+    CHECK(one.cta_cycles == Approx(128.0 * 128 * 1024 / (1024.0 / 3)));
+}
+
+TEST_CASE("shared memory, warps and the CTA limit each bound occupancy", "[unit][gpu]") {
+    KernelPlan smem = plan_kernel(gemm(1024, 1024, 1024), a100({"sm.smem_kib=100"}), k128x128);
+    CHECK(smem.ctas_per_sm == 2);
+    CHECK(smem.limiter == "smem");
+    KernelPlan warps = plan_kernel(gemm(1024, 1024, 1024), a100({"sm.max_warps=8"}), k128x128);
+    CHECK(warps.ctas_per_sm == 2);
+    CHECK(warps.limiter == "warps");
+    KernelPlan ctas = plan_kernel(gemm(1024, 1024, 1024), a100({"sm.max_ctas=1"}), k128x128);
+    CHECK(ctas.ctas_per_sm == 1);
+    CHECK(ctas.limiter == "ctas");
+    KernelPlan none = plan_kernel(gemm(1024, 1024, 1024), a100({"sm.smem_kib=32", "sm.smem_kib_per_cta=32"}), k128x128);
+    CHECK_FALSE(none.fits);
+    // the chooser falls back to a tile that fits
+    KernelPlan chosen = choose_kernel(gemm(1024, 1024, 1024), a100({"sm.smem_kib=32", "sm.smem_kib_per_cta=32"}));
+    CHECK(chosen.fits);
+    CHECK(chosen.smem_bytes_per_cta <= 32 * 1024);
+}
+
+TEST_CASE("the chooser trades tile size against wave quantization", "[unit][gpu]") {
+    const GpuConfig cfg = a100();
+    // a small GEMM: large tiles would leave most SMs idle; the chooser takes more, smaller CTAs
+    KernelPlan small = choose_kernel(gemm(256, 256, 4096), cfg);
+    CHECK(small.tile.bm * small.tile.bn <= 128 * 64);
+    // a big one fills every SM with the largest tiles
+    KernelPlan big = choose_kernel(gemm(8192, 8192, 1024), cfg);
+    CHECK(big.tile.bm * big.tile.bn >= 128 * 128);
+    CHECK(big.waves >= 2);
+}
+
+TEST_CASE("the contraction path follows the precision the part supports", "[unit][gpu]") {
+    CHECK(a100({"precision=fp32"}).contraction_rate() == 512);  // TF32 tensor cores
+    CHECK(a100({"precision=fp32", "tensor.fp32_as_tf32=false"}).contraction_rate() == 64);  // CUDA cores
+    CHECK(a100({"precision=int8"}).contraction_rate() == 2048);
+    CHECK(a100({"precision=bf16", "tensor.bf16_fma_per_sm_per_cycle=0"}).contraction_rate() == 64);
+}
