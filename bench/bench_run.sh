@@ -2,21 +2,23 @@
 # Benchmark: archsim run on a model and machine config, trace included. Prints wall time (whole
 # command: import, SystemC simulation, HDF5 trace, reduction), simulation wall time, trace events,
 # events per second, and peak memory; median of N runs.
-# Usage: bench/bench_run.sh [MODEL] [CONFIG] [RUNS]
+# Usage: bench/bench_run.sh [MODEL] [CONFIG] [RUNS] [EXTRA ARCHSIM RUN ARGS...]
 # Goals: resnet50 on configs/tpu/tpu_128x128_ws.toml under 2 s and >= 2 M events/s (issue 2);
-# resnet50 on configs/kpu/t256.toml under 2 s (issue 3). Both on the 2-core CI machine.
+# resnet50 on configs/kpu/t256.toml under 2 s (issue 3); resnet50 batch 1 on
+# configs/gpu/a100_sxm4_80gb.toml under 2 s (issue 4), batch 256 reported. All on the 2-core CI machine.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 model="${1:-$here/../shared/models/resnet50.onnx}"
 config="${2:-$here/configs/tpu/tpu_128x128_ws.toml}"
 runs="${3:-5}"
+extra=("${@:4}")
 bin="${ARCHSIM:-$here/build/archsim}"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 
 walls=(); sims=(); rates=(); rss=()
 for i in $(seq "$runs"); do
-  /usr/bin/time -f "%e %M" -o "$out/time" "$bin" run "$model" --arch "$config" --out "$out/run" \
+  /usr/bin/time -f "%e %M" -o "$out/time" "$bin" run "$model" --arch "$config" --out "$out/run" "${extra[@]}" \
       > /dev/null 2> "$out/err"
   read -r wall kb < "$out/time"
   line="$(grep 'archsim: simulated' "$out/err")"
@@ -27,7 +29,7 @@ for i in $(seq "$runs"); do
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 echo "model         $(basename "$model")"
-echo "config        $(basename "$config")"
+echo "config        $(basename "$config") ${extra[*]}"
 echo "runs          $runs"
 echo "trace events  $events"
 echo "wall_s        $(median "${walls[@]}")   (whole command, median)"
