@@ -55,6 +55,9 @@ const ParamBinder<GpuConfig>& gpu_params() {
         at_least(b.integer("sm.smem_kib_per_cta", [](C& c) -> int64_t& { return c.smem_kib_per_cta; }, 163, "KiB", "Largest shared memory one CTA may use (CUDA programming guide, cc 8.0)"), 1);
         at_least(b.integer("sm.max_ctas", [](C& c) -> int64_t& { return c.max_ctas_per_sm; }, 32, "CTAs", "Resident CTAs per SM (CUDA programming guide, cc 8.0)"), 1);
         at_least(b.integer("sm.max_warps", [](C& c) -> int64_t& { return c.max_warps_per_sm; }, 64, "warps", "Resident warps per SM (CUDA programming guide, cc 8.0)"), 1);
+        above(b.real("sm.l2_bytes_per_cycle", [](C& c) -> double& { return c.sm_l2_bytes_per_cycle; }, 64.0, "bytes/cycle",
+                     "One SM's load/store port to the L2: a kernel with few CTAs cannot use the whole L2 bandwidth "
+                     "(an assumption: one 64-byte L2 sector pair per clock; no vendor figure)"), 0);
         at_least(b.integer("l2.mib", [](C& c) -> int64_t& { return c.l2_mib; }, 40, "MiB", "L2 cache (" + wp + ")"), 1);
         above(b.real("l2.bytes_per_cycle", [](C& c) -> double& { return c.l2_bytes_per_cycle; }, 5120.0, "bytes/cycle",
                      "L2 read bandwidth for all SMs: 5120 B/clk = 7.2 TB/s at 1.41 GHz (2.3x V100's, " + wp + ")"), 0);

@@ -21,6 +21,7 @@ struct GpuConfig {
     double tensor_tf32 = 0, tensor_fp16 = 0, tensor_bf16 = 0, tensor_int8 = 0;  ///< dense FMA per SM per cycle; 0 = none
     bool fp32_as_tf32 = true;
     int64_t regs_per_sm = 0, smem_kib_per_sm = 0, smem_kib_per_cta = 0, max_ctas_per_sm = 0, max_warps_per_sm = 0;
+    double sm_l2_bytes_per_cycle = 0;         ///< one SM's port to the L2, bytes per cycle
     int64_t l2_mib = 0;
     double l2_bytes_per_cycle = 0;
     int64_t l2_latency_cycles = 0;

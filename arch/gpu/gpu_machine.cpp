@@ -32,11 +32,18 @@ uint64_t mix(uint64_t h, uint64_t v) {
 class Sm : public sc_core::sc_module {
 public:
     tlm_utils::simple_initiator_socket<Sm> socket;
-    explicit Sm(sc_core::sc_module_name name) : sc_core::sc_module(name), socket("socket") {}
+    /// @param port_bytes_per_ps bandwidth of this SM's port to the L2
+    Sm(sc_core::sc_module_name name, double port_bytes_per_ps)
+        : sc_core::sc_module(name), socket("socket"), m_ps_per_byte(1.0 / port_bytes_per_ps) {}
 
-    /// Sends a load (or store) of `bytes` at `issue_ps` after now; returns its absolute completion, ps.
+    /// Sends a load (or store) of `bytes` at `issue_ps` after now through this SM's port;
+    /// returns its absolute completion, ps: the later of the port's and the L2's.
     double access(uint64_t key, int64_t bytes, int32_t tensor, bool whole, bool store, double issue_ps = 0) {
-        if (bytes <= 0) return static_cast<double>(sc_core::sc_time_stamp().value()) + issue_ps;
+        const double now = static_cast<double>(sc_core::sc_time_stamp().value());
+        if (bytes <= 0) return now + issue_ps;
+        const double port_start = std::max(now + issue_ps, m_port_free_ps);
+        m_port_free_ps = port_start + static_cast<double>(bytes) * m_ps_per_byte;
+        issue_ps = port_start - now;
         tlm::tlm_generic_payload p;
         TensorTag tag;
         tag.tensor = tensor;
@@ -50,8 +57,12 @@ public:
         sc_core::sc_time delay(issue_ps, sc_core::SC_PS);
         socket->b_transport(p, delay);
         p.clear_extension(&tag);
-        return static_cast<double>(sc_core::sc_time_stamp().value()) + static_cast<double>(delay.value());
+        return std::max(m_port_free_ps, now + static_cast<double>(delay.value()));
     }
+
+private:
+    double m_ps_per_byte;
+    double m_port_free_ps = 0;
 };
 
 /// The GPU: every operator becomes zero or more kernels. A kernel starts after the launch gap;
@@ -81,7 +92,7 @@ public:
         m_l2 = std::make_unique<L2Cache>("l2", cfg.l2_mib * 1024 * 1024, cfg.l2_bytes_per_cycle / cfg.cycle_ps(),
                                          cfg.l2_latency_cycles * cfg.cycle_ps(), trace, m_l2_comp, m_current_op, *m_dma);
         for (int64_t s = 0; s < cfg.sms; ++s) {
-            m_sms.push_back(std::make_unique<Sm>(("sm" + std::to_string(s)).c_str()));
+            m_sms.push_back(std::make_unique<Sm>(("sm" + std::to_string(s)).c_str(), cfg.sm_l2_bytes_per_cycle / cfg.cycle_ps()));
             m_sms.back()->socket.bind(m_l2->socket);
         }
     }
@@ -252,12 +263,19 @@ private:
         launch();
         const double start = now_ps();
         double loads_done = start;
-        size_t port = 0;
-        for (int32_t t : op.inputs) {
-            if (t < 0) continue;
-            const int64_t bytes = bytes_of(graph.tensors()[t]);
-            loads_done = std::max(loads_done, m_sms[port++ % m_sms.size()]->access(mix(4, uint64_t(t)), bytes, t, false, false));
-        }
+        // every SM streams an equal share of every tensor through its own port
+        auto spread = [&](int32_t t, int64_t bytes, bool store, double issue_ps) {
+            double done = start;
+            const int64_t n = static_cast<int64_t>(m_sms.size());
+            for (int64_t sm = 0; sm < n; ++sm) {
+                const int64_t share = bytes / n + (sm < bytes % n ? 1 : 0);
+                done = std::max(done, m_sms[static_cast<size_t>(sm)]->access(mix(mix(store ? 5 : 4, uint64_t(t)), uint64_t(sm)),
+                                                                              share, t, false, store, issue_ps));
+            }
+            return done;
+        };
+        for (int32_t t : op.inputs)
+            if (t >= 0) loads_done = std::max(loads_done, spread(t, bytes_of(graph.tensors()[t]), false, 0));
         int64_t ops = op.cost.cls == OpClass::DataMovement ? 0 : op.cost.flops;
         if (op.cost.cls == OpClass::Contraction) ops = 2 * op.cost.macs;  // direct (depthwise) conv on CUDA cores
         const double lanes = static_cast<double>(m_cfg.sms) * m_cfg.cuda_fp32_fma;
@@ -270,9 +288,11 @@ private:
             emit(EventKind::Stall, m_gpu, start + compute_ps, loads_done - (start + compute_ps), 0, 0,
                  cycles_of(loads_done - (start + compute_ps)), 0, StallCause::OperandLoad);
         double stores = end;
-        for (int32_t t : op.outputs)
-            stores = std::max(stores, m_sms[port++ % m_sms.size()]->access(mix(5, uint64_t(t)), bytes_of(graph.tensors()[t]), t,
-                                                                             true, true, end - now_ps()));
+        for (int32_t t : op.outputs) {
+            const int64_t bytes = bytes_of(graph.tensors()[t]);
+            stores = std::max(stores, spread(t, bytes, true, end - now_ps()));
+            m_l2->retain(t, bytes);  // the consumer finds it in L2 if it fits
+        }
         wait_until_ps(end);
         if (stores > end) emit(EventKind::Stall, m_gpu, end, stores - end, 0, 0, cycles_of(stores - end), 0, StallCause::WriteDrain);
         wait_until_ps(stores);
