@@ -38,7 +38,8 @@ public:
 
     /// Sends a load (or store) of `bytes` at `issue_ps` after now through this SM's port;
     /// returns its absolute completion, ps: the later of the port's and the L2's.
-    double access(uint64_t key, int64_t bytes, int32_t tensor, bool whole, bool store, double issue_ps = 0) {
+    double access(uint64_t key, int64_t bytes, int32_t tensor, bool whole, bool store, double issue_ps = 0,
+                  bool* missed = nullptr) {
         const double now = static_cast<double>(sc_core::sc_time_stamp().value());
         if (bytes <= 0) return now + issue_ps;
         const double port_start = std::max(now + issue_ps, m_port_free_ps);
@@ -57,6 +58,7 @@ public:
         sc_core::sc_time delay(issue_ps, sc_core::SC_PS);
         socket->b_transport(p, delay);
         p.clear_extension(&tag);
+        if (missed) *missed = tag.missed;
         return std::max(m_port_free_ps, now + static_cast<double>(delay.value()));
     }
 
@@ -196,11 +198,17 @@ private:
         const int64_t col_tiles = (g.n + plan.tile.bn - 1) / plan.tile.bn;
         const int64_t per_instance = row_tiles * col_tiles;
         const int64_t slots = m_cfg.sms * plan.ctas_per_sm;
-        const double cta_ps = plan.cta_cycles * m_cfg.cycle_ps();
         const double l2_latency_ps = static_cast<double>(m_cfg.l2_latency_cycles) * m_cfg.cycle_ps();
+        const double dram_latency_ps = m_cfg.dram.ideal ? 0.0 : m_cfg.dram.latency_ns * 1e3;
+        const double macs_per_cta_iter = static_cast<double>(plan.tile.bm * plan.tile.bn * plan.bk);
         double kernel_end = now_ps();
         for (int64_t w = 0; w < plan.waves; ++w) {
             const double start = now_ps();
+            // the SMs of a partial (tail) wave host fewer CTAs, which share the MMA rate among fewer
+            const int64_t in_wave = std::min(plan.ctas - w * slots, slots);
+            const int64_t per_sm = std::min(plan.ctas_per_sm, (in_wave + m_cfg.sms - 1) / m_cfg.sms);
+            const double cta_ps = static_cast<double>(plan.k_iters) * macs_per_cta_iter /
+                                  (m_cfg.contraction_rate() / static_cast<double>(per_sm)) * m_cfg.cycle_ps();
             double wave_end = start + l2_latency_ps + cta_ps;
             double stores_done = start;
             const int64_t first = w * slots, last = std::min(plan.ctas, first + slots);
@@ -221,10 +229,16 @@ private:
                                                      : mix(mix(mix(2, uint64_t(b_tensor)), rep * 1000003 + inst), bj);
                 const int64_t a_bytes = static_cast<int64_t>(std::ceil(m * g.k * a_ratio)) * eb;
                 const int64_t b_bytes = g.k * n * eb;
-                const double a_done = sm.access(a_key, a_bytes, gi == 0 ? a_tensor : -1, false, false);
-                const double b_done = sm.access(b_key, b_bytes, g.b_is_weight ? -1 : b_tensor, false, false);
-                // the main loop starts when its first stage has arrived (at least an L2 latency)
-                ctas.push_back({c, m, n, std::max(start + l2_latency_ps + cta_ps, std::max(a_done, b_done))});
+                bool a_miss = false, b_miss = false;
+                const double a_done = sm.access(a_key, a_bytes, gi == 0 ? a_tensor : -1, false, false, 0, &a_miss);
+                const double b_done = sm.access(b_key, b_bytes, g.b_is_weight ? -1 : b_tensor, false, false, 0, &b_miss);
+                // Little's law on the multistage pipeline: with stages - 1 K-steps in flight, each
+                // taking a load latency (L2, plus DRAM on a miss), a K-step takes at least
+                // latency / (stages - 1); the main loop starts after its first stage arrives.
+                const double stage_latency = l2_latency_ps + ((a_miss || b_miss) ? dram_latency_ps : 0.0);
+                const double loop_ps = std::max(cta_ps, static_cast<double>(plan.k_iters) * stage_latency /
+                                                            static_cast<double>(std::max<int64_t>(1, plan.tile.stages - 1)));
+                ctas.push_back({c, m, n, std::max(start + l2_latency_ps + loop_ps, std::max(a_done, b_done))});
             }
             std::sort(ctas.begin(), ctas.end(), [](const Cta& x, const Cta& y) { return x.end < y.end; });
             for (const Cta& cta : ctas) {

@@ -38,6 +38,7 @@ void L2Cache::b_transport(int /*sm*/, tlm::tlm_generic_payload& p, sc_core::sc_t
             ++m_hits;
         } else {
             ++m_misses;
+            if (tag) tag->missed = true;
             const double dram_done = m_dram.transfer(bytes, /*write=*/false, start - now);
             done = std::max(done, dram_done + m_latency_ps);
             m_lines.insert(key, bytes);

@@ -18,6 +18,7 @@ class Dma;
 struct TensorTag : tlm::tlm_extension<TensorTag> {
     int32_t tensor = -1;
     bool whole = false;
+    bool missed = false;  ///< set by the L2: the load went to DRAM
     tlm::tlm_extension_base* clone() const override { return new TensorTag(*this); }
     void copy_from(const tlm::tlm_extension_base& other) override { *this = static_cast<const TensorTag&>(other); }
 };
