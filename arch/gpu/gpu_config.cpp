@@ -5,24 +5,13 @@
 namespace archsim {
 
 double GpuConfig::tensor_rate() const {
-    switch (precision) {
-        case Precision::Int8: return tensor_int8;
-        case Precision::Fp16: return tensor_fp16;
-        case Precision::Bf16: return tensor_bf16;
-        case Precision::Fp32: return fp32_as_tf32 ? tensor_tf32 : 0.0;
-    }
-    return 0.0;
+    const double none = 0.0;
+    return by_precision(precision, tensor_int8, tensor_fp16, tensor_bf16, fp32_as_tf32 ? tensor_tf32 : none);
 }
 
 double GpuConfig::contraction_fma_pj() const {
     if (tensor_rate() <= 0) return fma_pj_fp32;
-    switch (precision) {
-        case Precision::Int8: return mma_pj_int8;
-        case Precision::Fp16: return mma_pj_fp16;
-        case Precision::Bf16: return mma_pj_bf16;
-        case Precision::Fp32: return mma_pj_tf32;
-    }
-    return fma_pj_fp32;
+    return by_precision(precision, mma_pj_int8, mma_pj_fp16, mma_pj_bf16, mma_pj_tf32);
 }
 
 // Defaults: NVIDIA A100-SXM4-80GB (A100 datasheet and "NVIDIA A100 Tensor Core GPU Architecture"

@@ -10,8 +10,10 @@
 
 #include "arch/gpu/cta_mapper.h"
 #include "arch/gpu/gpu_config.h"
+#include "arch/common/run_bytes.h"
 #include "arch/gpu/l2_cache.h"
 #include "arch/memory/dma.h"
+#include "sim/common/hash.h"
 #include "arch/memory/dram.h"
 #include "traces/trace_writer.h"
 #include "workloads/graph/op_graph.h"
@@ -20,12 +22,6 @@ namespace archsim {
 
 namespace {
 
-uint64_t mix(uint64_t h, uint64_t v) {
-    uint64_t z = h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
 
 /// One streaming multiprocessor's port to the shared L2: loads of CTA operand tiles and stores of
 /// output tiles, one TLM transaction each (annotated with the tensor they belong to).
@@ -160,10 +156,7 @@ private:
         }
         m_producer[-1] = -1;
     }
-    int64_t bytes_of(const Tensor& t) const {
-        const bool is_float = t.onnx_dtype == 1 || t.onnx_dtype == 10 || t.onnx_dtype == 11 || t.onnx_dtype == 16;
-        return is_float ? t.elems() * operand_bytes(m_cfg.precision) : t.bytes();
-    }
+    int64_t bytes_of(const Tensor& t) const { return run_bytes(t, m_cfg.precision); }
     /// An elementwise op whose first input is the single-consumer output of a kernel (or of an
     /// op fused into one) runs in that kernel's epilogue.
     bool fused(const Operator& op, const OpGraph& g) {
@@ -224,9 +217,9 @@ private:
                 const int64_t m = std::min(plan.tile.bm, g.m - bi * plan.tile.bm);
                 const int64_t n = std::min(plan.tile.bn, g.n - bj * plan.tile.bn);
                 Sm& sm = *m_sms[static_cast<size_t>((c - first) % m_cfg.sms)];
-                const uint64_t a_key = mix(mix(mix(1, uint64_t(a_tensor)), rep * 1000003 + inst), bi);
-                const uint64_t b_key = g.b_is_weight ? mix(mix(mix(2, uint64_t(b_tensor)), gi), mix(inst % g.groups, bj))
-                                                     : mix(mix(mix(2, uint64_t(b_tensor)), rep * 1000003 + inst), bj);
+                const uint64_t a_key = mix_key(mix_key(mix_key(1, uint64_t(a_tensor)), rep * 1000003 + inst), bi);
+                const uint64_t b_key = g.b_is_weight ? mix_key(mix_key(mix_key(2, uint64_t(b_tensor)), gi), mix_key(inst % g.groups, bj))
+                                                     : mix_key(mix_key(mix_key(2, uint64_t(b_tensor)), rep * 1000003 + inst), bj);
                 const int64_t a_bytes = static_cast<int64_t>(std::ceil(m * g.k * a_ratio)) * eb;
                 const int64_t b_bytes = g.k * n * eb;
                 bool a_miss = false, b_miss = false;
@@ -255,7 +248,7 @@ private:
                 emit(EventKind::SramRead, m_rf, start, dur, 0, 2 * smem_bytes, 0, static_cast<uint32_t>(c));
                 // epilogue: the C tile goes back through L2 (written through to DRAM)
                 Sm& sm = *m_sms[static_cast<size_t>((c - first) % m_cfg.sms)];
-                const uint64_t c_key = mix(mix(3, uint64_t(c_tensor)), static_cast<uint64_t>(c));
+                const uint64_t c_key = mix_key(mix_key(3, uint64_t(c_tensor)), static_cast<uint64_t>(c));
                 stores_done = std::max(stores_done, sm.access(c_key, cta.m * cta.n * eb, c_tensor, false, true, cta.end - now_ps()));
             }
             if (wave_end > start + cta_ps)  // waiting for operands: the first stage, or loads slower than the MMAs
@@ -283,7 +276,7 @@ private:
             const int64_t n = static_cast<int64_t>(m_sms.size());
             for (int64_t sm = 0; sm < n; ++sm) {
                 const int64_t share = bytes / n + (sm < bytes % n ? 1 : 0);
-                done = std::max(done, m_sms[static_cast<size_t>(sm)]->access(mix(mix(store ? 5 : 4, uint64_t(t)), uint64_t(sm)),
+                done = std::max(done, m_sms[static_cast<size_t>(sm)]->access(mix_key(mix_key(store ? 5 : 4, uint64_t(t)), uint64_t(sm)),
                                                                               share, t, false, store, issue_ps));
             }
             return done;

@@ -15,35 +15,15 @@ double KpuConfig::power_envelope_w() const {
 }
 
 double KpuConfig::macs_per_pe() const {
-    switch (precision) {
-        case Precision::Int8: return macs_per_pe_int8;
-        case Precision::Fp16: return macs_per_pe_fp16;
-        case Precision::Bf16: return macs_per_pe_bf16;
-        case Precision::Fp32: return macs_per_pe_fp32;
-    }
-    return macs_per_pe_fp32;
+    return by_precision(precision, macs_per_pe_int8, macs_per_pe_fp16, macs_per_pe_bf16, macs_per_pe_fp32);
 }
 
 int64_t KpuConfig::compute_tiles() const {
-    int64_t n = 0;
-    switch (precision) {
-        case Precision::Int8: n = int8_tiles; break;
-        case Precision::Fp16: n = fp16_tiles; break;
-        case Precision::Bf16: n = bf16_tiles; break;
-        case Precision::Fp32: n = fp32_tiles; break;
-    }
+    const int64_t n = by_precision(precision, int8_tiles, fp16_tiles, bf16_tiles, fp32_tiles);
     return n > 0 ? std::min(n, tiles()) : tiles();
 }
 
-double KpuConfig::mac_pj() const {
-    switch (precision) {
-        case Precision::Int8: return mac_pj_int8;
-        case Precision::Fp16: return mac_pj_fp16;
-        case Precision::Bf16: return mac_pj_bf16;
-        case Precision::Fp32: return mac_pj_fp32;
-    }
-    return mac_pj_fp32;
-}
+double KpuConfig::mac_pj() const { return by_precision(precision, mac_pj_int8, mac_pj_fp16, mac_pj_bf16, mac_pj_fp32); }
 
 // Defaults are Stillwater's T256 design point (a published proposal, not silicon) and the
 // energies of Stillwater's own analytical KPU model (see shared/reference/README.md). Numbers

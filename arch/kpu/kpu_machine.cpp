@@ -9,7 +9,10 @@
 
 #include "arch/kpu/kpu_config.h"
 #include "arch/kpu/wavefront.h"
+#include "arch/common/cycle_clock.h"
+#include "arch/common/run_bytes.h"
 #include "arch/memory/dma.h"
+#include "sim/common/hash.h"
 #include "arch/memory/dram.h"
 #include "arch/memory/tile_buffer.h"
 #include "traces/trace_writer.h"
@@ -19,12 +22,6 @@ namespace archsim {
 
 namespace {
 
-uint64_t mix(uint64_t h, uint64_t v) {
-    uint64_t z = h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
 
 /// One wave of work on the fabric: what it computes, what it moves at each level, and what it
 /// must fetch from DRAM before it can start.
@@ -52,7 +49,7 @@ struct Wave {
 class KpuMachine : public Machine {
 public:
     KpuMachine(const KpuConfig& cfg, TraceWriter& trace)
-        : m_cfg(cfg), m_trace(trace), m_l3(cfg.tiles() * cfg.l3_kib_per_tile * 1024),
+        : m_cfg(cfg), m_clock(cfg.cycle_ps()), m_trace(trace), m_l3(cfg.tiles() * cfg.l3_kib_per_tile * 1024),
           m_l2(static_cast<size_t>(cfg.compute_tiles()), TileBuffer(cfg.l2_kib_per_tile * 512)),
           m_hops(mean_mesh_hops(cfg.tile_rows, cfg.tile_cols)) {
         const double hz = cfg.clock_mhz() * 1e6;
@@ -82,7 +79,7 @@ public:
         if (!m_consumed_known) find_consumed(graph);
         if (op.cost.cls == OpClass::ShapeOnly || op.cost.cls == OpClass::Unsupported) return;
         for (auto& l2 : m_l2) l2.clear();
-        m_prev_end = now_cycle();
+        m_prev_end = m_clock.now_cycle();
         m_write_done = m_prev_end;
         m_seq = 0;
         if (op.cost.cls == OpClass::Contraction) run_contraction(op, graph);
@@ -90,27 +87,17 @@ public:
         finish_outputs(op, graph);
         if (m_write_done > m_prev_end)
             stall(m_prev_end, m_write_done - m_prev_end, StallCause::WriteDrain);
-        wait_until(std::max(m_prev_end, m_write_done));
+        m_clock.wait_until(std::max(m_prev_end, m_write_done));
     }
 
 private:
-    // ---- time -------------------------------------------------------------------------------
-    uint64_t cycle_at_or_after(double ps) const {
-        return static_cast<uint64_t>(std::max(0.0, std::ceil((ps - 0.5) / m_cfg.cycle_ps())));
-    }
-    uint64_t now_cycle() const { return cycle_at_or_after(static_cast<double>(sc_core::sc_time_stamp().value())); }
-    uint64_t to_ps(uint64_t cycle) const { return static_cast<uint64_t>(std::llround(cycle * m_cfg.cycle_ps())); }
-    void wait_until(uint64_t cycle) {
-        const uint64_t target = to_ps(cycle), now = sc_core::sc_time_stamp().value();
-        if (target > now) sc_core::wait(sc_core::sc_time(static_cast<double>(target - now), sc_core::SC_PS));
-    }
 
     // ---- events -----------------------------------------------------------------------------
     void emit(EventKind kind, uint16_t comp, uint64_t start, uint64_t cycles, uint64_t ops, uint64_t bytes,
               StallCause cause = StallCause::None, uint64_t counted_cycles = 0) {
         TraceEvent e;
-        e.t_ps = to_ps(start);
-        e.dur_ps = to_ps(start + cycles) - e.t_ps;
+        e.t_ps = m_clock.to_ps(start);
+        e.dur_ps = m_clock.to_ps(start + cycles) - e.t_ps;
         e.bytes = bytes;
         e.ops = ops;
         e.cycles = counted_cycles;
@@ -126,11 +113,8 @@ private:
     }
 
     // ---- memory -----------------------------------------------------------------------------
-    int64_t bytes_of(const Tensor& t) const {
-        const bool is_float = t.onnx_dtype == 1 || t.onnx_dtype == 10 || t.onnx_dtype == 11 || t.onnx_dtype == 16;
-        return is_float ? t.elems() * operand_bytes(m_cfg.precision) : t.bytes();
-    }
-    static uint64_t whole_key(int32_t tensor) { return mix(0xA11, static_cast<uint64_t>(tensor)); }
+    int64_t bytes_of(const Tensor& t) const { return run_bytes(t, m_cfg.precision); }
+    static uint64_t whole_key(int32_t tensor) { return mix_key(0xA11, static_cast<uint64_t>(tensor)); }
 
     void find_consumed(const OpGraph& g) {
         for (const auto& o : g.ops())
@@ -150,10 +134,10 @@ private:
 
     /// Issues `w`'s DRAM reads now; returns the cycle its operands are in L3.
     uint64_t issue(Wave& w) {
-        if (w.dram_read_bytes <= 0) return now_cycle();
-        const uint64_t start = now_cycle();
+        if (w.dram_read_bytes <= 0) return m_clock.now_cycle();
+        const uint64_t start = m_clock.now_cycle();
         const double done = m_dma->transfer(w.dram_read_bytes, /*write=*/false);
-        const uint64_t ready = cycle_at_or_after(done);
+        const uint64_t ready = m_clock.cycle_at_or_after(done);
         emit(EventKind::Transfer, m_dma_comp, start, ready > start ? ready - start : 0, 0,
              static_cast<uint64_t>(w.dram_read_bytes));
         return ready;
@@ -163,7 +147,7 @@ private:
     void step(Wave& cur, Wave* next) {
         const uint64_t start = std::max(m_prev_end, cur.ready_cycle);
         if (cur.ready_cycle > m_prev_end) stall(m_prev_end, cur.ready_cycle - m_prev_end, StallCause::OperandLoad);
-        wait_until(start);
+        m_clock.wait_until(start);
         if (next) next->ready_cycle = issue(*next);
         const int64_t mover = static_cast<int64_t>(std::ceil(cur.mover_bytes_max_tile / m_cfg.block_mover_bytes_per_cycle));
         const int64_t streamer = static_cast<int64_t>(std::ceil(cur.streamer_bytes_max_tile / m_cfg.streamer_bytes_per_cycle));
@@ -200,7 +184,7 @@ private:
         }
         ++m_seq;
         m_prev_end = start + d;
-        wait_until(m_prev_end);
+        m_clock.wait_until(m_prev_end);
     }
 
     /// Double-buffered wave pipeline: waves arrive from `produce`, each one's loads go out while
@@ -252,9 +236,9 @@ private:
                             const int64_t a_bytes = static_cast<int64_t>(std::ceil(b.m * g.k * a_ratio)) * eb;
                             const int64_t b_bytes = g.k * b.n * eb;
                             const int64_t out_bytes = b.m * b.n * eb;
-                            const uint64_t a_key = mix(mix(mix(mix(1, op.inputs.empty() ? 0 : uint64_t(a_tensor)), gi), rep * 1000003 + b.instance), b.bi);
-                            const uint64_t b_key = g.b_is_weight ? mix(mix(mix(2, uint64_t(b_tensor)), gi), mix(b.instance % g.groups, b.bj))
-                                                                 : mix(mix(mix(mix(2, uint64_t(b_tensor)), gi), rep * 1000003 + b.instance), b.bj);
+                            const uint64_t a_key = mix_key(mix_key(mix_key(mix_key(1, op.inputs.empty() ? 0 : uint64_t(a_tensor)), gi), rep * 1000003 + b.instance), b.bi);
+                            const uint64_t b_key = g.b_is_weight ? mix_key(mix_key(mix_key(2, uint64_t(b_tensor)), gi), mix_key(b.instance % g.groups, b.bj))
+                                                                 : mix_key(mix_key(mix_key(mix_key(2, uint64_t(b_tensor)), gi), rep * 1000003 + b.instance), b.bj);
                             if (seen.insert(a_key).second && a_tensor >= 0) w.dram_read_bytes += fetch_panel(a_key, a_bytes, a_tensor);
                             if (seen.insert(b_key).second) w.dram_read_bytes += fetch_panel(b_key, b_bytes, g.b_is_weight ? -1 : b_tensor);
                             // a panel still in this tile's L2 (its previous block used it) is not moved again
@@ -326,15 +310,16 @@ private:
             if (b > m_l3.capacity_bytes() || !m_consumed.count(t)) to_dram += b;
         }
         if (to_dram <= 0) return;
-        const uint64_t start = now_cycle();
+        const uint64_t start = m_clock.now_cycle();
         const double done = m_dma->transfer(to_dram, /*write=*/true);
-        const uint64_t end = cycle_at_or_after(done);
+        const uint64_t end = m_clock.cycle_at_or_after(done);
         emit(EventKind::Transfer, m_dma_comp, start, end > start ? end - start : 0, 0, static_cast<uint64_t>(to_dram));
         emit(EventKind::SramRead, m_l3_comp, start, end > start ? end - start : 0, 0, static_cast<uint64_t>(to_dram));
         m_write_done = std::max(m_write_done, end);
     }
 
     KpuConfig m_cfg;
+    CycleClock m_clock;
     TraceWriter& m_trace;
     TileBuffer m_l3;
     std::vector<TileBuffer> m_l2;  ///< per compute tile; half of each L2 is resident, half fills

@@ -1,5 +1,7 @@
 #include "arch/tpu/systolic_mapper.h"
 
+#include "sim/common/hash.h"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -22,13 +24,6 @@ FoldGeometry fold_geometry(Dataflow df, int64_t rows, int64_t cols, int64_t m, i
     return g;
 }
 
-/// splitmix64 finalizer: mixes a tile's coordinates into one key.
-static uint64_t mix(uint64_t h, uint64_t v) {
-    uint64_t z = h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
 
 void for_each_fold(const GemmView& gemm, int gemm_index, const TpuConfig& cfg,
                    const std::function<void(const FoldWork&)>& visit) {
@@ -44,11 +39,11 @@ void for_each_fold(const GemmView& gemm, int gemm_index, const TpuConfig& cfg,
     for (int64_t rep = 0; rep < gemm.repeat; ++rep)
         for (int64_t bat = 0; bat < gemm.batch; ++bat)
             for (int64_t grp = 0; grp < gemm.groups; ++grp) {
-                const uint64_t a_base = mix(mix(mix(mix(1, gemm_index), rep), bat), grp);
+                const uint64_t a_base = mix_key(mix_key(mix_key(mix_key(1, gemm_index), rep), bat), grp);
                 // A weight B is the same data for every repeat step and batch entry.
-                const uint64_t b_base = gemm.b_is_weight ? mix(mix(2, gemm_index), grp)
-                                                         : mix(mix(mix(mix(2, gemm_index), rep), bat), grp);
-                const uint64_t p_base = mix(a_base, 3);
+                const uint64_t b_base = gemm.b_is_weight ? mix_key(mix_key(2, gemm_index), grp)
+                                                         : mix_key(mix_key(mix_key(mix_key(2, gemm_index), rep), bat), grp);
+                const uint64_t p_base = mix_key(a_base, 3);
                 auto emit = [&](FoldWork& w) { visit(w); };
                 if (cfg.dataflow == Dataflow::OS) {
                     for (int64_t i = 0; i < geo.row_folds; ++i)
@@ -57,8 +52,8 @@ void for_each_fold(const GemmView& gemm, int gemm_index, const TpuConfig& cfg,
                             FoldWork w;
                             w.cycles = geo.cycles_per_fold;
                             w.macs = r * c * K;
-                            w.loads[0] = {mix(a_base, i), a_bytes(r * K), Buffer::Ifmap, true};
-                            w.loads[1] = {mix(b_base, j), K * c * eb, Buffer::Filter, true};
+                            w.loads[0] = {mix_key(a_base, i), a_bytes(r * K), Buffer::Ifmap, true};
+                            w.loads[1] = {mix_key(b_base, j), K * c * eb, Buffer::Filter, true};
                             w.n_loads = 2;
                             w.sram_read_bytes[0] = r * K * eb;
                             w.sram_read_bytes[1] = K * c * eb;
@@ -80,14 +75,14 @@ void for_each_fold(const GemmView& gemm, int gemm_index, const TpuConfig& cfg,
                             w.cycles = geo.cycles_per_fold;
                             if (ws) {
                                 w.macs = kr * c * M;
-                                w.loads[0] = {mix(a_base, i), a_bytes(M * kr), Buffer::Ifmap, true};
-                                w.loads[1] = {mix(mix(b_base, i), j), kr * c * eb, Buffer::Filter, true};
+                                w.loads[0] = {mix_key(a_base, i), a_bytes(M * kr), Buffer::Ifmap, true};
+                                w.loads[1] = {mix_key(mix_key(b_base, i), j), kr * c * eb, Buffer::Filter, true};
                                 w.sram_read_bytes[0] = M * kr * eb;
                                 w.sram_read_bytes[1] = kr * c * eb;
                             } else {
                                 w.macs = kr * c * N;
-                                w.loads[0] = {mix(mix(a_base, i), j), a_bytes(kr * c), Buffer::Ifmap, true};
-                                w.loads[1] = {mix(b_base, i), kr * N * eb, Buffer::Filter, true};
+                                w.loads[0] = {mix_key(mix_key(a_base, i), j), a_bytes(kr * c), Buffer::Ifmap, true};
+                                w.loads[1] = {mix_key(b_base, i), kr * N * eb, Buffer::Filter, true};
                                 w.sram_read_bytes[0] = kr * c * eb;
                                 w.sram_read_bytes[1] = kr * N * eb;
                             }
@@ -95,7 +90,7 @@ void for_each_fold(const GemmView& gemm, int gemm_index, const TpuConfig& cfg,
                             w.sram_write_bytes[2] = psum_elems * ab;
                             if (!first) w.sram_read_bytes[2] = psum_elems * ab;
                             if (!psum_resident && !first)
-                                w.loads[w.n_loads++] = {mix(mix(p_base, j), i), psum_elems * ab, Buffer::Ofmap, false};
+                                w.loads[w.n_loads++] = {mix_key(mix_key(p_base, j), i), psum_elems * ab, Buffer::Ofmap, false};
                             if (last) w.dram_write_bytes = psum_elems * eb;
                             else if (!psum_resident) w.dram_write_bytes = psum_elems * ab;
                             emit(w);

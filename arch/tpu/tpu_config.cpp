@@ -5,15 +5,7 @@
 
 namespace archsim {
 
-double TpuConfig::mac_pj() const {
-    switch (precision) {
-        case Precision::Int8: return mac_pj_int8;
-        case Precision::Fp16: return mac_pj_fp16;
-        case Precision::Bf16: return mac_pj_bf16;
-        case Precision::Fp32: return mac_pj_fp32;
-    }
-    return mac_pj_fp32;
-}
+double TpuConfig::mac_pj() const { return by_precision(precision, mac_pj_int8, mac_pj_fp16, mac_pj_bf16, mac_pj_fp32); }
 
 const ParamBinder<TpuConfig>& tpu_params() {
     static const ParamBinder<TpuConfig> b = [] {

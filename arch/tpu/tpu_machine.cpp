@@ -8,6 +8,8 @@
 #include <optional>
 
 #include "arch/energy/horowitz.h"
+#include "arch/common/cycle_clock.h"
+#include "arch/common/run_bytes.h"
 #include "arch/memory/dma.h"
 #include "arch/memory/dram.h"
 #include "arch/tpu/systolic_mapper.h"
@@ -25,7 +27,7 @@ namespace {
 class TpuMachine : public Machine {
 public:
     TpuMachine(const TpuConfig& cfg, TraceWriter& trace)
-        : m_cfg(cfg), m_trace(trace),
+        : m_cfg(cfg), m_clock(cfg.cycle_ps()), m_trace(trace),
           m_buffers{TileBuffer(cfg.ifmap_kib * 512), TileBuffer(cfg.filter_kib * 512), TileBuffer(cfg.ofmap_kib * 512)} {
         const double hz = cfg.clock_mhz * 1e6;
         m_array = trace.add_component({"array", "compute", cfg.mac_pj(), 0, 0, double(cfg.rows * cfg.cols), hz});
@@ -71,17 +73,6 @@ private:
         bool vector = false;
     };
 
-    /// First cycle boundary at or after `ps`. Cycle boundaries are stored rounded to the ps, so a
-    /// time within half a ps of a boundary belongs to it.
-    uint64_t cycle_at_or_after(double ps) const {
-        return static_cast<uint64_t>(std::max(0.0, std::ceil((ps - 0.5) / m_cfg.cycle_ps())));
-    }
-    uint64_t now_cycle() const { return cycle_at_or_after(static_cast<double>(sc_core::sc_time_stamp().value())); }
-    uint64_t to_ps(uint64_t cycle) const { return static_cast<uint64_t>(std::llround(cycle * m_cfg.cycle_ps())); }
-    void wait_until(uint64_t cycle) {
-        const uint64_t target = to_ps(cycle), now = sc_core::sc_time_stamp().value();
-        if (target > now) sc_core::wait(sc_core::sc_time(static_cast<double>(target - now), sc_core::SC_PS));
-    }
 
     /// Issues the DRAM reads of the tiles `w` misses in the buffers, now; returns the cycle at
     /// which all its operands are on chip. DMA fills count as buffer writes.
@@ -96,14 +87,14 @@ private:
             w.sram_write_bytes[static_cast<int>(t.buffer)] += t.dram_bytes;
             if (t.cacheable) buf.insert(t.key, t.dram_bytes);
         }
-        return cycle_at_or_after(ready_ps);
+        return m_clock.cycle_at_or_after(ready_ps);
     }
 
     void emit_span(EventKind kind, uint16_t comp, uint64_t start, uint64_t cycles, uint64_t ops, uint64_t bytes,
                    uint32_t seq, StallCause cause = StallCause::None) {
         TraceEvent e;
-        e.t_ps = to_ps(start);
-        e.dur_ps = to_ps(start + cycles) - e.t_ps;
+        e.t_ps = m_clock.to_ps(start);
+        e.dur_ps = m_clock.to_ps(start + cycles) - e.t_ps;
         e.bytes = bytes;
         e.ops = ops;
         e.cycles = (kind == EventKind::Fold || kind == EventKind::Vector || kind == EventKind::Stall) ? cycles : 0;
@@ -122,7 +113,7 @@ private:
         if (cur.ready_cycle > m_prev_end)
             emit_span(EventKind::Stall, cur.vector ? m_vector : m_array, m_prev_end, cur.ready_cycle - m_prev_end, 0, 0,
                       m_seq, StallCause::OperandLoad);
-        wait_until(start);
+        m_clock.wait_until(start);
         if (next) next->ready_cycle = issue_loads(next->w);
         uint64_t cycles = static_cast<uint64_t>(cur.w.cycles);
         // SCALE-Sim v2 reports a layer as the index of its last cycle (folds x per-fold - 1);
@@ -139,17 +130,17 @@ private:
         }
         ++m_seq;
         const uint64_t end = start + cycles;
-        wait_until(end);
+        m_clock.wait_until(end);
         if (cur.w.dram_write_bytes > 0) {
             const double done_ps = m_dma->transfer(cur.w.dram_write_bytes, /*write=*/true);
-            m_write_done = std::max(m_write_done, cycle_at_or_after(done_ps));
+            m_write_done = std::max(m_write_done, m_clock.cycle_at_or_after(done_ps));
         }
         m_prev_end = end;
     }
 
     void run_pipeline(const Operator& op, const OpGraph& graph, bool contraction) {
-        const uint64_t op_start = now_cycle();
-        wait_until(op_start);
+        const uint64_t op_start = m_clock.now_cycle();
+        m_clock.wait_until(op_start);
         m_prev_end = op_start;
         m_write_done = op_start;
         m_seq = 0;
@@ -177,7 +168,7 @@ private:
         if (m_write_done > m_prev_end)
             emit_span(EventKind::Stall, contraction ? m_array : m_vector, m_prev_end, m_write_done - m_prev_end, 0, 0,
                       m_seq, StallCause::WriteDrain);
-        wait_until(std::max(m_prev_end, m_write_done));
+        m_clock.wait_until(std::max(m_prev_end, m_write_done));
     }
 
     /// Non-GEMM operators on the vector unit: inputs are streamed through the ifmap buffer in
@@ -185,11 +176,7 @@ private:
     /// moves one element per lane per cycle) and writes its share of the outputs.
     template <class F>
     void for_each_vector_chunk(const Operator& op, const OpGraph& graph, F&& visit) {
-        const int64_t eb = operand_bytes(m_cfg.precision);
-        auto bytes_of = [&](const Tensor& t) {
-            const bool is_float = t.onnx_dtype == 1 || t.onnx_dtype == 10 || t.onnx_dtype == 11 || t.onnx_dtype == 16;
-            return is_float ? t.elems() * eb : t.bytes();
-        };
+        auto bytes_of = [&](const Tensor& t) { return run_bytes(t, m_cfg.precision); };
         int64_t in_bytes = 0, out_bytes = 0, out_elems = 0;
         for (int32_t t : op.inputs)
             if (t >= 0) in_bytes += bytes_of(graph.tensors()[t]);
@@ -217,6 +204,7 @@ private:
     }
 
     TpuConfig m_cfg;
+    CycleClock m_clock;
     TraceWriter& m_trace;
     TileBuffer m_buffers[3];
     uint16_t m_array = 0, m_vector = 0, m_dram_comp = 0, m_sram_comp[3] = {0, 0, 0};

@@ -23,6 +23,19 @@ inline int64_t operand_bytes(Precision p) {
 /// Bytes per accumulator (partial sum) element: 4 for every supported precision.
 inline int64_t accumulator_bytes(Precision) { return 4; }
 
+/// The one of four per-precision values that belongs to `p` (config structs keep one field per
+/// precision; this picks it).
+template <class T>
+const T& by_precision(Precision p, const T& int8, const T& fp16, const T& bf16, const T& fp32) {
+    switch (p) {
+        case Precision::Int8: return int8;
+        case Precision::Fp16: return fp16;
+        case Precision::Bf16: return bf16;
+        case Precision::Fp32: return fp32;
+    }
+    return fp32;
+}
+
 /// Lower-case name ("int8", "fp16", "bf16", "fp32").
 std::string to_string(Precision p);
 
