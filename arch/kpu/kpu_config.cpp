@@ -45,8 +45,8 @@ const ParamBinder<KpuConfig>& kpu_params() {
         at_least(b.real("power.high_w", [](C& c) -> double& { return c.power_high_w; }, 50.0, "W", "Published power envelope at high (" + sw + "); reported, not simulated"), 0);
         b.string("precision", [](C& c) -> std::string& { return c.precision_name; }, "int8", {"int8", "fp16", "bf16", "fp32"},
                  "Operand precision (operand bytes, PE rate and MAC energy; accumulators are 32-bit)");
-        at_most(at_least(b.integer("tiles.rows", [](C& c) -> int64_t& { return c.tile_rows; }, 16, "tiles", "Rows of the tile mesh (" + sw + ")"), 1), 4096);
-        at_most(at_least(b.integer("tiles.cols", [](C& c) -> int64_t& { return c.tile_cols; }, 16, "tiles", "Columns of the tile mesh (" + sw + ")"), 1), 4096);
+        at_most(at_least(b.integer("tiles.rows", [](C& c) -> int64_t& { return c.tile_rows; }, 16, "tiles", "Rows of the tile mesh (" + sw + ")"), 1), 256);
+        at_most(at_least(b.integer("tiles.cols", [](C& c) -> int64_t& { return c.tile_cols; }, 16, "tiles", "Columns of the tile mesh (" + sw + ")"), 1), 256);
         for (const char* p : {"int8", "fp16", "bf16", "fp32"}) {
             const std::string prec = p;
             at_least(b.integer("tiles." + prec + "_tiles",
@@ -57,8 +57,8 @@ const ParamBinder<KpuConfig>& kpu_params() {
                                0, "tiles", "Tiles that compute in " + prec + "; 0 = every tile (capped at the mesh)"),
                      0);
         }
-        at_most(at_least(b.integer("pe.rows", [](C& c) -> int64_t& { return c.pe_rows; }, 32, "PEs", "PE rows R per tile (" + sw + ")"), 1), 4096);
-        at_most(at_least(b.integer("pe.cols", [](C& c) -> int64_t& { return c.pe_cols; }, 32, "PEs", "PE columns C per tile (" + sw + ")"), 1), 4096);
+        at_most(at_least(b.integer("pe.rows", [](C& c) -> int64_t& { return c.pe_rows; }, 32, "PEs", "PE rows R per tile (" + sw + ")"), 1), 1024);
+        at_most(at_least(b.integer("pe.cols", [](C& c) -> int64_t& { return c.pe_cols; }, 32, "PEs", "PE columns C per tile (" + sw + ")"), 1), 1024);
         above(b.real("pe.macs_per_cycle_int8", [](C& c) -> double& { return c.macs_per_pe_int8; }, 1.0, "MACs/PE/cycle",
                      "INT8 MACs per PE per cycle: T256's published ~315 TOPS = 262144 PEs x 2 x 600 MHz x 1"), 0);
         above(b.real("pe.macs_per_cycle_fp16", [](C& c) -> double& { return c.macs_per_pe_fp16; }, 1.0, "MACs/PE/cycle",

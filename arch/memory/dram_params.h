@@ -24,9 +24,11 @@ void declare_dram_params(ParamBinder<T>& b, std::function<DramConfig&(T&)> dram,
                                "channels", "Independent DRAM channels, interleaved per transaction"),
                      1),
             1024);
-    at_least(b.integer("dram.transaction_bytes", [dram](T& c) -> int64_t& { return dram(c).transaction_bytes; },
-                       defaults.transaction_bytes, "bytes", "Bytes per DRAM TLM transaction, one burst (one trace event each)"),
-             1);
+    at_most(at_least(b.integer("dram.transaction_bytes", [dram](T& c) -> int64_t& { return dram(c).transaction_bytes; },
+                               defaults.transaction_bytes, "bytes",
+                               "Bytes per DRAM TLM transaction, one burst (one trace event each)"),
+                     1),
+            1 << 30);
     b.boolean("dram.ideal", [dram](T& c) -> bool& { return dram(c).ideal; }, defaults.ideal,
               "Ideal memory: no latency, no bandwidth limit, no stalls (SCALE-Sim InterfaceBandwidth = CALC)");
     at_least(b.real("dram.pj_per_byte", [dram](T& c) -> double& { return dram(c).pj_per_byte; }, defaults.pj_per_byte,
