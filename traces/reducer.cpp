@@ -72,6 +72,7 @@ Metrics reduce_trace(const TraceReader& tr) {
                     break;
                 case EventKind::Stall:
                     o.stall_cycles += e.cycles;
+                    o.stall_cycles_by_cause[to_string(static_cast<StallCause>(e.detail))] += e.cycles;
                     m.stall_cycles_by_cause[to_string(static_cast<StallCause>(e.detail))] += e.cycles;
                     break;
             }
@@ -95,6 +96,13 @@ Metrics reduce_trace(const TraceReader& tr) {
         m.macs += o.macs;
         m.compute_cycles += o.compute_cycles;
         m.stall_cycles += o.stall_cycles;
+        o.bound = o.compute_cycles > 0 ? "compute" : "none";
+        uint64_t most = o.compute_cycles;
+        for (const auto& [cause, c] : o.stall_cycles_by_cause)
+            if (c > most) {
+                most = c;
+                o.bound = cause;
+            }
         const double cycles = o.latency_ps * m.clock_hz * 1e-12;
         o.utilization = (cycles > 0 && m.peak_macs_per_cycle > 0) ? o.macs / (cycles * m.peak_macs_per_cycle) : 0;
     }
@@ -152,6 +160,9 @@ std::string metrics_to_json(const Metrics& m) {
         x["traffic_bytes"] = nlohmann::json::object();
         for (const auto& [l, b] : o.traffic_bytes) x["traffic_bytes"][l] = b;
         x["utilization"] = o.utilization;
+        x["bound"] = o.bound;
+        x["stall_cycles_by_cause"] = nlohmann::json::object();
+        for (const auto& [c, v] : o.stall_cycles_by_cause) x["stall_cycles_by_cause"][c] = v;
         if (!o.modeled) x["modeled"] = false;
         ops.push_back(std::move(x));
     }
@@ -171,29 +182,31 @@ std::string render_metrics(const Metrics& m, ReportFormat f) {
     for (const auto& [l, b] : m.traffic_bytes) levels.push_back(l);
     std::string out;
     if (f == ReportFormat::Csv) {
-        out += "name,op_type,macs,start_s,latency_s,compute_cycles,stall_cycles,energy_j,utilization";
+        out += "name,op_type,macs,start_s,latency_s,compute_cycles,stall_cycles,energy_j,utilization,bound";
         for (const auto& l : levels) out += ",bytes_" + l;
         out += "\n";
         for (const auto& o : m.ops) {
-            out += fmt::format("{},{},{},{:.9e},{:.9e},{},{},{:.9e},{:.6f}", o.name, o.op_type, o.macs, o.start_ps * 1e-12,
-                               o.latency_ps * 1e-12, o.compute_cycles, o.stall_cycles, o.energy_pj * 1e-12, o.utilization);
+            out += fmt::format("{},{},{},{:.9e},{:.9e},{},{},{:.9e},{:.6f},{}", o.name, o.op_type, o.macs, o.start_ps * 1e-12,
+                               o.latency_ps * 1e-12, o.compute_cycles, o.stall_cycles, o.energy_pj * 1e-12, o.utilization,
+                               o.bound);
             for (const auto& l : levels) {
                 auto it = o.traffic_bytes.find(l);
                 out += fmt::format(",{}", it == o.traffic_bytes.end() ? 0 : it->second);
             }
             out += "\n";
         }
-        out += fmt::format("TOTAL,,{},0,{:.9e},{},{},{:.9e},{:.6f}", m.macs, m.latency_ps * 1e-12, m.compute_cycles,
+        out += fmt::format("TOTAL,,{},0,{:.9e},{},{},{:.9e},{:.6f},", m.macs, m.latency_ps * 1e-12, m.compute_cycles,
                            m.stall_cycles, m.energy_pj * 1e-12, m.utilization);
         for (const auto& l : levels) out += fmt::format(",{}", m.traffic_bytes.at(l));
         return out + "\n";
     }
-    out += fmt::format("{:<40} {:<14} {:>14} {:>12} {:>12} {:>10} {:>12} {:>6}\n", "operator", "op_type", "MACs",
-                       "latency_us", "cycles", "stall_cyc", "energy_uJ", "util");
+    out += fmt::format("{:<40} {:<14} {:>14} {:>12} {:>12} {:>10} {:>12} {:>6}  {}\n", "operator", "op_type", "MACs",
+                       "latency_us", "cycles", "stall_cyc", "energy_uJ", "util", "bound");
     for (const auto& o : m.ops) {
         std::string name = o.name.size() > 40 ? o.name.substr(0, 37) + "..." : o.name;
-        out += fmt::format("{:<40} {:<14} {:>14} {:>12.3f} {:>12} {:>10} {:>12.3f} {:>5.1f}%\n", name, o.op_type, o.macs,
-                           o.latency_ps * 1e-6, o.compute_cycles, o.stall_cycles, o.energy_pj * 1e-6, 100 * o.utilization);
+        out += fmt::format("{:<40} {:<14} {:>14} {:>12.3f} {:>12} {:>10} {:>12.3f} {:>5.1f}%  {}\n", name, o.op_type, o.macs,
+                           o.latency_ps * 1e-6, o.compute_cycles, o.stall_cycles, o.energy_pj * 1e-6, 100 * o.utilization,
+                           o.bound);
     }
     out += fmt::format("\nmodel {} on {} ({}), {} events\n", m.model, m.machine, m.precision, m.events);
     out += fmt::format("latency      {:.6f} ms = {} cycles at {:.0f} MHz (compute {} + stall {} cycles)\n",

@@ -19,6 +19,10 @@ struct OpMetrics {
     double latency_ps = 0;        ///< its op span
     uint64_t compute_cycles = 0;  ///< fold + vector cycles
     uint64_t stall_cycles = 0;
+    std::map<std::string, uint64_t> stall_cycles_by_cause;
+    /// What its time went to most: "compute", or the stall cause with the most cycles
+    /// ("operand_load", "launch", "block_mover", ...); "none" for a zero-time operator.
+    std::string bound;
     double energy_pj = 0;         ///< dynamic energy of its events + static power over its span
     std::map<std::string, uint64_t> traffic_bytes;  ///< bytes by memory level (reads + writes)
     double utilization = 0;       ///< macs / (latency cycles * peak MACs per cycle)
