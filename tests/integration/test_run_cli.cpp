@@ -124,6 +124,11 @@ TEST_CASE("ideal DRAM never stalls; a starved DRAM stalls and records why", "[e2
     CHECK(starved["total"]["stall_cycles_by_cause"]["operand_load"].get<uint64_t>() > 0);
     CHECK(ideal["total"]["compute_cycles"] == starved["total"]["compute_cycles"]);
     CHECK(starved["total"]["latency_s"].get<double>() > ideal["total"]["latency_s"].get<double>());
+    // each operator says what bound it: with ideal DRAM only compute, starved some wait for operands
+    int starved_bound = 0;
+    for (const auto& o : starved["ops"]) starved_bound += o["bound"] == "operand_load";
+    for (const auto& o : ideal["ops"]) CHECK(o["bound"] != "operand_load");
+    CHECK(starved_bound > 0);
     fs::remove_all(a);
     fs::remove_all(b);
 }
