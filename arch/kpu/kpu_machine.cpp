@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "arch/kpu/kpu_config.h"
@@ -35,6 +36,7 @@ struct Wave {
     int64_t dram_read_bytes = 0, dram_write_bytes = 0;
     int64_t l3_read = 0, l3_write = 0, l2_read = 0, l2_write = 0, l1_read = 0, l1_write = 0;
     uint64_t ready_cycle = 0;
+    double prefetch_ready_ps = 0;     ///< when weights prefetched by the previous operator land
     bool contraction = true;
 };
 
@@ -78,6 +80,8 @@ public:
         m_current_op = op_index;
         if (!m_consumed_known) find_consumed(graph);
         if (op.cost.cls == OpClass::ShapeOnly || op.cost.cls == OpClass::Unsupported) return;
+        m_graph = &graph;
+        m_prefetch_for = m_next_op[op_index];
         for (auto& l2 : m_l2) l2.clear();
         m_prev_end = m_clock.now_cycle();
         m_write_done = m_prev_end;
@@ -120,13 +124,43 @@ private:
         for (const auto& o : g.ops())
             for (int32_t t : o.inputs)
                 if (t >= 0) m_consumed.insert(t);
+        const auto& order = g.topo_order();
+        m_next_op.assign(g.ops().size(), -1);
+        for (size_t i = 0; i + 1 < order.size(); ++i) m_next_op[static_cast<size_t>(order[i])] = order[i + 1];
         m_consumed_known = true;
     }
 
+    /// Weight prefetch across operators (what a KPU compiler schedules): once an operator's
+    /// first wave is on its way, the DMA fetches the next operator's weights into free L3 space
+    /// (never evicting anything) in the background; that operator's waves then wait only for
+    /// what has not yet arrived.
+    void prefetch_next_weights() {
+        if (m_prefetch_for < 0) return;
+        const Operator& next = m_graph->ops()[static_cast<size_t>(m_prefetch_for)];
+        m_prefetch_for = -1;
+        for (int32_t t : next.inputs) {
+            if (t < 0 || m_graph->tensors()[static_cast<size_t>(t)].role != TensorRole::Weight) continue;
+            const int64_t b = bytes_of(m_graph->tensors()[static_cast<size_t>(t)]);
+            if (m_l3.hit(whole_key(t)) || b > m_l3.capacity_bytes() - m_l3.used_bytes()) continue;
+            const uint64_t start = m_clock.now_cycle();
+            const double done = m_dma->transfer(b, /*write=*/false);
+            m_l3.insert(whole_key(t), b);
+            m_ready_ps[t] = done;
+            const uint64_t end = m_clock.cycle_at_or_after(done);
+            emit(EventKind::Transfer, m_dma_comp, start, end > start ? end - start : 0, 0, static_cast<uint64_t>(b));
+            emit(EventKind::SramWrite, m_l3_comp, start, end > start ? end - start : 0, 0, static_cast<uint64_t>(b));
+        }
+    }
+
     /// Makes `bytes` of panel `key` resident in L3, fetching it from DRAM on a miss; a panel of a
-    /// tensor that is resident as a whole is already there.
-    int64_t fetch_panel(uint64_t key, int64_t bytes, int32_t tensor) {
-        if (tensor >= 0 && m_l3.hit(whole_key(tensor))) return 0;
+    /// tensor that is resident as a whole is already there (once its prefetch, if any, lands:
+    /// `ready_ps` is raised to that time).
+    int64_t fetch_panel(uint64_t key, int64_t bytes, int32_t tensor, double& ready_ps) {
+        if (tensor >= 0 && m_l3.hit(whole_key(tensor))) {
+            auto it = m_ready_ps.find(tensor);
+            if (it != m_ready_ps.end()) ready_ps = std::max(ready_ps, it->second);
+            return 0;
+        }
         if (m_l3.hit(key)) return 0;
         m_l3.insert(key, bytes);
         return bytes;
@@ -134,11 +168,13 @@ private:
 
     /// Issues `w`'s DRAM reads now; returns the cycle its operands are in L3.
     uint64_t issue(Wave& w) {
-        if (w.dram_read_bytes <= 0) return m_clock.now_cycle();
+        const uint64_t prefetched = m_clock.cycle_at_or_after(w.prefetch_ready_ps);
+        if (w.dram_read_bytes <= 0) return std::max(m_clock.now_cycle(), prefetched);
         const uint64_t start = m_clock.now_cycle();
         const double done = m_dma->transfer(w.dram_read_bytes, /*write=*/false);
-        const uint64_t ready = m_clock.cycle_at_or_after(done);
-        emit(EventKind::Transfer, m_dma_comp, start, ready > start ? ready - start : 0, 0,
+        const uint64_t ready = std::max(m_clock.cycle_at_or_after(done), prefetched);
+        const uint64_t landed = m_clock.cycle_at_or_after(done);
+        emit(EventKind::Transfer, m_dma_comp, start, landed > start ? landed - start : 0, 0,
              static_cast<uint64_t>(w.dram_read_bytes));
         return ready;
     }
@@ -195,6 +231,7 @@ private:
             if (!cur) {
                 w.ready_cycle = issue(w);
                 cur = std::move(w);
+                prefetch_next_weights();
                 return;
             }
             step(*cur, &w);
@@ -239,8 +276,10 @@ private:
                             const uint64_t a_key = mix_key(mix_key(mix_key(mix_key(1, op.inputs.empty() ? 0 : uint64_t(a_tensor)), gi), rep * 1000003 + b.instance), b.bi);
                             const uint64_t b_key = g.b_is_weight ? mix_key(mix_key(mix_key(2, uint64_t(b_tensor)), gi), mix_key(b.instance % g.groups, b.bj))
                                                                  : mix_key(mix_key(mix_key(mix_key(2, uint64_t(b_tensor)), gi), rep * 1000003 + b.instance), b.bj);
-                            if (seen.insert(a_key).second && a_tensor >= 0) w.dram_read_bytes += fetch_panel(a_key, a_bytes, a_tensor);
-                            if (seen.insert(b_key).second) w.dram_read_bytes += fetch_panel(b_key, b_bytes, g.b_is_weight ? -1 : b_tensor);
+                            if (seen.insert(a_key).second && a_tensor >= 0)
+                                w.dram_read_bytes += fetch_panel(a_key, a_bytes, a_tensor, w.prefetch_ready_ps);
+                            if (seen.insert(b_key).second)
+                                w.dram_read_bytes += fetch_panel(b_key, b_bytes, b_tensor, w.prefetch_ready_ps);
                             // a panel still in this tile's L2 (its previous block used it) is not moved again
                             const int64_t a_move = l2.hit(a_key) ? 0 : a_bytes;
                             const int64_t b_move = l2.hit(b_key) ? 0 : b_bytes;
@@ -333,6 +372,10 @@ private:
     uint32_t m_seq = 0;
     std::unordered_set<int32_t> m_consumed;
     bool m_consumed_known = false;
+    std::vector<int32_t> m_next_op;                  ///< next operator in dispatch order
+    int32_t m_prefetch_for = -1;                     ///< operator whose weights to prefetch
+    const OpGraph* m_graph = nullptr;
+    std::unordered_map<int32_t, double> m_ready_ps;  ///< prefetched tensor -> arrival, ps
 };
 
 }  // namespace
