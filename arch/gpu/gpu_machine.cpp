@@ -104,7 +104,10 @@ public:
         m_current_op = op_index;
         if (m_producer.empty()) index_graph(graph);
         if (op.cost.cls == OpClass::ShapeOnly || op.cost.cls == OpClass::Unsupported) return;
-        if (fused(op, graph)) return;
+        if (fused(op, graph)) {
+            fused_epilogue_reads(op, graph);
+            return;
+        }
         if (op.cost.cls == OpClass::Contraction && !memory_bound_contraction(op)) {
             for (size_t gi = 0; gi < op.cost.gemms.size(); ++gi) {
                 const GemmView& g = op.cost.gemms[gi];
@@ -176,6 +179,24 @@ private:
         for (const auto& g : op.cost.gemms)
             if (g.groups > 1 && g.n < 8) return true;
         return false;
+    }
+
+    /// A fused epilogue still reads its operator's other inputs (a residual for an Add, a scale
+    /// for a Mul): those bytes stream through L2 right after the producing kernel.
+    void fused_epilogue_reads(const Operator& op, const OpGraph& graph) {
+        double done = now_ps();
+        for (size_t i = 1; i < op.inputs.size(); ++i) {
+            const int32_t t = op.inputs[i];
+            if (t < 0 || graph.tensors()[static_cast<size_t>(t)].elems() <= 1) continue;
+            const int64_t bytes = bytes_of(graph.tensors()[static_cast<size_t>(t)]);
+            const int64_t n = static_cast<int64_t>(m_sms.size());
+            for (int64_t sm = 0; sm < n; ++sm)
+                done = std::max(done, m_sms[static_cast<size_t>(sm)]->access(mix_key(mix_key(7, uint64_t(t)), uint64_t(sm)),
+                                                                              bytes / n + (sm < bytes % n ? 1 : 0), t, false, false));
+        }
+        if (done > now_ps())
+            emit(EventKind::Stall, m_gpu, now_ps(), done - now_ps(), 0, 0, cycles_of(done - now_ps()), 0, StallCause::OperandLoad);
+        wait_until_ps(done);
     }
 
     // ---- kernels ------------------------------------------------------------------------------
