@@ -51,6 +51,24 @@ struct TraceEvent {
     uint8_t detail = 0;      ///< StallCause for stalls, 0 otherwise
 };
 
+/// Builds an event from its named parts (fields not given are zero).
+inline TraceEvent make_event(EventKind kind, uint16_t component, uint32_t op, uint64_t t_ps, uint64_t dur_ps,
+                             uint64_t bytes = 0, uint64_t ops = 0, uint64_t cycles = 0, uint32_t seq = 0,
+                             StallCause cause = StallCause::None) {
+    TraceEvent e;
+    e.t_ps = t_ps;
+    e.dur_ps = dur_ps;
+    e.bytes = bytes;
+    e.ops = ops;
+    e.cycles = cycles;
+    e.op = op;
+    e.seq = seq;
+    e.component = component;
+    e.kind = static_cast<uint8_t>(kind);
+    e.detail = static_cast<uint8_t>(cause);
+    return e;
+}
+
 /// One component of a machine: a compute unit or a memory level. The reducer prices events
 /// with these coefficients, so energy is derived from the trace alone.
 struct ComponentInfo {

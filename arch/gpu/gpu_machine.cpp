@@ -129,18 +129,8 @@ private:
     uint64_t cycles_of(double ps) const { return static_cast<uint64_t>(std::llround(ps / m_cfg.cycle_ps())); }
     void emit(EventKind kind, uint16_t comp, double start, double dur, uint64_t ops, uint64_t bytes, uint64_t cycles,
               uint32_t seq, StallCause cause = StallCause::None) {
-        TraceEvent e;
-        e.t_ps = static_cast<uint64_t>(std::llround(start));
-        e.dur_ps = static_cast<uint64_t>(std::llround(dur));
-        e.ops = ops;
-        e.bytes = bytes;
-        e.cycles = cycles;
-        e.op = m_current_op;
-        e.seq = seq;
-        e.component = comp;
-        e.kind = static_cast<uint8_t>(kind);
-        e.detail = static_cast<uint8_t>(cause);
-        m_trace.emit(e);
+        m_trace.emit(make_event(kind, comp, m_current_op, static_cast<uint64_t>(std::llround(start)),
+                                static_cast<uint64_t>(std::llround(dur)), bytes, ops, cycles, seq, cause));
     }
     void launch() {
         const double gap = m_cfg.launch_overhead_us * 1e6;

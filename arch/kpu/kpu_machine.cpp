@@ -99,18 +99,9 @@ private:
     // ---- events -----------------------------------------------------------------------------
     void emit(EventKind kind, uint16_t comp, uint64_t start, uint64_t cycles, uint64_t ops, uint64_t bytes,
               StallCause cause = StallCause::None, uint64_t counted_cycles = 0) {
-        TraceEvent e;
-        e.t_ps = m_clock.to_ps(start);
-        e.dur_ps = m_clock.to_ps(start + cycles) - e.t_ps;
-        e.bytes = bytes;
-        e.ops = ops;
-        e.cycles = counted_cycles;
-        e.op = m_current_op;
-        e.seq = m_seq;
-        e.component = comp;
-        e.kind = static_cast<uint8_t>(kind);
-        e.detail = static_cast<uint8_t>(cause);
-        m_trace.emit(e);
+        const uint64_t t = m_clock.to_ps(start);
+        m_trace.emit(make_event(kind, comp, m_current_op, t, m_clock.to_ps(start + cycles) - t, bytes, ops, counted_cycles,
+                                m_seq, cause));
     }
     void stall(uint64_t start, uint64_t cycles, StallCause cause) {
         emit(EventKind::Stall, m_fabric, start, cycles, 0, 0, cause, cycles);

@@ -92,18 +92,10 @@ private:
 
     void emit_span(EventKind kind, uint16_t comp, uint64_t start, uint64_t cycles, uint64_t ops, uint64_t bytes,
                    uint32_t seq, StallCause cause = StallCause::None) {
-        TraceEvent e;
-        e.t_ps = m_clock.to_ps(start);
-        e.dur_ps = m_clock.to_ps(start + cycles) - e.t_ps;
-        e.bytes = bytes;
-        e.ops = ops;
-        e.cycles = (kind == EventKind::Fold || kind == EventKind::Vector || kind == EventKind::Stall) ? cycles : 0;
-        e.op = m_current_op;
-        e.seq = seq;
-        e.component = comp;
-        e.kind = static_cast<uint8_t>(kind);
-        e.detail = static_cast<uint8_t>(cause);
-        m_trace.emit(e);
+        const uint64_t t = m_clock.to_ps(start);
+        const bool timed = kind == EventKind::Fold || kind == EventKind::Vector || kind == EventKind::Stall;
+        m_trace.emit(make_event(kind, comp, m_current_op, t, m_clock.to_ps(start + cycles) - t, bytes, ops,
+                                timed ? cycles : 0, seq, cause));
     }
 
     /// Runs one fold (or vector chunk) whose loads are already issued; issues `next`'s loads

@@ -13,14 +13,6 @@ using json = nlohmann::json;
 namespace {
 const std::string kA100 = std::string(ARCHSIM_SOURCE_DIR) + "/configs/gpu/a100_sxm4_80gb.toml";
 
-json run_json(const std::string& args) {
-    const std::string out = temp_dir("gpu");
-    CliResult r = run_archsim(args + " --format json --out " + out);
-    INFO(args << "\n" << r.err);
-    REQUIRE(r.exit_code == 0);
-    fs::remove_all(out);
-    return json::parse(r.out);
-}
 }  // namespace
 
 TEST_CASE("a memory-bound kernel runs at exactly its DRAM bandwidth", "[e2e][gpu]") {
@@ -30,21 +22,21 @@ TEST_CASE("a memory-bound kernel runs at exactly its DRAM bandwidth", "[e2e][gpu
         return;
     }
     // batch 2^20 replaces dim 0 (3): 20 Mi elements of fp16 in and out; no launch gap, no latency
-    json m = run_json("run " + relu + " --arch " + kA100 +
+    json m = run_json_ok("run " + relu + " --arch " + kA100 +
                       " --batch 1048576 --set kernel.launch_overhead_us=0 --set dram.latency_ns=0 --set l2.latency_cycles=0");
     const double bytes = 2.0 * 1048576 * 20 * 2;
     CHECK(m["total"]["traffic_bytes"]["dram"].get<double>() == bytes);
     CHECK(m["total"]["latency_s"].get<double>() == Approx(bytes / 2039e9).epsilon(0.001));
     // twice the bandwidth, half the time
-    json fast = run_json("run " + relu + " --arch " + kA100 + " --batch 1048576 --set kernel.launch_overhead_us=0 "
+    json fast = run_json_ok("run " + relu + " --arch " + kA100 + " --batch 1048576 --set kernel.launch_overhead_us=0 "
                          "--set dram.latency_ns=0 --set l2.latency_cycles=0 --set dram.bandwidth_gbps=4078");
     CHECK(fast["total"]["latency_s"].get<double>() == Approx(bytes / 4078e9).epsilon(0.001));
 }
 
 TEST_CASE("fused elementwise epilogues launch no kernel of their own", "[e2e][gpu]") {
     const std::string model = std::string(ARCHSIM_SOURCE_DIR) + "/workloads/models/resnet18.onnx";
-    json fused = run_json("run " + model + " --arch " + kA100);
-    json unfused = run_json("run " + model + " --arch " + kA100 + " --set fusion.elementwise=false");
+    json fused = run_json_ok("run " + model + " --arch " + kA100);
+    json unfused = run_json_ok("run " + model + " --arch " + kA100 + " --set fusion.elementwise=false");
     const auto launches = [](const json& m) { return m["total"]["stall_cycles_by_cause"]["launch"].get<double>(); };
     CHECK(launches(unfused) > launches(fused));
     CHECK(unfused["total"]["latency_s"].get<double>() > fused["total"]["latency_s"].get<double>());

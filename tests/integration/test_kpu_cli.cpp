@@ -14,14 +14,6 @@ using json = nlohmann::json;
 namespace {
 const std::string kT256 = std::string(ARCHSIM_SOURCE_DIR) + "/configs/kpu/t256.toml";
 
-json run_json(const std::string& args) {
-    const std::string out = temp_dir("kpu");
-    CliResult r = run_archsim(args + " --format json --out " + out);
-    INFO(args << "\n" << r.err);
-    REQUIRE(r.exit_code == 0);
-    fs::remove_all(out);
-    return json::parse(r.out);
-}
 
 std::string layer_csv(const std::string& rows) {
     const std::string dir = temp_dir("kpu_csv");
@@ -35,8 +27,8 @@ std::string layer_csv(const std::string& rows) {
 TEST_CASE("a layer that fills one tile runs no faster on a larger fabric", "[e2e][kpu]") {
     // 1x1 conv over a 4x4 map, 32 filters, 64 channels: M = 16, N = 32, K = 64 -> one 32x32 block
     const std::string csv = layer_csv("small,4,4,1,1,64,32,1,\n");
-    json small = run_json("run " + csv + " --arch " + kT256 + " --set tiles.rows=2 --set tiles.cols=2 --set dram.ideal=true");
-    json large = run_json("run " + csv + " --arch " + kT256 + " --set tiles.rows=32 --set tiles.cols=32 --set dram.ideal=true");
+    json small = run_json_ok("run " + csv + " --arch " + kT256 + " --set tiles.rows=2 --set tiles.cols=2 --set dram.ideal=true");
+    json large = run_json_ok("run " + csv + " --arch " + kT256 + " --set tiles.rows=32 --set tiles.cols=32 --set dram.ideal=true");
     CHECK(small["total"]["latency_cycles"] == large["total"]["latency_cycles"]);
     CHECK(large["total"]["utilization"].get<double>() < small["total"]["utilization"].get<double>());
     // and its cycles are the wavefront's: k + (R-1) + (C-1) + fill + drain
@@ -48,7 +40,7 @@ TEST_CASE("a layer with many blocks speeds up until the fabric outgrows it", "[e
     int64_t prev = INT64_MAX;
     std::vector<int64_t> cycles;
     for (int n : {2, 4, 8, 16, 32, 64}) {
-        json m = run_json("run " + csv + " --arch " + kT256 + " --set tiles.rows=" + std::to_string(n) +
+        json m = run_json_ok("run " + csv + " --arch " + kT256 + " --set tiles.rows=" + std::to_string(n) +
                           " --set tiles.cols=" + std::to_string(n) + " --set dram.ideal=true");
         cycles.push_back(m["total"]["latency_cycles"].get<int64_t>());
         CHECK(cycles.back() <= prev);
@@ -60,8 +52,8 @@ TEST_CASE("a layer with many blocks speeds up until the fabric outgrows it", "[e
 
 TEST_CASE("slow streamers stall the wavefront and the trace says why", "[e2e][kpu]") {
     const std::string csv = layer_csv("big,58,58,3,3,64,256,1,\n");
-    json fast = run_json("run " + csv + " --arch " + kT256 + " --set dram.ideal=true");
-    json slow = run_json("run " + csv + " --arch " + kT256 + " --set dram.ideal=true --set streamer.bytes_per_cycle=8");
+    json fast = run_json_ok("run " + csv + " --arch " + kT256 + " --set dram.ideal=true");
+    json slow = run_json_ok("run " + csv + " --arch " + kT256 + " --set dram.ideal=true --set streamer.bytes_per_cycle=8");
     CHECK(slow["total"]["stall_cycles_by_cause"]["streamer"].get<int64_t>() > 0);
     CHECK(slow["total"]["latency_cycles"].get<int64_t>() > fast["total"]["latency_cycles"].get<int64_t>());
     CHECK(slow["total"]["compute_cycles"] == fast["total"]["compute_cycles"]);
@@ -70,8 +62,8 @@ TEST_CASE("slow streamers stall the wavefront and the trace says why", "[e2e][kp
 TEST_CASE("weights that do not fit the L3 are re-streamed and DRAM traffic shows it", "[e2e][kpu]") {
     // 3x3 conv with 512 filters over 512 channels (2.25 MiB of int8 weights), 28x28 map
     const std::string csv = layer_csv("conv,30,30,3,3,512,512,1,\n");
-    json fits = run_json("run " + csv + " --arch " + kT256);
-    json tiny = run_json("run " + csv + " --arch " + kT256 + " --set l3.kib_per_tile=1 --set tiles.rows=4 --set tiles.cols=4");
+    json fits = run_json_ok("run " + csv + " --arch " + kT256);
+    json tiny = run_json_ok("run " + csv + " --arch " + kT256 + " --set l3.kib_per_tile=1 --set tiles.rows=4 --set tiles.cols=4");
     const double weights = 3.0 * 3 * 512 * 512;
     CHECK(fits["total"]["traffic_bytes"]["dram"].get<double>() < 1.5 * weights + 30.0 * 30 * 512 * 2);
     CHECK(tiny["total"]["traffic_bytes"]["dram"].get<double>() > 2 * weights);
@@ -79,7 +71,7 @@ TEST_CASE("weights that do not fit the L3 are re-streamed and DRAM traffic shows
 
 TEST_CASE("a depthwise convolution is a weak case: low utilization", "[e2e][kpu]") {
     const std::string csv = layer_csv("DPconv,58,58,3,3,256,256,1,\nPWconv,56,56,1,1,256,256,1,\n");
-    json m = run_json("run " + csv + " --arch " + kT256 + " --set dram.ideal=true");
+    json m = run_json_ok("run " + csv + " --arch " + kT256 + " --set dram.ideal=true");
     const double dw = m["ops"][0]["utilization"].get<double>();
     const double pw = m["ops"][1]["utilization"].get<double>();
     CHECK(dw < 1.0 / 32);

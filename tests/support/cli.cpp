@@ -1,5 +1,7 @@
 #include "tests/support/cli.h"
 
+#include <catch2/catch.hpp>
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -39,6 +41,15 @@ CliResult run_archsim(const std::string& args) {
     r.err = slurp(err);
     fs::remove_all(dir);
     return r;
+}
+
+nlohmann::json run_json_ok(const std::string& args) {
+    const std::string out = temp_dir("json");
+    CliResult r = run_archsim(args + " --format json --out " + out);
+    INFO(args << "\n" << r.err);
+    REQUIRE(r.exit_code == 0);
+    fs::remove_all(out);
+    return nlohmann::json::parse(r.out);
 }
 
 std::string shared_path(const std::string& rel) { return std::string(ARCHSIM_SHARED_DIR) + "/" + rel; }

@@ -1,5 +1,7 @@
 #pragma once
 // Runs the archsim binary in a child process and captures what it printed.
+#include <nlohmann/json.hpp>
+
 #include <string>
 
 namespace archsim::test {
@@ -13,6 +15,10 @@ struct CliResult {
 
 /// Runs `ARCHSIM_BIN args` through /bin/sh (args are passed as written).
 CliResult run_archsim(const std::string& args);
+
+/// Runs `archsim ARGS --format json --out <temp dir>`, REQUIREs exit code 0 (Catch2), removes the
+/// output directory and returns the printed JSON report.
+nlohmann::json run_json_ok(const std::string& args);
 
 /// A fresh empty directory under the system temp dir.
 std::string temp_dir(const std::string& tag);

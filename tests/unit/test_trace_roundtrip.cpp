@@ -17,16 +17,7 @@ std::string tmp(const std::string& name) { return (fs::temp_directory_path() / (
 
 TraceEvent ev(EventKind k, uint16_t comp, uint32_t op, uint64_t t, uint64_t dur, uint64_t bytes, uint64_t ops,
               uint64_t cycles) {
-    TraceEvent e;
-    e.kind = static_cast<uint8_t>(k);
-    e.component = comp;
-    e.op = op;
-    e.t_ps = t;
-    e.dur_ps = dur;
-    e.bytes = bytes;
-    e.ops = ops;
-    e.cycles = cycles;
-    return e;
+    return make_event(k, comp, op, t, dur, bytes, ops, cycles);
 }
 }  // namespace
 
