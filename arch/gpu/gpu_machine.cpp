@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <unordered_map>
 
 #include "arch/gpu/cta_mapper.h"
 #include "arch/gpu/gpu_config.h"
@@ -102,7 +101,6 @@ public:
 
     void execute(uint32_t op_index, const Operator& op, const OpGraph& graph) override {
         m_current_op = op_index;
-        if (m_producer.empty()) index_graph(graph);
         if (op.cost.cls == OpClass::ShapeOnly || op.cost.cls == OpClass::Unsupported) return;
         if (fused(op, graph)) {
             fused_epilogue_reads(op, graph);
@@ -141,27 +139,17 @@ private:
     }
 
     // ---- graph facts --------------------------------------------------------------------------
-    void index_graph(const OpGraph& g) {
-        for (size_t i = 0; i < g.ops().size(); ++i) {
-            for (int32_t t : g.ops()[i].outputs) m_producer[t] = static_cast<int32_t>(i);
-            for (int32_t t : g.ops()[i].inputs)
-                if (t >= 0) ++m_consumers[t];
-        }
-        m_producer[-1] = -1;
-    }
     int64_t bytes_of(const Tensor& t) const { return run_bytes(t, m_cfg.precision); }
-    /// An elementwise op whose first input is the single-consumer output of a kernel (or of an
-    /// op fused into one) runs in that kernel's epilogue.
-    bool fused(const Operator& op, const OpGraph& g) {
+    /// An elementwise op whose first input is the single-consumer output of a kernel, or of an
+    /// elementwise op (itself fused or not), runs in that kernel's epilogue.
+    bool fused(const Operator& op, const OpGraph& g) const {
         if (!m_cfg.fuse_elementwise || op.cost.cls != OpClass::Elementwise || op.inputs.empty()) return false;
         const int32_t in = op.inputs[0];
-        auto it = m_producer.find(in);
-        if (in < 0 || it == m_producer.end() || it->second < 0 || m_consumers[in] != 1) return false;
-        const Operator& prod = g.ops()[it->second];
-        const bool ok = prod.cost.cls == OpClass::Contraction || m_fused.count(it->second) ||
-                        prod.cost.cls == OpClass::Elementwise;
-        if (ok) m_fused.insert({static_cast<int32_t>(&op - g.ops().data()), true});
-        return ok;
+        if (in < 0 || g.consumer_count(in) != 1) return false;
+        const int32_t prod = g.producer(in);
+        if (prod < 0) return false;
+        const OpClass cls = g.ops()[static_cast<size_t>(prod)].cost.cls;
+        return cls == OpClass::Contraction || cls == OpClass::Elementwise;
     }
     /// Depthwise and other grouped convolutions with a handful of filters per group do too little
     /// work per byte for tensor-core tiles; cuDNN runs them as bandwidth-bound direct kernels.
@@ -325,9 +313,6 @@ private:
     std::unique_ptr<Dma> m_dma;
     std::unique_ptr<L2Cache> m_l2;
     std::vector<std::unique_ptr<Sm>> m_sms;
-    std::unordered_map<int32_t, int32_t> m_producer;
-    std::unordered_map<int32_t, int64_t> m_consumers;
-    std::unordered_map<int32_t, bool> m_fused;
 };
 
 }  // namespace

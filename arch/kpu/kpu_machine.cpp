@@ -30,7 +30,7 @@ struct Wave {
     std::vector<FabricBlock> blocks;  ///< one per tile used (empty for PE-path operators)
     int64_t k = 0;                    ///< reduction length of each block
     int64_t compute_cycles = 0;       ///< wavefront cycles, with fill/skew/drain where they fall
-    int64_t macs = 0, pe_ops = 0;     ///< MACs (contraction) or PE operations (other operators)
+    int64_t pe_ops = 0;               ///< PE operations (other operators)
     int64_t mover_bytes_max_tile = 0, streamer_bytes_max_tile = 0;
     int64_t mover_bytes = 0, streamer_bytes = 0;
     int64_t dram_read_bytes = 0, dram_write_bytes = 0;
@@ -78,7 +78,7 @@ public:
 
     void execute(uint32_t op_index, const Operator& op, const OpGraph& graph) override {
         m_current_op = op_index;
-        if (!m_consumed_known) find_consumed(graph);
+        if (m_next_op.empty()) index_order(graph);
         if (op.cost.cls == OpClass::ShapeOnly || op.cost.cls == OpClass::Unsupported) return;
         m_graph = &graph;
         m_prefetch_for = m_next_op[op_index];
@@ -111,14 +111,10 @@ private:
     int64_t bytes_of(const Tensor& t) const { return run_bytes(t, m_cfg.precision); }
     static uint64_t whole_key(int32_t tensor) { return mix_key(0xA11, static_cast<uint64_t>(tensor)); }
 
-    void find_consumed(const OpGraph& g) {
-        for (const auto& o : g.ops())
-            for (int32_t t : o.inputs)
-                if (t >= 0) m_consumed.insert(t);
+    void index_order(const OpGraph& g) {
         const auto& order = g.topo_order();
         m_next_op.assign(g.ops().size(), -1);
         for (size_t i = 0; i + 1 < order.size(); ++i) m_next_op[static_cast<size_t>(order[i])] = order[i + 1];
-        m_consumed_known = true;
     }
 
     /// Weight prefetch across operators (what a KPU compiler schedules): once an operator's
@@ -260,7 +256,6 @@ private:
                         size_t tile = 0;
                         for (const auto& b : blocks) {
                             TileBuffer& l2 = m_l2[tile++];
-                            w.macs += b.m * b.n * g.k;
                             const int64_t a_bytes = static_cast<int64_t>(std::ceil(b.m * g.k * a_ratio)) * eb;
                             const int64_t b_bytes = g.k * b.n * eb;
                             const int64_t out_bytes = b.m * b.n * eb;
@@ -337,7 +332,7 @@ private:
         for (int32_t t : op.outputs) {
             const int64_t b = bytes_of(graph.tensors()[t]);
             if (b <= m_l3.capacity_bytes()) m_l3.insert(whole_key(t), b);
-            if (b > m_l3.capacity_bytes() || !m_consumed.count(t)) to_dram += b;
+            if (b > m_l3.capacity_bytes() || graph.consumer_count(t) == 0) to_dram += b;
         }
         if (to_dram <= 0) return;
         const uint64_t start = m_clock.now_cycle();
@@ -361,8 +356,6 @@ private:
     std::unique_ptr<Dma> m_dma;
     uint64_t m_prev_end = 0, m_write_done = 0;
     uint32_t m_seq = 0;
-    std::unordered_set<int32_t> m_consumed;
-    bool m_consumed_known = false;
     std::vector<int32_t> m_next_op;                  ///< next operator in dispatch order
     int32_t m_prefetch_for = -1;                     ///< operator whose weights to prefetch
     const OpGraph* m_graph = nullptr;

@@ -55,7 +55,9 @@ OpGraph::OpGraph(std::string model_name, std::string source, std::vector<Tensor>
     const auto n_ops = static_cast<int32_t>(m_ops.size());
     for (int32_t i = 0; i < n_ops; ++i) boost::add_vertex(i, g);
 
-    std::vector<int32_t> producer(m_tensors.size(), -1);
+    std::vector<int32_t>& producer = m_producer;
+    producer.assign(m_tensors.size(), -1);
+    m_consumers.assign(m_tensors.size(), 0);
     for (int32_t i = 0; i < n_ops; ++i)
         for (int32_t t : m_ops[i].outputs) {
             if (producer[t] >= 0)
@@ -67,6 +69,7 @@ OpGraph::OpGraph(std::string model_name, std::string source, std::vector<Tensor>
     for (int32_t i = 0; i < n_ops; ++i)
         for (int32_t t : m_ops[i].inputs) {
             if (t < 0) continue;
+            ++m_consumers[t];
             if (producer[t] >= 0) boost::add_edge(producer[t], i, t, g);
             else if (m_tensors[t].role == TensorRole::Activation)
                 throw UserError(m_source + ": node '" + m_ops[i].name + "' (" + m_ops[i].op_type + ")",

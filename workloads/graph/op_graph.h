@@ -108,6 +108,10 @@ public:
     const std::vector<int32_t>& topo_order() const { return m_topo; }
     /// Indices of the operators that produce an input of `op` (graph edges into the vertex).
     std::vector<int32_t> predecessors(int32_t op) const;
+    /// The operator that produces `tensor`, or -1 (an input, weight or constant).
+    int32_t producer(int32_t tensor) const { return m_producer[static_cast<size_t>(tensor)]; }
+    /// How many operator inputs read `tensor` (0 for a model output nothing consumes).
+    int32_t consumer_count(int32_t tensor) const { return m_consumers[static_cast<size_t>(tensor)]; }
     /// Number of tensor edges (producer -> consumer pairs) in the graph.
     size_t edge_count() const;
 
@@ -123,6 +127,8 @@ private:
     std::vector<Tensor> m_tensors;
     std::vector<Operator> m_ops;
     std::vector<int32_t> m_topo;
+    std::vector<int32_t> m_producer;   ///< by tensor
+    std::vector<int32_t> m_consumers;  ///< by tensor
     std::unique_ptr<OpGraphTopology> m_topology;
 };
 
