@@ -67,7 +67,14 @@ SimulationResult simulate(const OpGraph& graph, const MachineKind& kind, const P
 
     TraceWriter trace(trace_path);
     sc_core::sc_set_time_resolution(1, sc_core::SC_PS);
-    std::unique_ptr<Machine> machine = kind.create(params, trace);
+    std::unique_ptr<Machine> machine;
+    try {
+        machine = kind.create(params, trace);
+    } catch (const UserError& e) {  // a cross-key check of the machine's config: name the file
+        const auto path = attrs.find("config_path");
+        if (path == attrs.end()) throw;
+        throw UserError(path->second, e.what());
+    }
     Scheduler scheduler("scheduler", graph, *machine, trace);
 
     std::vector<OpInfo> ops;

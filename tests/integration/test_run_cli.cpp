@@ -267,3 +267,11 @@ TEST_CASE("every shared model runs on the H100 at fp32, fp16 and int8", "[e2e][m
 TEST_CASE("every shared model runs on the T4 at fp32, fp16 and int8", "[e2e][models][gpu]") {
     run_every_model_on("gpu/t4.toml", {"fp32", "fp16", "int8"});
 }
+TEST_CASE("CPU metrics.json equals an independent sum over the trace's events", "[e2e][trace][cpu]") {
+    check_metrics_equal_event_sums(kSrc + "/configs/cpu/host.toml");
+}
+TEST_CASE("every shared model runs on the host CPU config", "[e2e][models][cpu]") { run_every_model_on("cpu/host.toml"); }
+TEST_CASE("every shared model runs on the Xeon 8480+", "[e2e][models][cpu]") {
+    run_every_model_on("cpu/xeon_8480p.toml", {"bf16", "int8"});
+}
+TEST_CASE("every shared model runs on the EPYC 9654", "[e2e][models][cpu]") { run_every_model_on("cpu/epyc_9654.toml"); }

@@ -1,0 +1,58 @@
+#include "arch/cpu/cache.h"
+
+#include <stdexcept>
+
+namespace archsim {
+
+Cache::Cache(int64_t bytes, int64_t ways, int64_t line_bytes) : m_ways(ways), m_line_bytes(line_bytes) {
+    if (ways < 1 || line_bytes < 1 || bytes < ways * line_bytes || bytes % (ways * line_bytes) != 0)
+        throw std::invalid_argument("cache of " + std::to_string(bytes) + " bytes is not a whole number of " +
+                                    std::to_string(ways) + "-way sets of " + std::to_string(line_bytes) + "-byte lines");
+    m_sets = bytes / (ways * line_bytes);
+    clear();
+}
+
+void Cache::clear() {
+    const size_t n = static_cast<size_t>(m_sets * m_ways);
+    m_tag.assign(n, 0);
+    m_stamp.assign(n, 0);
+    m_dirty.assign(n, 0);
+    m_clock = 0;
+}
+
+bool Cache::contains(uint64_t line) const {
+    const size_t base = static_cast<size_t>(line % static_cast<uint64_t>(m_sets)) * static_cast<size_t>(m_ways);
+    for (int64_t w = 0; w < m_ways; ++w)
+        if (m_tag[base + static_cast<size_t>(w)] == line + 1) return true;
+    return false;
+}
+
+Cache::Result Cache::access(uint64_t line, bool write) {
+    Result r;
+    const size_t base = static_cast<size_t>(line % static_cast<uint64_t>(m_sets)) * static_cast<size_t>(m_ways);
+    size_t victim = base;
+    for (int64_t w = 0; w < m_ways; ++w) {
+        const size_t i = base + static_cast<size_t>(w);
+        if (m_tag[i] == line + 1) {
+            m_stamp[i] = ++m_clock;
+            m_dirty[i] |= static_cast<uint8_t>(write);
+            r.hit = true;
+            return r;
+        }
+        if (m_tag[i] == 0) {
+            if (m_tag[victim] != 0 || i < victim) victim = i;  // the first invalid way wins
+        } else if (m_tag[victim] != 0 && m_stamp[i] < m_stamp[victim]) {
+            victim = i;
+        }
+    }
+    if (m_tag[victim] != 0 && m_dirty[victim]) {
+        r.evicted_dirty = true;
+        r.victim = m_tag[victim] - 1;
+    }
+    m_tag[victim] = line + 1;
+    m_stamp[victim] = ++m_clock;
+    m_dirty[victim] = static_cast<uint8_t>(write);
+    return r;
+}
+
+}  // namespace archsim

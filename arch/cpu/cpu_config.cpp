@@ -1,0 +1,151 @@
+#include "arch/cpu/cpu_config.h"
+
+#include "arch/memory/dram_params.h"
+#include "sim/common/error.h"
+
+namespace archsim {
+
+double CpuConfig::mac_rate() const {
+    const double amx = by_precision(precision, amx_int8_mac, 0.0, amx_bf16_fma, 0.0);
+    if (amx > 0) return amx;
+    const double simd = by_precision(precision, int8_mac, fp16_fma, bf16_fma, fp32_fma);
+    return simd > 0 ? simd : fp32_fma;
+}
+
+bool CpuConfig::uses_amx() const { return by_precision(precision, amx_int8_mac, 0.0, amx_bf16_fma, 0.0) > 0; }
+
+double CpuConfig::mac_pj() const {
+    const double simd = by_precision(precision, int8_mac, fp16_fma, bf16_fma, fp32_fma);
+    if (!uses_amx() && simd <= 0) return pj_fma_fp32;  // converted to fp32 and run there
+    return by_precision(precision, pj_mac_int8, pj_fma_fp16, pj_fma_bf16, pj_fma_fp32);
+}
+
+namespace {
+
+template <class F>
+void declare_cache(ParamBinder<CpuConfig>& b, const std::string& level, F field, const CacheLevelConfig& d,
+                   const std::string& unit, const std::string& source) {
+    const bool shared = level == "l3";
+    at_least(b.integer(level + ".kib", [field](CpuConfig& c) -> int64_t& { return field(c).kib; }, d.kib, "KiB",
+                       std::string(shared ? "Shared " : "Per-core ") + unit + " capacity (" + source + ")"),
+             1);
+    at_least(b.integer(level + ".ways", [field](CpuConfig& c) -> int64_t& { return field(c).ways; }, d.ways, "ways",
+                       unit + " associativity (" + source + ")"),
+             1);
+    at_least(b.integer(level + ".latency_cycles", [field](CpuConfig& c) -> int64_t& { return field(c).latency_cycles; },
+                       d.latency_cycles, "cycles", unit + " load-to-use latency (" + source + ")"),
+             0);
+    above(b.real(level + ".bytes_per_cycle", [field](CpuConfig& c) -> double& { return field(c).bytes_per_cycle; },
+                 d.bytes_per_cycle, "bytes/cycle", unit + " bandwidth to the level above, per core (" + source + ")"),
+          0);
+    at_least(b.real(level + ".pj_per_byte", [field](CpuConfig& c) -> double& { return field(c).pj_per_byte; }, d.pj_per_byte,
+                    "pJ/byte", unit + " access energy: Horowitz ISSCC 2014 SRAM read energy for its size, scaled x0.108 to 7 nm"),
+             0);
+}
+
+}  // namespace
+
+// Defaults: one AMD EPYC 7763 (Zen 3, "Milan"), from AMD's "Software Optimization Guide for AMD
+// EPYC 7003 Processors" (pub. 56665, SOG) and the EPYC 7003 product page. Energies: Horowitz
+// ISSCC 2014 (45 nm, 0.9 V) scaled by (7/45) x (0.75/0.9)^2 = 0.108.
+const ParamBinder<CpuConfig>& cpu_params() {
+    static const ParamBinder<CpuConfig> b = [] {
+        ParamBinder<CpuConfig> b;
+        using C = CpuConfig;
+        const std::string sog = "AMD SOG 56665, Zen 3";
+        b.string("name", [](C& c) -> std::string& { return c.name; }, "cpu", {}, "Free-text name shown in reports");
+        above(b.real("clock_mhz", [](C& c) -> double& { return c.clock_mhz; }, 2450.0, "MHz",
+                     "Core clock under all-core load (EPYC 7763 base 2.45 GHz)"),
+              0);
+        at_most(at_least(b.integer("cores", [](C& c) -> int64_t& { return c.cores; }, 64, "cores",
+                                   "Cores the run uses, one thread each (EPYC 7763: 64)"),
+                         1),
+                1024);
+        b.string("precision", [](C& c) -> std::string& { return c.precision_name; }, "fp32", {"int8", "fp16", "bf16", "fp32"},
+                 "Operand precision of the run (accumulation in fp32 / int32)");
+        at_most(at_least(b.integer("core.vector_bits", [](C& c) -> int64_t& { return c.vector_bits; }, 256, "bits",
+                                   "SIMD register width, a multiple of 128: 256 (AVX2) or 512 (AVX-512); sets the GEMM "
+                                   "micro-tile (" + sog + ")"),
+                         128),
+                1024);
+        at_least(b.integer("core.vector_registers", [](C& c) -> int64_t& { return c.vector_registers; }, 16, "registers",
+                           "Architectural SIMD registers: 16 (AVX2) or 32 (AVX-512)"),
+                 4);
+        above(b.real("core.fp32_fma_per_cycle", [](C& c) -> double& { return c.fp32_fma; }, 16.0, "FMA/core/cycle",
+                     "FP32 SIMD FMAs per core per cycle: 2 FMA pipes x 8 lanes (" + sog + ")"),
+              0);
+        at_least(b.real("core.fp16_fma_per_cycle", [](C& c) -> double& { return c.fp16_fma; }, 0.0, "FMA/core/cycle",
+                        "Native FP16 FMAs per core per cycle (AVX512-FP16); 0 = none: fp16 runs converted at the fp32 rate"),
+                 0);
+        at_least(b.real("core.bf16_fma_per_cycle", [](C& c) -> double& { return c.bf16_fma; }, 0.0, "FMA/core/cycle",
+                        "BF16 dot-product FMAs per core per cycle (AVX512-BF16 vdpbf16ps: 2 per fp32 lane); 0 = none"),
+                 0);
+        at_least(b.real("core.int8_mac_per_cycle", [](C& c) -> double& { return c.int8_mac; }, 32.0, "MAC/core/cycle",
+                        "INT8 MACs per core per cycle: VNNI vpdpbusd gives 4 per 32-bit lane; AVX2 without VNNI "
+                        "(vpmaddubsw + vpmaddwd) 2 per lane: 2 pipes x 8 lanes x 2 (" + sog + ")"),
+                 0);
+        at_least(b.real("core.amx_bf16_fma_per_cycle", [](C& c) -> double& { return c.amx_bf16_fma; }, 0.0, "FMA/core/cycle",
+                        "AMX BF16 FMAs per core per cycle; 0 = no AMX"),
+                 0);
+        at_least(b.real("core.amx_int8_mac_per_cycle", [](C& c) -> double& { return c.amx_int8_mac; }, 0.0, "MAC/core/cycle",
+                        "AMX INT8 MACs per core per cycle; 0 = no AMX"),
+                 0);
+        above(b.real("core.pack_bytes_per_cycle", [](C& c) -> double& { return c.pack_bytes_per_cycle; }, 32.0, "bytes/cycle",
+                     "Bytes a core copies per cycle while packing a GEMM block (one vector load + store per cycle)"),
+              0);
+        at_least(b.integer("line_bytes", [](C& c) -> int64_t& { return c.line_bytes; }, 64, "bytes", "Cache line size (" + sog + ")"), 8);
+        CacheLevelConfig l1{32, 8, 4, 64.0, 0.27};
+        CacheLevelConfig l2{512, 8, 12, 32.0, 0.98};
+        CacheLevelConfig l3{32 * 1024, 16, 46, 32.0, 6.75};
+        declare_cache(b, "l1d", [](C& c) -> CacheLevelConfig& { return c.l1; }, l1, "L1 data cache", sog);
+        declare_cache(b, "l2", [](C& c) -> CacheLevelConfig& { return c.l2; }, l2, "L2 cache", sog);
+        declare_cache(b, "l3", [](C& c) -> CacheLevelConfig& { return c.l3; }, l3, "L3 cache", sog);
+        DramConfig dram;
+        dram.bandwidth_gbps = 204.8;  // 8 channels DDR4-3200
+        dram.latency_ns = 90.0;
+        dram.channels = 8;
+        dram.transaction_bytes = 64;
+        dram.pj_per_byte = 162.5;     // Horowitz 2014: DRAM 1.3 nJ per 64-bit access (lower end)
+        declare_dram_params<C>(b, [](C& c) -> DramConfig& { return c.dram; }, dram,
+                               "EPYC 7003: 8 channels DDR4-3200, 204.8 GB/s; energy Horowitz 2014 1.3 nJ per 64 bits");
+        at_most(above(b.real("efficiency.gemm", [](C& c) -> double& { return c.eff_gemm; }, 0.85, "fraction",
+                             "Fraction of the peak MAC rate a GEMM micro-kernel sustains with its operands in L1/L2 "
+                             "(calibrated by `archsim calibrate`; 0.85 an assumption before calibration)"),
+                       0),
+                1);
+        at_most(above(b.real("efficiency.vector", [](C& c) -> double& { return c.eff_vector; }, 0.5, "fraction",
+                             "Fraction of the peak SIMD rate elementwise, pooling and reduction kernels sustain (assumption)"),
+                       0),
+                1);
+        at_most(above(b.real("efficiency.dram", [](C& c) -> double& { return c.eff_dram; }, 0.7, "fraction",
+                             "Fraction of the peak DRAM bandwidth that streams sustain (calibrated; 0.7 an assumption, "
+                             "STREAM-class figure)"),
+                       0),
+                1);
+        b.boolean("fusion.elementwise", [](C& c) -> bool& { return c.fuse_elementwise; }, true,
+                  "Fuse elementwise operators into the kernel that produces their input (oneDNN post-ops: "
+                  "eltwise, sum); false: each is its own pass over memory");
+        const std::string hz = "Horowitz 2014 scaled x0.108 to 7 nm";
+        at_least(b.real("energy.fma_pj_fp32", [](C& c) -> double& { return c.pj_fma_fp32; }, 0.497, "pJ/FMA", "FP32 FMA: (3.7 + 0.9) pJ, " + hz), 0);
+        at_least(b.real("energy.fma_pj_fp16", [](C& c) -> double& { return c.pj_fma_fp16; }, 0.216, "pJ/FMA", "FP16 FMA, fp32 accumulate: (1.1 + 0.9) pJ, " + hz), 0);
+        at_least(b.real("energy.fma_pj_bf16", [](C& c) -> double& { return c.pj_fma_bf16; }, 0.160, "pJ/FMA", "BF16 FMA: (1.1 x (8/11)^2 + 0.9) pJ, " + hz), 0);
+        at_least(b.real("energy.mac_pj_int8", [](C& c) -> double& { return c.pj_mac_int8; }, 0.032, "pJ/MAC", "INT8 MAC: (0.2 + 0.1) pJ, " + hz), 0);
+        at_least(b.real("energy.static_w", [](C& c) -> double& { return c.static_w; }, 0.0, "W", "Static power; 0 = not modeled"), 0);
+        return b;
+    }();
+    return b;
+}
+
+CpuConfig make_cpu_config(const ParamSet& p) {
+    CpuConfig c = cpu_params().build(p);
+    c.precision = parse_precision(c.precision_name, "precision");
+    for (const auto& [key, lvl] : {std::pair<const char*, const CacheLevelConfig*>{"l1d.kib", &c.l1}, {"l2.kib", &c.l2}, {"l3.kib", &c.l3}})
+        if (lvl->bytes() % (lvl->ways * c.line_bytes) != 0)
+            throw UserError(key, std::to_string(lvl->kib) + " KiB is not a whole number of " + std::to_string(lvl->ways) +
+                                     "-way sets of " + std::to_string(c.line_bytes) + "-byte lines");
+    if (c.vector_bits % 128 != 0) throw UserError("core.vector_bits", std::to_string(c.vector_bits) + " is not a multiple of 128");
+    if (c.lanes() < 1) throw UserError("core.vector_bits", "narrower than one " + c.precision_name + " element");
+    return c;
+}
+
+}  // namespace archsim

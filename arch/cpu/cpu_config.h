@@ -1,0 +1,65 @@
+#pragma once
+// Typed configuration of the CPU model (kind = "cpu").
+#include <cstdint>
+#include <string>
+
+#include "arch/memory/dram_config.h"
+#include "sim/common/precision.h"
+#include "sim/config/params.h"
+
+namespace archsim {
+
+/// One cache level's geometry and timing.
+struct CacheLevelConfig {
+    int64_t kib = 0;                ///< capacity, KiB (per core for L1d/L2, shared for L3)
+    int64_t ways = 0;               ///< associativity
+    int64_t latency_cycles = 0;     ///< load-to-use latency, core cycles
+    double bytes_per_cycle = 0;     ///< bandwidth into the level above, per core, bytes/cycle
+    double pj_per_byte = 0;         ///< access energy, read or write, pJ/byte
+    int64_t bytes() const { return kib * 1024; }
+};
+
+/// A multicore CPU: cores with SIMD FMA units (and AMX tiles where the part has them), private
+/// L1d and L2, a shared L3 and DRAM. Filled only by make_cpu_config(), already valid.
+struct CpuConfig {
+    std::string name;
+    double clock_mhz = 0;
+    int64_t cores = 0;
+    std::string precision_name;
+    Precision precision = Precision::Fp32;
+    int64_t vector_bits = 0;        ///< SIMD register width, bits (256 AVX2, 512 AVX-512)
+    int64_t vector_registers = 0;   ///< architectural SIMD registers (16 AVX2, 32 AVX-512)
+    double fp32_fma = 0, fp16_fma = 0, bf16_fma = 0, int8_mac = 0;  ///< SIMD MACs per core per cycle; 0 = none
+    double amx_bf16_fma = 0, amx_int8_mac = 0;                      ///< AMX MACs per core per cycle; 0 = none
+    int64_t line_bytes = 64;
+    CacheLevelConfig l1, l2, l3;
+    DramConfig dram;
+    double eff_gemm = 0;            ///< fraction of peak MAC rate a GEMM micro-kernel sustains
+    double eff_vector = 0;          ///< fraction of peak SIMD rate non-GEMM kernels sustain
+    double eff_dram = 0;            ///< fraction of peak DRAM bandwidth streams sustain
+    double pack_bytes_per_cycle = 0;///< bytes a core copies per cycle while packing a block
+    bool fuse_elementwise = true;   ///< elementwise consumers run as post-ops of their producer
+    double pj_fma_fp32 = 0, pj_fma_fp16 = 0, pj_fma_bf16 = 0, pj_mac_int8 = 0;
+    double static_w = 0;
+
+    double cycle_ps() const { return 1e6 / clock_mhz; }
+    /// MACs per core per cycle a contraction gets in the run's precision: AMX where the part has
+    /// it for that precision, else the SIMD rate, else (no native path) the fp32 rate after
+    /// conversion.
+    double mac_rate() const;
+    /// True when mac_rate() comes from AMX tiles.
+    bool uses_amx() const;
+    /// Energy of one MAC in the run's precision, pJ.
+    double mac_pj() const;
+    /// Elements of the run's precision in one SIMD register.
+    int64_t lanes() const { return vector_bits / (8 * operand_bytes(precision)); }
+};
+
+/// The declared parameters of kind "cpu".
+const ParamBinder<CpuConfig>& cpu_params();
+
+/// Builds a CpuConfig from resolved values; throws UserError when a cache size is not a whole
+/// number of sets.
+CpuConfig make_cpu_config(const ParamSet& p);
+
+}  // namespace archsim

@@ -1,0 +1,39 @@
+#include "arch/cpu/cpu_core.h"
+
+#include <algorithm>
+
+namespace archsim {
+
+CpuCore::CpuCore(sc_core::sc_module_name name, int64_t index, const CpuConfig& cfg)
+    : sc_core::sc_module(name), socket("socket"), m_index(index), m_line_bytes(cfg.line_bytes),
+      m_l1(cfg.l1.bytes(), cfg.l1.ways, cfg.line_bytes), m_l2(cfg.l2.bytes(), cfg.l2.ways, cfg.line_bytes) {
+    m_batch.core = index;
+}
+
+double CpuCore::flush(double issue_ps, L3Outcome& out) {
+    const double now = static_cast<double>(sc_core::sc_time_stamp().value());
+    if (m_batch.reads.empty() && m_batch.writebacks.empty()) {
+        out = L3Outcome{};
+        return now + issue_ps;
+    }
+    tlm::tlm_generic_payload p;
+    p.set_command(tlm::TLM_READ_COMMAND);
+    p.set_address(0);
+    p.set_data_ptr(nullptr);
+    p.set_data_length(static_cast<unsigned>(std::min<uint64_t>(
+        (m_batch.reads.size() + m_batch.writebacks.size()) * static_cast<uint64_t>(m_line_bytes), 0x7fffffffu)));
+    p.set_streaming_width(p.get_data_length());
+    p.set_extension(&m_batch);
+    sc_core::sc_time delay(issue_ps, sc_core::SC_PS);
+    socket->b_transport(p, delay);
+    p.clear_extension(&m_batch);
+    out.lines = m_batch.reads.size() + m_batch.writebacks.size();
+    out.l3_hits = m_batch.l3_hits;
+    out.l3_misses = m_batch.l3_misses;
+    out.dram_read_bytes = m_batch.dram_read_bytes;
+    out.dram_write_bytes = m_batch.dram_write_bytes;
+    m_batch.clear();
+    return now + static_cast<double>(delay.value());
+}
+
+}  // namespace archsim

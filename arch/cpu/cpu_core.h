@@ -1,0 +1,79 @@
+#pragma once
+// One CPU core's private caches and its port to the shared L3.
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include <cstdint>
+
+#include "arch/cpu/cache.h"
+#include "arch/cpu/cpu_config.h"
+#include "arch/cpu/line_batch.h"
+
+namespace archsim {
+
+/// Traffic a core's private caches saw since the last take_counts(), in lines.
+struct CoreCounts {
+    uint64_t l1_reads = 0, l1_writes = 0;  ///< every line the core touched (hits + misses)
+    uint64_t l1_misses = 0;                ///< lines the L2 delivered (or write-allocated)
+    uint64_t l2_misses = 0;                ///< lines sent on to the L3
+    uint64_t l2_writebacks = 0;            ///< dirty L1 victims written into the L2
+};
+
+/// A core: private L1d and L2 (write-back, write-allocate, filled on every miss) and an
+/// initiator socket to the shared L3. touch() runs one access through L1 -> L2 and queues L2
+/// misses and dirty L2 victims; flush() sends the queue to the L3 as one transaction and
+/// returns when it completes.
+class CpuCore : public sc_core::sc_module {
+public:
+    tlm_utils::simple_initiator_socket<CpuCore> socket;
+
+    CpuCore(sc_core::sc_module_name name, int64_t index, const CpuConfig& cfg);
+
+    /// One access to the line holding byte address `addr`.
+    void touch_line(uint64_t line, bool write) {
+        (write ? m_counts.l1_writes : m_counts.l1_reads)++;
+        const Cache::Result r1 = m_l1.access(line, write);
+        if (r1.evicted_dirty) {
+            ++m_counts.l2_writebacks;
+            const Cache::Result w = m_l2.access(r1.victim, true);
+            if (w.evicted_dirty) m_batch.writebacks.push_back(w.victim);
+        }
+        if (r1.hit) return;
+        ++m_counts.l1_misses;
+        const Cache::Result r2 = m_l2.access(line, write);
+        if (r2.evicted_dirty) m_batch.writebacks.push_back(r2.victim);
+        if (r2.hit) return;
+        ++m_counts.l2_misses;
+        m_batch.reads.push_back(line);
+    }
+    /// Touches every line of [addr, addr + bytes).
+    void touch(uint64_t addr, uint64_t bytes, bool write) {
+        if (bytes == 0) return;
+        const uint64_t lb = static_cast<uint64_t>(m_line_bytes);
+        for (uint64_t l = addr / lb, last = (addr + bytes - 1) / lb; l <= last; ++l) touch_line(l, write);
+    }
+    /// Touches `rows` rows of `row_bytes` bytes, `stride` bytes apart, from `addr`.
+    void touch_rows(uint64_t addr, int64_t rows, uint64_t row_bytes, uint64_t stride, bool write) {
+        for (int64_t r = 0; r < rows; ++r) touch(addr + static_cast<uint64_t>(r) * stride, row_bytes, write);
+    }
+
+    /// Sends the queued L2 misses and write-backs to the L3, issued `issue_ps` after now; returns
+    /// the absolute completion time, ps, and what the L3 did in `out` (then clears the queue).
+    double flush(double issue_ps, L3Outcome& out);
+    /// Returns the counts since the last call and zeroes them.
+    CoreCounts take_counts() {
+        CoreCounts c = m_counts;
+        m_counts = {};
+        return c;
+    }
+    int64_t index() const { return m_index; }
+
+private:
+    int64_t m_index, m_line_bytes;
+    Cache m_l1, m_l2;
+    LineBatch m_batch;
+    CoreCounts m_counts;
+};
+
+}  // namespace archsim

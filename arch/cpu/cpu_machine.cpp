@@ -1,0 +1,332 @@
+#include "arch/cpu/cpu_machine.h"
+
+#include <systemc>
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+#include <vector>
+
+#include "arch/common/run_bytes.h"
+#include "arch/cpu/blocking.h"
+#include "arch/cpu/cpu_config.h"
+#include "arch/cpu/cpu_core.h"
+#include "arch/cpu/shared_l3.h"
+#include "arch/memory/dram.h"
+#include "traces/trace_writer.h"
+#include "workloads/graph/op_graph.h"
+
+namespace archsim {
+
+namespace {
+
+constexpr uint64_t kAlign = 4096;
+constexpr uint64_t kTensorBase = 1ull << 30;      // activations and weights from here up
+constexpr uint64_t kPackedB = 1ull << 46;         // the shared packed B panel
+constexpr uint64_t kPackedA = 1ull << 47;         // each core's packed A block, 4 GiB apart
+constexpr uint64_t kVectorChunkBytes = 64 * 1024; // a core streams a memory-bound kernel in chunks of this
+
+/// The CPU model. Contractions run as BLIS-style blocked GEMMs (blocking.h) split over the cores:
+/// per (nc, kc) panel the cores pack B together, then each packs its own mc x kc A blocks and runs
+/// mr x nr micro-kernels over them; barriers between the two, as in BLIS. Every line a block
+/// touches (packing reads and writes, micro-panel reads, C tile updates) goes through the core's
+/// simulated L1d and L2 and the shared L3; misses decide the time. A block of work takes
+/// pack + max(MACs / (rate x efficiency.gemm), L2 -> L1 fills at l2.bytes_per_cycle, its L3 and
+/// DRAM transaction's completion) — the micro-kernel overlaps its operand streams with compute
+/// (hardware prefetch), packing does not. Memory-bound operators stream their tensors through the
+/// same hierarchy in 64 KiB chunks per core at the SIMD rate x efficiency.vector. Convolutions
+/// use their GEMM view (implicit im2col: an A block reads the input pixels of its rows; the
+/// kh x kw taps of a pixel map onto that pixel's channel lines, so halos between blocks are not
+/// modeled); depthwise convolutions run as direct memory-bound kernels. Partial sums between kc
+/// slices are kept in C at the output's element size. Elementwise operators consuming a
+/// kernel's only output fuse into it (oneDNN post-ops) when fusion.elementwise is set.
+class CpuMachine : public Machine {
+public:
+    CpuMachine(const CpuConfig& cfg, TraceWriter& trace) : m_cfg(cfg), m_trace(trace), m_block(choose_blocking(cfg)) {
+        const double hz = cfg.clock_mhz * 1e6;
+        m_cpu = trace.add_component({"cpu", "cpu", 0, 0, 0, 0, hz});
+        for (int64_t c = 0; c < cfg.cores; ++c)
+            m_core_comp.push_back(trace.add_component({"core" + std::to_string(c), "compute", cfg.mac_pj(), 0, 0, cfg.mac_rate(), hz}));
+        m_vector = trace.add_component({"simd", "vector", cfg.pj_fma_fp32 / 2, 0, 0, 2 * cfg.fp32_fma * double(cfg.cores), hz});
+        m_pack = trace.add_component({"packing", "packing", 0, 0, 0, 0, hz});
+        m_l1_comp = trace.add_component({"l1d", "l1d", 0, cfg.l1.pj_per_byte, cfg.l1.pj_per_byte, 0, hz});
+        m_l2_comp = trace.add_component({"l2", "l2", 0, cfg.l2.pj_per_byte, cfg.l2.pj_per_byte, 0, hz});
+        m_l3_comp = trace.add_component({"l3", "l3", 0, cfg.l3.pj_per_byte, cfg.l3.pj_per_byte, 0, hz});
+        m_dram_comp = trace.add_component({"dram", "dram", 0, cfg.dram.pj_per_byte, cfg.dram.pj_per_byte, 0, hz});
+        DramConfig dram = cfg.dram;
+        dram.bandwidth_gbps *= cfg.eff_dram;  // what streams sustain
+        m_dram = std::make_unique<Dram>("dram", dram, trace, m_dram_comp, m_current_op);
+        m_l3 = std::make_unique<SharedL3>("l3", cfg);
+        m_l3->dram_socket.bind(m_dram->socket);
+        for (int64_t c = 0; c < cfg.cores; ++c) {
+            m_cores.push_back(std::make_unique<CpuCore>(("core" + std::to_string(c)).c_str(), c, cfg));
+            m_cores.back()->socket.bind(m_l3->socket);
+        }
+        m_cursor.assign(static_cast<size_t>(cfg.cores), 0.0);
+    }
+
+    double clock_hz() const override { return m_cfg.clock_mhz * 1e6; }
+    double static_power_w() const override { return m_cfg.static_w; }
+    std::string precision() const override { return m_cfg.precision_name; }
+    uint16_t op_component() const override { return m_cpu; }
+
+    void execute(uint32_t op_index, const Operator& op, const OpGraph& graph) override {
+        m_current_op = op_index;
+        if (op.cost.cls == OpClass::ShapeOnly || op.cost.cls == OpClass::Unsupported) return;
+        std::fill(m_cursor.begin(), m_cursor.end(), now_ps());
+        if (fused(op, graph)) {
+            stream_kernel(op, graph, /*first_input=*/1, /*write_outputs=*/false);
+        } else if (op.cost.cls == OpClass::Contraction && !direct_contraction(op)) {
+            for (size_t gi = 0; gi < op.cost.gemms.size(); ++gi) {
+                const GemmView& g = op.cost.gemms[gi];
+                if (g.m <= 0 || g.n <= 0 || g.k <= 0) continue;
+                for (int64_t rep = 0; rep < g.repeat; ++rep)
+                    for (int64_t inst = 0; inst < g.batch * g.groups; ++inst) gemm(op, graph, g, gi, inst);
+            }
+        } else {
+            stream_kernel(op, graph, 0, true);
+        }
+        wait_until_ps(*std::max_element(m_cursor.begin(), m_cursor.end()));
+    }
+
+private:
+    // ---- time and events ----------------------------------------------------------------------
+    double now_ps() const { return static_cast<double>(sc_core::sc_time_stamp().value()); }
+    void wait_until_ps(double t) {
+        const double now = now_ps();
+        if (t > now) sc_core::wait(sc_core::sc_time(std::ceil(t - now), sc_core::SC_PS));
+    }
+    uint64_t cycles_of(double ps) const { return static_cast<uint64_t>(std::llround(ps / m_cfg.cycle_ps())); }
+    void pend(int64_t core, EventKind kind, uint16_t comp, double start, double dur, uint64_t bytes, uint64_t ops,
+              uint64_t cycles, StallCause cause = StallCause::None) {
+        m_pending.push_back({core, make_event(kind, comp, m_current_op, static_cast<uint64_t>(std::llround(start)),
+                                              static_cast<uint64_t>(std::llround(dur)), bytes, ops, cycles, m_seq++, cause)});
+    }
+    /// All cores wait for the slowest (a BLIS barrier). Pending events go to the trace; compute
+    /// and stall cycles count only on the core that set the pace (the op's critical path).
+    void barrier() {
+        const auto slowest = std::max_element(m_cursor.begin(), m_cursor.end());
+        const int64_t critical = slowest - m_cursor.begin();
+        for (auto& [core, e] : m_pending) {
+            if (core != critical) e.cycles = 0;
+            m_trace.emit(e);
+        }
+        m_pending.clear();
+        std::fill(m_cursor.begin(), m_cursor.end(), *slowest);
+    }
+    /// Ends one block of work on `core` that began at `start`: sends its L2 misses to the L3,
+    /// derives its end from its busy time (packing + compute) and its memory traffic, and records
+    /// its events. `macs` and `vec_ops` are the work it did; `pack_ps` its packing time.
+    void finish_block(int64_t core, double start, double pack_ps, double compute_ps, uint64_t macs, uint64_t vec_ops,
+                      uint64_t packed_bytes) {
+        CpuCore& cc = *m_cores[static_cast<size_t>(core)];
+        const CoreCounts n = cc.take_counts();
+        L3Outcome o;
+        const double l3_done = cc.flush(start - now_ps(), o);
+        const double line = static_cast<double>(m_cfg.line_bytes);
+        const double l2_ps = static_cast<double>(n.l1_misses + n.l2_writebacks) * line / m_cfg.l2.bytes_per_cycle * m_cfg.cycle_ps();
+        const double busy = pack_ps + compute_ps;
+        const double end = std::max({start + busy, start + pack_ps + l2_ps, l3_done});
+        const double dur = end - start;
+        const uint64_t lb = static_cast<uint64_t>(m_cfg.line_bytes);
+        if (macs) pend(core, EventKind::Fold, m_core_comp[static_cast<size_t>(core)], start, dur, 0, macs, cycles_of(compute_ps));
+        if (vec_ops || (!macs && compute_ps > 0)) pend(core, EventKind::Vector, m_vector, start, dur, 0, vec_ops, cycles_of(compute_ps));
+        if (packed_bytes) pend(core, EventKind::Transfer, m_pack, start, pack_ps, packed_bytes, 0, 0);
+        // ops on cache events = lines that missed that level
+        if (n.l1_reads) pend(core, EventKind::SramRead, m_l1_comp, start, dur, n.l1_reads * lb, n.l1_misses, 0);
+        if (n.l1_writes) pend(core, EventKind::SramWrite, m_l1_comp, start, dur, n.l1_writes * lb, 0, 0);
+        if (n.l1_misses) pend(core, EventKind::SramRead, m_l2_comp, start, dur, n.l1_misses * lb, n.l2_misses, 0);
+        if (n.l2_writebacks) pend(core, EventKind::SramWrite, m_l2_comp, start, dur, n.l2_writebacks * lb, 0, 0);
+        if (n.l2_misses) pend(core, EventKind::SramRead, m_l3_comp, start, dur, n.l2_misses * lb, o.l3_misses, 0);
+        if (o.lines > n.l2_misses) pend(core, EventKind::SramWrite, m_l3_comp, start, dur, (o.lines - n.l2_misses) * lb, 0, 0);
+        if (end > start + busy)
+            pend(core, EventKind::Stall, m_cpu, start + busy, end - start - busy, 0, 0, cycles_of(end - start - busy),
+                 StallCause::OperandLoad);
+        m_cursor[static_cast<size_t>(core)] = end;
+    }
+    /// The core that is free first (blocks are simulated in time order, so the shared L3 and DRAM
+    /// see requests in order), among those with work left.
+    int64_t next_core(const std::vector<size_t>& next, const std::vector<std::vector<int64_t>>& queue) const {
+        int64_t best = -1;
+        for (size_t c = 0; c < queue.size(); ++c)
+            if (next[c] < queue[c].size() && (best < 0 || m_cursor[c] < m_cursor[static_cast<size_t>(best)])) best = static_cast<int64_t>(c);
+        return best;
+    }
+
+    // ---- graph facts --------------------------------------------------------------------------
+    int64_t bytes_of(const Tensor& t) const { return run_bytes(t, m_cfg.precision); }
+    /// Byte address of tensor `t` (allocated on first use, page aligned).
+    uint64_t base(int32_t t, const OpGraph& g) {
+        auto it = m_base.find(t);
+        if (it != m_base.end()) return it->second;
+        const uint64_t bytes = t >= 0 ? static_cast<uint64_t>(std::max<int64_t>(1, bytes_of(g.tensors()[static_cast<size_t>(t)]))) : 1;
+        const uint64_t at = m_next;
+        m_next += (bytes + kAlign - 1) / kAlign * kAlign;
+        m_base.emplace(t, at);
+        return at;
+    }
+    bool fused(const Operator& op, const OpGraph& g) const {
+        if (!m_cfg.fuse_elementwise || op.cost.cls != OpClass::Elementwise || op.inputs.empty()) return false;
+        const int32_t in = op.inputs[0];
+        if (in < 0 || g.consumer_count(in) != 1) return false;
+        const int32_t prod = g.producer(in);
+        if (prod < 0) return false;
+        const OpClass cls = g.ops()[static_cast<size_t>(prod)].cost.cls;
+        return cls == OpClass::Contraction || cls == OpClass::Elementwise;
+    }
+    /// Depthwise and other grouped convolutions with a handful of filters per group: too little
+    /// work per A element for a blocked GEMM; oneDNN runs them as direct SIMD kernels.
+    static bool direct_contraction(const Operator& op) {
+        for (const auto& g : op.cost.gemms)
+            if (g.groups > 1 && g.n < 8) return true;
+        return false;
+    }
+
+    // ---- kernels ------------------------------------------------------------------------------
+    /// One GEMM instance (batch entry x group) of GEMM view `g`, blocked and split over the cores.
+    void gemm(const Operator& op, const OpGraph& graph, const GemmView& g, size_t gi, int64_t inst) {
+        const Blocking b = fit_blocking(m_block, g.m, g.n, g.k);
+        const uint64_t e = static_cast<uint64_t>(operand_bytes(m_cfg.precision));
+        const int32_t a_t = gi == 0 && !op.inputs.empty() ? op.inputs[0] : -1;
+        const int32_t b_t = gi == 0 ? (op.inputs.size() > 1 ? op.inputs[1] : -1) : (op.inputs.size() > 2 ? op.inputs[2] : -1);
+        const int32_t c_t = op.outputs.empty() ? -1 : op.outputs[0];
+        // A: row-major with `a_cols` distinct columns per row (implicit im2col folds the taps)
+        const int64_t a_unique = g.a_unique_elems > 0 ? std::min(g.a_unique_elems, g.m * g.k) : g.m * g.k;
+        const int64_t a_cols = std::max<int64_t>(1, std::min<int64_t>(g.k, (a_unique + g.m - 1) / g.m));
+        const uint64_t a_base = base(a_t, graph) + static_cast<uint64_t>(inst * a_unique) * e;
+        const int64_t group = inst % g.groups;
+        const uint64_t b_base = base(b_t, graph) + static_cast<uint64_t>((g.b_is_weight ? group : inst) * g.k * g.n) * e;
+        const uint64_t c_base = base(c_t, graph) + static_cast<uint64_t>(inst * g.m * g.n) * e;
+        const double rate = m_cfg.mac_rate() * m_cfg.eff_gemm;
+        const double pack_rate = m_cfg.pack_bytes_per_cycle;
+        const int64_t cores = m_cfg.cores;
+        for (int64_t jc = 0; jc < g.n; jc += b.nc) {
+            const int64_t ncb = std::min(b.nc, g.n - jc);
+            for (int64_t pc = 0; pc < g.k; pc += b.kc) {
+                const int64_t kcb = std::min(b.kc, g.k - pc);
+                // the cores pack the kc x nc B panel together, kc rows split among them
+                const int64_t rows_per = (kcb + cores - 1) / cores;
+                for (int64_t c = 0; c < cores; ++c) {
+                    const int64_t r0 = c * rows_per, rows = std::min(rows_per, kcb - r0);
+                    if (rows <= 0) break;
+                    CpuCore& cc = *m_cores[static_cast<size_t>(c)];
+                    cc.touch_rows(b_base + static_cast<uint64_t>((pc + r0) * g.n + jc) * e, rows, static_cast<uint64_t>(ncb) * e,
+                                  static_cast<uint64_t>(g.n) * e, false);
+                    cc.touch(kPackedB + static_cast<uint64_t>(r0 * ncb) * e, static_cast<uint64_t>(rows * ncb) * e, true);
+                    const uint64_t bytes = static_cast<uint64_t>(rows * ncb) * e;
+                    finish_block(c, m_cursor[static_cast<size_t>(c)], static_cast<double>(2 * bytes) / pack_rate * m_cfg.cycle_ps(), 0, 0, 0, bytes);
+                }
+                barrier();
+                // macro-kernel work: mc-row blocks; with fewer blocks than cores, split the nr panels too
+                const int64_t ic_blocks = (g.m + b.mc - 1) / b.mc;
+                const int64_t panels = (ncb + b.nr - 1) / b.nr;
+                const int64_t jsplit = ic_blocks >= cores ? 1 : std::min(panels, (cores + ic_blocks - 1) / ic_blocks);
+                std::vector<std::vector<int64_t>> queue(static_cast<size_t>(cores));
+                for (int64_t w = 0; w < ic_blocks * jsplit; ++w) queue[static_cast<size_t>(w % cores)].push_back(w);
+                std::vector<size_t> next(static_cast<size_t>(cores), 0);
+                for (int64_t c; (c = next_core(next, queue)) >= 0;) {
+                    const int64_t w = queue[static_cast<size_t>(c)][next[static_cast<size_t>(c)]++];
+                    const int64_t ib = w / jsplit, js = w % jsplit;
+                    const int64_t ic = ib * b.mc, mcb = std::min(b.mc, g.m - ic);
+                    const int64_t p0 = js * panels / jsplit, p1 = (js + 1) * panels / jsplit;
+                    CpuCore& cc = *m_cores[static_cast<size_t>(c)];
+                    const uint64_t ap = kPackedA + static_cast<uint64_t>(c) * (1ull << 32);
+                    // pack the A block: its rows' source bytes, into this core's buffer
+                    const int64_t src_cols = std::min<int64_t>(kcb, a_cols);
+                    const int64_t src_col0 = (pc % a_cols + src_cols <= a_cols) ? pc % a_cols : a_cols - src_cols;
+                    cc.touch_rows(a_base + static_cast<uint64_t>(ic * a_cols + src_col0) * e, mcb, static_cast<uint64_t>(src_cols) * e,
+                                  static_cast<uint64_t>(a_cols) * e, false);
+                    cc.touch(ap, static_cast<uint64_t>(mcb * kcb) * e, true);
+                    const uint64_t packed = static_cast<uint64_t>(mcb * kcb) * e;
+                    uint64_t macs = 0;
+                    for (int64_t jr = p0; jr < p1; ++jr) {
+                        const int64_t cols = std::min(b.nr, ncb - jr * b.nr);
+                        const uint64_t bp = kPackedB + static_cast<uint64_t>(jr * b.nr * kcb) * e;
+                        for (int64_t ir = 0; ir < mcb; ir += b.mr) {
+                            const int64_t rows = std::min(b.mr, mcb - ir);
+                            cc.touch(ap + static_cast<uint64_t>(ir * kcb) * e, static_cast<uint64_t>(rows * kcb) * e, false);
+                            cc.touch(bp, static_cast<uint64_t>(kcb * cols) * e, false);
+                            cc.touch_rows(c_base + static_cast<uint64_t>((ic + ir) * g.n + jc + jr * b.nr) * e, rows,
+                                          static_cast<uint64_t>(cols) * e, static_cast<uint64_t>(g.n) * e, true);
+                            macs += static_cast<uint64_t>(rows * cols * kcb);
+                        }
+                    }
+                    finish_block(c, m_cursor[static_cast<size_t>(c)], static_cast<double>(2 * packed) / pack_rate * m_cfg.cycle_ps(),
+                                 static_cast<double>(macs) / rate * m_cfg.cycle_ps(), macs, 0, packed);
+                }
+                barrier();
+            }
+        }
+    }
+
+    /// A memory-bound kernel: every core streams its share of the inputs (from `first_input`) and
+    /// outputs through its caches in chunks, computing at the SIMD rate x efficiency.vector.
+    void stream_kernel(const Operator& op, const OpGraph& graph, size_t first_input, bool write_outputs) {
+        struct Stream { uint64_t addr, bytes; bool write; };
+        std::vector<Stream> streams;
+        for (size_t i = first_input; i < op.inputs.size(); ++i) {
+            const int32_t t = op.inputs[i];
+            if (t < 0) continue;
+            const int64_t bytes = bytes_of(graph.tensors()[static_cast<size_t>(t)]);
+            if (bytes > 0) streams.push_back({base(t, graph), static_cast<uint64_t>(bytes), false});
+        }
+        if (write_outputs)
+            for (int32_t t : op.outputs) {
+                const int64_t bytes = t >= 0 ? bytes_of(graph.tensors()[static_cast<size_t>(t)]) : 0;
+                if (bytes > 0) streams.push_back({base(t, graph), static_cast<uint64_t>(bytes), true});
+            }
+        const bool direct = op.cost.cls == OpClass::Contraction;
+        const uint64_t total_macs = direct ? static_cast<uint64_t>(op.cost.macs) : 0;
+        const uint64_t total_ops = op.cost.cls == OpClass::DataMovement ? 0 : (direct ? 2 * total_macs : static_cast<uint64_t>(op.cost.flops));
+        const double flops_per_cycle = 2.0 * m_cfg.fp32_fma * m_cfg.eff_vector;  // an FMA lane does 2 FLOPs
+        const uint64_t cores = static_cast<uint64_t>(m_cfg.cores);
+        uint64_t largest = 0;
+        for (const auto& s : streams) largest = std::max(largest, (s.bytes + cores - 1) / cores);
+        const uint64_t chunks_per_core = std::max<uint64_t>(1, (largest + kVectorChunkBytes - 1) / kVectorChunkBytes);
+        const uint64_t blocks = chunks_per_core * cores;
+        std::vector<std::vector<int64_t>> queue(static_cast<size_t>(cores));
+        for (uint64_t c = 0; c < cores; ++c)
+            for (uint64_t q = 0; q < chunks_per_core; ++q) queue[c].push_back(static_cast<int64_t>(c * chunks_per_core + q));
+        std::vector<size_t> next(static_cast<size_t>(cores), 0);
+        for (int64_t c; (c = next_core(next, queue)) >= 0;) {
+            const uint64_t blk = static_cast<uint64_t>(queue[static_cast<size_t>(c)][next[static_cast<size_t>(c)]++]);
+            CpuCore& cc = *m_cores[static_cast<size_t>(c)];
+            for (const auto& s : streams) {  // block blk covers [blk, blk + 1) / blocks of every stream
+                const uint64_t lo = s.bytes * blk / blocks, hi = s.bytes * (blk + 1) / blocks;
+                cc.touch(s.addr + lo, hi - lo, s.write);
+            }
+            const uint64_t ops = total_ops * (blk + 1) / blocks - total_ops * blk / blocks;
+            const uint64_t macs = total_macs * (blk + 1) / blocks - total_macs * blk / blocks;
+            finish_block(c, m_cursor[static_cast<size_t>(c)], 0, std::ceil(static_cast<double>(ops) / flops_per_cycle) * m_cfg.cycle_ps(),
+                         macs, ops, 0);
+        }
+        barrier();
+    }
+
+    struct Pending {
+        int64_t core;
+        TraceEvent event;
+    };
+    CpuConfig m_cfg;
+    TraceWriter& m_trace;
+    Blocking m_block;
+    uint16_t m_cpu = 0, m_vector = 0, m_pack = 0, m_l1_comp = 0, m_l2_comp = 0, m_l3_comp = 0, m_dram_comp = 0;
+    std::vector<uint16_t> m_core_comp;
+    uint32_t m_current_op = 0;
+    uint32_t m_seq = 0;
+    std::unique_ptr<Dram> m_dram;
+    std::unique_ptr<SharedL3> m_l3;
+    std::vector<std::unique_ptr<CpuCore>> m_cores;
+    std::vector<double> m_cursor;
+    std::vector<Pending> m_pending;
+    std::unordered_map<int32_t, uint64_t> m_base;
+    uint64_t m_next = kTensorBase;
+};
+
+}  // namespace
+
+std::unique_ptr<Machine> create_cpu_machine(const ParamSet& params, TraceWriter& trace) {
+    return std::make_unique<CpuMachine>(make_cpu_config(params), trace);
+}
+
+}  // namespace archsim

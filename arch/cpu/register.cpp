@@ -1,0 +1,13 @@
+// Registers the CPU model as machine kind "cpu".
+#include "arch/cpu/cpu_config.h"
+#include "arch/cpu/cpu_machine.h"
+#include "sim/engine/registry.h"
+
+namespace archsim {
+namespace {
+const ParamSchema& cpu_schema() { return cpu_params().schema(); }
+}  // namespace
+
+ARCHSIM_REGISTER_MACHINE(MachineKind{"cpu", "Multicore CPU: SIMD/AMX cores running BLIS-blocked GEMMs through simulated L1d/L2/L3 caches and DRAM",
+                                     &cpu_schema, &create_cpu_machine});
+}  // namespace archsim

@@ -1,0 +1,75 @@
+// CPU end to end: compute-bound and memory-bound kernels at their roofs, and cache spills that
+// the simulated hierarchy sees.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/cli.h"
+
+using namespace archsim::test;
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+const std::string kHost = std::string(ARCHSIM_SOURCE_DIR) + "/configs/cpu/host.toml";
+const std::string kBundled = std::string(ARCHSIM_SOURCE_DIR) + "/workloads/models/resnet18.onnx";
+}  // namespace
+
+TEST_CASE("a GEMM whose blocks fit the caches runs at the compute roof", "[e2e][cpu]") {
+    // C (256 x 256) = A (256 x 256) B (256 x 256), fp32, one core, free packing, ideal DRAM: the
+    // MAC time is exactly MACs / (fp32 FMA/cycle x efficiency.gemm); cold L2/L3 fills add a few %.
+    const std::string dir = temp_dir("cpu_gemm");
+    std::ofstream(dir + "/gemm.csv") << "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, "
+                                        "Num Filter, Strides,\ngemm,16,16,1,1,256,256,1,\n";
+    json m = run_json_ok("run " + dir + "/gemm.csv --arch " + kHost +
+                         " --precision fp32 --set cores=1 --set core.pack_bytes_per_cycle=1e9 --set dram.ideal=true"
+                         " --set core.fp32_fma_per_cycle=32 --set efficiency.gemm=0.5");
+    const double macs = 256.0 * 256 * 256;
+    const double roof_cycles = macs / (32 * 0.5);
+    CHECK(m["total"]["macs"].get<double>() == macs);
+    CHECK(m["total"]["compute_cycles"].get<double>() == Approx(roof_cycles).epsilon(0.001));
+    CHECK(m["total"]["latency_cycles"].get<double>() >= roof_cycles * 0.999);
+    CHECK(m["total"]["latency_cycles"].get<double>() <= roof_cycles * 1.03);
+    // twice the efficiency halves the compute time
+    json fast = run_json_ok("run " + dir + "/gemm.csv --arch " + kHost +
+                            " --precision fp32 --set cores=1 --set core.pack_bytes_per_cycle=1e9 --set dram.ideal=true"
+                            " --set core.fp32_fma_per_cycle=32 --set efficiency.gemm=1.0");
+    CHECK(fast["total"]["compute_cycles"].get<double>() == Approx(roof_cycles / 2).epsilon(0.001));
+    fs::remove_all(dir);
+}
+
+TEST_CASE("a streaming kernel runs at exactly the sustained DRAM bandwidth", "[e2e][cpu]") {
+    const std::string relu = "/usr/share/libonnx-testdata/data/node/test_relu/model.onnx";  // 3x4x5 fp32
+    if (!fs::exists(relu)) {
+        WARN("libonnx-testdata not installed; skipped");
+        return;
+    }
+    // 2^20 x 20 fp32 elements in and out (80 MiB each), far beyond the caches: every input line
+    // and every output line (write-allocate) comes from DRAM, most dirty output lines go back.
+    json m = run_json_ok("run " + relu + " --arch " + kHost +
+                         " --batch 1048576 --set dram.latency_ns=0 --set dram.bandwidth_gbps=40 --set efficiency.dram=0.5");
+    const double tensor = 1048576.0 * 20 * 4;
+    const double dram = m["total"]["traffic_bytes"]["dram"].get<double>();
+    CHECK(dram >= 2 * tensor);
+    CHECK(dram <= 3 * tensor);
+    CHECK(m["total"]["latency_s"].get<double>() == Approx(dram / 20e9).epsilon(0.005));
+}
+
+TEST_CASE("a smaller L3 spills: more DRAM traffic and a slower run", "[e2e][cpu]") {
+    json big = run_json_ok("run " + kBundled + " --arch " + kHost);
+    json small = run_json_ok("run " + kBundled + " --arch " + kHost + " --set l3.kib=2048");
+    CHECK(small["total"]["traffic_bytes"]["dram"].get<double>() > 1.2 * big["total"]["traffic_bytes"]["dram"].get<double>());
+    CHECK(small["total"]["latency_s"].get<double>() > big["total"]["latency_s"].get<double>());
+    // a smaller L2 sends more lines to the L3
+    json l2 = run_json_ok("run " + kBundled + " --arch " + kHost + " --set l2.kib=128");
+    CHECK(l2["total"]["traffic_bytes"]["l3"].get<double>() > 1.2 * big["total"]["traffic_bytes"]["l3"].get<double>());
+    CHECK(big["total"]["macs"].get<uint64_t>() == 1814073344ULL);
+}
+
+TEST_CASE("a bad CPU cache geometry is one line naming the config file", "[e2e][cpu][bad]") {
+    CliResult r = run_archsim("run " + kBundled + " --arch " + kHost + " --set l1d.ways=7 --out " + temp_dir("cpu_bad"));
+    CHECK(r.exit_code != 0);
+    CHECK(r.err.find("host.toml: l1d.kib") != std::string::npos);
+}

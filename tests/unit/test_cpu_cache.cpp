@@ -1,0 +1,96 @@
+// CPU model: the line-granular cache and the BLIS blocking on small, hand-checked cases.
+#include <catch2/catch.hpp>
+
+#include "arch/cpu/blocking.h"
+#include "arch/cpu/cache.h"
+#include "arch/cpu/cpu_config.h"
+#include "sim/common/error.h"
+
+using namespace archsim;
+
+namespace {
+/// Runs `lines` sequential line addresses through `c`; returns the hits.
+int64_t sweep(Cache& c, int64_t lines, bool write = false) {
+    int64_t hits = 0;
+    for (int64_t l = 0; l < lines; ++l) hits += c.access(static_cast<uint64_t>(l), write).hit;
+    return hits;
+}
+CpuConfig zen3(const std::vector<std::string>& sets = {}) {
+    ParamSet p(cpu_params().schema());  // defaults: one EPYC 7763 (Zen 3)
+    for (const auto& s : sets) p.apply_override(s);
+    return make_cpu_config(p);
+}
+}  // namespace
+
+TEST_CASE("a block that fits exactly hits on its second pass", "[unit][cpu]") {
+    Cache c(4096, 4, 64);  // 16 sets x 4 ways
+    CHECK(c.sets() == 16);
+    CHECK(sweep(c, 64) == 0);   // cold
+    CHECK(sweep(c, 64) == 64);  // every line still resident
+}
+
+TEST_CASE("one line more than fits thrashes an LRU set on a sequential sweep", "[unit][cpu]") {
+    Cache c(4096, 4, 64);
+    CHECK(sweep(c, 65) == 0);
+    // set 0 holds lines 0, 16, 32, 48, 64: five lines for four ways. Under LRU each access in
+    // set 0 evicts the line needed next, so set 0 misses all five; the other 15 sets all hit.
+    CHECK(sweep(c, 65) == 60);
+}
+
+TEST_CASE("dirty victims are reported once and clean ones never", "[unit][cpu]") {
+    Cache c(256, 2, 64);  // 2 sets x 2 ways
+    CHECK_FALSE(c.access(0, true).hit);
+    CHECK_FALSE(c.access(2, false).hit);  // set 0 now full: 0 dirty, 2 clean
+    Cache::Result r = c.access(4, false);  // evicts LRU line 0 (dirty)
+    CHECK(r.evicted_dirty);
+    CHECK(r.victim == 0);
+    r = c.access(6, false);  // evicts line 2 (clean)
+    CHECK_FALSE(r.evicted_dirty);
+    CHECK(c.contains(4));
+    CHECK(c.contains(6));
+    CHECK_FALSE(c.contains(0));
+}
+
+TEST_CASE("a cache that is not whole sets is refused", "[unit][cpu]") {
+    CHECK_THROWS_AS(Cache(1000, 4, 64), std::invalid_argument);
+    CHECK_THROWS_AS(zen3({"l1d.ways=12"}), UserError);  // 32 KiB is not 12-way sets of 64 B
+}
+
+TEST_CASE("BLIS blocking for an AVX2 Zen 3 core", "[unit][cpu]") {
+    const CpuConfig cfg = zen3();
+    const Blocking b = choose_blocking(cfg);
+    CHECK(b.mr == 6);   // (16 registers - 3) / 2
+    CHECK(b.nr == 16);  // two 8-lane registers
+    // L1 32 KiB, 8 ways, 64 sets: the A micro-panel gets floor(7 x 6 / 22) = 1 way:
+    // kc = 1 x 64 x 64 / (6 x 4 B) = 170, down to a multiple of 4
+    CHECK(b.kc == 168);
+    // L2 512 KiB, 8 ways, 1024 sets: the B micro-panel (168 x 16 x 4 B) takes 1 way, C 1 way:
+    // mc = 6 x 1024 x 64 / (168 x 4) = 585, down to a multiple of mr
+    CHECK(b.mc == 582);
+    // L3 32 MiB, 16 ways, 32768 sets: 64 cores' A blocks take ceil(64 x 582 x 168 x 4 / 2 MiB) = 12
+    // ways, one more for C: nc = 3 x 32768 x 64 / (168 x 4) = 9362, down to a multiple of nr
+    CHECK(b.nc == 9360);
+    const Blocking small = fit_blocking(b, 49, 10, 100);
+    CHECK(small.kc == 100);
+    CHECK(small.mc == 54);  // 49 rounded up to mr
+    CHECK(small.nc == 16);
+}
+
+TEST_CASE("AVX-512 and AMX micro-tiles", "[unit][cpu]") {
+    const Blocking avx512 = choose_blocking(zen3({"core.vector_bits=512", "core.vector_registers=32"}));
+    CHECK(avx512.mr == 14);
+    CHECK(avx512.nr == 32);
+    const CpuConfig amx = zen3({"precision=bf16", "core.amx_bf16_fma_per_cycle=512"});
+    CHECK(amx.uses_amx());
+    CHECK(amx.mac_rate() == 512);
+    const Blocking t = choose_blocking(amx);
+    CHECK(t.mr == 32);
+    CHECK(t.nr == 32);
+}
+
+TEST_CASE("MAC rate per precision falls back to fp32 where the part has no native path", "[unit][cpu]") {
+    CHECK(zen3().mac_rate() == 16);
+    CHECK(zen3({"precision=int8"}).mac_rate() == 32);
+    CHECK(zen3({"precision=fp16"}).mac_rate() == 16);  // no AVX512-FP16: converted
+    CHECK(zen3({"precision=fp16"}).mac_pj() == zen3().mac_pj());
+}
