@@ -9,6 +9,8 @@ Cache::Cache(int64_t bytes, int64_t ways, int64_t line_bytes) : m_ways(ways), m_
         throw std::invalid_argument("cache of " + std::to_string(bytes) + " bytes is not a whole number of " +
                                     std::to_string(ways) + "-way sets of " + std::to_string(line_bytes) + "-byte lines");
     m_sets = bytes / (ways * line_bytes);
+    m_pow2 = (m_sets & (m_sets - 1)) == 0;
+    m_mask = static_cast<uint64_t>(m_sets - 1);
     clear();
 }
 
@@ -21,35 +23,41 @@ void Cache::clear() {
 }
 
 bool Cache::contains(uint64_t line) const {
-    const size_t base = static_cast<size_t>(line % static_cast<uint64_t>(m_sets)) * static_cast<size_t>(m_ways);
+    const uint64_t* tag = &m_tag[set_base(line)];
     for (int64_t w = 0; w < m_ways; ++w)
-        if (m_tag[base + static_cast<size_t>(w)] == line + 1) return true;
+        if (tag[w] == line + 1) return true;
     return false;
 }
 
 Cache::Result Cache::access(uint64_t line, bool write) {
     Result r;
-    const size_t base = static_cast<size_t>(line % static_cast<uint64_t>(m_sets)) * static_cast<size_t>(m_ways);
-    size_t victim = base;
-    for (int64_t w = 0; w < m_ways; ++w) {
-        const size_t i = base + static_cast<size_t>(w);
-        if (m_tag[i] == line + 1) {
+    const size_t base = set_base(line);
+    const uint64_t key = line + 1;
+    uint64_t* tag = &m_tag[base];
+    // hit: a scan of the set's tags only (the common case)
+    for (int64_t w = 0; w < m_ways; ++w)
+        if (tag[w] == key) {
+            const size_t i = base + static_cast<size_t>(w);
             m_stamp[i] = ++m_clock;
             m_dirty[i] |= static_cast<uint8_t>(write);
             r.hit = true;
             return r;
         }
+    // miss: the first invalid way, else the least recently used
+    size_t victim = base;
+    for (int64_t w = 0; w < m_ways; ++w) {
+        const size_t i = base + static_cast<size_t>(w);
         if (m_tag[i] == 0) {
-            if (m_tag[victim] != 0 || i < victim) victim = i;  // the first invalid way wins
-        } else if (m_tag[victim] != 0 && m_stamp[i] < m_stamp[victim]) {
             victim = i;
+            break;
         }
+        if (m_stamp[i] < m_stamp[victim]) victim = i;
     }
     if (m_tag[victim] != 0 && m_dirty[victim]) {
         r.evicted_dirty = true;
         r.victim = m_tag[victim] - 1;
     }
-    m_tag[victim] = line + 1;
+    m_tag[victim] = key;
     m_stamp[victim] = ++m_clock;
     m_dirty[victim] = static_cast<uint8_t>(write);
     return r;

@@ -1,5 +1,6 @@
 #pragma once
 // A set-associative, write-back, write-allocate cache with true LRU, at cache-line granularity.
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -34,7 +35,14 @@ public:
     int64_t bytes() const { return m_sets * m_ways * m_line_bytes; }
 
 private:
+    size_t set_base(uint64_t line) const {
+        const uint64_t set = m_pow2 ? (line & m_mask) : line % static_cast<uint64_t>(m_sets);
+        return static_cast<size_t>(set) * static_cast<size_t>(m_ways);
+    }
+
     int64_t m_sets, m_ways, m_line_bytes;
+    bool m_pow2 = false;
+    uint64_t m_mask = 0;
     std::vector<uint64_t> m_tag;    ///< line + 1 per way; 0 = invalid
     std::vector<uint64_t> m_stamp;  ///< last-use time per way
     std::vector<uint8_t> m_dirty;
