@@ -29,7 +29,8 @@ enum class StallCause : uint8_t {
     WriteDrain = 2,   ///< the operator's output writes were still draining to DRAM at its end
     BlockMover = 3,   ///< the L3 -> L2 block movers could not deliver a wave's operands in time
     Streamer = 4,     ///< the L2 -> L1 streamers could not feed the wavefront at its rate
-    Launch = 5,       ///< a GPU kernel launch: the gap before the kernel's first CTA starts
+    Launch = 5,       ///< a kernel launch: a GPU kernel's gap before its first CTA, a CPU
+                      ///< primitive's dispatch and thread fork/join
 };
 
 /// Name of an EventKind ("op", "fold", ...).

@@ -122,6 +122,10 @@ const ParamBinder<CpuConfig>& cpu_params() {
                              "STREAM-class figure)"),
                        0),
                 1);
+        at_least(b.real("core.op_overhead_us", [](C& c) -> double& { return c.op_overhead_us; }, 2.0, "us",
+                        "Fixed cost of starting one operator: primitive dispatch and the OpenMP fork/join of its threads "
+                        "(calibrated from the smallest kernels; 2 us an assumption before calibration)"),
+                 0);
         b.boolean("fusion.elementwise", [](C& c) -> bool& { return c.fuse_elementwise; }, true,
                   "Fuse elementwise operators into the kernel that produces their input (oneDNN post-ops: "
                   "eltwise, sum); false: each is its own pass over memory");

@@ -38,6 +38,7 @@ struct CpuConfig {
     double eff_vector = 0;          ///< fraction of peak SIMD rate non-GEMM kernels sustain
     double eff_dram = 0;            ///< fraction of peak DRAM bandwidth streams sustain
     double pack_bytes_per_cycle = 0;///< bytes a core copies per cycle while packing a block
+    double op_overhead_us = 0;      ///< fixed cost of starting one operator (dispatch, thread fork/join), us
     bool fuse_elementwise = true;   ///< elementwise consumers run as post-ops of their producer
     double pj_fma_fp32 = 0, pj_fma_fp16 = 0, pj_fma_bf16 = 0, pj_mac_int8 = 0;
     double static_w = 0;

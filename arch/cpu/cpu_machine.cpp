@@ -74,6 +74,12 @@ public:
         m_current_op = op_index;
         if (op.cost.cls == OpClass::ShapeOnly || op.cost.cls == OpClass::Unsupported) return;
         std::fill(m_cursor.begin(), m_cursor.end(), now_ps());
+        if (!fused(op, graph) && m_cfg.op_overhead_us > 0) {  // dispatch and fork/join
+            const double gap = m_cfg.op_overhead_us * 1e6;
+            m_trace.emit(make_event(EventKind::Stall, m_cpu, op_index, static_cast<uint64_t>(std::llround(now_ps())),
+                                    static_cast<uint64_t>(std::llround(gap)), 0, 0, cycles_of(gap), 0, StallCause::Launch));
+            std::fill(m_cursor.begin(), m_cursor.end(), now_ps() + gap);
+        }
         if (fused(op, graph)) {
             stream_kernel(op, graph, /*first_input=*/1, /*write_outputs=*/false);
         } else if (op.cost.cls == OpClass::Contraction && !direct_contraction(op)) {
@@ -198,6 +204,9 @@ private:
         const uint64_t b_base = base(b_t, graph) + static_cast<uint64_t>((g.b_is_weight ? group : inst) * g.k * g.n) * e;
         const uint64_t c_base = base(c_t, graph) + static_cast<uint64_t>(inst * g.m * g.n) * e;
         const double rate = m_cfg.mac_rate() * m_cfg.eff_gemm;
+        // BLIS packs an operand to reuse it; one used by a single micro-kernel row (m <= mr) or
+        // column (n <= nr) of calls is read in place, as oneDNN's GEMV-like kernels do
+        const bool pack_b = g.m > b.mr, pack_a = g.n > b.nr;
         const double pack_rate = m_cfg.pack_bytes_per_cycle;
         const int64_t cores = m_cfg.cores;
         for (int64_t jc = 0; jc < g.n; jc += b.nc) {
@@ -206,7 +215,7 @@ private:
                 const int64_t kcb = std::min(b.kc, g.k - pc);
                 // the cores pack the kc x nc B panel together, kc rows split among them
                 const int64_t rows_per = (kcb + cores - 1) / cores;
-                for (int64_t c = 0; c < cores; ++c) {
+                for (int64_t c = 0; c < cores && pack_b; ++c) {
                     const int64_t r0 = c * rows_per, rows = std::min(rows_per, kcb - r0);
                     if (rows <= 0) break;
                     CpuCore& cc = *m_cores[static_cast<size_t>(c)];
@@ -216,7 +225,7 @@ private:
                     const uint64_t bytes = static_cast<uint64_t>(rows * ncb) * e;
                     finish_block(c, m_cursor[static_cast<size_t>(c)], static_cast<double>(2 * bytes) / pack_rate * m_cfg.cycle_ps(), 0, 0, 0, bytes);
                 }
-                barrier();
+                if (pack_b) barrier();
                 // macro-kernel work: mc-row blocks; with fewer blocks than cores, split the nr panels too
                 const int64_t ic_blocks = (g.m + b.mc - 1) / b.mc;
                 const int64_t panels = (ncb + b.nr - 1) / b.nr;
@@ -236,16 +245,19 @@ private:
                     const int64_t src_col0 = (pc % a_cols + src_cols <= a_cols) ? pc % a_cols : a_cols - src_cols;
                     cc.touch_rows(a_base + static_cast<uint64_t>(ic * a_cols + src_col0) * e, mcb, static_cast<uint64_t>(src_cols) * e,
                                   static_cast<uint64_t>(a_cols) * e, false);
-                    cc.touch(ap, static_cast<uint64_t>(mcb * kcb) * e, true);
-                    const uint64_t packed = static_cast<uint64_t>(mcb * kcb) * e;
+                    if (pack_a) cc.touch(ap, static_cast<uint64_t>(mcb * kcb) * e, true);
+                    const uint64_t packed = pack_a ? static_cast<uint64_t>(mcb * kcb) * e : 0;
                     uint64_t macs = 0;
                     for (int64_t jr = p0; jr < p1; ++jr) {
                         const int64_t cols = std::min(b.nr, ncb - jr * b.nr);
                         const uint64_t bp = kPackedB + static_cast<uint64_t>(jr * b.nr * kcb) * e;
                         for (int64_t ir = 0; ir < mcb; ir += b.mr) {
                             const int64_t rows = std::min(b.mr, mcb - ir);
-                            cc.touch(ap + static_cast<uint64_t>(ir * kcb) * e, static_cast<uint64_t>(rows * kcb) * e, false);
-                            cc.touch(bp, static_cast<uint64_t>(kcb * cols) * e, false);
+                            if (pack_a) cc.touch(ap + static_cast<uint64_t>(ir * kcb) * e, static_cast<uint64_t>(rows * kcb) * e, false);
+                            if (pack_b) cc.touch(bp, static_cast<uint64_t>(kcb * cols) * e, false);
+                            else  // the B micro-panel straight from its source rows
+                                cc.touch_rows(b_base + static_cast<uint64_t>(pc * g.n + jc + jr * b.nr) * e, kcb,
+                                              static_cast<uint64_t>(cols) * e, static_cast<uint64_t>(g.n) * e, false);
                             cc.touch_rows(c_base + static_cast<uint64_t>((ic + ir) * g.n + jc + jr * b.nr) * e, rows,
                                           static_cast<uint64_t>(cols) * e, static_cast<uint64_t>(g.n) * e, true);
                             macs += static_cast<uint64_t>(rows * cols * kcb);

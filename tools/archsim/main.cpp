@@ -6,6 +6,7 @@
 
 #include "sim/common/error.h"
 #include "sim/common/version.h"
+#include "tools/archsim/calibrate.h"
 #include "tools/archsim/commands.h"
 
 #ifndef ARCHSIM_SOURCE_DIR
@@ -57,6 +58,17 @@ int main(int argc, char** argv) {
     compare->add_option("--jobs", jobs, "Parallel simulations (default: one per core)");
     compare->add_flag("--force", force, "Rerun points that already have results");
 
+    cli::CalibrateArgs cal;
+    auto* calibrate = app.add_subcommand("calibrate", "Time real oneDNN kernels on this machine, run them through the CPU "
+                                                      "model, report the error and recommend efficiency coefficients");
+    calibrate->add_option("--arch", cal.arch, "CPU machine config (kind = \"cpu\") describing this machine")->required();
+    calibrate->add_option("--scenario", cal.scenario, "Working sets to sweep: l1_fit, l2_fit, l3_fit, dram_spill or all")
+        ->check(CLI::IsMember({"l1_fit", "l2_fit", "l3_fit", "dram_spill", "all"}))
+        ->capture_default_str();
+    calibrate->add_flag("--quick", cal.quick, "Fewer shapes and shorter timing (about a minute)");
+    calibrate->add_flag("--apply", cal.apply, "Write OUT/<config>.calibrated.toml with the recommended coefficients");
+    calibrate->add_option("--out", cal.out_dir, "Output directory (calibration.csv, calibration.md)")->capture_default_str();
+
     std::string kind;
     auto* params = app.add_subcommand("params", "List the config keys of a machine kind");
     params->add_option("kind", kind, "Machine kind, e.g. tpu")->required();
@@ -79,6 +91,7 @@ int main(int argc, char** argv) {
             return cli::cmd_run(wl, arch, out_dir, precision, sets, format);
         }
         if (*params) return cli::cmd_params(kind, format);
+        if (*calibrate) return cli::cmd_calibrate(cal);
         if (*compare) return cli::cmd_compare(study_file, study_out, jobs, force);
     } catch (const UserError& e) {
         std::fprintf(stderr, "archsim: error: %s\n", e.what());
