@@ -223,23 +223,28 @@ struct Setting {
 };
 
 /// Copies `arch` to `out` with each setting's line replaced where the key exists in its table,
-/// and appended (top-level keys at the top, others in their table at the end) where it does not.
+/// added at the end of its table where the table exists, and otherwise added at the top (top-level
+/// keys) or in a new table at the end.
 void write_applied(const std::string& arch, const std::string& out, const std::vector<Setting>& settings,
                    const std::string& note) {
     std::ifstream in(arch);
     std::vector<std::string> lines;
     for (std::string l; std::getline(in, l);) lines.push_back(l);
     std::vector<bool> placed(settings.size(), false);
+    std::map<std::string, size_t> table_end;  // table -> index after its last key line
     std::string table;
-    for (auto& l : lines) {
+    for (size_t n = 0; n < lines.size(); ++n) {
+        std::string& l = lines[n];
         const size_t first = l.find_first_not_of(" \t");
-        if (first == std::string::npos) continue;
+        if (first == std::string::npos || l[first] == '#') continue;
         if (l[first] == '[') {
             table = l.substr(first, l.find(']') - first + 1);
+            table_end[table] = n + 1;
             continue;
         }
         const size_t eq = l.find('=');
         if (eq == std::string::npos) continue;
+        if (!table.empty()) table_end[table] = n + 1;
         std::string key = l.substr(first, eq - first);
         key.erase(key.find_last_not_of(" \t") + 1);
         for (size_t i = 0; i < settings.size(); ++i)
@@ -248,14 +253,25 @@ void write_applied(const std::string& arch, const std::string& out, const std::v
                 placed[i] = true;
             }
     }
+    auto line_of = [&](const Setting& s) { return s.key + " = " + s.value + "    # " + note; };
+    std::map<size_t, std::vector<std::string>> inserts;  // before line index
+    std::vector<std::string> top, tail;
+    for (size_t i = 0; i < settings.size(); ++i) {
+        if (placed[i]) continue;
+        const Setting& s = settings[i];
+        if (s.table.empty()) top.push_back(line_of(s));
+        else if (table_end.count(s.table)) inserts[table_end[s.table]].push_back(line_of(s));
+        else tail.insert(tail.end(), {"", s.table, line_of(s)});
+    }
     std::ofstream o(out);
     o << "# " << note << ": a copy of " << arch << "\n";
-    for (size_t i = 0; i < settings.size(); ++i)
-        if (!placed[i] && settings[i].table.empty()) o << settings[i].key << " = " << settings[i].value << "    # " << note << "\n";
-    for (const auto& l : lines) o << l << "\n";
-    for (size_t i = 0; i < settings.size(); ++i)
-        if (!placed[i] && !settings[i].table.empty())
-            o << "\n" << settings[i].table << "\n" << settings[i].key << " = " << settings[i].value << "    # " << note << "\n";
+    for (const auto& l : top) o << l << "\n";
+    for (size_t n = 0; n <= lines.size(); ++n) {
+        if (inserts.count(n))
+            for (const auto& l : inserts[n]) o << l << "\n";
+        if (n < lines.size()) o << lines[n] << "\n";
+    }
+    for (const auto& l : tail) o << l << "\n";
     if (!o) throw UserError(out, "cannot write the calibrated config");
 }
 
