@@ -5,7 +5,8 @@
 # Usage: bench/bench_run.sh [MODEL] [CONFIG] [RUNS] [EXTRA ARCHSIM RUN ARGS...]
 # Goals: resnet50 on configs/tpu/tpu_128x128_ws.toml under 2 s and >= 2 M events/s (issue 2);
 # resnet50 on configs/kpu/t256.toml under 2 s (issue 3); resnet50 batch 1 on
-# configs/gpu/a100_sxm4_80gb.toml under 2 s (issue 4), batch 256 reported. All on the 2-core CI machine.
+# configs/gpu/a100_sxm4_80gb.toml under 2 s (issue 4), batch 256 reported; resnet50 batch 1 on
+# configs/cpu/host.toml under 3 s (issue 5). All on the 2-core CI machine.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 model="${1:-$here/../shared/models/resnet50.onnx}"
