@@ -10,6 +10,7 @@
 #include "arch/gpu/cta_mapper.h"
 #include "arch/gpu/gpu_config.h"
 #include "arch/common/run_bytes.h"
+#include "arch/common/sim_time.h"
 #include "arch/gpu/l2_cache.h"
 #include "arch/memory/dma.h"
 #include "sim/common/hash.h"
@@ -119,11 +120,8 @@ public:
 
 private:
     // ---- time ---------------------------------------------------------------------------------
-    double now_ps() const { return static_cast<double>(sc_core::sc_time_stamp().value()); }
-    void wait_until_ps(double t) {
-        const double now = now_ps();
-        if (t > now) sc_core::wait(sc_core::sc_time(std::ceil(t - now), sc_core::SC_PS));
-    }
+    static double now_ps() { return sim_now_ps(); }
+    static void wait_until_ps(double t) { sim_wait_until_ps(t); }
     uint64_t cycles_of(double ps) const { return static_cast<uint64_t>(std::llround(ps / m_cfg.cycle_ps())); }
     void emit(EventKind kind, uint16_t comp, double start, double dur, uint64_t ops, uint64_t bytes, uint64_t cycles,
               uint32_t seq, StallCause cause = StallCause::None) {

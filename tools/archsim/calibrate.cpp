@@ -1,7 +1,5 @@
 #include "tools/archsim/calibrate.h"
 
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,8 +19,7 @@
 #include "sim/common/error.h"
 #include "sim/config/machine_file.h"
 #include "tools/archsim/dnnl_measure.h"
-
-extern char** environ;
+#include "tools/archsim/spawn.h"
 
 namespace archsim::cli {
 
@@ -154,20 +151,10 @@ void write_case_model(const Case& c, const std::string& path) {
 double simulate_case(const std::string& self, const std::string& model, const std::string& arch,
                      const std::vector<std::string>& sets, const std::string& dir) {
     fs::create_directories(dir);
-    std::vector<std::string> args = {self, "run", model, "--arch", arch, "--out", dir, "--format", "csv"};
+    std::vector<std::string> args = {"run", model, "--arch", arch, "--out", dir, "--format", "csv"};
     for (const auto& s : sets) args.insert(args.end(), {"--set", s});
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    const std::string out = dir + "/report.csv", err = dir + "/stderr.log";
-    posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid = -1;
-    const int rc = posix_spawn(&pid, self.c_str(), &fa, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0) throw UserError(self, "cannot start a child process: " + std::string(strerror(rc)));
+    const std::string err = dir + "/stderr.log";
+    const pid_t pid = spawn_self(self, args, dir + "/report.csv", err);
     int status = 0;
     waitpid(pid, &status, 0);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw UserError(err, "simulating " + model + " failed (see this log)");

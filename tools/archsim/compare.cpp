@@ -1,7 +1,5 @@
 // `archsim compare`: runs every model of a study on every machine, each point in its own child
 // process (one SystemC simulation per process), and tabulates the results.
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,8 +18,8 @@
 #include "sim/common/error.h"
 #include "sim/config/study.h"
 #include "tools/archsim/commands.h"
+#include "tools/archsim/spawn.h"
 
-extern char** environ;
 
 namespace archsim::cli {
 
@@ -46,24 +44,12 @@ std::string read_all(const std::string& path) {
 
 /// Starts `archsim run` for one point; stdout and stderr go to files in the point's folder.
 pid_t spawn_point(const std::string& self, const Point& p) {
-    std::vector<std::string> args = {self, "run", p.model, "--arch", p.machine->config, "--out", p.dir, "--format", "json"};
+    std::vector<std::string> args = {"run", p.model, "--arch", p.machine->config, "--out", p.dir, "--format", "json"};
     for (const auto& s : p.machine->sets) {
         args.push_back("--set");
         args.push_back(s);
     }
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    const std::string out = p.dir + "/report.json", err = p.dir + "/stderr.log";
-    posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid = -1;
-    const int rc = posix_spawn(&pid, self.c_str(), &fa, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0) throw UserError(self, "cannot start a child process: " + std::string(strerror(rc)));
-    return pid;
+    return spawn_self(self, args, p.dir + "/report.json", p.dir + "/stderr.log");
 }
 
 /// Doubles the quotes of a CSV field that is written between quotes.

@@ -1,0 +1,32 @@
+#include "tools/archsim/spawn.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+
+#include <cstring>
+
+#include "sim/common/error.h"
+
+extern char** environ;
+
+namespace archsim::cli {
+
+pid_t spawn_self(const std::string& self, const std::vector<std::string>& args, const std::string& out_path,
+                 const std::string& err_path) {
+    std::vector<std::string> all = {self};
+    all.insert(all.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : all) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid = -1;
+    const int rc = posix_spawn(&pid, self.c_str(), &fa, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0) throw UserError(self, "cannot start a child process: " + std::string(strerror(rc)));
+    return pid;
+}
+
+}  // namespace archsim::cli

@@ -1,0 +1,15 @@
+#pragma once
+// Starting this program again as a child process (one SystemC simulation per process).
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace archsim::cli {
+
+/// Starts `self` with `args` (argv[1..]) with stdout and stderr redirected to the given files
+/// (created or truncated); returns its pid. Throws UserError if the process cannot start.
+pid_t spawn_self(const std::string& self, const std::vector<std::string>& args, const std::string& out_path,
+                 const std::string& err_path);
+
+}  // namespace archsim::cli
