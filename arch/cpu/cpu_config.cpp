@@ -126,9 +126,17 @@ const ParamBinder<CpuConfig>& cpu_params() {
                         "Fixed cost of starting one operator: primitive dispatch and the OpenMP fork/join of its threads "
                         "(calibrated from the smallest kernels; 2 us an assumption before calibration)"),
                  0);
+        b.boolean("gemm.prepacked_weights", [](C& c) -> bool& { return c.prepacked_weights; }, true,
+                  "Weights are reordered into the micro-kernel's nr-column panel layout once, when the model is loaded "
+                  "(oneDNN inference primitives), so inference packs no weight panels; false: BLIS packs B every call");
         b.boolean("fusion.elementwise", [](C& c) -> bool& { return c.fuse_elementwise; }, true,
                   "Fuse elementwise operators into the kernel that produces their input (oneDNN post-ops: "
                   "eltwise, sum); false: each is its own pass over memory");
+        at_most(above(b.real("efficiency.cache", [](C& c) -> double& { return c.eff_cache; }, 1.0, "fraction",
+                             "Fraction of the L2 -> L1 and L3 -> L2 bandwidths (l2/l3.bytes_per_cycle) that streams sustain "
+                             "(calibrated from the cache-resident memory-bound cases; 1.0 before calibration)"),
+                       0),
+                1);
         const std::string hz = "Horowitz 2014 scaled x0.108 to 7 nm";
         at_least(b.real("energy.fma_pj_fp32", [](C& c) -> double& { return c.pj_fma_fp32; }, 0.497, "pJ/FMA", "FP32 FMA: (3.7 + 0.9) pJ, " + hz), 0);
         at_least(b.real("energy.fma_pj_fp16", [](C& c) -> double& { return c.pj_fma_fp16; }, 0.216, "pJ/FMA", "FP16 FMA, fp32 accumulate: (1.1 + 0.9) pJ, " + hz), 0);

@@ -37,9 +37,11 @@ struct CpuConfig {
     double eff_gemm = 0;            ///< fraction of peak MAC rate a GEMM micro-kernel sustains
     double eff_vector = 0;          ///< fraction of peak SIMD rate non-GEMM kernels sustain
     double eff_dram = 0;            ///< fraction of peak DRAM bandwidth streams sustain
+    double eff_cache = 0;           ///< fraction of the L2 -> L1 and L3 -> L2 bandwidths streams sustain
     double pack_bytes_per_cycle = 0;///< bytes a core copies per cycle while packing a block
     double op_overhead_us = 0;      ///< fixed cost of starting one operator (dispatch, thread fork/join), us
     bool fuse_elementwise = true;   ///< elementwise consumers run as post-ops of their producer
+    bool prepacked_weights = true;  ///< weights sit in the micro-kernel's panel layout (reordered at load)
     double pj_fma_fp32 = 0, pj_fma_fp16 = 0, pj_fma_bf16 = 0, pj_mac_int8 = 0;
     double static_w = 0;
 

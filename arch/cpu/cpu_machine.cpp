@@ -36,9 +36,10 @@ constexpr uint64_t kVectorChunkBytes = 64 * 1024; // a core streams a memory-bou
 /// DRAM transaction's completion) — the micro-kernel overlaps its operand streams with compute
 /// (hardware prefetch), packing does not. Memory-bound operators stream their tensors through the
 /// same hierarchy in 64 KiB chunks per core at the SIMD rate x efficiency.vector. Convolutions
-/// use their GEMM view (implicit im2col: an A block reads the input pixels of its rows; the
-/// kh x kw taps of a pixel map onto that pixel's channel lines, so halos between blocks are not
-/// modeled); depthwise convolutions run as direct memory-bound kernels. Partial sums between kc
+/// run as direct convolutions on their GEMM view, as oneDNN does: the micro-kernel reads the input
+/// in place (no im2col copy; the kh x kw taps of an output pixel map onto that pixel's channel
+/// lines, so halos between blocks are not modeled); depthwise convolutions run as direct
+/// memory-bound kernels. Weights are in panel layout from load time (gemm.prepacked_weights). Partial sums between kc
 /// slices are kept in C at the output's element size. Elementwise operators consuming a
 /// kernel's only output fuse into it (oneDNN post-ops) when fusion.elementwise is set.
 class CpuMachine : public Machine {
@@ -128,7 +129,7 @@ private:
         L3Outcome o;
         const double l3_done = cc.flush(start - now_ps(), o);
         const double line = static_cast<double>(m_cfg.line_bytes);
-        const double l2_ps = static_cast<double>(n.l1_misses + n.l2_writebacks) * line / m_cfg.l2.bytes_per_cycle * m_cfg.cycle_ps();
+        const double l2_ps = static_cast<double>(n.l1_misses + n.l2_writebacks) * line / (m_cfg.l2.bytes_per_cycle * m_cfg.eff_cache) * m_cfg.cycle_ps();
         const double busy = pack_ps + compute_ps;
         const double end = std::max({start + busy, start + pack_ps + l2_ps, l3_done});
         const double dur = end - start;
@@ -203,8 +204,12 @@ private:
         const uint64_t c_base = base(c_t, graph) + static_cast<uint64_t>(inst * g.m * g.n) * e;
         const double rate = m_cfg.mac_rate() * m_cfg.eff_gemm;
         // BLIS packs an operand to reuse it; one used by a single micro-kernel row (m <= mr) or
-        // column (n <= nr) of calls is read in place, as oneDNN's GEMV-like kernels do
-        const bool pack_b = g.m > b.mr, pack_a = g.n > b.nr;
+        // column (n <= nr) of calls is read in place, as oneDNN's GEMV-like kernels do. Weights
+        // reordered at load time are already in panel layout. A convolution's input is read in
+        // place (oneDNN's direct convolution on a blocked layout: no im2col copy).
+        const bool prepacked = g.b_is_weight && m_cfg.prepacked_weights;
+        const bool direct_conv = op.op_type == "Conv" || op.op_type == "ConvTranspose";
+        const bool pack_b = g.m > b.mr && !prepacked, pack_a = g.n > b.nr && !direct_conv;
         const double pack_rate = m_cfg.pack_bytes_per_cycle;
         const int64_t cores = m_cfg.cores;
         for (int64_t jc = 0; jc < g.n; jc += b.nc) {
@@ -241,9 +246,11 @@ private:
                     // pack the A block: its rows' source bytes, into this core's buffer
                     const int64_t src_cols = std::min<int64_t>(kcb, a_cols);
                     const int64_t src_col0 = (pc % a_cols + src_cols <= a_cols) ? pc % a_cols : a_cols - src_cols;
-                    cc.touch_rows(a_base + static_cast<uint64_t>(ic * a_cols + src_col0) * e, mcb, static_cast<uint64_t>(src_cols) * e,
-                                  static_cast<uint64_t>(a_cols) * e, false);
-                    if (pack_a) cc.touch(ap, static_cast<uint64_t>(mcb * kcb) * e, true);
+                    if (pack_a) {
+                        cc.touch_rows(a_base + static_cast<uint64_t>(ic * a_cols + src_col0) * e, mcb,
+                                      static_cast<uint64_t>(src_cols) * e, static_cast<uint64_t>(a_cols) * e, false);
+                        cc.touch(ap, static_cast<uint64_t>(mcb * kcb) * e, true);
+                    }
                     const uint64_t packed = pack_a ? static_cast<uint64_t>(mcb * kcb) * e : 0;
                     uint64_t macs = 0;
                     for (int64_t jr = p0; jr < p1; ++jr) {
@@ -252,7 +259,13 @@ private:
                         for (int64_t ir = 0; ir < mcb; ir += b.mr) {
                             const int64_t rows = std::min(b.mr, mcb - ir);
                             if (pack_a) cc.touch(ap + static_cast<uint64_t>(ir * kcb) * e, static_cast<uint64_t>(rows * kcb) * e, false);
+                            else  // the A micro-panel straight from its source rows
+                                cc.touch_rows(a_base + static_cast<uint64_t>((ic + ir) * a_cols + src_col0) * e, rows,
+                                              static_cast<uint64_t>(src_cols) * e, static_cast<uint64_t>(a_cols) * e, false);
                             if (pack_b) cc.touch(bp, static_cast<uint64_t>(kcb * cols) * e, false);
+                            else if (prepacked)  // panel (jc / nr + jr) of K x nr, rows pc.. contiguous
+                                cc.touch(b_base + static_cast<uint64_t>(((jc / b.nr + jr) * g.k + pc) * b.nr) * e,
+                                         static_cast<uint64_t>(kcb * cols) * e, false);
                             else  // the B micro-panel straight from its source rows
                                 cc.touch_rows(b_base + static_cast<uint64_t>(pc * g.n + jc + jr * b.nr) * e, kcb,
                                               static_cast<uint64_t>(cols) * e, static_cast<uint64_t>(g.n) * e, false);

@@ -9,7 +9,7 @@ namespace archsim {
 SharedL3::SharedL3(sc_core::sc_module_name name, const CpuConfig& cfg)
     : sc_core::sc_module(name), socket("socket"), dram_socket("dram_socket"),
       m_cache(cfg.l3.bytes(), cfg.l3.ways, cfg.line_bytes), m_line_bytes(cfg.line_bytes),
-      m_ps_per_byte(cfg.cycle_ps() / cfg.l3.bytes_per_cycle), m_latency_ps(cfg.l3.latency_cycles * cfg.cycle_ps()),
+      m_ps_per_byte(cfg.cycle_ps() / (cfg.l3.bytes_per_cycle * cfg.eff_cache)), m_latency_ps(cfg.l3.latency_cycles * cfg.cycle_ps()),
       m_channels(cfg.dram.channels), m_channel_stride(cfg.dram.transaction_bytes),
       m_port_free_ps(static_cast<size_t>(cfg.cores), 0.0) {
     socket.register_b_transport(this, &SharedL3::b_transport);

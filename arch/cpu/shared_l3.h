@@ -15,7 +15,7 @@ namespace archsim {
 /// Shared L3 (line-granular set-associative LRU, cache.h). A core's transaction carries a
 /// LineBatch: each read is looked up (a miss is fetched from DRAM and allocated), each write-back
 /// allocated dirty without a fetch; dirty victims are written to DRAM. Timing: the batch's lines
-/// cross that core's L3 port at l3.bytes_per_cycle starting at the request time (sc_time_stamp()
+/// cross that core's L3 port at l3.bytes_per_cycle x efficiency.cache starting at the request time (sc_time_stamp()
 /// + delay), the first arrives l3.latency_cycles later; misses and victims go to DRAM as one read
 /// and one write transaction per channel (lines interleave over channels), through the contended
 /// DRAM target. The delay grows to the later of the port and DRAM completions.
