@@ -190,7 +190,14 @@ private:
     // ---- kernels ------------------------------------------------------------------------------
     /// One GEMM instance (batch entry x group) of GEMM view `g`, blocked and split over the cores.
     void gemm(const Operator& op, const OpGraph& graph, const GemmView& g, size_t gi, int64_t inst) {
-        const Blocking b = fit_blocking(m_block, g.m, g.n, g.k);
+        Blocking b = fit_blocking(m_block, g.m, g.n, g.k);
+        // BLIS divides the ic loop's rows evenly among the threads: with more rows than one block
+        // per core, mc shrinks so that every core gets the same number of blocks
+        if (g.m > b.mc || (m_cfg.cores > 1 && g.m > m_cfg.cores * b.mr)) {
+            const int64_t per_core = (g.m + b.mc * m_cfg.cores - 1) / (b.mc * m_cfg.cores);  // blocks per core
+            const int64_t rows = (g.m + per_core * m_cfg.cores - 1) / (per_core * m_cfg.cores);
+            b.mc = std::min(b.mc, (rows + b.mr - 1) / b.mr * b.mr);
+        }
         const uint64_t e = static_cast<uint64_t>(operand_bytes(m_cfg.precision));
         const int32_t a_t = gi == 0 && !op.inputs.empty() ? op.inputs[0] : -1;
         const int32_t b_t = gi == 0 ? (op.inputs.size() > 1 ? op.inputs[1] : -1) : (op.inputs.size() > 2 ? op.inputs[2] : -1);

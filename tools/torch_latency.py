@@ -1,0 +1,181 @@
+#!/usr/bin/python3
+"""Measures batch-1 latency of whole networks with PyTorch on this machine and compares it with
+archsim's CPU model on the same networks (../shared/models/<name>.onnx).
+
+Run with Debian's python3-torch and python3-torchvision (call /usr/bin/python3). Debian's torch
+sends convolutions to oneDNN and Linear/MatMul to the system BLAS; install libopenblas0-pthread
+first (the reference BLAS is single-threaded and unoptimized) and keep OPENBLAS_NUM_THREADS=1 so
+OpenBLAS's threads do not fight torch's own (this script sets it when it is unset). The BLAS in
+use is recorded with every measurement.
+
+What is compared: torchvision's network with random weights (latency does not depend on their
+values), eval mode, BatchNorm folded into the preceding convolution (the ONNX exports in
+../shared/models have it folded too), under torch.no_grad(), `--threads` threads, `--warmup`
+untimed runs then the median of `--reps` timed runs (10th and 90th percentiles as the spread).
+Two ways to run it (`--mode`):
+  frozen (default): torch.jit.freeze + torch.jit.optimize_for_inference, PyTorch's own inference
+      path: oneDNN convolutions with weights prepacked once, ReLU/Add/SiLU still separate ops
+      (the profile shows them unfused). The model runs with fusion.elementwise=false and
+      prepacked weights.
+  eager: plain module calls; oneDNN reorders the weights at every call, and a few operators take
+      non-oneDNN paths (max pooling, some convolutions). The model runs with
+      fusion.elementwise=false and gemm.prepacked_weights=false.
+In both, the framework's own cost per operator (dispatch, allocation) is measured here, on a
+chain of 200 ReLUs on a one-element tensor run the same way, and given to the model as
+core.op_overhead_us: a measurement of this machine, not a fitted number.
+
+Usage: /usr/bin/python3 tools/torch_latency.py [--models resnet18,resnet50,...] [--threads 2]
+       [--arch configs/cpu/host.calibrated.toml] [--archsim build/archsim] [--csv OUT.csv]
+Prints a Markdown table; exits 1 if a model cannot be measured or simulated.
+"""
+import argparse
+import csv
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import torch  # noqa: E402  (after OPENBLAS_NUM_THREADS)
+import torchvision  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+MODELS = ["resnet18", "resnet50", "mobilenet_v2", "efficientnet_b0"]
+
+
+def fold_batchnorm(module):
+    """Folds every BatchNorm2d that directly follows a Conv2d (adjacent in a Sequential, or a
+    convN/bnN attribute pair as in torchvision's ResNet blocks) into the convolution."""
+    from torch.nn.utils.fusion import fuse_conv_bn_eval
+
+    for child in module.children():
+        fold_batchnorm(child)
+    if isinstance(module, torch.nn.Sequential):
+        mods = list(module._modules.items())
+        for (name_a, a), (name_b, b) in zip(mods, mods[1:]):
+            if isinstance(a, torch.nn.Conv2d) and isinstance(b, torch.nn.BatchNorm2d):
+                module._modules[name_a] = fuse_conv_bn_eval(a, b)
+                module._modules[name_b] = torch.nn.Identity()
+    for name, sub in list(module._modules.items()):
+        if name.startswith("conv") and isinstance(sub, torch.nn.Conv2d):
+            bn_name = "bn" + name[len("conv"):]
+            bn = module._modules.get(bn_name)
+            if isinstance(bn, torch.nn.BatchNorm2d):
+                module._modules[name] = fuse_conv_bn_eval(sub, bn)
+                module._modules[bn_name] = torch.nn.Identity()
+
+
+def blas_in_use():
+    """The system BLAS torch's Linear goes to (Debian alternatives), and its thread setting."""
+    link = "/etc/alternatives/libblas.so.3-x86_64-linux-gnu"
+    target = os.path.realpath(link) if os.path.exists(link) else "unknown"
+    name = "openblas-pthread" if "openblas-pthread" in target else ("reference" if "/blas/" in target else target)
+    return f"{name} (OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')})"
+
+
+def prepare(model, mode):
+    """The module as `mode` runs it."""
+    if mode == "frozen":
+        return torch.jit.optimize_for_inference(torch.jit.freeze(torch.jit.script(model)))
+    return model
+
+
+def timed(fn, x, warmup, reps):
+    """Median, 10th and 90th percentile of `reps` timed calls after `warmup` untimed ones, s."""
+    with torch.no_grad():
+        for _ in range(warmup):
+            fn(x)
+        times = []
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            fn(x)
+            times.append(time.perf_counter() - t0)
+    q = statistics.quantiles(times, n=10)
+    return statistics.median(times), q[0], q[-1]
+
+
+class ReluChain(torch.nn.Module):
+    """200 ReLUs on a tiny tensor: the time is the framework's per-operator cost."""
+
+    def forward(self, x):
+        for _ in range(200):
+            x = torch.relu(x)
+        return x
+
+
+def op_overhead_us(mode, threads):
+    torch.set_num_threads(threads)
+    med, _, _ = timed(prepare(ReluChain().eval(), mode), torch.randn(1), 20, 50)
+    return med / 200 * 1e6
+
+
+def measure(name, mode, threads, warmup, reps):
+    torch.set_num_threads(threads)
+    model = getattr(torchvision.models, name)(weights=None).eval()
+    fold_batchnorm(model)
+    return timed(prepare(model, mode), torch.randn(1, 3, 224, 224), warmup, reps)
+
+
+def simulate(archsim, model_path, arch, mode, overhead_us):
+    with tempfile.TemporaryDirectory() as out:
+        cmd = [archsim, "run", model_path, "--arch", arch, "--out", out, "--format", "json",
+               "--set", "fusion.elementwise=false",
+               "--set", "gemm.prepacked_weights=" + ("true" if mode == "frozen" else "false"),
+               "--set", f"core.op_overhead_us={overhead_us:.3f}"]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"{model_path}: archsim failed: {r.stderr.strip().splitlines()[-1:]}")
+        with open(os.path.join(out, "metrics.json")) as f:
+            return json.load(f)["total"]["latency_s"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--mode", choices=["frozen", "eager"], default="frozen")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--warmup", type=int, default=10)
+    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--arch", default=os.path.join(ROOT, "configs/cpu/host.calibrated.toml"))
+    ap.add_argument("--archsim", default=os.path.join(ROOT, "build/archsim"))
+    ap.add_argument("--shared", default=os.path.join(ROOT, "..", "shared", "models"))
+    ap.add_argument("--csv", default="")
+    args = ap.parse_args()
+
+    overhead = op_overhead_us(args.mode, args.threads)
+    print(f"  framework cost per operator ({args.mode}): {overhead:.2f} us", file=sys.stderr)
+    rows = []
+    for name in [m for m in args.models.split(",") if m]:
+        path = os.path.join(args.shared, name + ".onnx")
+        if not hasattr(torchvision.models, name) or not os.path.exists(path):
+            print(f"torch_latency: {name}: not a torchvision model with {path}", file=sys.stderr)
+            return 1
+        med, p10, p90 = measure(name, args.mode, args.threads, args.warmup, args.reps)
+        pred = simulate(args.archsim, path, args.arch, args.mode, overhead)
+        rows.append({"model": name, "measured_ms": med * 1e3, "p10_ms": p10 * 1e3, "p90_ms": p90 * 1e3,
+                     "predicted_ms": pred * 1e3, "error_pct": 100 * (pred - med) / med, "threads": args.threads,
+                     "mode": args.mode, "op_overhead_us": round(overhead, 3), "blas": blas_in_use(),
+                     "torch": torch.__version__})
+        print(f"  {name}: measured {med * 1e3:.2f} ms, predicted {pred * 1e3:.2f} ms", file=sys.stderr)
+
+    print(f"| model | measured ms (p10-p90) | predicted ms | error |\n|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['model']} | {r['measured_ms']:.2f} ({r['p10_ms']:.2f}-{r['p90_ms']:.2f}) | "
+              f"{r['predicted_ms']:.2f} | {r['error_pct']:+.1f}% |")
+    print(f"\ntorch {torch.__version__} ({args.mode}), {args.threads} threads, framework cost per operator "
+          f"{overhead:.2f} us, BLAS {blas_in_use()}, config {args.arch}")
+    if args.csv:
+        with open(args.csv, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+            w.writeheader()
+            w.writerows(rows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
