@@ -14,3 +14,19 @@ inline uint64_t mix_key(uint64_t h, uint64_t v) {
 }
 
 }  // namespace archsim
+
+#include <string_view>
+
+namespace archsim {
+
+/// 64-bit FNV-1a of `bytes`, continuing from `h` (Fowler, Noll, Vo; the public-domain constants).
+/// Stable across runs, machines and compilers: used for identities written to disk.
+inline uint64_t fnv1a64(std::string_view bytes, uint64_t h = 0xcbf29ce484222325ULL) {
+    for (unsigned char c : bytes) {
+        h ^= c;
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+
+}  // namespace archsim

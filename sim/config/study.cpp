@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <set>
+#include <sstream>
 
 #include "sim/common/error.h"
 #include "sim/config/toml_load.h"
@@ -36,6 +37,44 @@ void only_keys(const toml::table& t, const std::set<std::string>& allowed, const
     }
 }
 
+/// A TOML scalar as text: strings as they are, numbers and booleans as TOML writes them.
+std::string scalar_text(const toml::node& n, const std::string& where) {
+    if (auto s = n.value<std::string>()) return *s;
+    if (n.is_integer()) return std::to_string(*n.value<int64_t>());
+    if (n.is_floating_point()) {
+        std::ostringstream o;
+        o << *n.value<double>();
+        return o.str();
+    }
+    if (n.is_boolean()) return *n.value<bool>() ? "true" : "false";
+    throw UserError(where, "values must be strings, numbers or booleans");
+}
+
+/// One value or a list of values.
+std::vector<std::string> values_of(const toml::node& n, const std::string& where) {
+    std::vector<std::string> out;
+    if (const auto* arr = n.as_array()) {
+        for (const auto& e : *arr) out.push_back(scalar_text(e, where));
+        if (out.empty()) throw UserError(where, "must list at least one value");
+    } else {
+        out.push_back(scalar_text(n, where));
+    }
+    return out;
+}
+
+std::vector<StudyAxis> axes_of(const toml::node* n, const std::string& where) {
+    std::vector<StudyAxis> out;
+    if (!n) return out;
+    const auto* t = n->as_table();
+    if (!t) throw UserError(where, "must be a table of key = [values]");
+    for (const auto& [k, v] : *t) {
+        const std::string key(k.str());
+        if (!v.as_array()) throw UserError(where + "." + key, "must be a list of values");
+        out.push_back({key, values_of(v, where + "." + key)});
+    }
+    return out;
+}
+
 std::string resolve(const fs::path& base, const std::string& p) {
     fs::path q(p);
     return (q.is_absolute() ? q : base / q).lexically_normal().string();
@@ -46,12 +85,15 @@ std::string resolve(const fs::path& base, const std::string& p) {
 StudySpec load_study(const std::string& file) {
     if (!fs::is_regular_file(file)) throw UserError(file, "no such study file");
     const toml::table root = detail::parse_toml_file(file);
-    only_keys(root, {"name", "description", "models", "machine"}, file + ": ");
+    only_keys(root, {"name", "description", "models", "machine", "mode", "axes", "skip"}, file + ": ");
     StudySpec s;
     s.file = file;
     const fs::path base = fs::path(file).parent_path();
     s.name = root["name"].value_or(fs::path(file).stem().string());
     s.description = root["description"].value_or(std::string());
+    s.mode = root["mode"].value_or(std::string("product"));
+    if (s.mode != "product" && s.mode != "zip") throw UserError(file + ": mode", "must be \"product\" or \"zip\", not \"" + s.mode + "\"");
+    s.axes = axes_of(root.get("axes"), file + ": axes");
     std::set<std::string> stems;
     for (const auto& m : string_list(root.get("models"), file + ": models")) {
         const std::string path = resolve(base, m);
@@ -69,7 +111,7 @@ StudySpec load_study(const std::string& file) {
         const std::string where = file + ": machine[" + std::to_string(i) + "].";
         const auto* t = (*machines)[i].as_table();
         if (!t) throw UserError(where, "must be a table");
-        only_keys(*t, {"label", "config", "set"}, where);
+        only_keys(*t, {"label", "config", "set", "axes"}, where);
         StudyMachine m;
         auto label = (*t)["label"].value<std::string>();
         auto config = (*t)["config"].value<std::string>();
@@ -81,7 +123,30 @@ StudySpec load_study(const std::string& file) {
         m.config = resolve(base, *config);
         if (!fs::is_regular_file(m.config)) throw UserError(where + "config", "no such config file '" + m.config + "'");
         m.sets = string_list(t->get("set"), where + "set");
+        m.axes = axes_of(t->get("axes"), where + "axes");
+        std::set<std::string> keys;
+        size_t length = 0;
+        for (const auto* list : {&s.axes, &m.axes})
+            for (const auto& a : *list) {
+                if (!keys.insert(a.key).second) throw UserError(where + "axes." + a.key, "swept twice (in [axes] and here)");
+                if (s.mode == "zip" && length && a.values.size() != length)
+                    throw UserError(where + "axes." + a.key, "mode = \"zip\" needs every axis to have " + std::to_string(length) +
+                                                                " values, this one has " + std::to_string(a.values.size()));
+                length = a.values.size();
+            }
         s.machines.push_back(std::move(m));
+    }
+    if (const auto* skips = root.get("skip")) {
+        const auto* arr = skips->as_array();
+        if (!arr) throw UserError(file + ": skip", "must be [[skip]] tables");
+        for (size_t i = 0; i < arr->size(); ++i) {
+            const std::string where = file + ": skip[" + std::to_string(i) + "]";
+            const auto* t = (*arr)[i].as_table();
+            if (!t || t->empty()) throw UserError(where, "must be a table of conditions (machine, model or an axis key)");
+            StudySkip sk;
+            for (const auto& [k, v] : *t) sk.conditions.emplace_back(std::string(k.str()), values_of(v, where + "." + std::string(k.str())));
+            s.skips.push_back(std::move(sk));
+        }
     }
     return s;
 }

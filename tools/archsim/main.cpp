@@ -1,13 +1,19 @@
 // archsim: ONNX model + machine TOML -> SystemC simulation -> HDF5 trace -> latency/energy/traffic.
 #include <CLI/CLI.hpp>
 
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include "sim/common/error.h"
 #include "sim/common/version.h"
 #include "tools/archsim/calibrate.h"
 #include "tools/archsim/commands.h"
+#include "tools/archsim/sweep.h"
 
 #ifndef ARCHSIM_SOURCE_DIR
 #define ARCHSIM_SOURCE_DIR "."
@@ -15,6 +21,12 @@
 
 int main(int argc, char** argv) {
     using namespace archsim;
+    // A simulation started by `archsim sweep` dies with the sweep (a killed sweep leaves no orphans).
+    if (std::getenv("ARCHSIM_DIE_WITH_PARENT")) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() == 1) return 3;
+        unsetenv("ARCHSIM_DIE_WITH_PARENT");
+    }
     CLI::App app{"archsim: discrete-event architecture simulator for neural networks (SystemC/TLM-2.0)"};
     app.set_version_flag("--version", std::string("archsim ") + version());
     app.require_subcommand(1);
@@ -58,6 +70,18 @@ int main(int argc, char** argv) {
     compare->add_option("--jobs", jobs, "Parallel simulations (default: one per core)");
     compare->add_flag("--force", force, "Rerun points that already have results");
 
+    cli::SweepArgs sw;
+    auto* sweep = app.add_subcommand("sweep", "Run every point of a study (models x machines x axes) in parallel, "
+                                              "resumable; results.csv and results.h5 in OUT");
+    sweep->add_option("study", sw.study, "Study file (configs/studies/*.toml)")->required();
+    sweep->add_option("--out", sw.out_dir, "Output directory")->capture_default_str();
+    sweep->add_option("--jobs", sw.jobs, "Parallel simulations (default: one per core; under MPI, per worker rank: 1)");
+    sweep->add_flag("--list", sw.list, "Print the points (index, id, machine, model, axes) and run nothing");
+    sweep->add_flag("--resume", sw.resume, "Continue the sweep in OUT: skip the points it has finished");
+    sweep->add_option("--traces", sw.traces, "Per-point output kept: none, summary (metrics.json) or full (trace.h5 too)")
+        ->check(CLI::IsMember({"none", "summary", "full"}))
+        ->capture_default_str();
+
     cli::CalibrateArgs cal;
     auto* calibrate = app.add_subcommand("calibrate", "Time real oneDNN kernels on this machine, run them through the CPU "
                                                       "model, report the error and recommend efficiency coefficients");
@@ -92,6 +116,7 @@ int main(int argc, char** argv) {
         }
         if (*params) return cli::cmd_params(kind, format);
         if (*calibrate) return cli::cmd_calibrate(cal);
+        if (*sweep) return cli::run_sweep(sw);
         if (*compare) return cli::cmd_compare(study_file, study_out, jobs, force);
     } catch (const UserError& e) {
         std::fprintf(stderr, "archsim: error: %s\n", e.what());

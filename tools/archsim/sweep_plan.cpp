@@ -1,0 +1,127 @@
+#include "tools/archsim/sweep_plan.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "sim/common/error.h"
+#include "sim/common/hash.h"
+#include "sim/config/machine_file.h"
+#include "sim/config/params.h"
+#include "sim/engine/machine.h"
+#include "sim/engine/registry.h"
+
+namespace archsim::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+/// The model's identity for point ids: file name, size and the hash of its first MiB.
+std::string model_identity(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::string head(1 << 20, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<size_t>(in.gcount()));
+    return fmt::format("{}:{}:{:016x}", fs::path(path).filename().string(), fs::file_size(path), fnv1a64(head));
+}
+
+bool skipped(const StudySpec& s, const SweepPoint& p) {
+    for (const auto& sk : s.skips) {
+        bool all = true;
+        for (const auto& [key, values] : sk.conditions) {
+            std::string v;
+            if (key == "machine") v = p.machine;
+            else if (key == "model") v = fs::path(p.model).stem().string();
+            else {
+                auto it = std::find_if(p.axes.begin(), p.axes.end(), [&](const auto& a) { return a.first == key; });
+                if (it == p.axes.end()) { all = false; break; }
+                v = it->second;
+            }
+            if (std::find(values.begin(), values.end(), v) == values.end()) { all = false; break; }
+        }
+        if (all) return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+SweepPlan plan_sweep(const StudySpec& study) {
+    SweepPlan plan;
+    for (const auto& a : study.axes) plan.axis_keys.push_back(a.key);
+    for (const auto& m : study.machines)
+        for (const auto& a : m.axes)
+            if (std::find(plan.axis_keys.begin(), plan.axis_keys.end(), a.key) == plan.axis_keys.end()) plan.axis_keys.push_back(a.key);
+    std::vector<std::string> model_ids;
+    for (const auto& model : study.models) model_ids.push_back(model_identity(model));
+
+    for (const auto& m : study.machines) {
+        const std::string where = study.file + ": machine " + m.label;
+        const std::string kind_name = read_machine_kind(m.config);
+        const MachineKind* kind = find_machine(kind_name);
+        if (!kind) throw UserError(where, "unknown machine kind \"" + kind_name + "\" in " + m.config);
+        std::vector<const StudyAxis*> axes;
+        for (const auto& a : study.axes) axes.push_back(&a);
+        for (const auto& a : m.axes) axes.push_back(&a);
+        // combinations: indices into each axis' values
+        std::vector<std::vector<size_t>> combos;
+        if (axes.empty()) combos.push_back({});
+        else if (study.mode == "zip") {
+            for (size_t i = 0; i < axes[0]->values.size(); ++i) combos.push_back(std::vector<size_t>(axes.size(), i));
+        } else {
+            std::vector<size_t> idx(axes.size(), 0);
+            while (true) {
+                combos.push_back(idx);
+                size_t d = axes.size();
+                while (d > 0 && ++idx[d - 1] == axes[d - 1]->values.size()) idx[--d] = 0;
+                if (d == 0) break;
+            }
+        }
+        for (size_t mi = 0; mi < study.models.size(); ++mi)
+            for (const auto& combo : combos) {
+                SweepPoint p;
+                p.machine = m.label;
+                p.kind = kind_name;
+                p.model = study.models[mi];
+                p.sets = m.sets;
+                for (size_t a = 0; a < axes.size(); ++a) {
+                    const std::string& v = axes[a]->values[combo[a]];
+                    p.axes.emplace_back(axes[a]->key, v);
+                    if (axes[a]->key == "batch") {
+                        try {
+                            p.batch = std::stoll(v);
+                        } catch (...) {
+                            p.batch = 0;
+                        }
+                        if (p.batch < 1) throw UserError(study.file + ": axes.batch", "'" + v + "' is not a positive integer");
+                    } else {
+                        p.sets.push_back(axes[a]->key + "=" + v);
+                    }
+                }
+                if (skipped(study, p)) {
+                    ++plan.skipped;
+                    continue;
+                }
+                ParamSet params(kind->schema());
+                params.load_toml_file(m.config, {"kind"});
+                for (const auto& s : p.sets) {
+                    try {
+                        params.apply_override(s);
+                    } catch (const UserError& e) {
+                        throw UserError(where, e.what());
+                    }
+                }
+                p.resolved_config = params.to_toml("kind = \"" + kind_name + "\"\n");
+                const uint64_t h = fnv1a64(p.resolved_config + "\nmodel=" + model_ids[mi] + "\nbatch=" + std::to_string(p.batch));
+                p.id = fmt::format("{:016x}", mix_key(0, h));  // splitmix finalizer: neighbours look unrelated
+                p.index = plan.points.size();
+                plan.points.push_back(std::move(p));
+            }
+    }
+    return plan;
+}
+
+}  // namespace archsim::cli

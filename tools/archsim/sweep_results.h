@@ -1,0 +1,47 @@
+#pragma once
+// One row per sweep point: built from a point's metrics.json, journaled as JSON lines, and
+// written out as results.csv and results.h5.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tools/archsim/sweep_plan.h"
+
+namespace archsim::cli {
+
+/// The result of one point (status "ok" or "failed").
+struct SweepRow {
+    size_t index = 0;
+    std::string id, model, machine, kind;
+    std::vector<std::pair<std::string, std::string>> axes;
+    std::string status, error, trace;
+    double latency_s = 0, throughput_per_s = 0, energy_j = 0, macs = 0, utilization = 0, stall_share = 0;
+    double peak_macs_per_cycle = 0, clock_hz = 0;
+    std::map<std::string, double> traffic_bytes;  ///< per memory level
+    std::map<std::string, double> energy_j_by_part;
+};
+
+/// The row of a finished point from its metrics.json text; `trace` is the kept trace's path ("" if
+/// none). Throws UserError if the JSON is not a metrics report.
+SweepRow row_from_metrics(const SweepPoint& p, const std::string& metrics_json, const std::string& trace);
+/// The row of a point that failed with `error`.
+SweepRow failed_row(const SweepPoint& p, const std::string& error);
+
+/// One JSON line (no newline) holding the whole row; rows_from_journal reads them back, skipping
+/// a torn last line.
+std::string journal_line(const SweepRow& r);
+std::vector<SweepRow> rows_from_journal(const std::string& path);
+/// One journal line back into a row; false if it is not one (torn, or not JSON).
+bool parse_journal_line(const std::string& line, SweepRow& r);
+
+/// results.csv: one row per point sorted by index: index, id, model, machine, kind, the axes
+/// (`axis_keys`), status, the totals, traffic_<level>_bytes and energy_<part>_j for every level
+/// and part any row has, trace, error. Written to a temporary name and renamed into place.
+void write_results_csv(const std::string& path, std::vector<SweepRow> rows, const std::vector<std::string>& axis_keys);
+/// results.h5: the same columns as results.csv, one 1-D dataset per column under /results
+/// (float64 for numbers, variable-length UTF-8 strings for text), attributes study and columns.
+/// Written to a temporary name and renamed into place.
+void write_results_h5(const std::string& path, std::vector<SweepRow> rows, const std::vector<std::string>& axis_keys,
+                      const std::string& study);
+
+}  // namespace archsim::cli
