@@ -13,6 +13,7 @@
 #include "sim/common/version.h"
 #include "tools/archsim/calibrate.h"
 #include "tools/archsim/commands.h"
+#include "tools/archsim/report.h"
 #include "tools/archsim/sweep.h"
 
 #ifndef ARCHSIM_SOURCE_DIR
@@ -82,6 +83,14 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"none", "summary", "full"}))
         ->capture_default_str();
 
+    cli::ReportArgs rep;
+    auto* report = app.add_subcommand("report", "Tabulate a sweep's results, its Pareto front (latency vs energy), "
+                                                "and write plots and a self-contained report.html");
+    report->add_option("dir", rep.dir, "A sweep's --out folder")->required();
+    report->add_option("--where", rep.where, "Filter: KEY=VALUE, KEY!=VALUE, KEY<NUMBER or KEY>NUMBER (repeatable)");
+    report->add_option("--sort", rep.sort, "Column to sort by")->capture_default_str();
+    auto* no_plots = report->add_flag("--no-plots", "Print the tables only");
+
     cli::CalibrateArgs cal;
     auto* calibrate = app.add_subcommand("calibrate", "Time real oneDNN kernels on this machine, run them through the CPU "
                                                       "model, report the error and recommend efficiency coefficients");
@@ -117,6 +126,10 @@ int main(int argc, char** argv) {
         if (*params) return cli::cmd_params(kind, format);
         if (*calibrate) return cli::cmd_calibrate(cal);
         if (*sweep) return cli::run_sweep(sw);
+        if (*report) {
+            rep.plots = !*no_plots;
+            return cli::cmd_report(rep);
+        }
         if (*compare) return cli::cmd_compare(study_file, study_out, jobs, force);
     } catch (const UserError& e) {
         std::fprintf(stderr, "archsim: error: %s\n", e.what());

@@ -29,4 +29,16 @@ pid_t spawn_self(const std::string& self, const std::vector<std::string>& args, 
     return pid;
 }
 
+pid_t spawn_program(const std::string& program, const std::vector<std::string>& args) {
+    std::vector<std::string> all = {program};
+    all.insert(all.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : all) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_t pid = -1;
+    const int rc = posix_spawn(&pid, program.c_str(), nullptr, nullptr, argv.data(), environ);
+    if (rc != 0) throw UserError(program, "cannot start: " + std::string(strerror(rc)));
+    return pid;
+}
+
 }  // namespace archsim::cli

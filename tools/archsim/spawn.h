@@ -12,4 +12,8 @@ namespace archsim::cli {
 pid_t spawn_self(const std::string& self, const std::vector<std::string>& args, const std::string& out_path,
                  const std::string& err_path);
 
+/// Starts `program` with `args` (argv[1..]), inheriting stdout and stderr; returns its pid.
+/// Throws UserError if it cannot start.
+pid_t spawn_program(const std::string& program, const std::vector<std::string>& args);
+
 }  // namespace archsim::cli

@@ -1,0 +1,151 @@
+#include "tools/archsim/report.h"
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fmt/format.h>
+#include <limits>
+#include <optional>
+
+#include "sim/common/error.h"
+#include "tools/archsim/spawn.h"
+#include "tools/archsim/sweep_results.h"
+
+namespace archsim::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+/// A column of a row: text (model, machine, axes, ...) or a number (totals, numeric axes).
+std::optional<std::string> text_of(const SweepRow& r, const std::string& key) {
+    if (key == "model") return r.model;
+    if (key == "machine") return r.machine;
+    if (key == "kind") return r.kind;
+    if (key == "status") return r.status;
+    if (key == "id") return r.id;
+    for (const auto& [k, v] : r.axes)
+        if (k == key) return v;
+    return std::nullopt;
+}
+
+std::optional<double> number_of(const SweepRow& r, const std::string& key) {
+    if (key == "latency_s") return r.latency_s;
+    if (key == "energy_j") return r.energy_j;
+    if (key == "throughput_per_s") return r.throughput_per_s;
+    if (key == "utilization") return r.utilization;
+    if (key == "macs") return r.macs;
+    if (key == "index") return double(r.index);
+    if (auto t = text_of(r, key)) {
+        char* end = nullptr;
+        const double v = std::strtod(t->c_str(), &end);
+        if (end && *end == '\0' && !t->empty()) return v;
+    }
+    return std::nullopt;
+}
+
+struct Filter {
+    std::string key, op, value;
+};
+
+Filter parse_filter(const std::string& s) {
+    for (const char* op : {"!=", "=", "<", ">"}) {
+        const size_t at = s.find(op);
+        if (at != std::string::npos && at > 0) return {s.substr(0, at), op, s.substr(at + std::strlen(op))};
+    }
+    throw UserError("--where " + s, "expected KEY=VALUE, KEY!=VALUE, KEY<NUMBER or KEY>NUMBER");
+}
+
+bool passes(const SweepRow& r, const Filter& f) {
+    if (f.op == "=" || f.op == "!=") {
+        const auto t = text_of(r, f.key);
+        bool eq = t && *t == f.value;
+        if (!t) {
+            const auto n = number_of(r, f.key);
+            char* end = nullptr;
+            const double v = std::strtod(f.value.c_str(), &end);
+            eq = n && end && *end == '\0' && *n == v;
+        }
+        return f.op == "=" ? eq : !eq;
+    }
+    const auto n = number_of(r, f.key);
+    char* end = nullptr;
+    const double v = std::strtod(f.value.c_str(), &end);
+    if (!end || *end != '\0') throw UserError("--where " + f.key + f.op + f.value, "not a number");
+    return n && (f.op == "<" ? *n < v : *n > v);
+}
+
+}  // namespace
+
+int cmd_report(const ReportArgs& a) {
+    const std::string journal = (fs::path(a.dir) / "results.jsonl").string();
+    if (!fs::exists(journal)) throw UserError(a.dir, "no sweep results here (results.jsonl missing)");
+    std::vector<Filter> filters;
+    for (const auto& w : a.where) filters.push_back(parse_filter(w));
+    std::vector<SweepRow> all = rows_from_journal(journal), rows;
+    std::vector<std::string> axis_keys;
+    for (const auto& r : all)
+        for (const auto& [k, v] : r.axes)
+            if (std::find(axis_keys.begin(), axis_keys.end(), k) == axis_keys.end()) axis_keys.push_back(k);
+    size_t failed = 0;
+    for (const auto& r : all) {
+        if (r.status != "ok") { ++failed; continue; }
+        if (std::all_of(filters.begin(), filters.end(), [&](const Filter& f) { return passes(r, f); })) rows.push_back(r);
+    }
+    if (!rows.empty() && !number_of(rows[0], a.sort) && !text_of(rows[0], a.sort))
+        throw UserError("--sort " + a.sort, "unknown column (latency_s, energy_j, throughput_per_s, utilization, macs, model, machine or an axis)");
+    std::stable_sort(rows.begin(), rows.end(), [&](const SweepRow& x, const SweepRow& y) {
+        const auto nx = number_of(x, a.sort), ny = number_of(y, a.sort);
+        if (nx && ny) return *nx < *ny;
+        return text_of(x, a.sort).value_or("") < text_of(y, a.sort).value_or("");
+    });
+    auto table = [&](const std::vector<SweepRow>& rs) {
+        std::string head = fmt::format("{:<18} {:<20}", "machine", "model");
+        for (const auto& k : axis_keys) head += fmt::format(" {:>12}", k);
+        head += fmt::format(" {:>12} {:>12} {:>12} {:>7} {:>10}\n", "latency_ms", "inf/s", "energy_mJ", "util%", "DRAM_MiB");
+        std::string out = head;
+        for (const auto& r : rs) {
+            out += fmt::format("{:<18} {:<20}", r.machine, r.model);
+            for (const auto& k : axis_keys) out += fmt::format(" {:>12}", text_of(r, k).value_or("-"));
+            auto dram = r.traffic_bytes.find("dram");
+            out += fmt::format(" {:>12.5g} {:>12.5g} {:>12.5g} {:>7.1f} {:>10.1f}\n", r.latency_s * 1e3, r.throughput_per_s,
+                               r.energy_j * 1e3, 100 * r.utilization,
+                               dram == r.traffic_bytes.end() ? 0.0 : dram->second / (1024.0 * 1024.0));
+        }
+        return out;
+    };
+    // Pareto front: no other point is at least as good on both latency and energy and better on one
+    std::vector<SweepRow> front = rows;
+    std::sort(front.begin(), front.end(), [](const SweepRow& x, const SweepRow& y) {
+        return x.latency_s != y.latency_s ? x.latency_s < y.latency_s : x.energy_j < y.energy_j;
+    });
+    std::vector<SweepRow> pareto;
+    double best = std::numeric_limits<double>::infinity();
+    for (const auto& r : front)
+        if (r.energy_j < best) { pareto.push_back(r); best = r.energy_j; }
+    std::string out = fmt::format("{} finished points ({} shown, {} failed), sorted by {}\n\n", all.size() - failed, rows.size(), failed, a.sort);
+    out += table(rows);
+    out += fmt::format("\nPareto front, latency vs energy ({} points):\n", pareto.size());
+    out += table(pareto);
+    std::fputs(out.c_str(), stdout);
+    std::fflush(stdout);
+    if (!a.plots) return 0;
+    std::vector<std::string> args = {std::string(ARCHSIM_SOURCE_DIR) + "/tools/plot_sweep.py", a.dir};
+    for (const auto& w : a.where)
+        if (w.find('=') != std::string::npos && w.find("!=") == std::string::npos) args.insert(args.end(), {"--where", w});
+    const pid_t pid = spawn_program("/usr/bin/python3", args);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        std::fprintf(stderr, "archsim report: the plots failed (tools/plot_sweep.py; needs python3-matplotlib and python3-h5py)\n");
+        return 1;
+    }
+    std::fprintf(stderr, "archsim report: wrote %s/report.html\n", a.dir.c_str());
+    return 0;
+}
+
+}  // namespace archsim::cli
