@@ -19,6 +19,7 @@ import html
 import json
 import math
 import os
+import re
 import sys
 import tomllib
 
@@ -36,7 +37,7 @@ def load(out):
         g = f["results"]
         cols = g.attrs["columns"]
         cols = cols.decode() if isinstance(cols, bytes) else cols
-        names = cols.split(",")
+        names = cols.split("\n")
         data = {}
         for n in names:
             v = g[n][()]
@@ -67,12 +68,15 @@ def _num(v):
 
 
 def pareto(rows):
-    """Points no other point beats on both latency and energy, by increasing latency."""
-    front, best = [], math.inf
-    for r in sorted(rows, key=lambda r: (r["latency_s"], r["energy_j"])):
-        if r["energy_j"] < best:
-            front.append(r)
-            best = r["energy_j"]
+    """Per model, the points no other point of that model beats on both latency and energy, by
+    increasing latency (machines compete on the same workload)."""
+    front = []
+    for model in sorted({r["model"] for r in rows}):
+        best = math.inf
+        for r in sorted((r for r in rows if r["model"] == model), key=lambda r: (r["latency_s"], r["energy_j"])):
+            if r["energy_j"] < best:
+                front.append(r)
+                best = r["energy_j"]
     return front
 
 
@@ -113,7 +117,10 @@ def plot_scatter(rows, axes, plots):
             for r in pts:
                 ax.annotate(r["model"], (r["latency_s"] * 1e3, r["energy_j"] * 1e3), fontsize=7, alpha=0.7)
     front = pareto(rows)
-    ax.plot([r["latency_s"] * 1e3 for r in front], [r["energy_j"] * 1e3 for r in front], "k--", lw=0.8, label="Pareto front")
+    for i, model in enumerate(sorted({r["model"] for r in front})):
+        pts = [r for r in front if r["model"] == model]
+        ax.plot([r["latency_s"] * 1e3 for r in pts], [r["energy_j"] * 1e3 for r in pts], "k--", lw=0.8,
+                label="Pareto front per model" if i == 0 else None)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("latency, whole batch (ms)")
@@ -150,12 +157,14 @@ def plot_axes(rows, axes, plots):
                 name = model if one_machine else f"{model} ({m})"
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=name + (f" [{extra}]" if extra else ""))
             ax.set_xlabel(a)
+            if min(vals) > 0 and max(vals) / min(vals) >= 8:
+                ax.set_xscale("log", base=2)
             ax.set_ylabel(title)
             if key in ("latency_s", "energy_j", "throughput_per_s"):
                 ax.set_yscale("log")
             ax.grid(True, alpha=0.3)
             ax.legend(fontsize=7)
-            out.append(save(fig, plots, f"{key}_vs_{a.replace('.', '_')}"))
+            out.append(save(fig, plots, f"{key}_vs_" + re.sub("[^A-Za-z0-9]+", "_", a)))
     return out
 
 
@@ -273,7 +282,7 @@ def main(argv):
             f"<p>{len(rows)} finished points shown" + (f" (filter: {html.escape(' '.join(where))})" if where else "") +
             f", {len(failed)} failed.</p>"]
     body.append(table_html(sorted(rows, key=lambda r: r["latency_s"]), axes, "Results (by latency)"))
-    body.append(table_html(pareto(rows), axes, "Pareto front: latency vs energy"))
+    body.append(table_html(pareto(rows), axes, "Pareto front per model: latency vs energy"))
     if missing:
         body.append("<p>No roofline for " + html.escape(", ".join(missing)) +
                     ": its points kept no metrics.json (run the sweep with --traces summary or full).</p>")

@@ -35,8 +35,9 @@ struct StudyMachine {
 ///   [[skip]] machine = "T4"; precision = ["bf16"]  (drop the points matching all of these)
 /// Axes combine as a cartesian product (mode = "product", the default) or element-wise (mode =
 /// "zip": every axis of a machine must then have the same number of values). `batch` sets the
-/// workload batch; any other axis key is a config key of the machine. Paths are relative to the
-/// study file's folder.
+/// workload batch; any other axis key is a config key of the machine, or several joined by commas
+/// ("array.rows,array.cols" = [32, 64] sweeps square arrays). Paths are relative to the study
+/// file's folder.
 struct StudySpec {
     std::string file;
     std::string name;

@@ -119,6 +119,9 @@ Row make_row(const Point& p) {
 
 int cmd_compare(const std::string& study_file, const std::string& out_dir, int jobs, bool force) {
     const StudySpec study = load_study(study_file);
+    bool has_axes = !study.axes.empty() || !study.skips.empty();
+    for (const auto& m : study.machines) has_axes = has_axes || !m.axes.empty();
+    if (has_axes) throw UserError(study_file, "has axes or skip rules: run it with `archsim sweep` (compare takes models x machines only)");
     std::error_code ec;
     fs::create_directories(out_dir, ec);
     if (ec || !fs::is_directory(out_dir)) throw UserError(out_dir, "cannot create the output directory: " + ec.message());

@@ -98,6 +98,7 @@ int cmd_report(const ReportArgs& a) {
     }
     if (!rows.empty() && !number_of(rows[0], a.sort) && !text_of(rows[0], a.sort))
         throw UserError("--sort " + a.sort, "unknown column (latency_s, energy_j, throughput_per_s, utilization, macs, model, machine or an axis)");
+    std::sort(rows.begin(), rows.end(), [](const SweepRow& x, const SweepRow& y) { return x.index < y.index; });
     std::stable_sort(rows.begin(), rows.end(), [&](const SweepRow& x, const SweepRow& y) {
         const auto nx = number_of(x, a.sort), ny = number_of(y, a.sort);
         if (nx && ny) return *nx < *ny;
@@ -105,12 +106,12 @@ int cmd_report(const ReportArgs& a) {
     });
     auto table = [&](const std::vector<SweepRow>& rs) {
         std::string head = fmt::format("{:<18} {:<20}", "machine", "model");
-        for (const auto& k : axis_keys) head += fmt::format(" {:>12}", k);
+        for (const auto& k : axis_keys) head += fmt::format(" {:>{}}", k, std::max<size_t>(12, k.size()));
         head += fmt::format(" {:>12} {:>12} {:>12} {:>7} {:>10}\n", "latency_ms", "inf/s", "energy_mJ", "util%", "DRAM_MiB");
         std::string out = head;
         for (const auto& r : rs) {
             out += fmt::format("{:<18} {:<20}", r.machine, r.model);
-            for (const auto& k : axis_keys) out += fmt::format(" {:>12}", text_of(r, k).value_or("-"));
+            for (const auto& k : axis_keys) out += fmt::format(" {:>{}}", text_of(r, k).value_or("-"), std::max<size_t>(12, k.size()));
             auto dram = r.traffic_bytes.find("dram");
             out += fmt::format(" {:>12.5g} {:>12.5g} {:>12.5g} {:>7.1f} {:>10.1f}\n", r.latency_s * 1e3, r.throughput_per_s,
                                r.energy_j * 1e3, 100 * r.utilization,
@@ -118,18 +119,26 @@ int cmd_report(const ReportArgs& a) {
         }
         return out;
     };
-    // Pareto front: no other point is at least as good on both latency and energy and better on one
-    std::vector<SweepRow> front = rows;
-    std::sort(front.begin(), front.end(), [](const SweepRow& x, const SweepRow& y) {
-        return x.latency_s != y.latency_s ? x.latency_s < y.latency_s : x.energy_j < y.energy_j;
-    });
+    // Pareto fronts, one per model (machines compete on the same workload): no other point of the
+    // model is at least as good on both latency and energy and better on one
     std::vector<SweepRow> pareto;
-    double best = std::numeric_limits<double>::infinity();
-    for (const auto& r : front)
-        if (r.energy_j < best) { pareto.push_back(r); best = r.energy_j; }
+    std::vector<std::string> models;
+    for (const auto& r : rows)
+        if (std::find(models.begin(), models.end(), r.model) == models.end()) models.push_back(r.model);
+    for (const auto& model : models) {
+        std::vector<SweepRow> front;
+        for (const auto& r : rows)
+            if (r.model == model) front.push_back(r);
+        std::sort(front.begin(), front.end(), [](const SweepRow& x, const SweepRow& y) {
+            return x.latency_s != y.latency_s ? x.latency_s < y.latency_s : x.energy_j < y.energy_j;
+        });
+        double best = std::numeric_limits<double>::infinity();
+        for (const auto& r : front)
+            if (r.energy_j < best) { pareto.push_back(r); best = r.energy_j; }
+    }
     std::string out = fmt::format("{} finished points ({} shown, {} failed), sorted by {}\n\n", all.size() - failed, rows.size(), failed, a.sort);
     out += table(rows);
-    out += fmt::format("\nPareto front, latency vs energy ({} points):\n", pareto.size());
+    out += fmt::format("\nPareto front per model, latency vs energy ({} points):\n", pareto.size());
     out += table(pareto);
     std::fputs(out.c_str(), stdout);
     std::fflush(stdout);

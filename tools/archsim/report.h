@@ -13,8 +13,8 @@ struct ReportArgs {
     bool plots = true;                ///< run tools/plot_sweep.py for the plots and report.html
 };
 
-/// Prints the finished points of DIR (from its journal) that pass every filter, sorted, and the
-/// Pareto front of latency vs energy among them; then writes DIR/plots/ and DIR/report.html with
+/// Prints the finished points of DIR (from its journal) that pass every filter, sorted, and, per
+/// model, the Pareto front of latency vs energy among them; then writes DIR/plots/ and DIR/report.html with
 /// tools/plot_sweep.py (Debian's python3-matplotlib and python3-h5py). Keys are model, machine,
 /// kind, status, any axis key and the numeric totals (latency_s, energy_j, throughput_per_s,
 /// utilization, macs). Throws UserError for a folder without results, a malformed filter or an

@@ -29,7 +29,7 @@ int cmd_sweep(const SweepArgs& a) {
     if (a.list) {
         const SweepPlan plan = plan_sweep(load_study(a.study));
         std::string out = "index,id,machine,model";
-        for (const auto& k : plan.axis_keys) out += "," + k;
+        for (const auto& k : plan.axis_keys) out += "," + (k.find(',') == std::string::npos ? k : "\"" + k + "\"");
         out += "\n";
         for (const auto& p : plan.points) {
             out += fmt::format("{},{},{},{}", p.index, p.id, p.machine, fs::path(p.model).stem().string());

@@ -97,8 +97,11 @@ SweepPlan plan_sweep(const StudySpec& study) {
                             p.batch = 0;
                         }
                         if (p.batch < 1) throw UserError(study.file + ": axes.batch", "'" + v + "' is not a positive integer");
-                    } else {
-                        p.sets.push_back(axes[a]->key + "=" + v);
+                    } else {  // "a,b" sets every named key to the value (e.g. square arrays)
+                        size_t from = 0;
+                        for (size_t comma; (comma = axes[a]->key.find(',', from)) != std::string::npos; from = comma + 1)
+                            p.sets.push_back(axes[a]->key.substr(from, comma - from) + "=" + v);
+                        p.sets.push_back(axes[a]->key.substr(from) + "=" + v);
                     }
                 }
                 if (skipped(study, p)) {

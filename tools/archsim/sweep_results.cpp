@@ -225,7 +225,7 @@ void write_results_h5(const std::string& path, std::vector<SweepRow> rows, const
     std::string names;
     bool ok = true;
     for (const auto& c : cols) {
-        names += (names.empty() ? "" : ",") + c.name;
+        names += (names.empty() ? "" : "\n") + c.name;  // keys may hold commas
         const hid_t type = c.numeric ? H5T_NATIVE_DOUBLE : str;
         const hid_t ds = H5Dcreate2(group, c.name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
         if (ds < 0) { ok = false; continue; }

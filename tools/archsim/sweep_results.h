@@ -39,7 +39,8 @@ bool parse_journal_line(const std::string& line, SweepRow& r);
 /// and part any row has, trace, error. Written to a temporary name and renamed into place.
 void write_results_csv(const std::string& path, std::vector<SweepRow> rows, const std::vector<std::string>& axis_keys);
 /// results.h5: the same columns as results.csv, one 1-D dataset per column under /results
-/// (float64 for numbers, variable-length UTF-8 strings for text), attributes study and columns.
+/// (float64 for numbers, variable-length UTF-8 strings for text), attributes study and columns
+/// (the column names in order, one per line).
 /// Written to a temporary name and renamed into place.
 void write_results_h5(const std::string& path, std::vector<SweepRow> rows, const std::vector<std::string>& axis_keys,
                       const std::string& study);
