@@ -6,8 +6,12 @@
 
 namespace archsim {
 
-/// Loads `path` by its extension: ".onnx" through the ONNX importer, ".csv" as a SCALE-Sim
-/// topology. `options.batch` applies to both. Throws UserError for an unknown extension.
+/// Loads `path`: "FILE.toml#NAME" builds the generated workload NAME of a workload file
+/// (workloads/generators/), ".onnx" goes through the ONNX importer, ".csv" is a SCALE-Sim
+/// topology. `options.batch` applies to all. Throws UserError for an unknown extension.
 ImportResult load_workload(const std::string& path, const ImportOptions& options);
+
+/// The name results are filed under: NAME for "FILE.toml#NAME", else the file's stem.
+std::string workload_name(const std::string& path);
 
 }  // namespace archsim

@@ -97,8 +97,11 @@ StudySpec load_study(const std::string& file) {
     std::set<std::string> stems;
     for (const auto& m : string_list(root.get("models"), file + ": models")) {
         const std::string path = resolve(base, m);
-        if (!fs::is_regular_file(path)) throw UserError(file + ": models", "no such model file '" + path + "'");
-        const std::string stem = fs::path(path).stem().string();
+        // "FILE.toml#NAME" is a generated workload: the file must exist, NAME names the results
+        const size_t hash = path.find(".toml#");
+        const std::string on_disk = hash == std::string::npos ? path : path.substr(0, hash + 5);
+        if (!fs::is_regular_file(on_disk)) throw UserError(file + ": models", "no such model file '" + on_disk + "'");
+        const std::string stem = hash == std::string::npos ? fs::path(path).stem().string() : path.substr(hash + 6);
         if (!stems.insert(stem).second)
             throw UserError(file + ": models", "two models named '" + stem + "' (results are filed by model name)");
         s.models.push_back(path);

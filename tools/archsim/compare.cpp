@@ -17,6 +17,7 @@
 
 #include "sim/common/error.h"
 #include "sim/config/study.h"
+#include "workloads/load_workload.h"
 #include "tools/archsim/commands.h"
 #include "tools/archsim/spawn.h"
 
@@ -78,7 +79,7 @@ struct Row {
 
 Row make_row(const Point& p) {
     Row r;
-    r.model = fs::path(p.model).stem().string();
+    r.model = workload_name(p.model);
     r.machine = p.machine->label;
     if (!p.error.empty()) {
         r.status = "failed";
@@ -134,7 +135,7 @@ int cmd_compare(const std::string& study_file, const std::string& out_dir, int j
             Point p;
             p.machine = &m;
             p.model = model;
-            p.dir = (fs::path(out_dir) / "points" / m.label / fs::path(model).stem()).string();
+            p.dir = (fs::path(out_dir) / "points" / m.label / workload_name(model)).string();
             points.push_back(p);
         }
     // A point whose metrics.json exists finished earlier: an interrupted study resumes.
@@ -164,7 +165,7 @@ int cmd_compare(const std::string& study_file, const std::string& out_dir, int j
         ++done;
         const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && fs::exists(p.dir + "/metrics.json");
         if (!ok) p.error = last_line(read_all(p.dir + "/stderr.log"));
-        std::fprintf(stderr, "[%zu/%zu] %s on %s: %s\n", done, todo.size(), fs::path(p.model).stem().c_str(),
+        std::fprintf(stderr, "[%zu/%zu] %s on %s: %s\n", done, todo.size(), workload_name(p.model).c_str(),
                      p.machine->label.c_str(), ok ? "ok" : ("FAILED: " + p.error).c_str());
     }
 

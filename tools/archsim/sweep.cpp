@@ -1,3 +1,4 @@
+#include "workloads/load_workload.h"
 #include "tools/archsim/sweep.h"
 
 #include <fcntl.h>
@@ -32,7 +33,7 @@ int cmd_sweep(const SweepArgs& a) {
         for (const auto& k : plan.axis_keys) out += "," + (k.find(',') == std::string::npos ? k : "\"" + k + "\"");
         out += "\n";
         for (const auto& p : plan.points) {
-            out += fmt::format("{},{},{},{}", p.index, p.id, p.machine, fs::path(p.model).stem().string());
+            out += fmt::format("{},{},{},{}", p.index, p.id, p.machine, workload_name(p.model));
             for (const auto& k : plan.axis_keys) {
                 auto it = std::find_if(p.axes.begin(), p.axes.end(), [&](const auto& x) { return x.first == k; });
                 out += "," + (it == p.axes.end() ? std::string() : it->second);

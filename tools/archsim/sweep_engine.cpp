@@ -1,3 +1,4 @@
+#include "workloads/load_workload.h"
 #include "tools/archsim/sweep_engine.h"
 
 #include <fcntl.h>
@@ -98,7 +99,7 @@ pid_t SweepSession::start(size_t i) {
     fs::create_directories(dir);
     {
         std::ofstream cfg(dir / "machine.toml");
-        cfg << "# point " << p.id << " of " << m_study.name << ": " << p.machine << ", " << fs::path(p.model).stem().string() << "\n"
+        cfg << "# point " << p.id << " of " << m_study.name << ": " << p.machine << ", " << workload_name(p.model) << "\n"
             << p.resolved_config;
     }
     std::vector<std::string> args = {"run", p.model, "--arch", (dir / "machine.toml").string(), "--out", dir.string(), "--format", "json"};

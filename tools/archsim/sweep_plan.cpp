@@ -1,3 +1,4 @@
+#include "workloads/load_workload.h"
 #include "tools/archsim/sweep_plan.h"
 
 #include <fmt/format.h>
@@ -19,13 +20,17 @@ namespace fs = std::filesystem;
 
 namespace {
 
-/// The model's identity for point ids: file name, size and the hash of its first MiB.
-std::string model_identity(const std::string& path) {
+/// The model's identity for point ids: file name, size and the hash of its first MiB. For a
+/// generated workload (FILE.toml#NAME) the whole workload file and the entry's name.
+std::string model_identity(const std::string& model) {
+    const size_t hash = model.find(".toml#");
+    const std::string path = hash == std::string::npos ? model : model.substr(0, hash + 5);
+    const std::string entry = hash == std::string::npos ? "" : "#" + model.substr(hash + 6);
     std::ifstream in(path, std::ios::binary);
     std::string head(1 << 20, '\0');
     in.read(head.data(), static_cast<std::streamsize>(head.size()));
     head.resize(static_cast<size_t>(in.gcount()));
-    return fmt::format("{}:{}:{:016x}", fs::path(path).filename().string(), fs::file_size(path), fnv1a64(head));
+    return fmt::format("{}{}:{}:{:016x}", fs::path(path).filename().string(), entry, fs::file_size(path), fnv1a64(head));
 }
 
 bool skipped(const StudySpec& s, const SweepPoint& p) {
@@ -34,7 +39,7 @@ bool skipped(const StudySpec& s, const SweepPoint& p) {
         for (const auto& [key, values] : sk.conditions) {
             std::string v;
             if (key == "machine") v = p.machine;
-            else if (key == "model") v = fs::path(p.model).stem().string();
+            else if (key == "model") v = workload_name(p.model);
             else {
                 auto it = std::find_if(p.axes.begin(), p.axes.end(), [&](const auto& a) { return a.first == key; });
                 if (it == p.axes.end()) { all = false; break; }

@@ -1,3 +1,4 @@
+#include "workloads/load_workload.h"
 #include "tools/archsim/sweep_results.h"
 
 #include <hdf5.h>
@@ -18,7 +19,7 @@ using json = nlohmann::json;
 
 SweepRow failed_row(const SweepPoint& p, const std::string& error) {
     SweepRow r;
-    r.index = p.index, r.id = p.id, r.model = fs::path(p.model).stem().string(), r.machine = p.machine, r.kind = p.kind;
+    r.index = p.index, r.id = p.id, r.model = workload_name(p.model), r.machine = p.machine, r.kind = p.kind;
     r.axes = p.axes;
     r.status = "failed";
     r.error = error;

@@ -15,6 +15,7 @@
 
 #include "sim/common/error.h"
 #include "workloads/onnx/const_fold.h"
+#include "workloads/load_workload.h"
 #include "workloads/onnx/op_handlers.h"
 
 namespace archsim {
@@ -254,7 +255,10 @@ void parse_dim_binding(const std::string& text, std::map<std::string, int64_t>& 
 }
 
 ImportResult import_onnx(const std::string& path, const ImportOptions& opt) {
-    onnx::ModelProto model = load_model(path);
+    return import_onnx_model(load_model(path), path, opt);
+}
+
+ImportResult import_onnx_model(onnx::ModelProto model, const std::string& path, const ImportOptions& opt) {
     const std::string file = path;
 
     int64_t opset = 0;
@@ -418,7 +422,7 @@ ImportResult import_onnx(const std::string& path, const ImportOptions& opt) {
     for (const auto& o : g.output())
         if (!index.count(o.name())) activation(o.name(), TensorRole::Activation, file + ": output '" + o.name() + "'");
 
-    std::string model_name = fs::path(path).stem().string();
+    std::string model_name = workload_name(path);
     if (!g.name().empty() && model_name.empty()) model_name = g.name();
     result.graph = OpGraph(model_name, file, std::move(tensors), std::move(ops));
     return result;

@@ -8,6 +8,10 @@
 
 #include "workloads/graph/op_graph.h"
 
+namespace onnx {
+class ModelProto;
+}
+
 namespace archsim {
 
 /// What the user may say about a model when importing it.
@@ -30,6 +34,10 @@ struct ImportResult {
 /// non-ONNX file, an opset newer than the ONNX library knows, a dim left unknown, an unsupported
 /// op (unless allowed), inconsistent shapes, a cycle or a missing initializer.
 ImportResult import_onnx(const std::string& path, const ImportOptions& options = {});
+
+/// The same for a model already in memory (the workload generators build ModelProtos); `path`
+/// names it in errors and in the graph.
+ImportResult import_onnx_model(onnx::ModelProto model, const std::string& path, const ImportOptions& options = {});
 
 /// Parses "name=value" (value a positive integer) into `dims`; throws UserError otherwise.
 void parse_dim_binding(const std::string& text, std::map<std::string, int64_t>& dims);

@@ -1,0 +1,40 @@
+#pragma once
+// Typed, checked access to one workload entry's fields, for the family builders.
+// Included only by the generators' .cpp files (toml++ is a heavy header).
+#include <toml++/toml.h>
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace archsim {
+
+/// The fields of one workload entry. Each getter names the entry and the field in its UserError
+/// (missing required field, wrong type, out of range) and records the field as used.
+class GeneratorArgs {
+public:
+    GeneratorArgs(const toml::table& entry, std::string where) : m_entry(entry), m_where(std::move(where)) {}
+
+    /// A required integer >= `min`.
+    int64_t integer(const std::string& key, int64_t min = 1) const;
+    /// An optional integer >= `min`, `def` when absent.
+    int64_t integer_or(const std::string& key, int64_t def, int64_t min = 1) const;
+    /// An integer or a list of integers (each >= `min`); a single value repeats `count` times.
+    std::vector<int64_t> integers(const std::string& key, size_t count, int64_t min = 1) const;
+    /// An optional string from `choices`, `def` when absent.
+    std::string choice_or(const std::string& key, const std::string& def, const std::vector<std::string>& choices) const;
+    /// An optional boolean.
+    bool boolean_or(const std::string& key, bool def) const;
+    /// The entry's place in messages: "FILE: [name]".
+    const std::string& where() const { return m_where; }
+    /// Every field read so far.
+    const std::set<std::string>& used() const { return m_used; }
+
+private:
+    const toml::table& m_entry;
+    std::string m_where;
+    mutable std::set<std::string> m_used;
+};
+
+}  // namespace archsim

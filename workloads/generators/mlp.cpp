@@ -1,0 +1,50 @@
+// family = "mlp": a multilayer perceptron as PyTorch exports nn.Sequential of nn.Linear layers:
+// Gemm (transB = 1, weight [out, in], bias [out]) with an activation between layers.
+#include "workloads/generators/mlp.h"
+
+#include <onnx/onnx_pb.h>
+
+#include "workloads/generators/generator_args.h"
+#include "workloads/generators/onnx_builder.h"
+
+namespace archsim {
+
+void build_mlp(const GeneratorArgs& a, int64_t batch, onnx::ModelProto& model) {
+    const int64_t layers = a.integer("layers");
+    const int64_t input = a.integer("input");
+    const int64_t output = a.integer("output");
+    const std::vector<int64_t> widths = layers > 1 ? a.integers("width", static_cast<size_t>(layers - 1)) : std::vector<int64_t>{};
+    const std::string act = a.choice_or("activation", "relu", {"relu", "gelu", "sigmoid"});
+    const bool bias = a.boolean_or("bias", true);
+    const std::string op = act == "relu" ? "Relu" : act == "gelu" ? "Gelu" : "Sigmoid";
+    auto& g = gen::start_model(model, "mlp");
+    gen::add_input(g, "input", {batch, input});
+    std::string x = "input";
+    int64_t in = input;
+    // node names follow the exporter's, so reports read alike: /0/Gemm, /1/Relu, /2/Gemm, ...
+    int64_t idx = 0;
+    for (int64_t l = 0; l < layers; ++l) {
+        const int64_t out = l + 1 < layers ? widths[static_cast<size_t>(l)] : output;
+        const std::string w = std::to_string(idx) + ".weight", b = std::to_string(idx) + ".bias";
+        gen::add_weight(g, w, {out, in});
+        std::vector<std::string> ins = {x, w};
+        if (bias) {
+            gen::add_weight(g, b, {out});
+            ins.push_back(b);
+        }
+        const std::string y = "/" + std::to_string(idx) + "/Gemm_output_0";
+        auto& n = gen::add_node(g, "Gemm", "/" + std::to_string(idx) + "/Gemm", ins, {y});
+        gen::set_int(n, "transB", 1);
+        ++idx;
+        x = y, in = out;
+        if (l + 1 < layers) {
+            const std::string z = "/" + std::to_string(idx) + "/" + op + "_output_0";
+            gen::add_node(g, op, "/" + std::to_string(idx) + "/" + op, {x}, {z});
+            ++idx;
+            x = z;
+        }
+    }
+    gen::add_output(g, x, {batch, output});
+}
+
+}  // namespace archsim

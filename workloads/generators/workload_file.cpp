@@ -1,0 +1,50 @@
+#include "workloads/generators/workload_file.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <filesystem>
+
+#include "sim/common/error.h"
+#include "sim/config/toml_load.h"
+#include "workloads/generators/generator_args.h"
+#include "workloads/generators/mlp.h"
+
+namespace archsim {
+
+const std::vector<WorkloadFamily>& workload_families() {
+    static const std::vector<WorkloadFamily> families = {
+        {"mlp", "multilayer perceptron: layers, input, output, width, activation, bias, batch", &build_mlp},
+    };
+    return families;
+}
+
+ImportResult generate_workload(const std::string& file, const std::string& name, const ImportOptions& options) {
+    if (!std::filesystem::is_regular_file(file)) throw UserError(file, "no such workload file");
+    const toml::table root = detail::parse_toml_file(file);
+    const std::string where = file + ": [" + name + "]";
+    const auto* entry = root[name].as_table();
+    if (!entry) {
+        std::string names;
+        for (const auto& [k, v] : root)
+            if (v.is_table()) names += (names.empty() ? "" : ", ") + std::string(k.str());
+        throw UserError(where, "no such workload in this file (it has: " + (names.empty() ? std::string("none") : names) + ")");
+    }
+    const auto family = (*entry)["family"].value<std::string>();
+    if (!family) throw UserError(where + ".family", "missing (required: the generator to use)");
+    const WorkloadFamily* f = nullptr;
+    std::string known;
+    for (const auto& fam : workload_families()) {
+        known += (known.empty() ? "" : ", ") + std::string(fam.name);
+        if (*family == fam.name) f = &fam;
+    }
+    if (!f) throw UserError(where + ".family", "unknown family '" + *family + "' (known: " + known + ")");
+    const GeneratorArgs args(*entry, where);
+    const int64_t batch = options.batch ? *options.batch : args.integer_or("batch", 1);
+    onnx::ModelProto model;
+    f->build(args, batch, model);
+    ImportOptions opt = options;
+    opt.batch.reset();  // the generator built the batch in
+    return import_onnx_model(std::move(model), file + "#" + name, opt);
+}
+
+}  // namespace archsim

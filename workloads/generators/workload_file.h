@@ -1,0 +1,32 @@
+#pragma once
+// Generated workloads: a TOML file of named entries, each a `family` and its parameters, built
+// into the same operator graph the ONNX importer produces.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "workloads/onnx/importer.h"
+
+namespace archsim {
+
+class GeneratorArgs;
+
+/// One workload family: its name, a one-line description, and its builder. The builder reads the
+/// entry's fields (through GeneratorArgs, which checks and records them) and returns an ONNX
+/// model with shape-only weights; the importer then costs it exactly as it costs an exported file.
+struct WorkloadFamily {
+    const char* name;
+    const char* doc;
+    void (*build)(const GeneratorArgs& args, int64_t batch, onnx::ModelProto& model);
+};
+
+/// The families a workload file may name, one registration line each (workload_file.cpp).
+const std::vector<WorkloadFamily>& workload_families();
+
+/// Builds workload `name` of workload file `file` ([name] table with `family = "..."`).
+/// `options.batch` overrides the entry's batch. Throws UserError naming the file, the entry and
+/// the field for a missing file or entry, an unknown family, a missing required field or a value
+/// of the wrong type or range. Fields the family does not know are kept (they are user tags).
+ImportResult generate_workload(const std::string& file, const std::string& name, const ImportOptions& options);
+
+}  // namespace archsim
