@@ -30,7 +30,7 @@ public:
 
     CpuCore(sc_core::sc_module_name name, int64_t index, const CpuConfig& cfg);
 
-    /// One access to the line holding byte address `addr`.
+    /// One access to cache line `line` (byte address / line size); a write marks it dirty.
     void touch_line(uint64_t line, bool write) {
         (write ? m_counts.l1_writes : m_counts.l1_reads)++;
         const Cache::Result r1 = m_l1.access(line, write);

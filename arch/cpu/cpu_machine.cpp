@@ -28,20 +28,22 @@ constexpr uint64_t kPackedA = 1ull << 47;         // each core's packed A block,
 constexpr uint64_t kVectorChunkBytes = 64 * 1024; // a core streams a memory-bound kernel in chunks of this
 
 /// The CPU model. Contractions run as BLIS-style blocked GEMMs (blocking.h) split over the cores:
-/// per (nc, kc) panel the cores pack B together, then each packs its own mc x kc A blocks and runs
-/// mr x nr micro-kernels over them; barriers between the two, as in BLIS. Every line a block
-/// touches (packing reads and writes, micro-panel reads, C tile updates) goes through the core's
-/// simulated L1d and L2 and the shared L3; misses decide the time. A block of work takes
-/// pack + max(MACs / (rate x efficiency.gemm), L2 -> L1 fills at l2.bytes_per_cycle, its L3 and
-/// DRAM transaction's completion) — the micro-kernel overlaps its operand streams with compute
-/// (hardware prefetch), packing does not. Memory-bound operators stream their tensors through the
-/// same hierarchy in 64 KiB chunks per core at the SIMD rate x efficiency.vector. Convolutions
-/// run as direct convolutions on their GEMM view, as oneDNN does: the micro-kernel reads the input
-/// in place (no im2col copy; the kh x kw taps of an output pixel map onto that pixel's channel
-/// lines, so halos between blocks are not modeled); depthwise convolutions run as direct
-/// memory-bound kernels. Weights are in panel layout from load time (gemm.prepacked_weights). Partial sums between kc
-/// slices are kept in C at the output's element size. Elementwise operators consuming a
-/// kernel's only output fuse into it (oneDNN post-ops) when fusion.elementwise is set.
+/// per (nc, kc) panel the cores pack B together (unless the weights are prepacked), then each runs
+/// its share of the mc-row blocks (rows divided evenly, as BLIS does), packing A where it is
+/// reused and running mr x nr micro-kernels; barriers between the phases, as in BLIS. Every line
+/// a block touches (packing reads and writes, micro-panel reads, C tile updates) goes through the
+/// core's simulated L1d and L2 and the shared L3; misses decide the time. A block takes
+/// pack + max(MACs / (rate x efficiency.gemm), L2 -> L1 fills at l2.bytes_per_cycle x
+/// efficiency.cache, its L3 and DRAM transaction's completion): the micro-kernel overlaps its
+/// operand streams with compute (hardware prefetch), packing does not. Memory-bound operators
+/// stream their tensors through the same hierarchy in 64 KiB chunks per core at the SIMD rate x
+/// efficiency.vector. Convolutions run as direct convolutions on their GEMM view, as oneDNN does:
+/// the micro-kernel reads the input in place (no im2col copy; the kh x kw taps of an output pixel
+/// map onto that pixel's channel lines, so halos between blocks are not modeled); depthwise
+/// convolutions run as direct memory-bound kernels. Weights are in panel layout from load time
+/// (gemm.prepacked_weights). Partial sums between kc slices are kept in C at the output's element
+/// size. Each operator pays core.op_overhead_us (dispatch, fork/join) first. Elementwise operators
+/// consuming a kernel's only output fuse into it (oneDNN post-ops) when fusion.elementwise is set.
 class CpuMachine : public Machine {
 public:
     CpuMachine(const CpuConfig& cfg, TraceWriter& trace) : m_cfg(cfg), m_trace(trace), m_block(choose_blocking(cfg)) {
