@@ -22,10 +22,13 @@ Metrics reduce_trace(const TraceReader& tr) {
     const auto& comps = tr.components();
     for (const auto& c : comps)
         if (c.level == "compute") m.peak_macs_per_cycle += c.peak_ops_per_cycle;
+    m.components.resize(comps.size());
+    for (size_t i = 0; i < comps.size(); ++i) m.components[i].name = comps[i].name, m.components[i].level = comps[i].level;
     m.ops.resize(tr.ops().size());
     for (size_t i = 0; i < m.ops.size(); ++i) {
         m.ops[i].name = tr.ops()[i].name;
         m.ops[i].op_type = tr.ops()[i].op_type;
+        m.ops[i].op_class = tr.ops()[i].op_class;
         m.ops[i].modeled = tr.ops()[i].op_class != "unsupported";
         if (!m.ops[i].modeled) m.unmodeled_ops.push_back(m.ops[i].name);
     }
@@ -39,6 +42,25 @@ Metrics reduce_trace(const TraceReader& tr) {
             if (e.component >= comps.size() || e.op >= m.ops.size()) { bad_index = true; continue; }
             const ComponentInfo& c = comps[e.component];
             OpMetrics& o = m.ops[e.op];
+            ComponentMetrics& cm = m.components[e.component];
+            switch (static_cast<EventKind>(e.kind)) {
+                case EventKind::Fold:
+                case EventKind::Vector:
+                    cm.ops += e.ops;
+                    cm.busy_ps += static_cast<double>(e.dur_ps);
+                    break;
+                case EventKind::Transfer:
+                    cm.busy_ps += static_cast<double>(e.dur_ps);
+                    [[fallthrough]];
+                case EventKind::DramRead:
+                case EventKind::DramWrite:
+                case EventKind::SramRead:
+                case EventKind::SramWrite:
+                    cm.bytes += e.bytes;
+                    break;
+                default:
+                    break;
+            }
             end_ps = std::max<uint64_t>(end_ps, e.t_ps + e.dur_ps);
             double pj = 0;
             switch (static_cast<EventKind>(e.kind)) {
@@ -106,6 +128,10 @@ Metrics reduce_trace(const TraceReader& tr) {
         const double cycles = o.latency_ps * m.clock_hz * 1e-12;
         o.utilization = (cycles > 0 && m.peak_macs_per_cycle > 0) ? o.macs / (cycles * m.peak_macs_per_cycle) : 0;
     }
+    for (size_t i = 0; i < comps.size(); ++i)
+        if (comps[i].peak_ops_per_cycle > 0 && m.latency_cycles > 0)
+            m.components[i].utilization = static_cast<double>(m.components[i].ops) /
+                                          (static_cast<double>(m.latency_cycles) * comps[i].peak_ops_per_cycle);
     m.utilization = (m.latency_cycles > 0 && m.peak_macs_per_cycle > 0)
                         ? static_cast<double>(m.macs) / (static_cast<double>(m.latency_cycles) * m.peak_macs_per_cycle)
                         : 0;

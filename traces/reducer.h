@@ -13,6 +13,7 @@ class TraceReader;
 struct OpMetrics {
     std::string name;
     std::string op_type;
+    std::string op_class;         ///< "contraction", "elementwise", ... (from the op table)
     bool modeled = true;          ///< false: imported with --allow-unsupported, costed as zero
     int64_t macs = 0;             ///< MACs executed (sum over its fold events)
     double start_ps = 0;
@@ -26,6 +27,16 @@ struct OpMetrics {
     double energy_pj = 0;         ///< dynamic energy of its events + static power over its span
     std::map<std::string, uint64_t> traffic_bytes;  ///< bytes by memory level (reads + writes)
     double utilization = 0;       ///< macs / (latency cycles * peak MACs per cycle)
+};
+
+/// What one component did over the run (compute units: ops and busy time; memories: bytes).
+struct ComponentMetrics {
+    std::string name;
+    std::string level;
+    uint64_t ops = 0;           ///< MACs (fold events) or vector operations
+    double busy_ps = 0;         ///< sum of its fold/vector/transfer spans (overlapping spans count twice)
+    uint64_t bytes = 0;         ///< bytes read + written
+    double utilization = 0;     ///< compute: ops / (latency cycles x peak ops per cycle); 0 otherwise
 };
 
 /// Totals of one run.
@@ -50,6 +61,7 @@ struct Metrics {
     double static_power_w = 0;
     uint64_t events = 0;
     std::vector<OpMetrics> ops;
+    std::vector<ComponentMetrics> components;       ///< in the trace's component order
     std::vector<std::string> unmodeled_ops;        ///< names of zero-cost unsupported operators
 };
 

@@ -15,6 +15,7 @@
 #include "tools/archsim/commands.h"
 #include "tools/archsim/report.h"
 #include "tools/archsim/sweep.h"
+#include "tools/archsim/trace_cmds.h"
 
 #ifndef ARCHSIM_SOURCE_DIR
 #define ARCHSIM_SOURCE_DIR "."
@@ -91,6 +92,32 @@ int main(int argc, char** argv) {
     report->add_option("--sort", rep.sort, "Column to sort by")->capture_default_str();
     auto* no_plots = report->add_flag("--no-plots", "Print the tables only");
 
+    auto* trace = app.add_subcommand("trace", "Inspect traces: summary, ops, timeline, export (Perfetto), diff");
+    trace->require_subcommand(1);
+    std::string trace_file, trace_b, sort_key = "latency", t_from, t_to, t_comp, perfetto;
+    std::vector<std::string> op_where;
+    uint64_t t_limit = 200, max_events = 0, diff_top = 20;
+    auto* t_summary = trace->add_subcommand("summary", "Model, machine, totals, top operators by time and energy, stalls, traffic, utilization");
+    t_summary->add_option("trace", trace_file, "trace.h5")->required();
+    auto* t_ops = trace->add_subcommand("ops", "One row per operator: timing, compute vs stall, MACs, throughput, intensity, bound");
+    t_ops->add_option("trace", trace_file, "trace.h5")->required();
+    t_ops->add_option("--sort", sort_key, "latency, energy, macs or stall")->capture_default_str();
+    t_ops->add_option("--where", op_where, "Filter: name=, op_type=, op_class= or bound= (repeatable)");
+    auto* t_timeline = trace->add_subcommand("timeline", "Events in a time window, as a table");
+    t_timeline->add_option("trace", trace_file, "trace.h5")->required();
+    t_timeline->add_option("--from", t_from, "Window start (12.5us, 3ms, 400ns, 1000ps; default 0)");
+    t_timeline->add_option("--to", t_to, "Window end (default: the end of the run)");
+    t_timeline->add_option("--component", t_comp, "Only components whose name starts with this");
+    t_timeline->add_option("--limit", t_limit, "Most rows printed")->capture_default_str();
+    auto* t_export = trace->add_subcommand("export", "Chrome trace-event JSON for Perfetto UI / chrome://tracing, gzipped");
+    t_export->add_option("trace", trace_file, "trace.h5")->required();
+    t_export->add_option("--perfetto", perfetto, "Output file (.json.gz)")->required();
+    t_export->add_option("--max-events", max_events, "Cap the slices written (0: all); says what it dropped")->capture_default_str();
+    auto* t_diff = trace->add_subcommand("diff", "Operator by operator, where the time moved between two traces and why");
+    t_diff->add_option("a", trace_file, "trace A")->required();
+    t_diff->add_option("b", trace_b, "trace B")->required();
+    t_diff->add_option("--top", diff_top, "Operators listed")->capture_default_str();
+
     cli::CalibrateArgs cal;
     auto* calibrate = app.add_subcommand("calibrate", "Time real oneDNN kernels on this machine, run them through the CPU "
                                                       "model, report the error and recommend efficiency coefficients");
@@ -126,6 +153,11 @@ int main(int argc, char** argv) {
         if (*params) return cli::cmd_params(kind, format);
         if (*calibrate) return cli::cmd_calibrate(cal);
         if (*sweep) return cli::run_sweep(sw);
+        if (*t_summary) return cli::cmd_trace_summary(trace_file);
+        if (*t_ops) return cli::cmd_trace_ops(trace_file, sort_key, op_where);
+        if (*t_timeline) return cli::cmd_trace_timeline(trace_file, t_from, t_to, t_comp, t_limit);
+        if (*t_export) return cli::cmd_trace_export(trace_file, perfetto, max_events);
+        if (*t_diff) return cli::cmd_trace_diff(trace_file, trace_b, diff_top);
         if (*report) {
             rep.plots = !*no_plots;
             return cli::cmd_report(rep);

@@ -1,0 +1,278 @@
+#include "tools/archsim/trace_cmds.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fmt/format.h>
+#include <map>
+#include <set>
+
+#include "sim/common/error.h"
+#include "traces/perfetto_export.h"
+#include "traces/reducer.h"
+#include "traces/trace_reader.h"
+
+namespace archsim::cli {
+
+namespace {
+
+double us(double ps) { return ps * 1e-6; }
+
+/// A descriptive name for what an operator's time went to.
+std::string bound_text(const std::string& bound) {
+    if (bound == "compute") return "compute";
+    if (bound == "operand_load") return "memory: operand loads";
+    if (bound == "write_drain") return "memory: output writes";
+    if (bound == "block_mover") return "memory: L3->L2 movers";
+    if (bound == "streamer") return "memory: L2->L1 streamers";
+    if (bound == "launch") return "latency: launch/dispatch";
+    return bound;
+}
+
+/// Parses "12.5us", "3ms", "400ns", "1000ps", "2s" or plain picoseconds.
+double parse_time_ps(const std::string& s, const std::string& what) {
+    size_t pos = 0;
+    double v = 0;
+    try {
+        v = std::stod(s, &pos);
+    } catch (...) {
+        throw UserError(what + " " + s, "not a time (e.g. 12.5us, 3ms, 400ns, 1000ps)");
+    }
+    const std::string unit = s.substr(pos);
+    static const std::map<std::string, double> scale = {{"", 1}, {"ps", 1}, {"ns", 1e3}, {"us", 1e6}, {"ms", 1e9}, {"s", 1e12}};
+    auto it = scale.find(unit);
+    if (it == scale.end() || v < 0) throw UserError(what + " " + s, "not a time (e.g. 12.5us, 3ms, 400ns, 1000ps)");
+    return v * it->second;
+}
+
+double op_dram_bytes(const OpMetrics& o) {
+    auto it = o.traffic_bytes.find("dram");
+    return it == o.traffic_bytes.end() ? 0.0 : double(it->second);
+}
+
+}  // namespace
+
+int cmd_trace_summary(const std::string& path) {
+    TraceReader tr(path);
+    const Metrics m = reduce_trace(tr);
+    const double lat = m.latency_ps;
+    std::string out = fmt::format("trace    {}\nmodel    {} ({})\nmachine  {}, {} at {:.0f} MHz, archsim {}\nevents   {}\n\n", path, m.model,
+                                  tr.attr_string("model_path"), m.machine, m.precision, m.clock_hz * 1e-6,
+                                  tr.attr_string("archsim_version"), m.events);
+    out += fmt::format("latency      {:.6f} ms ({} cycles)\nenergy       {:.6f} mJ\nMACs         {} ({:.3f} GMAC)\nutilization  {:.2f}% of {:.0f} MACs/cycle\n",
+                       lat * 1e-9, m.latency_cycles, m.energy_pj * 1e-9, m.macs, m.macs * 1e-9, 100 * m.utilization,
+                       m.peak_macs_per_cycle);
+    auto top = [&](const char* title, auto key, auto fmt_value) {
+        std::vector<const OpMetrics*> v;
+        for (const auto& o : m.ops) v.push_back(&o);
+        std::stable_sort(v.begin(), v.end(), [&](const OpMetrics* a, const OpMetrics* b) { return key(*a) > key(*b); });
+        std::string s = fmt::format("\n{}\n", title);
+        for (size_t i = 0; i < std::min<size_t>(10, v.size()); ++i)
+            s += fmt::format("  {:<44} {:<18} {}  {}\n", v[i]->name.substr(0, 44), v[i]->op_type, fmt_value(*v[i]),
+                             bound_text(v[i]->bound));
+        return s;
+    };
+    out += top("top 10 operators by time", [](const OpMetrics& o) { return o.latency_ps; }, [&](const OpMetrics& o) {
+        return fmt::format("{:>12.3f} us {:>5.1f}%", us(o.latency_ps), lat > 0 ? 100 * o.latency_ps / lat : 0.0);
+    });
+    out += top("top 10 operators by energy", [](const OpMetrics& o) { return o.energy_pj; }, [&](const OpMetrics& o) {
+        return fmt::format("{:>12.3f} uJ {:>5.1f}%", o.energy_pj * 1e-6, m.energy_pj > 0 ? 100 * o.energy_pj / m.energy_pj : 0.0);
+    });
+    out += "\nstall time by cause\n";
+    if (m.stall_cycles_by_cause.empty()) out += "  none\n";
+    for (const auto& [cause, c] : m.stall_cycles_by_cause)
+        out += fmt::format("  {:<28} {:>14} cycles {:>10.3f} us  {:>5.1f}% of the run ({})\n", cause, c, c / m.clock_hz * 1e6,
+                           m.latency_cycles ? 100.0 * c / m.latency_cycles : 0.0, bound_text(cause));
+    out += "\ntraffic by memory level\n";
+    for (const auto& [level, b] : m.traffic_bytes)
+        out += fmt::format("  {:<28} {:>16} bytes {:>12.2f} MiB  (read {:.2f}, write {:.2f} MiB)\n", level, b, b / 1048576.0,
+                           m.read_bytes.count(level) ? m.read_bytes.at(level) / 1048576.0 : 0.0,
+                           m.write_bytes.count(level) ? m.write_bytes.at(level) / 1048576.0 : 0.0);
+    out += "\nutilization per compute component\n";
+    std::vector<const ComponentMetrics*> compute;
+    for (const auto& c : m.components)
+        if (c.level == "compute" || c.level == "vector") compute.push_back(&c);
+    if (compute.size() <= 16) {
+        for (const auto* c : compute)
+            out += fmt::format("  {:<28} {:>6.2f}%  ({} ops, busy {:.3f} us)\n", c->name, 100 * c->utilization, c->ops, us(c->busy_ps));
+    } else {  // many SMs or tiles: the spread
+        double lo = 1e300, hi = 0, sum = 0;
+        size_t n = 0;
+        for (const auto* c : compute)
+            if (c->level == "compute") lo = std::min(lo, c->utilization), hi = std::max(hi, c->utilization), sum += c->utilization, ++n;
+        out += fmt::format("  {} compute components: min {:.2f}%, mean {:.2f}%, max {:.2f}%\n", n, 100 * lo, n ? 100 * sum / n : 0.0, 100 * hi);
+        for (const auto* c : compute)
+            if (c->level != "compute") out += fmt::format("  {:<28} {:>6.2f}%  ({} ops)\n", c->name, 100 * c->utilization, c->ops);
+    }
+    out += "\nresolved config\n" + tr.attr_string("config");
+    std::fputs(out.c_str(), stdout);
+    return 0;
+}
+
+int cmd_trace_ops(const std::string& path, const std::string& sort, const std::vector<std::string>& where) {
+    static const std::vector<std::string> sorts = {"latency", "energy", "macs", "stall"};
+    if (std::find(sorts.begin(), sorts.end(), sort) == sorts.end())
+        throw UserError("--sort " + sort, "must be latency, energy, macs or stall");
+    std::vector<std::pair<std::string, std::string>> filters;
+    for (const auto& w : where) {
+        const size_t eq = w.find('=');
+        const std::string key = eq == std::string::npos ? "" : w.substr(0, eq);
+        if (key != "name" && key != "op_type" && key != "op_class" && key != "bound")
+            throw UserError("--where " + w, "expected name=, op_type=, op_class= or bound= followed by a value");
+        filters.emplace_back(key, w.substr(eq + 1));
+    }
+    TraceReader tr(path);
+    const Metrics m = reduce_trace(tr);
+    std::vector<const OpMetrics*> rows;
+    for (const auto& o : m.ops) {
+        bool ok = true;
+        for (const auto& [k, v] : filters) {
+            const std::string& field = k == "name" ? o.name : k == "op_type" ? o.op_type : k == "op_class" ? o.op_class : o.bound;
+            ok = ok && field == v;
+        }
+        if (ok) rows.push_back(&o);
+    }
+    auto key = [&](const OpMetrics& o) -> double {
+        if (sort == "energy") return o.energy_pj;
+        if (sort == "macs") return double(o.macs);
+        if (sort == "stall") return double(o.stall_cycles);
+        return o.latency_ps;
+    };
+    std::stable_sort(rows.begin(), rows.end(), [&](const OpMetrics* a, const OpMetrics* b) { return key(*a) > key(*b); });
+    const double peak_macs_s = m.peak_macs_per_cycle * m.clock_hz;
+    std::string out = fmt::format("{:<40} {:<16} {:>11} {:>11} {:>8} {:>7} {:>12} {:>11} {:>7} {:>9}  {}\n", "operator", "op_type", "start_us",
+                                  "dur_us", "compute%", "stall%", "MACs", "TMAC/s", "of_peak", "FLOP/B", "bound");
+    for (const OpMetrics* o : rows) {
+        const double cycles = o->latency_ps * m.clock_hz * 1e-12;
+        const double comp = cycles > 0 ? std::min(1.0, o->compute_cycles / cycles) : 0;
+        const double stall = cycles > 0 ? std::min(1.0, o->stall_cycles / cycles) : 0;
+        const double achieved = o->latency_ps > 0 ? o->macs / (o->latency_ps * 1e-12) : 0;
+        const double dram = op_dram_bytes(*o);
+        out += fmt::format("{:<40} {:<16} {:>11.3f} {:>11.3f} {:>7.1f}% {:>6.1f}% {:>12} {:>11.4f} {:>6.1f}% {:>9}  {}\n",
+                           o->name.substr(0, 40), o->op_type.substr(0, 16), us(o->start_ps), us(o->latency_ps), 100 * comp, 100 * stall,
+                           o->macs, achieved * 1e-12, peak_macs_s > 0 ? 100 * achieved / peak_macs_s : 0.0,
+                           dram > 0 ? fmt::format("{:.2f}", 2.0 * o->macs / dram) : std::string("-"), bound_text(o->bound));
+    }
+    out += fmt::format("{} of {} operators\n", rows.size(), m.ops.size());
+    std::fputs(out.c_str(), stdout);
+    return 0;
+}
+
+int cmd_trace_timeline(const std::string& path, const std::string& from, const std::string& to, const std::string& component,
+                       uint64_t limit) {
+    const double t0 = from.empty() ? 0 : parse_time_ps(from, "--from");
+    const double t1 = to.empty() ? INFINITY : parse_time_ps(to, "--to");
+    if (t1 <= t0) throw UserError("--to " + to, "must be later than --from");
+    TraceReader tr(path);
+    const auto& comps = tr.components();
+    const auto& ops = tr.ops();
+    std::vector<bool> want(comps.size(), component.empty());
+    bool any = component.empty();
+    for (size_t i = 0; i < comps.size(); ++i)
+        if (!component.empty() && comps[i].name.rfind(component, 0) == 0) want[i] = true, any = true;
+    if (!any) {
+        std::string names;
+        for (size_t i = 0; i < comps.size() && i < 12; ++i) names += (i ? ", " : "") + comps[i].name;
+        throw UserError("--component " + component, "no component's name starts with it (components: " + names +
+                                                        (comps.size() > 12 ? ", ..." : "") + ")");
+    }
+    uint64_t shown = 0, more = 0;
+    std::string out = fmt::format("{:>14} {:>12} {:<12} {:<18} {:<36} {:>12} {:>12} {:>10}  {}\n", "start_us", "dur_us", "kind", "component",
+                                  "operator", "bytes", "ops", "cycles", "cause");
+    tr.for_each_chunk([&](const TraceEvent* ev, size_t n) {
+        for (size_t i = 0; i < n; ++i) {
+            const TraceEvent& e = ev[i];
+            if (e.component >= comps.size() || !want[e.component]) continue;
+            const double s = double(e.t_ps), f = double(e.t_ps + e.dur_ps);
+            if (!(f > t0 || (e.dur_ps == 0 && s >= t0)) || s >= t1) continue;
+            if (shown >= limit) {
+                ++more;
+                continue;
+            }
+            ++shown;
+            const EventKind k = static_cast<EventKind>(e.kind);
+            out += fmt::format("{:>14.4f} {:>12.4f} {:<12} {:<18} {:<36} {:>12} {:>12} {:>10}  {}\n", us(s), us(double(e.dur_ps)),
+                               to_string(k), comps[e.component].name.substr(0, 18),
+                               e.op < ops.size() ? ops[e.op].name.substr(0, 36) : std::string("?"), e.bytes, e.ops, e.cycles,
+                               k == EventKind::Stall ? to_string(static_cast<StallCause>(e.detail)) : "");
+        }
+    });
+    out += fmt::format("{} events shown (in file order){}\n", shown,
+                       more ? fmt::format("; {} more in the window (raise --limit or narrow --from/--to/--component)", more) : "");
+    std::fputs(out.c_str(), stdout);
+    return 0;
+}
+
+int cmd_trace_export(const std::string& path, const std::string& out, uint64_t max_events) {
+    TraceReader tr(path);
+    const PerfettoStats st = export_perfetto(tr, out, max_events);
+    std::string dropped;
+    uint64_t total = 0;
+    for (const auto& [k, v] : st.dropped_by_kind) dropped += fmt::format(" {} {}", k, v), total += v;
+    std::fprintf(stderr, "archsim trace export: %llu events -> %llu slices on %llu tracks, %llu counter samples; wrote %s%s\n",
+                 static_cast<unsigned long long>(st.events_in), static_cast<unsigned long long>(st.slices_out),
+                 static_cast<unsigned long long>(st.tracks), static_cast<unsigned long long>(st.counters_out), out.c_str(),
+                 total ? fmt::format(" (--max-events dropped {} events:{}; counters include them)", total, dropped).c_str() : "");
+    return 0;
+}
+
+int cmd_trace_diff(const std::string& a_path, const std::string& b_path, uint64_t top) {
+    TraceReader ta(a_path), tb(b_path);
+    const Metrics a = reduce_trace(ta), b = reduce_trace(tb);
+    std::map<std::string, const OpMetrics*> in_b;
+    for (const auto& o : b.ops) in_b[o.name] = &o;
+    struct Row {
+        const OpMetrics* a;
+        const OpMetrics* b;
+        double delta;
+    };
+    std::vector<Row> rows;
+    std::vector<std::string> only_a, only_b;
+    for (const auto& o : a.ops) {
+        auto it = in_b.find(o.name);
+        if (it == in_b.end()) { only_a.push_back(o.name); continue; }
+        const OpMetrics& p = *it->second;
+        const bool same = o.latency_ps == p.latency_ps && o.bound == p.bound && o.stall_cycles_by_cause == p.stall_cycles_by_cause &&
+                          o.energy_pj == p.energy_pj;
+        if (!same) rows.push_back({&o, &p, p.latency_ps - o.latency_ps});
+        in_b.erase(it);
+    }
+    for (const auto& [n, o] : in_b) only_b.push_back(n);
+    std::string out = fmt::format("A {} ({} on {})\nB {} ({} on {})\n", a_path, a.model, a.machine, b_path, b.model, b.machine);
+    if (rows.empty() && only_a.empty() && only_b.empty() && a.latency_ps == b.latency_ps && a.energy_pj == b.energy_pj) {
+        out += "no differences\n";
+        std::fputs(out.c_str(), stdout);
+        return 0;
+    }
+    out += fmt::format("latency {:.6f} -> {:.6f} ms ({:+.2f}%), energy {:.6f} -> {:.6f} mJ ({:+.2f}%)\n", a.latency_ps * 1e-9, b.latency_ps * 1e-9,
+                       a.latency_ps > 0 ? 100 * (b.latency_ps - a.latency_ps) / a.latency_ps : 0.0, a.energy_pj * 1e-9, b.energy_pj * 1e-9,
+                       a.energy_pj > 0 ? 100 * (b.energy_pj - a.energy_pj) / a.energy_pj : 0.0);
+    std::stable_sort(rows.begin(), rows.end(), [](const Row& x, const Row& y) { return std::fabs(x.delta) > std::fabs(y.delta); });
+    out += fmt::format("\n{} operators changed; the {} that moved the most time:\n", rows.size(), std::min<uint64_t>(top, rows.size()));
+    out += fmt::format("{:<40} {:>12} {:>12} {:>12} {:>8}  {}\n", "operator", "A_us", "B_us", "change_us", "change", "why");
+    for (size_t i = 0; i < std::min<size_t>(top, rows.size()); ++i) {
+        const Row& r = rows[i];
+        std::string why;
+        if (r.a->bound != r.b->bound) why = "bound " + bound_text(r.a->bound) + " -> " + bound_text(r.b->bound);
+        std::set<std::string> causes;
+        for (const auto& [c, v] : r.a->stall_cycles_by_cause) causes.insert(c);
+        for (const auto& [c, v] : r.b->stall_cycles_by_cause) causes.insert(c);
+        for (const auto& c : causes) {
+            const double ca = r.a->stall_cycles_by_cause.count(c) ? r.a->stall_cycles_by_cause.at(c) / a.clock_hz * 1e6 : 0;
+            const double cb = r.b->stall_cycles_by_cause.count(c) ? r.b->stall_cycles_by_cause.at(c) / b.clock_hz * 1e6 : 0;
+            if (std::fabs(cb - ca) > 1e-9 * std::max(1.0, std::fabs(ca)))
+                why += fmt::format("{}{} stall {:+.3f} us", why.empty() ? "" : "; ", c, cb - ca);
+        }
+        const double ca = r.a->compute_cycles / a.clock_hz * 1e6, cb = r.b->compute_cycles / b.clock_hz * 1e6;
+        if (std::fabs(cb - ca) > 1e-9 * std::max(1.0, std::fabs(ca))) why += fmt::format("{}compute {:+.3f} us", why.empty() ? "" : "; ", cb - ca);
+        out += fmt::format("{:<40} {:>12.3f} {:>12.3f} {:>+12.3f} {:>+7.1f}%  {}\n", r.a->name.substr(0, 40), us(r.a->latency_ps),
+                           us(r.b->latency_ps), us(r.delta), r.a->latency_ps > 0 ? 100 * r.delta / r.a->latency_ps : 0.0,
+                           why.empty() ? "energy only" : why);
+    }
+    if (!only_a.empty()) out += fmt::format("{} operators only in A (first: {})\n", only_a.size(), only_a[0]);
+    if (!only_b.empty()) out += fmt::format("{} operators only in B (first: {})\n", only_b.size(), only_b[0]);
+    std::fputs(out.c_str(), stdout);
+    return 0;
+}
+
+}  // namespace archsim::cli
