@@ -1,0 +1,142 @@
+// archsim trace: summary equals metrics.json, the Perfetto export parses and its slices add up per
+// component, diff of a trace with itself is empty, corrupt traces are one-line errors.
+#include <catch2/catch.hpp>
+
+#include <zlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "tests/support/cli.h"
+#include "traces/trace_reader.h"
+
+using namespace archsim::test;
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+const std::string kSrc = ARCHSIM_SOURCE_DIR;
+
+/// Runs `model` on `config` into a fresh folder; returns the folder.
+std::string run_to(const std::string& tag, const std::string& model, const std::string& config, const std::string& extra = "") {
+    const std::string out = temp_dir(tag);
+    CliResult r = run_archsim("run " + model + " --arch " + config + " --out " + out + " --format json " + extra);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    return out;
+}
+
+std::string gunzip(const std::string& path) {
+    gzFile f = gzopen(path.c_str(), "rb");
+    REQUIRE(f != nullptr);
+    std::string out;
+    char buf[1 << 16];
+    for (int n; (n = gzread(f, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+    gzclose(f);
+    return out;
+}
+
+double number_after(const std::string& text, const std::string& label) {
+    const size_t at = text.find(label);
+    REQUIRE(at != std::string::npos);
+    return std::stod(text.substr(at + label.size()));
+}
+}  // namespace
+
+TEST_CASE("trace summary totals equal metrics.json", "[e2e][trace]") {
+    const std::string model = have_shared() ? shared_path("models/resnet50.onnx") : kSrc + "/workloads/models/resnet18.onnx";
+    for (const char* cfg : {"gpu/a100_sxm4_80gb.toml", "kpu/t256.toml", "cpu/host.toml"}) {
+        INFO(cfg);
+        const std::string out = run_to("tsum", model, kSrc + "/configs/" + cfg);
+        const json m = json::parse(slurp(out + "/metrics.json"));
+        CliResult r = run_archsim("trace summary " + out + "/trace.h5");
+        REQUIRE(r.exit_code == 0);
+        CHECK(number_after(r.out, "latency      ") == Approx(m["total"]["latency_s"].get<double>() * 1e3).epsilon(1e-6));
+        CHECK(number_after(r.out, "energy       ") == Approx(m["total"]["energy_j"].get<double>() * 1e3).epsilon(1e-6));
+        CHECK(number_after(r.out, "MACs         ") == m["total"]["macs"].get<double>());
+        const std::string traffic = r.out.substr(r.out.find("traffic by memory level"));
+        for (const auto& [level, bytes] : m["total"]["traffic_bytes"].items())
+            CHECK(number_after(traffic, "\n  " + level + std::string(28 - level.size(), ' ') + " ") == bytes.get<double>());
+        for (const char* s : {"top 10 operators by time", "top 10 operators by energy", "stall time by cause",
+                              "utilization per compute component", "resolved config"})
+            CHECK(r.out.find(s) != std::string::npos);
+        // ops: one row per operator, sorted, filtered
+        CliResult ops = run_archsim("trace ops " + out + "/trace.h5 --sort macs --where op_type=Conv");
+        REQUIRE(ops.exit_code == 0);
+        CHECK(ops.out.find(" operators\n") != std::string::npos);
+        fs::remove_all(out);
+    }
+}
+
+TEST_CASE("the Perfetto export parses and its slices add up per component", "[e2e][trace]") {
+    const std::string out = run_to("texp", kSrc + "/workloads/models/resnet18.onnx", kSrc + "/configs/kpu/t64.toml");
+    REQUIRE(run_archsim("trace export " + out + "/trace.h5 --perfetto " + out + "/t.json.gz").exit_code == 0);
+    const json j = json::parse(gunzip(out + "/t.json.gz"));
+    // slice time per component (tid / 64 lanes) against the trace's own events
+    std::map<int64_t, double> slices;
+    size_t counters = 0;
+    for (const auto& e : j["traceEvents"]) {
+        if (e["ph"] == "X") slices[(e["tid"].get<int64_t>() - 1) / 64] += e["dur"].get<double>();
+        if (e["ph"] == "C") ++counters;
+    }
+    CHECK(counters == 1000);
+    std::map<int64_t, double> events;
+    archsim::TraceReader tr(out + "/trace.h5");
+    tr.for_each_chunk([&](const archsim::TraceEvent* ev, size_t n) {
+        for (size_t i = 0; i < n; ++i) events[ev[i].component] += ev[i].dur_ps * 1e-6;
+    });
+    for (const auto& [comp, dur] : events) CHECK(slices[comp] == Approx(dur).epsilon(1e-6));
+    CHECK(j["metadata"]["slices_written"].get<uint64_t>() == tr.event_count());
+    // --max-events keeps operators and stalls, thins the rest, and says so
+    CliResult capped = run_archsim("trace export " + out + "/trace.h5 --perfetto " + out + "/c.json.gz --max-events 2000");
+    REQUIRE(capped.exit_code == 0);
+    CHECK(capped.err.find("--max-events dropped") != std::string::npos);
+    const json c = json::parse(gunzip(out + "/c.json.gz"));
+    CHECK(c["metadata"]["slices_written"].get<uint64_t>() <= 2200);
+    CHECK(!c["metadata"]["dropped_by_kind"].empty());
+    fs::remove_all(out);
+}
+
+TEST_CASE("trace diff of a trace with itself is empty and shows moved time otherwise", "[e2e][trace]") {
+    const std::string model = kSrc + "/workloads/models/resnet18.onnx";
+    const std::string a = run_to("tdiffa", model, kSrc + "/configs/kpu/t64.toml");
+    const std::string b = run_to("tdiffb", model, kSrc + "/configs/kpu/t64.toml", "--set dram.bandwidth_gbps=16");
+    CliResult same = run_archsim("trace diff " + a + "/trace.h5 " + a + "/trace.h5");
+    REQUIRE(same.exit_code == 0);
+    CHECK(same.out.find("no differences") != std::string::npos);
+    CliResult diff = run_archsim("trace diff " + a + "/trace.h5 " + b + "/trace.h5 --top 5");
+    REQUIRE(diff.exit_code == 0);
+    CHECK(diff.out.find("operators changed") != std::string::npos);
+    CHECK(diff.out.find("stall") != std::string::npos);  // slower DRAM: stalls appear
+    // timeline: a window of one component
+    CliResult tl = run_archsim("trace timeline " + a + "/trace.h5 --from 0 --to 10us --component dram --limit 3");
+    REQUIRE(tl.exit_code == 0);
+    CHECK(tl.out.find("events shown") != std::string::npos);
+    CHECK(run_archsim("trace timeline " + a + "/trace.h5 --from 10xs").exit_code == 2);
+    fs::remove_all(a);
+    fs::remove_all(b);
+}
+
+TEST_CASE("a corrupt or truncated trace is a one-line error", "[e2e][trace][bad]") {
+    const std::string out = run_to("tbad", kSrc + "/workloads/models/resnet18.onnx", kSrc + "/configs/kpu/t64.toml");
+    std::ofstream(out + "/garbage.h5") << "not a trace";
+    {
+        std::ifstream in(out + "/trace.h5", std::ios::binary);
+        std::string head(20000, '\0');
+        in.read(head.data(), static_cast<std::streamsize>(head.size()));
+        std::ofstream(out + "/truncated.h5", std::ios::binary) << head;
+    }
+    for (const char* f : {"garbage.h5", "truncated.h5", "missing.h5"}) {
+        INFO(f);
+        for (const char* cmd : {"summary", "ops", "timeline"}) {
+            CliResult r = run_archsim(std::string("trace ") + cmd + " " + out + "/" + f);
+            CHECK(r.exit_code == 2);
+            CHECK(r.err.rfind("archsim: error: " + out + "/" + f, 0) == 0);
+            CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+        }
+    }
+    fs::remove_all(out);
+}

@@ -1,0 +1,109 @@
+#!/usr/bin/python3
+"""Loads an archsim trace (trace.h5, schema in traces/README.md) into numpy arrays.
+
+    import sys; sys.path.insert(0, "tools")
+    import archsim_trace
+    t = archsim_trace.load("out/run/trace.h5")
+    t.events["t_ps"], t.events["kind"], ...      # a numpy structured array, one row per event
+    t.kind_names, t.components["name"], t.ops["name"], t.attrs["model"]
+    folds = t.select(kind="fold", component="sm0")  # rows by kind name and component name
+    for chunk in archsim_trace.chunks("big.h5"): ...  # 65,536 events at a time, for huge traces
+
+Needs Debian's python3-h5py and python3-numpy. Refuses a trace of another schema version, or
+one that was not closed normally, with a clear message (TraceError).
+"""
+import sys
+
+import h5py
+import numpy as np
+
+SCHEMA_VERSION = 1
+KIND_NAMES = ["op", "fold", "vector", "dram_read", "dram_write", "sram_read", "sram_write", "stall", "transfer"]
+STALL_CAUSES = ["none", "operand_load", "write_drain", "block_mover", "streamer", "launch"]
+
+
+class TraceError(Exception):
+    """A file that is not a complete archsim trace of the supported schema version."""
+
+
+def _text(v):
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
+def _open(path):
+    try:
+        f = h5py.File(path, "r")
+    except OSError as e:
+        raise TraceError(f"{path}: not a readable HDF5 trace ({e})") from None
+    version = int(f.attrs.get("schema_version", -1))
+    if version != SCHEMA_VERSION:
+        f.close()
+        raise TraceError(f"{path}: trace schema version {version}, this reader knows {SCHEMA_VERSION}")
+    if int(f.attrs.get("complete", 0)) != 1:
+        f.close()
+        raise TraceError(f"{path}: incomplete trace (the run did not finish)")
+    return f
+
+
+def _table(ds):
+    out = {}
+    for name in ds.dtype.names:
+        col = ds[name]
+        out[name] = np.array([_text(x) for x in col]) if col.dtype.kind in "OS" else np.asarray(col)
+    return out
+
+
+class Trace:
+    """A whole trace in memory: events (structured array), components and ops (dicts of arrays),
+    attrs (dict)."""
+
+    def __init__(self, events, components, ops, attrs):
+        self.events = events
+        self.components = components
+        self.ops = ops
+        self.attrs = attrs
+        self.kind_names = KIND_NAMES
+
+    def select(self, kind=None, component=None, op=None):
+        """Events of a kind name ("fold", ...), a component name ("sm0") and an operator name."""
+        mask = np.ones(len(self.events), dtype=bool)
+        if kind is not None:
+            mask &= self.events["kind"] == KIND_NAMES.index(kind)
+        if component is not None:
+            idx = np.flatnonzero(self.components["name"] == component)
+            mask &= np.isin(self.events["component"], idx)
+        if op is not None:
+            idx = np.flatnonzero(self.ops["name"] == op)
+            mask &= np.isin(self.events["op"], idx)
+        return self.events[mask]
+
+    def latency_ps(self):
+        return int((self.events["t_ps"] + self.events["dur_ps"]).max()) if len(self.events) else 0
+
+
+def load(path):
+    """The whole trace in memory."""
+    with _open(path) as f:
+        attrs = {k: (_text(v) if isinstance(v, (bytes, str)) else v.item() if hasattr(v, "item") else v) for k, v in f.attrs.items()}
+        return Trace(f["events"][:], _table(f["components"]), _table(f["ops"]), attrs)
+
+
+def chunks(path, size=65536):
+    """Yields the events in consecutive structured arrays of at most `size` rows."""
+    with _open(path) as f:
+        ev = f["events"]
+        for i in range(0, ev.shape[0], size):
+            yield ev[i:i + size]
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
+    try:
+        t = load(sys.argv[1])
+    except TraceError as e:
+        print(f"archsim_trace.py: {e}", file=sys.stderr)
+        sys.exit(2)
+    print(f"{t.attrs['model']} on {t.attrs['machine']}: {len(t.events)} events, latency {t.latency_ps() / 1e6:.3f} us, "
+          f"MACs {int(t.select(kind='fold')['ops'].sum())}")
