@@ -34,7 +34,7 @@ std::string esc(const std::string& s) {
 /// A gzip stream that throws on error.
 class GzOut {
 public:
-    explicit GzOut(const std::string& path) : m_path(path), m_f(gzopen(path.c_str(), "wb6")) {
+    explicit GzOut(const std::string& path) : m_path(path), m_f(gzopen(path.c_str(), "wb1")) {
         if (!m_f) throw UserError(path, "cannot create");
     }
     ~GzOut() {
