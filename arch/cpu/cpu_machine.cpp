@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "arch/common/fusion.h"
 #include "arch/common/run_bytes.h"
 #include "arch/common/sim_time.h"
 #include "arch/cpu/blocking.h"
@@ -172,22 +173,10 @@ private:
         m_base.emplace(t, at);
         return at;
     }
-    bool fused(const Operator& op, const OpGraph& g) const {
-        if (!m_cfg.fuse_elementwise || op.cost.cls != OpClass::Elementwise || op.inputs.empty()) return false;
-        const int32_t in = op.inputs[0];
-        if (in < 0 || g.consumer_count(in) != 1) return false;
-        const int32_t prod = g.producer(in);
-        if (prod < 0) return false;
-        const OpClass cls = g.ops()[static_cast<size_t>(prod)].cost.cls;
-        return cls == OpClass::Contraction || cls == OpClass::Elementwise;
-    }
-    /// Depthwise and other grouped convolutions with a handful of filters per group: too little
-    /// work per A element for a blocked GEMM; oneDNN runs them as direct SIMD kernels.
-    static bool direct_contraction(const Operator& op) {
-        for (const auto& g : op.cost.gemms)
-            if (g.groups > 1 && g.n < 8) return true;
-        return false;
-    }
+    /// Runs as a post-op of its producer (arch/common/fusion.h) when fusion.elementwise is set.
+    bool fused(const Operator& op, const OpGraph& g) const { return m_cfg.fuse_elementwise && fuses_into_producer(op, g); }
+    /// Depthwise-like convolutions run as direct SIMD kernels, as oneDNN does (fusion.h).
+    static bool direct_contraction(const Operator& op) { return is_thin_grouped_conv(op); }
 
     // ---- kernels ------------------------------------------------------------------------------
     /// One GEMM instance (batch entry x group) of GEMM view `g`, blocked and split over the cores.

@@ -9,6 +9,7 @@
 
 #include "arch/gpu/cta_mapper.h"
 #include "arch/gpu/gpu_config.h"
+#include "arch/common/fusion.h"
 #include "arch/common/run_bytes.h"
 #include "arch/common/sim_time.h"
 #include "arch/gpu/l2_cache.h"
@@ -138,24 +139,10 @@ private:
 
     // ---- graph facts --------------------------------------------------------------------------
     int64_t bytes_of(const Tensor& t) const { return run_bytes(t, m_cfg.precision); }
-    /// An elementwise op whose first input is the single-consumer output of a kernel, or of an
-    /// elementwise op (itself fused or not), runs in that kernel's epilogue.
-    bool fused(const Operator& op, const OpGraph& g) const {
-        if (!m_cfg.fuse_elementwise || op.cost.cls != OpClass::Elementwise || op.inputs.empty()) return false;
-        const int32_t in = op.inputs[0];
-        if (in < 0 || g.consumer_count(in) != 1) return false;
-        const int32_t prod = g.producer(in);
-        if (prod < 0) return false;
-        const OpClass cls = g.ops()[static_cast<size_t>(prod)].cost.cls;
-        return cls == OpClass::Contraction || cls == OpClass::Elementwise;
-    }
-    /// Depthwise and other grouped convolutions with a handful of filters per group do too little
-    /// work per byte for tensor-core tiles; cuDNN runs them as bandwidth-bound direct kernels.
-    bool memory_bound_contraction(const Operator& op) const {
-        for (const auto& g : op.cost.gemms)
-            if (g.groups > 1 && g.n < 8) return true;
-        return false;
-    }
+    /// Runs in its producer's epilogue (arch/common/fusion.h) when fusion.elementwise is set.
+    bool fused(const Operator& op, const OpGraph& g) const { return m_cfg.fuse_elementwise && fuses_into_producer(op, g); }
+    /// Depthwise-like convolutions run as bandwidth-bound direct kernels, as cuDNN does (fusion.h).
+    static bool memory_bound_contraction(const Operator& op) { return is_thin_grouped_conv(op); }
 
     /// A fused epilogue still reads its operator's other inputs (a residual for an Add, a scale
     /// for a Mul): those bytes stream through L2 right after the producing kernel.
