@@ -54,6 +54,62 @@ TEST_CASE("the mlp generator equals shared/models/mlp.onnx operator by operator"
     fs::remove(file);
 }
 
+/// The operators of `a` and `b` agree one by one: name, type, MACs, params and input shapes.
+void same_ops(const OpGraph& a, const std::vector<const Operator*>& b, const OpGraph& bg) {
+    REQUIRE(a.ops().size() == b.size());
+    for (size_t i = 0; i < b.size(); ++i) {
+        const auto& x = a.ops()[i];
+        const auto& y = *b[i];
+        INFO(y.name);
+        CHECK(x.op_type == y.op_type);
+        CHECK(x.cost.macs == y.cost.macs);
+        CHECK(x.cost.params == y.cost.params);
+        REQUIRE(x.inputs.size() == y.inputs.size());
+        for (size_t k = 0; k < x.inputs.size(); ++k) CHECK(a.tensors()[x.inputs[k]].shape == bg.tensors()[y.inputs[k]].shape);
+    }
+}
+
+TEST_CASE("the resnet_block generator equals the torchvision exports", "[import][generators]") {
+    const std::string shared = std::string(ARCHSIM_SHARED_DIR) + "/models/";
+    if (!fs::exists(shared + "resnet_basic_block.onnx")) {
+        WARN("shared/models not found; skipped");
+        return;
+    }
+    const std::string file = write("archsim_gen_rb.toml",
+                                   "[basic]\nfamily = \"resnet_block\"\nin_channels = 64\nchannels = 128\nstride = 2\nsize = 56\nbatch = 32\n"
+                                   "[bottleneck]\nfamily = \"resnet_block\"\nblock = \"bottleneck\"\nin_channels = 256\nchannels = 512\n"
+                                   "stride = 2\nsize = 56\n");
+    // BasicBlock(64 -> 128, stride 2) = resnet_basic_block.onnx, names included
+    const ImportResult basic = load_workload(file + "#basic", {});
+    const ImportResult ref = load_workload(shared + "resnet_basic_block.onnx", {});
+    std::vector<const Operator*> ref_ops;
+    for (const auto& o : ref.graph.ops()) ref_ops.push_back(&o);
+    same_ops(basic.graph, ref_ops, ref.graph);
+    for (size_t i = 0; i < ref_ops.size(); ++i) CHECK(basic.graph.ops()[i].name == ref_ops[i]->name);
+    CHECK(basic.graph.total_params() == ref.graph.total_params());
+    // Bottleneck(256 -> 512, stride 2) = resnet50's layer2[0], in the export's order
+    const ImportResult bott = load_workload(file + "#bottleneck", {});
+    const ImportResult r50 = load_workload(shared + "resnet50.onnx", {});
+    std::vector<const Operator*> layer;
+    for (const auto& o : r50.graph.ops())
+        if (o.name.find("/layer2/layer2.0/") == 0) layer.push_back(&o);
+    same_ops(bott.graph, layer, r50.graph);
+    fs::remove(file);
+}
+
+TEST_CASE("the conv generator's MACs and shapes follow the convolution formulas", "[import][generators]") {
+    const std::string file = write("archsim_gen_conv.toml",
+                                   "[c]\nfamily = \"conv\"\nlayers = 2\nin_channels = 3\ninput = [32, 16]\nchannels = [8, 16]\n"
+                                   "kernel = [3, 1]\nstride = [2, 1]\ngroups = [1, 2]\nbatch_norm = true\nbatch = 2\n");
+    const ImportResult r = load_workload(file + "#c", {});
+    // layer 0: 3 -> 8, 3x3 stride 2 pad 1: 16 x 8 outputs; layer 1: 8 -> 16, 1x1, 2 groups
+    const int64_t l0 = 2 * 8 * 16 * 8 * 3 * 3 * 3, l1 = 2 * 16 * 16 * 8 * (8 / 2) * 1 * 1;
+    CHECK(r.graph.total_macs() == l0 + l1);
+    CHECK(r.graph.ops().size() == 2 * 3);  // conv, batch norm, relu per layer
+    CHECK(r.graph.tensors()[r.graph.ops().back().outputs[0]].shape == std::vector<int64_t>{2, 16, 16, 8});
+    fs::remove(file);
+}
+
 TEST_CASE("bad workload entries are one line naming the entry and the field", "[import][generators]") {
     const std::string file = write("archsim_gen_bad.toml",
                                    std::string(kMlp) + "[nolayers]\nfamily = \"mlp\"\ninput = 4\noutput = 4\n"
@@ -69,7 +125,7 @@ TEST_CASE("bad workload entries are one line naming the entry and the field", "[
         return std::string("no error");
     };
     CHECK(error("nolayers") == file + ": [nolayers].layers: missing (required)");
-    CHECK(error("badfam") == file + ": [badfam].family: unknown family 'mlpp' (known: mlp)");
+    CHECK(error("badfam") == file + ": [badfam].family: unknown family 'mlpp' (known: mlp, conv, resnet_block)");
     CHECK(error("badwidth") == file + ": [badwidth].width: has 1 values, expected 2");
     CHECK(error("badact").find("[badact].activation: 'tanh' is not one of relu, gelu, sigmoid") != std::string::npos);
     CHECK(error("missing").find("no such workload in this file (it has: badact, badfam, badwidth, mlp, nolayers)") != std::string::npos);

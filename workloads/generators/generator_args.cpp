@@ -43,6 +43,26 @@ std::vector<int64_t> GeneratorArgs::integers(const std::string& key, size_t coun
     return std::vector<int64_t>(count, integer(key, min));
 }
 
+std::vector<int64_t> GeneratorArgs::integers_or(const std::string& key, size_t count, int64_t def, int64_t min) const {
+    return integers_or_list(key, count, std::vector<int64_t>(count, def), min);
+}
+
+std::vector<int64_t> GeneratorArgs::integers_or_list(const std::string& key, size_t count, const std::vector<int64_t>& def,
+                                                     int64_t min) const {
+    if (!m_entry.get(key)) {
+        m_used.insert(key);
+        return def;
+    }
+    return integers(key, count, min);
+}
+
+std::vector<int64_t> GeneratorArgs::integers_or_pair(const std::string& key) const {
+    const toml::node* n = m_entry.get(key);
+    if (n && n->as_array()) return integers(key, 2);
+    const int64_t v = integer(key);
+    return {v, v};
+}
+
 std::string GeneratorArgs::choice_or(const std::string& key, const std::string& def, const std::vector<std::string>& choices) const {
     m_used.insert(key);
     const toml::node* n = m_entry.get(key);

@@ -22,6 +22,12 @@ public:
     int64_t integer_or(const std::string& key, int64_t def, int64_t min = 1) const;
     /// An integer or a list of integers (each >= `min`); a single value repeats `count` times.
     std::vector<int64_t> integers(const std::string& key, size_t count, int64_t min = 1) const;
+    /// Like integers(), but optional: `def` repeated `count` times when absent.
+    std::vector<int64_t> integers_or(const std::string& key, size_t count, int64_t def, int64_t min = 1) const;
+    /// Like integers(), but optional: `def` (already `count` long) when absent.
+    std::vector<int64_t> integers_or_list(const std::string& key, size_t count, const std::vector<int64_t>& def, int64_t min = 1) const;
+    /// A required size: one integer (square) or a list of two, as [height, width].
+    std::vector<int64_t> integers_or_pair(const std::string& key) const;
     /// An optional string from `choices`, `def` when absent.
     std::string choice_or(const std::string& key, const std::string& def, const std::vector<std::string>& choices) const;
     /// An optional boolean.

@@ -50,3 +50,52 @@ void set_int(onnx::NodeProto& n, const std::string& name, int64_t v) {
 }
 
 }  // namespace archsim::gen
+
+namespace archsim::gen {
+
+void add_int64_constant(onnx::GraphProto& g, const std::string& name, const std::vector<int64_t>& values) {
+    auto& n = add_node(g, "Constant", name + "_const", {}, {name});
+    auto* a = n.add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    auto* t = a->mutable_t();
+    t->set_data_type(onnx::TensorProto::INT64);
+    t->add_dims(static_cast<int64_t>(values.size()));
+    for (int64_t v : values) t->add_int64_data(v);
+}
+
+void add_float_constant(onnx::GraphProto& g, const std::string& name, float value) {
+    auto& n = add_node(g, "Constant", name + "_const", {}, {name});
+    auto* a = n.add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    auto* t = a->mutable_t();
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    t->add_float_data(value);
+}
+
+void set_ints(onnx::NodeProto& n, const std::string& name, const std::vector<int64_t>& v) {
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int64_t x : v) a->add_ints(x);
+}
+
+std::string conv(onnx::GraphProto& g, const std::string& node, const std::string& x, const std::string& weight,
+                 const std::vector<int64_t>& w_dims, int64_t stride, int64_t pad, int64_t groups, bool bias) {
+    add_weight(g, weight + ".weight", w_dims);
+    std::vector<std::string> ins = {x, weight + ".weight"};
+    if (bias) {
+        add_weight(g, weight + ".bias", {w_dims[0]});
+        ins.push_back(weight + ".bias");
+    }
+    const std::string y = node + "_output_0";
+    auto& n = add_node(g, "Conv", node, ins, {y});
+    set_ints(n, "kernel_shape", {w_dims[2], w_dims[3]});
+    set_ints(n, "strides", {stride, stride});
+    set_ints(n, "pads", {pad, pad, pad, pad});
+    if (groups > 1) set_int(n, "group", groups);
+    return y;
+}
+
+}  // namespace archsim::gen

@@ -22,3 +22,15 @@ onnx::NodeProto& add_node(onnx::GraphProto& g, const std::string& op, const std:
 void set_int(onnx::NodeProto& n, const std::string& name, int64_t v);
 
 }  // namespace archsim::gen
+
+namespace archsim::gen {
+/// A Constant node holding int64 `values` (1-D), e.g. a Reshape target or Slice bounds.
+void add_int64_constant(onnx::GraphProto& g, const std::string& name, const std::vector<int64_t>& values);
+/// A Constant node holding one float (a scalar), e.g. a scale.
+void add_float_constant(onnx::GraphProto& g, const std::string& name, float value);
+/// An int list attribute.
+void set_ints(onnx::NodeProto& n, const std::string& name, const std::vector<int64_t>& v);
+/// Conv (with bias) of `w_dims` = [out, in/groups, kh, kw] on `x`; returns the output name.
+std::string conv(onnx::GraphProto& g, const std::string& node, const std::string& x, const std::string& weight,
+                 const std::vector<int64_t>& w_dims, int64_t stride, int64_t pad, int64_t groups, bool bias);
+}  // namespace archsim::gen

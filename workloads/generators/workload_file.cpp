@@ -7,6 +7,7 @@
 #include "sim/common/error.h"
 #include "sim/config/toml_load.h"
 #include "workloads/generators/generator_args.h"
+#include "workloads/generators/cnn.h"
 #include "workloads/generators/mlp.h"
 
 namespace archsim {
@@ -14,6 +15,9 @@ namespace archsim {
 const std::vector<WorkloadFamily>& workload_families() {
     static const std::vector<WorkloadFamily> families = {
         {"mlp", "multilayer perceptron: layers, input, output, width, activation, bias, batch", &build_mlp},
+        {"conv", "a stack of convolutions: layers, in_channels, input, channels, kernel, stride, padding, groups, batch_norm, "
+                 "activation, bias, batch", &build_conv},
+        {"resnet_block", "a ResNet basic or bottleneck block: block, in_channels, channels, stride, size, batch", &build_resnet_block},
     };
     return families;
 }
