@@ -97,6 +97,25 @@ TEST_CASE("the resnet_block generator equals the torchvision exports", "[import]
     fs::remove(file);
 }
 
+TEST_CASE("the transformer_encoder generator equals shared/models/bert_like_encoder.onnx", "[import][generators]") {
+    const std::string onnx = std::string(ARCHSIM_SHARED_DIR) + "/models/bert_like_encoder.onnx";
+    if (!fs::exists(onnx)) {
+        WARN("shared/models not found; skipped");
+        return;
+    }
+    const std::string file = write("archsim_gen_bert.toml", "[bert]\nfamily = \"transformer_encoder\"\nlayers = 6\nd_model = 512\n"
+                                                            "heads = 8\nffn = 2048\nsequence = 128\n");
+    const ImportResult gen = load_workload(file + "#bert", {});
+    const ImportResult ref = load_workload(onnx, {});
+    std::vector<const Operator*> ref_ops;
+    for (const auto& o : ref.graph.ops()) ref_ops.push_back(&o);
+    same_ops(gen.graph, ref_ops, ref.graph);
+    CHECK(gen.graph.total_macs() == ref.graph.total_macs());
+    CHECK(gen.graph.total_params() == ref.graph.total_params());
+    CHECK(gen.graph.total_flops() == ref.graph.total_flops());
+    fs::remove(file);
+}
+
 TEST_CASE("the conv generator's MACs and shapes follow the convolution formulas", "[import][generators]") {
     const std::string file = write("archsim_gen_conv.toml",
                                    "[c]\nfamily = \"conv\"\nlayers = 2\nin_channels = 3\ninput = [32, 16]\nchannels = [8, 16]\n"
@@ -125,7 +144,7 @@ TEST_CASE("bad workload entries are one line naming the entry and the field", "[
         return std::string("no error");
     };
     CHECK(error("nolayers") == file + ": [nolayers].layers: missing (required)");
-    CHECK(error("badfam") == file + ": [badfam].family: unknown family 'mlpp' (known: mlp, conv, resnet_block)");
+    CHECK(error("badfam") == file + ": [badfam].family: unknown family 'mlpp' (known: mlp, conv, resnet_block, transformer_encoder)");
     CHECK(error("badwidth") == file + ": [badwidth].width: has 1 values, expected 2");
     CHECK(error("badact").find("[badact].activation: 'tanh' is not one of relu, gelu, sigmoid") != std::string::npos);
     CHECK(error("missing").find("no such workload in this file (it has: badact, badfam, badwidth, mlp, nolayers)") != std::string::npos);

@@ -9,6 +9,7 @@
 #include "workloads/generators/generator_args.h"
 #include "workloads/generators/cnn.h"
 #include "workloads/generators/mlp.h"
+#include "workloads/generators/transformer.h"
 
 namespace archsim {
 
@@ -18,6 +19,8 @@ const std::vector<WorkloadFamily>& workload_families() {
         {"conv", "a stack of convolutions: layers, in_channels, input, channels, kernel, stride, padding, groups, batch_norm, "
                  "activation, bias, batch", &build_conv},
         {"resnet_block", "a ResNet basic or bottleneck block: block, in_channels, channels, stride, size, batch", &build_resnet_block},
+        {"transformer_encoder", "post-LN transformer encoder layers: layers, d_model, heads, ffn, sequence, activation, batch",
+         &build_transformer_encoder},
     };
     return families;
 }
