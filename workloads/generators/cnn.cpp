@@ -49,12 +49,7 @@ void build_conv(const GeneratorArgs& a, int64_t batch, onnx::ModelProto& model) 
                           {x, b + ".weight", b + ".bias", b + ".running_mean", b + ".running_var"}, {y});
             x = y;
         }
-        if (act != "none") {
-            const std::string op = act == "relu" ? "Relu" : act == "gelu" ? "Gelu" : "Sigmoid";
-            const std::string y = p + "/act/" + op + "_output_0";
-            gen::add_node(g, op, p + "/act/" + op, {x}, {y});
-            x = y;
-        }
+        if (act != "none") x = gen::activation(g, p + "/act", act, x);
     }
     gen::add_output(g, x, {batch, c, h, w});
 }

@@ -16,7 +16,6 @@ void build_mlp(const GeneratorArgs& a, int64_t batch, onnx::ModelProto& model) {
     const std::vector<int64_t> widths = layers > 1 ? a.integers("width", static_cast<size_t>(layers - 1)) : std::vector<int64_t>{};
     const std::string act = a.choice_or("activation", "relu", {"relu", "gelu", "sigmoid"});
     const bool bias = a.boolean_or("bias", true);
-    const std::string op = act == "relu" ? "Relu" : act == "gelu" ? "Gelu" : "Sigmoid";
     auto& g = gen::start_model(model, "mlp");
     gen::add_input(g, "input", {batch, input});
     std::string x = "input";
@@ -38,10 +37,8 @@ void build_mlp(const GeneratorArgs& a, int64_t batch, onnx::ModelProto& model) {
         ++idx;
         x = y, in = out;
         if (l + 1 < layers) {
-            const std::string z = "/" + std::to_string(idx) + "/" + op + "_output_0";
-            gen::add_node(g, op, "/" + std::to_string(idx) + "/" + op, {x}, {z});
+            x = gen::activation(g, "/" + std::to_string(idx), act, x);
             ++idx;
-            x = z;
         }
     }
     gen::add_output(g, x, {batch, output});

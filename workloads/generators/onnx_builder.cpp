@@ -1,5 +1,7 @@
 #include "workloads/generators/onnx_builder.h"
 
+#include <map>
+
 namespace archsim::gen {
 
 onnx::GraphProto& start_model(onnx::ModelProto& model, const std::string& name) {
@@ -96,6 +98,30 @@ std::string conv(onnx::GraphProto& g, const std::string& node, const std::string
     set_ints(n, "pads", {pad, pad, pad, pad});
     if (groups > 1) set_int(n, "group", groups);
     return y;
+}
+
+}  // namespace archsim::gen
+
+namespace archsim::gen {
+
+std::string activation(onnx::GraphProto& g, const std::string& prefix, const std::string& kind, const std::string& x) {
+    std::map<std::string, int> count;
+    auto node = [&](const std::string& op, const std::vector<std::string>& ins) {
+        int& n = count[op];
+        const std::string name = prefix + "/" + op + (n ? "_" + std::to_string(n) : "");
+        ++n;
+        add_node(g, op, name, ins, {name + "_output_0"});
+        return name + "_output_0";
+    };
+    if (kind == "relu") return node("Relu", {x});
+    if (kind == "sigmoid") return node("Sigmoid", {x});
+    if (kind == "silu") return node("Mul", {x, node("Sigmoid", {x})});
+    // gelu
+    add_float_constant(g, prefix + "/sqrt2", 1.41421356f);
+    add_float_constant(g, prefix + "/one", 1.0f);
+    add_float_constant(g, prefix + "/half", 0.5f);
+    const std::string e = node("Erf", {node("Div", {x, prefix + "/sqrt2"})});
+    return node("Mul", {node("Mul", {x, node("Add", {e, prefix + "/one"})}), prefix + "/half"});
 }
 
 }  // namespace archsim::gen

@@ -34,3 +34,11 @@ void set_ints(onnx::NodeProto& n, const std::string& name, const std::vector<int
 std::string conv(onnx::GraphProto& g, const std::string& node, const std::string& x, const std::string& weight,
                  const std::vector<int64_t>& w_dims, int64_t stride, int64_t pad, int64_t groups, bool bias);
 }  // namespace archsim::gen
+
+namespace archsim::gen {
+/// An activation after `x` as torch.onnx exports it at opset 13: "relu" -> Relu, "sigmoid" ->
+/// Sigmoid, "silu" -> Sigmoid and Mul, "gelu" -> x * 0.5 * (1 + erf(x / sqrt(2))) as Div, Erf,
+/// Add, Mul, Mul (opset 13 has no Gelu). Nodes are named "<prefix>/<Op>" ("_1", "_2" for
+/// repeats); returns the output's name.
+std::string activation(onnx::GraphProto& g, const std::string& prefix, const std::string& kind, const std::string& x);
+}  // namespace archsim::gen
