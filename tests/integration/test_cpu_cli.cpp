@@ -74,3 +74,25 @@ TEST_CASE("a bad CPU cache geometry is one line naming the config file", "[e2e][
     CHECK(r.exit_code != 0);
     CHECK(r.err.find("host.toml: l1d.kib") != std::string::npos);
 }
+
+TEST_CASE("an llm workload runs prefill and decode and reports serving metrics", "[e2e][llm]") {
+    const std::string out = temp_dir("llm");
+    CliResult r = run_archsim("run " + std::string(ARCHSIM_SOURCE_DIR) + "/workloads/llm_presets.toml#gpt2_small --arch " +
+                              std::string(ARCHSIM_SOURCE_DIR) + "/configs/gpu/a100_sxm4_80gb.toml --out " + out + " --format json");
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const json j = json::parse(r.out);
+    const double ttft = j["time_to_first_token_s"], tpot = j["time_per_output_token_s"], tps = j["tokens_per_s"];
+    CHECK(ttft > 0);
+    CHECK(tpot > 0);
+    // tokens/s is batch x generated over prefill + every decode step
+    CHECK(tps == Approx(64.0 / (ttft + 63 * tpot)).epsilon(1e-6));
+    CHECK(j["decode_points"].size() == 4);
+    // decode at batch 1 is memory-bound: each step reads every fp16 weight from DRAM
+    const json d = json::parse(slurp(out + "/decode_kv256/metrics.json"));
+    CHECK(d["total"]["traffic_bytes"]["dram"].get<double>() >= 2.0 * 124e6);
+    CHECK(d["total"]["stall_cycles_by_cause"]["operand_load"].get<double>() > d["total"]["compute_cycles"].get<double>());
+    // a longer KV cache costs more per step
+    CHECK(j["decode_points"][3]["latency_s"].get<double>() >= j["decode_points"][0]["latency_s"].get<double>());
+    fs::remove_all(out);
+}

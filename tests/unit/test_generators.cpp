@@ -150,3 +150,35 @@ TEST_CASE("bad workload entries are one line naming the entry and the field", "[
     CHECK(error("missing").find("no such workload in this file (it has: badact, badfam, badwidth, mlp, nolayers)") != std::string::npos);
     fs::remove(file);
 }
+
+TEST_CASE("llm presets have their published parameter counts", "[import][generators][llm]") {
+    const std::string file = std::string(ARCHSIM_SOURCE_DIR) + "/workloads/llm_presets.toml";
+    // published: GPT-2 124 M and 355 M (Radford et al. 2019), Llama-2-7B 6.74 B (Touvron et al.
+    // 2023), Llama-3-8B 8.03 B (Meta model card), Mixtral-8x7B 46.7 B (Jiang et al. 2024)
+    const std::vector<std::pair<std::string, double>> published = {
+        {"gpt2_small", 124e6}, {"gpt2_medium", 355e6}, {"llama2_7b", 6.74e9}, {"llama3_8b", 8.03e9}, {"mixtral_8x7b", 46.7e9}};
+    for (const auto& [name, params] : published) {
+        INFO(name);
+        const ImportResult r = load_workload(file + "#" + name + "@decode=64", {});
+        CHECK(double(r.graph.total_params()) == Approx(params).epsilon(0.01));
+    }
+}
+
+TEST_CASE("llm decode costs about 2 FLOPs per active parameter per token", "[import][generators][llm]") {
+    const std::string file = std::string(ARCHSIM_SOURCE_DIR) + "/workloads/llm_presets.toml";
+    // dense: every weight once per token (attention over 64 cached tokens adds < 1%)
+    const ImportResult llama = load_workload(file + "#llama2_7b@decode=64", {});
+    const double embed = 32000.0 * 4096;  // a Gather, not a matmul
+    CHECK(2.0 * llama.graph.total_macs() == Approx(2.0 * (llama.graph.total_params() - embed)).epsilon(0.01));
+    // MoE: only the top-2 of 8 experts run for one token
+    const ImportResult moe = load_workload(file + "#mixtral_8x7b@decode=64", {});
+    const double expert = 3.0 * 4096 * 14336, layers = 32;
+    const double active = moe.graph.total_params() - layers * 6 * expert - 32000.0 * 4096;
+    CHECK(double(moe.graph.total_macs()) == Approx(active).epsilon(0.01));
+    // prefill of P tokens: P times the per-token matmul work, plus attention (quadratic in P)
+    const ImportResult pre = load_workload(file + "#llama2_7b@prefill", {});
+    CHECK(pre.graph.total_macs() > 500 * (llama.graph.total_macs() - 32 * 64 * 4096 * 2));
+    // bad phases
+    CHECK_THROWS_AS(load_workload(file + "#llama2_7b@decode=0", {}), UserError);
+    CHECK_THROWS_AS(load_workload(file + "#llama2_7b@bogus", {}), UserError);
+}

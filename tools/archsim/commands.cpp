@@ -15,6 +15,7 @@
 #include "sim/engine/simulate.h"
 #include "traces/reducer.h"
 #include "traces/trace_reader.h"
+#include "tools/archsim/llm_run.h"
 #include "workloads/load_workload.h"
 
 namespace archsim::cli {
@@ -135,6 +136,7 @@ static void write_atomically(const std::string& path, const std::string& text) {
 int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& out_dir, const std::string& precision,
             const std::vector<std::string>& sets, const std::string& format) {
     const ReportFormat f = parse_report_format(format);
+    if (is_llm_workload(w.model)) return cmd_run_llm(w, arch, out_dir, precision, sets, format);
     // Config first: it is cheap, and a typo there should not wait for a big import.
     const std::string kind_name = read_machine_kind(arch);
     const MachineKind* kind = find_machine(kind_name);

@@ -6,9 +6,14 @@
 
 namespace archsim {
 
+const toml::node* GeneratorArgs::find(const std::string& key) const {
+    if (key.find('.') == std::string::npos) return m_entry.get(key);
+    return toml::at_path(m_entry, key).node();
+}
+
 int64_t GeneratorArgs::integer(const std::string& key, int64_t min) const {
     m_used.insert(key);
-    const toml::node* n = m_entry.get(key);
+    const toml::node* n = find(key);
     if (!n) throw UserError(m_where + "." + key, "missing (required)");
     auto v = n->value<int64_t>();
     if (!v || !n->is_integer()) throw UserError(m_where + "." + key, "must be an integer");
@@ -17,7 +22,7 @@ int64_t GeneratorArgs::integer(const std::string& key, int64_t min) const {
 }
 
 int64_t GeneratorArgs::integer_or(const std::string& key, int64_t def, int64_t min) const {
-    if (!m_entry.get(key)) {
+    if (!find(key)) {
         m_used.insert(key);
         return def;
     }
@@ -26,7 +31,7 @@ int64_t GeneratorArgs::integer_or(const std::string& key, int64_t def, int64_t m
 
 std::vector<int64_t> GeneratorArgs::integers(const std::string& key, size_t count, int64_t min) const {
     m_used.insert(key);
-    const toml::node* n = m_entry.get(key);
+    const toml::node* n = find(key);
     if (!n) throw UserError(m_where + "." + key, "missing (required)");
     std::vector<int64_t> out;
     if (const auto* arr = n->as_array()) {
@@ -49,7 +54,7 @@ std::vector<int64_t> GeneratorArgs::integers_or(const std::string& key, size_t c
 
 std::vector<int64_t> GeneratorArgs::integers_or_list(const std::string& key, size_t count, const std::vector<int64_t>& def,
                                                      int64_t min) const {
-    if (!m_entry.get(key)) {
+    if (!find(key)) {
         m_used.insert(key);
         return def;
     }
@@ -57,7 +62,7 @@ std::vector<int64_t> GeneratorArgs::integers_or_list(const std::string& key, siz
 }
 
 std::vector<int64_t> GeneratorArgs::integers_or_pair(const std::string& key) const {
-    const toml::node* n = m_entry.get(key);
+    const toml::node* n = find(key);
     if (n && n->as_array()) return integers(key, 2);
     const int64_t v = integer(key);
     return {v, v};
@@ -65,7 +70,7 @@ std::vector<int64_t> GeneratorArgs::integers_or_pair(const std::string& key) con
 
 std::string GeneratorArgs::choice_or(const std::string& key, const std::string& def, const std::vector<std::string>& choices) const {
     m_used.insert(key);
-    const toml::node* n = m_entry.get(key);
+    const toml::node* n = find(key);
     if (!n) return def;
     auto v = n->value<std::string>();
     if (!v) throw UserError(m_where + "." + key, "must be a string");
@@ -78,7 +83,7 @@ std::string GeneratorArgs::choice_or(const std::string& key, const std::string& 
 
 bool GeneratorArgs::boolean_or(const std::string& key, bool def) const {
     m_used.insert(key);
-    const toml::node* n = m_entry.get(key);
+    const toml::node* n = find(key);
     if (!n) return def;
     auto v = n->value<bool>();
     if (!v || !n->is_boolean()) throw UserError(m_where + "." + key, "must be true or false");

@@ -11,10 +11,13 @@
 namespace archsim {
 
 /// The fields of one workload entry. Each getter names the entry and the field in its UserError
-/// (missing required field, wrong type, out of range) and records the field as used.
+/// (missing required field, wrong type, out of range) and records the field as used. Keys may be
+/// dotted ("sequence.prompt", "precision.weights") to reach into sub-tables.
 class GeneratorArgs {
 public:
-    GeneratorArgs(const toml::table& entry, std::string where) : m_entry(entry), m_where(std::move(where)) {}
+    /// `phase`: what follows '@' in the workload name ("prefill", "decode=640"), "" if nothing.
+    GeneratorArgs(const toml::table& entry, std::string where, std::string phase = "")
+        : m_entry(entry), m_where(std::move(where)), m_phase(std::move(phase)) {}
 
     /// A required integer >= `min`.
     int64_t integer(const std::string& key, int64_t min = 1) const;
@@ -32,14 +35,21 @@ public:
     std::string choice_or(const std::string& key, const std::string& def, const std::vector<std::string>& choices) const;
     /// An optional boolean.
     bool boolean_or(const std::string& key, bool def) const;
+    /// True if the entry sets `key` (dotted keys reach into sub-tables: "sequence.prompt").
+    bool has(const std::string& key) const { return find(key) != nullptr; }
+    /// The phase asked for after '@' in the workload name ("" if none).
+    const std::string& phase() const { return m_phase; }
     /// The entry's place in messages: "FILE: [name]".
     const std::string& where() const { return m_where; }
     /// Every field read so far.
     const std::set<std::string>& used() const { return m_used; }
 
 private:
+    const toml::node* find(const std::string& key) const;
+
     const toml::table& m_entry;
     std::string m_where;
+    std::string m_phase;
     mutable std::set<std::string> m_used;
 };
 

@@ -8,6 +8,7 @@
 #include "sim/config/toml_load.h"
 #include "workloads/generators/generator_args.h"
 #include "workloads/generators/cnn.h"
+#include "workloads/generators/llm.h"
 #include "workloads/generators/mlp.h"
 #include "workloads/generators/transformer.h"
 
@@ -21,15 +22,31 @@ const std::vector<WorkloadFamily>& workload_families() {
         {"resnet_block", "a ResNet basic or bottleneck block: block, in_channels, channels, stride, size, batch", &build_resnet_block},
         {"transformer_encoder", "post-LN transformer encoder layers: layers, d_model, heads, ffn, sequence, activation, batch",
          &build_transformer_encoder},
+        {"llm", "decoder-only LLM (gpt, llama, moe) in phases @prefill and @decode=L: preset or hidden, layers, heads, kv_heads, "
+                "ffn, vocab, experts, top_k, sequence.prompt, sequence.generate, precision.weights, precision.activations, batch",
+         &build_llm},
     };
     return families;
+}
+
+bool read_llm_entry(const std::string& file, const std::string& name, LlmShape& shape, int64_t& batch) {
+    if (!std::filesystem::is_regular_file(file)) throw UserError(file, "no such workload file");
+    const toml::table root = detail::parse_toml_file(file);
+    const auto* entry = root[name].as_table();
+    if (!entry || (*entry)["family"].value_or(std::string()) != "llm") return false;
+    const GeneratorArgs args(*entry, file + ": [" + name + "]");
+    shape = read_llm_shape(args);
+    batch = args.integer_or("batch", 1);
+    return true;
 }
 
 ImportResult generate_workload(const std::string& file, const std::string& name, const ImportOptions& options) {
     if (!std::filesystem::is_regular_file(file)) throw UserError(file, "no such workload file");
     const toml::table root = detail::parse_toml_file(file);
-    const std::string where = file + ": [" + name + "]";
-    const auto* entry = root[name].as_table();
+    const size_t at = name.find('@');
+    const std::string entry_name = name.substr(0, at), phase = at == std::string::npos ? "" : name.substr(at + 1);
+    const std::string where = file + ": [" + entry_name + "]";
+    const auto* entry = root[entry_name].as_table();
     if (!entry) {
         std::string names;
         for (const auto& [k, v] : root)
@@ -45,7 +62,8 @@ ImportResult generate_workload(const std::string& file, const std::string& name,
         if (*family == fam.name) f = &fam;
     }
     if (!f) throw UserError(where + ".family", "unknown family '" + *family + "' (known: " + known + ")");
-    const GeneratorArgs args(*entry, where);
+    if (!phase.empty() && *family != "llm") throw UserError(where + "@" + phase, "only llm workloads have phases");
+    const GeneratorArgs args(*entry, where, phase);
     const int64_t batch = options.batch ? *options.batch : args.integer_or("batch", 1);
     onnx::ModelProto model;
     f->build(args, batch, model);

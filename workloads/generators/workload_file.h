@@ -23,6 +23,12 @@ struct WorkloadFamily {
 /// The families a workload file may name, one registration line each (workload_file.cpp).
 const std::vector<WorkloadFamily>& workload_families();
 
+struct LlmShape;
+
+/// The shape and batch of the llm entry `name` (no '@' phase) of workload file `file`; false if
+/// the entry is another family. Throws UserError like generate_workload for a bad entry.
+bool read_llm_entry(const std::string& file, const std::string& name, LlmShape& shape, int64_t& batch);
+
 /// Builds workload `name` of workload file `file` ([name] table with `family = "..."`).
 /// `options.batch` overrides the entry's batch. Throws UserError naming the file, the entry and
 /// the field for a missing file or entry, an unknown family, a missing required field or a value

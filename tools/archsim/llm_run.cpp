@@ -1,0 +1,137 @@
+#include "tools/archsim/llm_run.h"
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "sim/common/error.h"
+#include "tools/archsim/spawn.h"
+#include "workloads/generators/llm.h"
+#include "workloads/generators/workload_file.h"
+
+namespace archsim::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool split(const std::string& model, std::string& file, std::string& name) {
+    const size_t hash = model.find(".toml#");
+    if (hash == std::string::npos) return false;
+    file = model.substr(0, hash + 5), name = model.substr(hash + 6);
+    return name.find('@') == std::string::npos;
+}
+
+struct Phase {
+    double latency_s = 0, energy_j = 0;
+};
+
+Phase run_phase(const std::string& self, const std::string& model, const std::string& arch, const std::string& dir,
+                const std::string& precision, const std::vector<std::string>& sets, int64_t batch) {
+    fs::create_directories(dir);
+    std::vector<std::string> args = {"run", model, "--arch", arch, "--out", dir, "--format", "json", "--batch", std::to_string(batch),
+                                     "--precision", precision};
+    for (const auto& s : sets) args.insert(args.end(), {"--set", s});
+    const pid_t pid = spawn_self(self, args, dir + "/report.json", dir + "/stderr.log");
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        std::ifstream in(dir + "/stderr.log");
+        std::string last, line;
+        while (std::getline(in, line))
+            if (!line.empty()) last = line;
+        throw UserError(model, "this phase failed: " + last + " (log: " + dir + "/stderr.log)");
+    }
+    std::ifstream in(dir + "/metrics.json");
+    const auto m = nlohmann::json::parse(in);
+    return {m["total"]["latency_s"].get<double>(), m["total"]["energy_j"].get<double>()};
+}
+
+}  // namespace
+
+bool is_llm_workload(const std::string& model) {
+    std::string file, name;
+    if (!split(model, file, name)) return false;
+    LlmShape shape;
+    int64_t batch = 1;
+    return read_llm_entry(file, name, shape, batch);
+}
+
+int cmd_run_llm(const WorkloadArgs& w, const std::string& arch, const std::string& out_dir, const std::string& precision,
+                const std::vector<std::string>& sets, const std::string& format) {
+    std::string file, name;
+    split(w.model, file, name);
+    LlmShape s;
+    int64_t batch = 1;
+    read_llm_entry(file, name, s, batch);
+    if (w.batch > 0) batch = w.batch;
+    std::string prec = precision;
+    if (prec.empty()) prec = s.weights_precision == "fp8" ? "int8" : s.weights_precision;
+    const std::string self = fs::read_symlink("/proc/self/exe").string();
+    fs::create_directories(out_dir);
+    std::fprintf(stderr, "archsim: %s: prefill of %lld tokens and %lld decode steps, batch %lld, %s\n", w.model.c_str(),
+                 static_cast<long long>(s.prompt), static_cast<long long>(s.generate - 1), static_cast<long long>(batch), prec.c_str());
+    const Phase prefill = run_phase(self, w.model + "@prefill", arch, out_dir + "/prefill", prec, sets, batch);
+    // decode step t (t = 0 .. generate-2) attends over prompt + t cached tokens
+    const int64_t steps = std::max<int64_t>(0, s.generate - 1);
+    std::vector<int64_t> points;
+    if (steps > 0)
+        for (int64_t t : {int64_t(0), (steps - 1) / 3, 2 * (steps - 1) / 3, steps - 1})
+            if (points.empty() || points.back() != t) points.push_back(t);
+    std::map<int64_t, Phase> sampled;
+    for (int64_t t : points) {
+        const int64_t kv = s.prompt + t;
+        sampled[t] = run_phase(self, w.model + "@decode=" + std::to_string(kv), arch, out_dir + "/decode_kv" + std::to_string(kv), prec,
+                               sets, batch);
+    }
+    double decode_s = 0, decode_j = 0;
+    for (int64_t t = 0; t < steps; ++t) {
+        auto hi = sampled.lower_bound(t);
+        if (hi->first == t) {
+            decode_s += hi->second.latency_s, decode_j += hi->second.energy_j;
+            continue;
+        }
+        auto lo = std::prev(hi);
+        const double f = double(t - lo->first) / double(hi->first - lo->first);
+        decode_s += lo->second.latency_s + f * (hi->second.latency_s - lo->second.latency_s);
+        decode_j += lo->second.energy_j + f * (hi->second.energy_j - lo->second.energy_j);
+    }
+    const double tokens = double(batch * s.generate);
+    const double total_s = prefill.latency_s + decode_s, total_j = prefill.energy_j + decode_j;
+    nlohmann::json j;
+    j["model"] = w.model, j["config"] = arch, j["precision"] = prec, j["batch"] = batch;
+    j["prompt_tokens"] = s.prompt, j["generated_tokens"] = s.generate, j["parameters"] = s.parameters();
+    j["time_to_first_token_s"] = prefill.latency_s;
+    j["time_per_output_token_s"] = steps ? decode_s / double(steps) : 0.0;
+    j["tokens_per_s"] = total_s > 0 ? tokens / total_s : 0.0;
+    j["energy_per_token_j"] = tokens > 0 ? total_j / tokens : 0.0;
+    j["prefill"] = {{"latency_s", prefill.latency_s}, {"energy_j", prefill.energy_j}};
+    j["decode"] = {{"steps", steps}, {"latency_s", decode_s}, {"energy_j", decode_j}};
+    for (const auto& [t, p] : sampled)
+        j["decode_points"].push_back({{"kv_length", s.prompt + t}, {"latency_s", p.latency_s}, {"energy_j", p.energy_j}});
+    std::ofstream(out_dir + "/llm.json") << j.dump(2) << "\n";
+    if (format == "json") {
+        std::fputs((j.dump(2) + "\n").c_str(), stdout);
+        return 0;
+    }
+    std::string out = fmt::format("{} ({:.3f} B parameters), batch {}, {} prompt + {} generated tokens, {}\n", w.model, s.parameters() * 1e-9,
+                                  batch, s.prompt, s.generate, prec);
+    out += fmt::format("time to first token    {:.6f} ms (prefill, {:.6f} mJ)\n", prefill.latency_s * 1e3, prefill.energy_j * 1e3);
+    out += fmt::format("time per output token  {:.6f} ms (mean of {} decode steps)\n", steps ? decode_s / double(steps) * 1e3 : 0.0, steps);
+    out += fmt::format("tokens per second      {:.2f} (batch x generated over the whole request)\n", total_s > 0 ? tokens / total_s : 0.0);
+    out += fmt::format("energy per token       {:.6f} mJ\n", tokens > 0 ? total_j / tokens * 1e3 : 0.0);
+    out += "decode step at KV length:";
+    for (const auto& [t, p] : sampled) out += fmt::format("  {}: {:.4f} ms", s.prompt + t, p.latency_s * 1e3);
+    out += fmt::format("\nwrote {}/llm.json, per-phase traces under {}/prefill and {}/decode_kv*\n", out_dir, out_dir, out_dir);
+    std::fputs(out.c_str(), stdout);
+    return 0;
+}
+
+}  // namespace archsim::cli

@@ -1,0 +1,27 @@
+#pragma once
+// `archsim run FILE.toml#NAME` for an llm workload: prefill and decode simulated as separate runs,
+// combined into serving metrics.
+#include <string>
+#include <vector>
+
+#include "tools/archsim/commands.h"
+
+namespace archsim::cli {
+
+/// True if `model` names an llm workload without a phase ("FILE.toml#NAME").
+bool is_llm_workload(const std::string& model);
+
+/// Simulates the prefill (the whole prompt) and the decode phase at four KV lengths across the
+/// generation (prompt, and one third, two thirds and the whole of the way through), each
+/// `archsim run` of NAME@prefill / NAME@decode=L in its own process under OUT/prefill and
+/// OUT/decode_kv<L>; then integrates the decode steps (step time and energy interpolated
+/// linearly in the KV length between the simulated points, summed over every step) and reports:
+/// time to first token (the prefill), time per output token (mean decode step), tokens/s
+/// (batch x generated tokens over the whole request) and energy per token; written to
+/// OUT/llm.json. The run precision is the weights' (precision.weights; fp8 runs as an 8-bit
+/// operand on the int8 rates) unless --precision is given. Returns 0, or throws UserError when a
+/// phase fails (naming its log).
+int cmd_run_llm(const WorkloadArgs& w, const std::string& arch, const std::string& out_dir, const std::string& precision,
+                const std::vector<std::string>& sets, const std::string& format);
+
+}  // namespace archsim::cli

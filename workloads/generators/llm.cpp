@@ -1,0 +1,273 @@
+#include "workloads/generators/llm.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <cmath>
+#include <map>
+
+#include "sim/common/error.h"
+#include "workloads/generators/generator_args.h"
+#include "workloads/generators/onnx_builder.h"
+
+namespace archsim {
+
+namespace {
+
+/// Published shapes. Sources: GPT-2 (Radford et al. 2019; Hugging Face gpt2 / gpt2-medium
+/// config.json), Llama 2 (Touvron et al. 2023, Llama-2-7b-hf config.json), Llama 3 (Meta-Llama-3-8B
+/// config.json), Mixtral (Jiang et al. 2024, "Mixtral of Experts"; Mixtral-8x7B-v0.1 config.json).
+struct Preset {
+    const char* name;
+    LlmShape shape;
+};
+const std::vector<Preset>& presets() {
+    static const std::vector<Preset> p = {
+        {"gpt2-small", {"gpt", 768, 12, 12, 12, 3072, 50257, 0, 0, 1024}},
+        {"gpt2-medium", {"gpt", 1024, 24, 16, 16, 4096, 50257, 0, 0, 1024}},
+        {"llama2-7b", {"llama", 4096, 32, 32, 32, 11008, 32000, 0, 0, 0}},
+        {"llama3-8b", {"llama", 4096, 32, 32, 8, 14336, 128256, 0, 0, 0}},
+        {"mixtral-8x7b", {"moe", 4096, 32, 32, 8, 14336, 32000, 8, 2, 0}},
+    };
+    return p;
+}
+
+/// Nodes named "<prefix>/<Op>", "<prefix>/<Op>_1", ...
+class Emit {
+public:
+    Emit(onnx::GraphProto& g, std::string prefix) : m_g(g), m_p(std::move(prefix)) {}
+    std::string op(const std::string& type, const std::vector<std::string>& in, onnx::NodeProto** node = nullptr) {
+        int& n = m_count[type];
+        const std::string name = m_p + "/" + type + (n ? "_" + std::to_string(n) : "");
+        ++n;
+        auto& nd = gen::add_node(m_g, type, name, in, {name + "_output_0"});
+        if (node) *node = &nd;
+        return name + "_output_0";
+    }
+    std::string ints(const std::vector<int64_t>& v) {
+        const std::string s = m_p + "/c" + std::to_string(m_consts++);
+        gen::add_int64_constant(m_g, s, v);
+        return s;
+    }
+    std::string scalar(float v) {
+        const std::string s = m_p + "/c" + std::to_string(m_consts++);
+        gen::add_float_constant(m_g, s, v);
+        return s;
+    }
+    std::string reshape(const std::string& x, const std::vector<int64_t>& shape) { return op("Reshape", {x, ints(shape)}); }
+    std::string transpose(const std::string& x, const std::vector<int64_t>& perm) {
+        onnx::NodeProto* n = nullptr;
+        const std::string y = op("Transpose", {x}, &n);
+        gen::set_ints(*n, "perm", perm);
+        return y;
+    }
+    /// x @ W (+ b): W [in, out] named `w`.
+    std::string linear(const std::string& x, const std::string& w, int64_t in, int64_t out, bool bias) {
+        gen::add_weight(m_g, w + ".weight", {in, out});
+        std::string y = op("MatMul", {x, w + ".weight"});
+        if (bias) {
+            gen::add_weight(m_g, w + ".bias", {out});
+            y = op("Add", {y, w + ".bias"});
+        }
+        return y;
+    }
+    /// LayerNorm (with bias) or RMSNorm over the last axis, decomposed.
+    std::string norm(const std::string& x, const std::string& w, int64_t d, bool rms) {
+        onnx::NodeProto* rm = nullptr;
+        std::string centred = x;
+        if (!rms) {
+            const std::string mean = op("ReduceMean", {x}, &rm);
+            gen::set_ints(*rm, "axes", {-1});
+            centred = op("Sub", {x, mean});
+        }
+        const std::string var = op("ReduceMean", {op("Pow", {centred, scalar(2.0f)})}, &rm);
+        gen::set_ints(*rm, "axes", {-1});
+        const std::string y = op("Div", {centred, op("Sqrt", {op("Add", {var, scalar(1e-5f)})})});
+        gen::add_weight(m_g, w + ".weight", {d});
+        std::string out = op("Mul", {y, w + ".weight"});
+        if (!rms) {
+            gen::add_weight(m_g, w + ".bias", {d});
+            out = op("Add", {out, w + ".bias"});
+        }
+        return out;
+    }
+
+private:
+    onnx::GraphProto& m_g;
+    std::string m_p;
+    std::map<std::string, int> m_count;
+    int m_consts = 0;
+};
+
+/// SwiGLU feed-forward on `x` [rows..., D]: down(silu(gate(x)) * up(x)).
+std::string swiglu(Emit& e, onnx::GraphProto& g, const std::string& x, const std::string& w, int64_t d, int64_t f) {
+    const std::string gate = e.linear(x, w + ".gate_proj", d, f, false);
+    const std::string up = e.linear(x, w + ".up_proj", d, f, false);
+    const std::string act = gen::activation(g, w + "/act", "silu", gate);
+    return e.linear(e.op("Mul", {act, up}), w + ".down_proj", f, d, false);
+}
+
+}  // namespace
+
+int64_t LlmShape::parameters() const {
+    const int64_t hd = hidden / heads, d = hidden;
+    const bool gpt = model_family == "gpt";
+    int64_t attn = d * heads * hd + 2 * d * kv_heads * hd + heads * hd * d;
+    if (gpt) attn += heads * hd + 2 * kv_heads * hd + d;  // biases
+    int64_t ffn_p = gpt ? 2 * d * ffn + ffn + d : 3 * d * ffn;
+    if (model_family == "moe") ffn_p = experts * 3 * d * ffn + d * experts;
+    const int64_t norms = gpt ? 4 * d : 2 * d;
+    int64_t total = layers * (attn + ffn_p + norms) + vocab * d + (gpt ? 2 * d : d);
+    if (gpt) total += max_positions * d;  // tied LM head
+    else total += vocab * d;              // untied LM head
+    return total;
+}
+
+LlmShape read_llm_shape(const GeneratorArgs& a) {
+    LlmShape s;
+    if (a.has("preset")) {
+        std::vector<std::string> names;
+        for (const auto& p : presets()) names.push_back(p.name);
+        const std::string name = a.choice_or("preset", "", names);
+        for (const auto& p : presets())
+            if (name == p.name) s = p.shape;
+    }
+    const bool preset = s.hidden > 0;
+    s.model_family = a.choice_or("model_family", preset ? s.model_family : "llama", {"gpt", "llama", "moe"});
+    auto field = [&](const std::string& key, int64_t& v, int64_t min) { v = preset ? a.integer_or(key, v, min) : a.integer(key, min); };
+    field("hidden", s.hidden, 1);
+    field("layers", s.layers, 1);
+    field("heads", s.heads, 1);
+    s.kv_heads = a.integer_or("kv_heads", preset ? s.kv_heads : s.heads);
+    field("ffn", s.ffn, 1);
+    field("vocab", s.vocab, 1);
+    if (s.model_family == "moe") {
+        field("experts", s.experts, 1);
+        field("top_k", s.top_k, 1);
+        if (s.top_k > s.experts) throw UserError(a.where() + ".top_k", "larger than experts");
+    }
+    if (s.model_family == "gpt") s.max_positions = a.integer_or("max_positions", s.max_positions > 0 ? s.max_positions : 1024);
+    if (s.hidden % s.heads != 0) throw UserError(a.where() + ".heads", "does not divide hidden");
+    if (s.heads % s.kv_heads != 0) throw UserError(a.where() + ".kv_heads", "does not divide heads");
+    s.prompt = a.integer_or("sequence.prompt", 128);
+    s.generate = a.integer_or("sequence.generate", 128);
+    const std::vector<std::string> precisions = {"fp32", "bf16", "fp16", "fp8", "int8"};
+    s.weights_precision = a.choice_or("precision.weights", "fp16", precisions);
+    s.activations_precision = a.choice_or("precision.activations", s.weights_precision, precisions);
+    if (s.model_family == "gpt" && s.prompt + s.generate > s.max_positions)
+        throw UserError(a.where() + ".sequence", "prompt + generate exceeds max_positions " + std::to_string(s.max_positions));
+    return s;
+}
+
+void build_llm(const GeneratorArgs& a, int64_t batch, onnx::ModelProto& model) {
+    const LlmShape s = read_llm_shape(a);
+    int64_t kv_len = 0;  // 0: prefill
+    const std::string& phase = a.phase();
+    if (phase.rfind("decode=", 0) == 0) {
+        try {
+            kv_len = std::stoll(phase.substr(7));
+        } catch (...) {
+            kv_len = -1;
+        }
+        if (kv_len < 1) throw UserError(a.where() + "@" + phase, "decode needs a KV length >= 1: @decode=L");
+    } else if (!phase.empty() && phase != "prefill") {
+        throw UserError(a.where() + "@" + phase, "unknown phase (prefill, or decode=L for a KV cache of L tokens)");
+    }
+    const bool gpt = s.model_family == "gpt", decode = kv_len > 0;
+    const int64_t d = s.hidden, hd = s.hidden / s.heads, kvh = s.kv_heads, grp = s.heads / s.kv_heads;
+    const int64_t sq = decode ? 1 : s.prompt, t = decode ? kv_len + 1 : s.prompt;
+    auto& g = gen::start_model(model, decode ? "llm_decode" : "llm_prefill");
+    auto* ids = g.add_input();
+    ids->set_name("input_ids");
+    ids->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT64);
+    for (int64_t v : {batch, sq}) ids->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(v);
+    Emit top(g, "/model");
+    gen::add_weight(g, "model.embed_tokens.weight", {s.vocab, d});
+    std::string x = top.op("Gather", {"model.embed_tokens.weight", "input_ids"});
+    if (gpt) {
+        auto* pos = g.add_input();
+        pos->set_name("position_ids");
+        pos->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT64);
+        for (int64_t v : {int64_t(1), sq}) pos->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(v);
+        gen::add_weight(g, "model.embed_positions.weight", {s.max_positions, d});
+        x = top.op("Add", {x, top.op("Gather", {"model.embed_positions.weight", "position_ids"})});
+    }
+    for (int64_t l = 0; l < s.layers; ++l) {
+        const std::string w = "model.layers." + std::to_string(l);
+        Emit e(g, "/model/layers." + std::to_string(l));
+        const std::string h = e.norm(x, w + ".input_layernorm", d, !gpt);
+        const std::string q = e.linear(h, w + ".self_attn.q_proj", d, s.heads * hd, gpt);
+        const std::string k = e.linear(h, w + ".self_attn.k_proj", d, kvh * hd, gpt);
+        const std::string v = e.linear(h, w + ".self_attn.v_proj", d, kvh * hd, gpt);
+        // queries grouped by KV head: [B, KVH, G * S, hd]
+        const std::string qr = e.reshape(e.transpose(e.reshape(q, {batch, sq, kvh, grp, hd}), {0, 2, 3, 1, 4}), {batch, kvh, grp * sq, hd});
+        std::string kt, vv;
+        if (decode) {  // the cache, this token's K and V included; the new K and V are the present outputs
+            kt = "past_key_" + std::to_string(l), vv = "past_value_" + std::to_string(l);
+            gen::add_input(g, kt, {batch, kvh, hd, t});
+            gen::add_input(g, vv, {batch, kvh, t, hd});
+            gen::add_output(g, k, {batch, sq, kvh * hd});
+            gen::add_output(g, v, {batch, sq, kvh * hd});
+        } else {
+            kt = e.transpose(e.reshape(k, {batch, sq, kvh, hd}), {0, 2, 3, 1});
+            vv = e.transpose(e.reshape(v, {batch, sq, kvh, hd}), {0, 2, 1, 3});
+        }
+        const std::string scores = e.op("Mul", {e.op("MatMul", {qr, kt}), e.scalar(1.0f / std::sqrt(float(hd)))});
+        onnx::NodeProto* sm = nullptr;
+        const std::string probs = e.op("Softmax", {scores}, &sm);
+        gen::set_int(*sm, "axis", -1);
+        const std::string ctx = e.reshape(e.transpose(e.reshape(e.op("MatMul", {probs, vv}), {batch, kvh, grp, sq, hd}), {0, 3, 1, 2, 4}),
+                                          {batch, sq, s.heads * hd});
+        x = e.op("Add", {x, e.linear(ctx, w + ".self_attn.o_proj", s.heads * hd, d, gpt)});
+        const std::string h2 = e.norm(x, w + ".post_attention_layernorm", d, !gpt);
+        std::string f;
+        if (gpt) {
+            f = e.linear(gen::activation(g, "/model/layers." + std::to_string(l) + "/mlp", "gelu", e.linear(h2, w + ".mlp.fc_in", d, s.ffn, true)),
+                         w + ".mlp.fc_out", s.ffn, d, true);
+        } else if (s.model_family == "llama") {
+            f = swiglu(e, g, h2, w + ".mlp", d, s.ffn);
+        } else {  // moe: router, then the active experts on balanced shares of the token x top_k rows
+            const int64_t rows = batch * sq, routed = rows * s.top_k;
+            const int64_t active = std::min(s.experts, routed), per = (routed + active - 1) / active;
+            gen::add_weight(g, w + ".block_sparse_moe.gate.weight", {d, s.experts});
+            onnx::NodeProto* rs = nullptr;
+            e.op("Softmax", {e.op("MatMul", {h2, w + ".block_sparse_moe.gate.weight"})}, &rs);
+            gen::set_int(*rs, "axis", -1);
+            const std::string flat = e.reshape(h2, {rows, d});
+            std::vector<std::string> outs;
+            for (int64_t ex = 0; ex < s.experts; ++ex) {
+                const std::string ew = w + ".block_sparse_moe.experts." + std::to_string(ex);
+                if (ex >= active) {  // idle this step: its weights stay in the model, unread
+                    for (const char* p : {".gate_proj.weight", ".up_proj.weight"}) gen::add_weight(g, ew + p, {d, s.ffn});
+                    gen::add_weight(g, ew + ".down_proj.weight", {s.ffn, d});
+                    continue;
+                }
+                const std::string tokens = e.op("Slice", {flat, e.ints({0}), e.ints({per}), e.ints({0})});
+                outs.push_back(swiglu(e, g, tokens, ew, d, s.ffn));
+            }
+            onnx::NodeProto* cat = nullptr;
+            const std::string all = e.op("Concat", outs, &cat);
+            gen::set_int(*cat, "axis", 0);
+            // each token sums its top_k experts' outputs (weighted by the router); active x per >= tokens x top_k
+            std::string mixed = e.op("Slice", {all, e.ints({0}), e.ints({routed}), e.ints({0})});
+            onnx::NodeProto* rsum = nullptr;
+            mixed = e.op("ReduceSum", {e.reshape(mixed, {rows, s.top_k, d}), e.ints({1})}, &rsum);
+            gen::set_int(*rsum, "keepdims", 0);
+            f = e.reshape(mixed, {batch, sq, d});
+        }
+        x = e.op("Add", {x, f});
+    }
+    x = top.norm(x, "model.norm", d, !gpt);
+    if (!decode) x = top.op("Slice", {x, top.ints({sq - 1}), top.ints({sq}), top.ints({1})});  // the last token
+    std::string logits;
+    if (gpt) {  // tied: the embedding table, transposed by Gemm
+        onnx::NodeProto* gm = nullptr;
+        logits = top.op("Gemm", {top.reshape(x, {batch, d}), "model.embed_tokens.weight"}, &gm);
+        gen::set_int(*gm, "transB", 1);
+        gen::add_output(g, logits, {batch, s.vocab});
+    } else {
+        logits = top.linear(x, "lm_head", d, s.vocab, false);
+        gen::add_output(g, logits, {batch, 1, s.vocab});
+    }
+}
+
+}  // namespace archsim

@@ -1,0 +1,47 @@
+#pragma once
+// The "llm" workload family: decoder-only language models in two phases, prefill and decode.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace onnx {
+class ModelProto;
+}
+
+namespace archsim {
+
+class GeneratorArgs;
+
+/// The shape of a decoder-only model, from a preset and/or explicit fields.
+struct LlmShape {
+    std::string model_family;        ///< gpt | llama | moe
+    int64_t hidden = 0, layers = 0, heads = 0, kv_heads = 0, ffn = 0, vocab = 0;
+    int64_t experts = 0, top_k = 0;  ///< moe only
+    int64_t max_positions = 0;       ///< gpt: learned position embeddings
+    int64_t prompt = 0, generate = 0;
+    std::string weights_precision, activations_precision;
+    /// Parameters the model holds (embeddings, every layer, final norm, an untied LM head).
+    int64_t parameters() const;
+};
+
+/// Reads an llm entry: `preset` (gpt2-small, gpt2-medium, llama2-7b, llama3-8b, mixtral-8x7b)
+/// fills the shape, explicit fields override it: `model_family`, `hidden`, `layers`, `heads`,
+/// `kv_heads` (grouped-query attention; default heads), `ffn`, `vocab`, `experts` and `top_k`
+/// (moe), `max_positions` (gpt), `sequence.prompt` and `sequence.generate` (tokens),
+/// `precision.weights` and `precision.activations` (fp32, bf16, fp16, fp8, int8). Throws
+/// UserError naming the entry and the field.
+LlmShape read_llm_shape(const GeneratorArgs& args);
+
+/// Builds one phase of the model, chosen by args.phase(): "prefill" (the prompt, all tokens at
+/// once; the default) or "decode=L" (one token per sequence attending over a KV cache of L
+/// earlier tokens, given as graph inputs past_key_<layer> and past_value_<layer>). GPT: learned
+/// positions, LayerNorm, biased projections, GELU MLP, LM head tied to the embeddings. Llama:
+/// RMSNorm, no biases, SwiGLU FFN (gate, up, down), untied LM head. MoE: Llama layers whose FFN
+/// is `experts` SwiGLU experts behind a router, `top_k` per token, routing assumed balanced (the
+/// batch's tokens x top_k spread evenly over min(experts, tokens x top_k) experts). Attention
+/// groups query heads by KV head ([batch, kv_heads, group x tokens, head_dim]), so a KV head's
+/// cache is read once per group. The LM head runs on the last token only (as serving stacks do).
+/// Not modeled: the causal mask and rotary embeddings (elementwise, small next to the matmuls).
+void build_llm(const GeneratorArgs& args, int64_t batch, onnx::ModelProto& model);
+
+}  // namespace archsim
