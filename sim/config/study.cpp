@@ -85,7 +85,7 @@ std::string resolve(const fs::path& base, const std::string& p) {
 StudySpec load_study(const std::string& file) {
     if (!fs::is_regular_file(file)) throw UserError(file, "no such study file");
     const toml::table root = detail::parse_toml_file(file);
-    only_keys(root, {"name", "description", "models", "machine", "mode", "axes", "skip"}, file + ": ");
+    only_keys(root, {"name", "description", "models", "machine", "mode", "axes", "skip", "workload"}, file + ": ");
     StudySpec s;
     s.file = file;
     const fs::path base = fs::path(file).parent_path();
@@ -96,7 +96,8 @@ StudySpec load_study(const std::string& file) {
     s.axes = axes_of(root.get("axes"), file + ": axes");
     std::set<std::string> stems;
     for (const auto& m : string_list(root.get("models"), file + ": models")) {
-        const std::string path = resolve(base, m);
+        // "#NAME" is a [workload.NAME] table of this study file
+        const std::string path = !m.empty() && m[0] == '#' ? fs::path(file).lexically_normal().string() + m : resolve(base, m);
         // "FILE.toml#NAME" is a generated workload: the file must exist, NAME names the results
         const size_t hash = path.find(".toml#");
         const std::string on_disk = hash == std::string::npos ? path : path.substr(0, hash + 5);

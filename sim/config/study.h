@@ -33,6 +33,8 @@ struct StudyMachine {
 ///   [[machine]] label = "T64"; config = "../kpu/t64.toml"; set = ["tiles.rows=2", ...]
 ///               axes = { "tiles.rows" = [2, 4] }   (swept on this machine only)
 ///   [[skip]] machine = "T4"; precision = ["bf16"]  (drop the points matching all of these)
+///   [workload.w1] family = "mlp"; ...   (a generated workload of this file: models = ["#w1"];
+///                                        models may also be "FILE.toml#NAME" of a workload file)
 /// Axes combine as a cartesian product (mode = "product", the default) or element-wise (mode =
 /// "zip": every axis of a machine must then have the same number of values). `batch` sets the
 /// workload batch; any other axis key is a config key of the machine, or several joined by commas

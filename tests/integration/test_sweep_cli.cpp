@@ -166,3 +166,24 @@ TEST_CASE("a failing point is recorded and the others finish", "[e2e][sweep]") {
     CHECK(bad.err.find("array.rowz") != std::string::npos);
     fs::remove_all(dir);
 }
+
+TEST_CASE("a study holds its own generated workloads and their tags reach the results", "[e2e][sweep][generators]") {
+    const std::string dir = temp_dir("sweep_wl");
+    const std::string study = dir + "/study.toml";
+    std::ofstream(study) << "name = \"w\"\nmodels = [\"#small\", \"#large\"]\n"
+                         << "[workload.small]\nfamily = \"mlp\"\nlayers = 2\ninput = 256\nwidth = 256\noutput = 256\nowner = \"ana\"\n"
+                         << "[workload.large]\nfamily = \"mlp\"\nlayers = 2\ninput = 2048\nwidth = 2048\noutput = 2048\nowner = \"bo\"\n"
+                         << "[[machine]]\nlabel = \"a100\"\nconfig = \"" << kSrc << "/configs/gpu/a100_sxm4_80gb.toml\"\n";
+    CliResult r = run_archsim("sweep " + study + " --out " + dir + "/out");
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto rows = lines_of(results(dir + "/out"));
+    REQUIRE(rows.size() == 3);
+    CHECK(rows[0].find("tag.owner") != std::string::npos);
+    CHECK(rows[1].find(",small,") != std::string::npos);
+    CHECK(rows[1].find(",ana,") != std::string::npos);
+    CHECK(rows[2].find(",bo,") != std::string::npos);
+    CliResult rep = run_archsim("report " + dir + "/out --no-plots --where tag.owner=bo");
+    CHECK(rep.out.find("(1 shown") != std::string::npos);
+    fs::remove_all(dir);
+}

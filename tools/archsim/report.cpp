@@ -30,6 +30,10 @@ std::optional<std::string> text_of(const SweepRow& r, const std::string& key) {
     if (key == "id") return r.id;
     for (const auto& [k, v] : r.axes)
         if (k == key) return v;
+    if (key.rfind("tag.", 0) == 0) {
+        auto it = r.tags.find(key.substr(4));
+        if (it != r.tags.end()) return it->second;
+    }
     return std::nullopt;
 }
 

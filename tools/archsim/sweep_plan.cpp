@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "sim/common/error.h"
 #include "sim/common/hash.h"
@@ -13,6 +14,7 @@
 #include "sim/config/params.h"
 #include "sim/engine/machine.h"
 #include "sim/engine/registry.h"
+#include "workloads/generators/workload_file.h"
 
 namespace archsim::cli {
 
@@ -61,7 +63,16 @@ SweepPlan plan_sweep(const StudySpec& study) {
         for (const auto& a : m.axes)
             if (std::find(plan.axis_keys.begin(), plan.axis_keys.end(), a.key) == plan.axis_keys.end()) plan.axis_keys.push_back(a.key);
     std::vector<std::string> model_ids;
-    for (const auto& model : study.models) model_ids.push_back(model_identity(model));
+    std::vector<std::map<std::string, std::string>> model_tags;
+    std::set<std::string> tag_keys;
+    for (const auto& model : study.models) {
+        model_ids.push_back(model_identity(model));
+        const size_t hash = model.find(".toml#");
+        model_tags.push_back(hash == std::string::npos ? std::map<std::string, std::string>{}
+                                                       : workload_tags(model.substr(0, hash + 5), model.substr(hash + 6)));
+        for (const auto& [k, v] : model_tags.back()) tag_keys.insert(k);
+    }
+    plan.tag_keys.assign(tag_keys.begin(), tag_keys.end());
 
     for (const auto& m : study.machines) {
         const std::string where = study.file + ": machine " + m.label;
@@ -91,6 +102,7 @@ SweepPlan plan_sweep(const StudySpec& study) {
                 p.machine = m.label;
                 p.kind = kind_name;
                 p.model = study.models[mi];
+                p.tags = model_tags[mi];
                 p.sets = m.sets;
                 for (size_t a = 0; a < axes.size(); ++a) {
                     const std::string& v = axes[a]->values[combo[a]];

@@ -1,6 +1,7 @@
 #pragma once
 // Expanding a study file into its points: every model x machine x combination of axis values.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,6 +18,7 @@ struct SweepPoint {
     std::string kind;             ///< its machine kind
     std::string model;            ///< model file path
     std::vector<std::pair<std::string, std::string>> axes;  ///< axis key -> value of this point
+    std::map<std::string, std::string> tags;                ///< a generated workload's user tags
     std::vector<std::string> sets;    ///< config overrides: the machine's, then the axes'
     int64_t batch = 0;                ///< 0 = as in the model
     std::string resolved_config;      ///< the machine config with every override applied (TOML)
@@ -26,6 +28,7 @@ struct SweepPoint {
 struct SweepPlan {
     std::vector<SweepPoint> points;
     std::vector<std::string> axis_keys;  ///< every axis key, in first-seen order (global axes first)
+    std::vector<std::string> tag_keys;   ///< every workload tag key (sorted)
     size_t skipped = 0;                  ///< points dropped by [[skip]] rules
 };
 

@@ -21,6 +21,7 @@ SweepRow failed_row(const SweepPoint& p, const std::string& error) {
     SweepRow r;
     r.index = p.index, r.id = p.id, r.model = workload_name(p.model), r.machine = p.machine, r.kind = p.kind;
     r.axes = p.axes;
+    r.tags = p.tags;
     r.status = "failed";
     r.error = error;
     return r;
@@ -58,6 +59,7 @@ std::string journal_line(const SweepRow& r) {
     j["index"] = r.index, j["id"] = r.id, j["model"] = r.model, j["machine"] = r.machine, j["kind"] = r.kind;
     j["axes"] = json::array();
     for (const auto& [k, v] : r.axes) j["axes"].push_back({k, v});
+    j["tags"] = r.tags;
     j["status"] = r.status, j["error"] = r.error, j["trace"] = r.trace;
     j["latency_s"] = r.latency_s, j["throughput_per_s"] = r.throughput_per_s, j["energy_j"] = r.energy_j;
     j["macs"] = r.macs, j["utilization"] = r.utilization, j["stall_share"] = r.stall_share;
@@ -75,6 +77,7 @@ bool parse_journal_line(const std::string& line, SweepRow& r) {
         r.index = j.at("index").get<size_t>(), r.id = j.at("id"), r.model = j.at("model"), r.machine = j.at("machine");
         r.kind = j.at("kind");
         for (const auto& a : j.at("axes")) r.axes.emplace_back(a.at(0).get<std::string>(), a.at(1).get<std::string>());
+        if (j.contains("tags")) r.tags = j.at("tags").get<std::map<std::string, std::string>>();
         r.status = j.at("status"), r.error = j.at("error"), r.trace = j.at("trace");
         r.latency_s = j.at("latency_s"), r.throughput_per_s = j.at("throughput_per_s"), r.energy_j = j.at("energy_j");
         r.macs = j.at("macs"), r.utilization = j.at("utilization"), r.stall_share = j.at("stall_share");
@@ -150,6 +153,14 @@ std::vector<Column> columns_of(std::vector<SweepRow>& rows, const std::vector<st
         }
         cols.push_back(std::move(c));
     }
+    std::set<std::string> tag_keys;
+    for (const auto& r : rows)
+        for (const auto& [k, v] : r.tags) tag_keys.insert(k);
+    for (const auto& k : tag_keys)
+        text("tag." + k, [&](const SweepRow& r) {
+            auto it = r.tags.find(k);
+            return it == r.tags.end() ? std::string() : it->second;
+        });
     text("status", [](const SweepRow& r) { return r.status; });
     number("latency_s", [](const SweepRow& r) { return r.latency_s; });
     number("throughput_per_s", [](const SweepRow& r) { return r.throughput_per_s; });

@@ -14,6 +14,7 @@ struct SweepRow {
     size_t index = 0;
     std::string id, model, machine, kind;
     std::vector<std::pair<std::string, std::string>> axes;
+    std::map<std::string, std::string> tags;  ///< the generated workload's user tags
     std::string status, error, trace;
     double latency_s = 0, throughput_per_s = 0, energy_j = 0, macs = 0, utilization = 0, stall_share = 0;
     double peak_macs_per_cycle = 0, clock_hz = 0;
@@ -35,7 +36,7 @@ std::vector<SweepRow> rows_from_journal(const std::string& path);
 bool parse_journal_line(const std::string& line, SweepRow& r);
 
 /// results.csv: one row per point sorted by index: index, id, model, machine, kind, the axes
-/// (`axis_keys`), status, the totals, traffic_<level>_bytes and energy_<part>_j for every level
+/// (`axis_keys`), tag.<key> for every workload tag any row has, status, the totals, traffic_<level>_bytes and energy_<part>_j for every level
 /// and part any row has, trace, error. Written to a temporary name and renamed into place.
 void write_results_csv(const std::string& path, std::vector<SweepRow> rows, const std::vector<std::string>& axis_keys);
 /// results.h5: the same columns as results.csv, one 1-D dataset per column under /results

@@ -29,10 +29,20 @@ const std::vector<WorkloadFamily>& workload_families() {
     return families;
 }
 
+namespace {
+/// The workload table `name`: a top-level [name] with a family, or [workload.name]; nullptr if none.
+const toml::table* find_entry(const toml::table& root, const std::string& name) {
+    const toml::table* entry = root[name].as_table();
+    if (entry && !entry->contains("family")) entry = nullptr;  // a table, not a workload
+    if (!entry) entry = root["workload"][name].as_table();
+    return entry;
+}
+}  // namespace
+
 bool read_llm_entry(const std::string& file, const std::string& name, LlmShape& shape, int64_t& batch) {
     if (!std::filesystem::is_regular_file(file)) throw UserError(file, "no such workload file");
     const toml::table root = detail::parse_toml_file(file);
-    const auto* entry = root[name].as_table();
+    const toml::table* entry = find_entry(root, name);
     if (!entry || (*entry)["family"].value_or(std::string()) != "llm") return false;
     const GeneratorArgs args(*entry, file + ": [" + name + "]");
     shape = read_llm_shape(args);
@@ -40,17 +50,23 @@ bool read_llm_entry(const std::string& file, const std::string& name, LlmShape& 
     return true;
 }
 
-ImportResult generate_workload(const std::string& file, const std::string& name, const ImportOptions& options) {
+namespace {
+
+/// Builds the ONNX model of workload `name` of `file` (see generate_workload) and its tags.
+onnx::ModelProto build_workload(const std::string& file, const std::string& name, const ImportOptions& options,
+                                std::map<std::string, std::string>* tags) {
     if (!std::filesystem::is_regular_file(file)) throw UserError(file, "no such workload file");
     const toml::table root = detail::parse_toml_file(file);
     const size_t at = name.find('@');
     const std::string entry_name = name.substr(0, at), phase = at == std::string::npos ? "" : name.substr(at + 1);
     const std::string where = file + ": [" + entry_name + "]";
-    const auto* entry = root[entry_name].as_table();
+    const toml::table* entry = find_entry(root, entry_name);
     if (!entry) {
         std::string names;
         for (const auto& [k, v] : root)
-            if (v.is_table()) names += (names.empty() ? "" : ", ") + std::string(k.str());
+            if (v.is_table() && v.as_table()->contains("family")) names += (names.empty() ? "" : ", ") + std::string(k.str());
+        if (const auto* w = root["workload"].as_table())
+            for (const auto& [k, v] : *w) names += (names.empty() ? "" : ", ") + std::string(k.str());
         throw UserError(where, "no such workload in this file (it has: " + (names.empty() ? std::string("none") : names) + ")");
     }
     const auto family = (*entry)["family"].value<std::string>();
@@ -67,9 +83,35 @@ ImportResult generate_workload(const std::string& file, const std::string& name,
     const int64_t batch = options.batch ? *options.batch : args.integer_or("batch", 1);
     onnx::ModelProto model;
     f->build(args, batch, model);
+    if (tags) {
+        tags->clear();
+        for (const auto& [k, v] : *entry) {
+            const std::string key(k.str());
+            if (key == "family" || key == "batch" || args.used().count(key)) continue;
+            if (v.is_table()) continue;  // sub-tables (sequence, precision) belong to the family
+            if (auto str = v.value<std::string>()) (*tags)[key] = *str;
+            else if (v.is_integer()) (*tags)[key] = std::to_string(*v.value<int64_t>());
+            else if (v.is_floating_point()) (*tags)[key] = std::to_string(*v.value<double>());
+            else if (v.is_boolean()) (*tags)[key] = *v.value<bool>() ? "true" : "false";
+        }
+    }
+    return model;
+}
+
+}  // namespace
+
+ImportResult generate_workload(const std::string& file, const std::string& name, const ImportOptions& options,
+                               std::map<std::string, std::string>* tags) {
+    onnx::ModelProto model = build_workload(file, name, options, tags);
     ImportOptions opt = options;
     opt.batch.reset();  // the generator built the batch in
     return import_onnx_model(std::move(model), file + "#" + name, opt);
+}
+
+std::map<std::string, std::string> workload_tags(const std::string& file, const std::string& name) {
+    std::map<std::string, std::string> tags;
+    build_workload(file, name, {}, &tags);
+    return tags;
 }
 
 }  // namespace archsim

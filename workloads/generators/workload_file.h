@@ -2,6 +2,7 @@
 // Generated workloads: a TOML file of named entries, each a `family` and its parameters, built
 // into the same operator graph the ONNX importer produces.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -29,10 +30,17 @@ struct LlmShape;
 /// the entry is another family. Throws UserError like generate_workload for a bad entry.
 bool read_llm_entry(const std::string& file, const std::string& name, LlmShape& shape, int64_t& batch);
 
-/// Builds workload `name` of workload file `file` ([name] table with `family = "..."`).
-/// `options.batch` overrides the entry's batch. Throws UserError naming the file, the entry and
-/// the field for a missing file or entry, an unknown family, a missing required field or a value
-/// of the wrong type or range. Fields the family does not know are kept (they are user tags).
-ImportResult generate_workload(const std::string& file, const std::string& name, const ImportOptions& options);
+/// Builds workload `name` of workload file `file`: its [name] table with `family = "..."`, or a
+/// [workload.name] table (how a study file holds its own workloads). "name@phase" picks an llm
+/// phase. `options.batch` overrides the entry's batch. Throws UserError naming the file, the entry
+/// and the field for a missing file or entry, an unknown family, a missing required field or a
+/// value of the wrong type or range. Scalar fields the family does not use are the user's tags:
+/// returned in `tags` (when given) for results tables.
+ImportResult generate_workload(const std::string& file, const std::string& name, const ImportOptions& options,
+                               std::map<std::string, std::string>* tags = nullptr);
+
+/// The tags of workload `name` of `file` (its scalar fields the family does not use), without
+/// importing the model. Throws UserError like generate_workload.
+std::map<std::string, std::string> workload_tags(const std::string& file, const std::string& name);
 
 }  // namespace archsim
