@@ -62,6 +62,11 @@ const ParamBinder<GpuConfig>& gpu_params() {
                                "A100-SXM4-80GB HBM2e 2039 GB/s (datasheet); energy HBM2 3.9 pJ/bit, O'Connor et al. MICRO 2017");
         at_least(b.real("kernel.launch_overhead_us", [](C& c) -> double& { return c.launch_overhead_us; }, 2.0, "us",
                         "Gap between back-to-back kernels on one stream (an assumption; CUDA graphs shorten it)"), 0);
+        at_least(b.integer("kernel.gemv_max_rows", [](C& c) -> int64_t& { return c.gemv_max_rows; }, 8, "rows",
+                           "GEMMs with at most this many rows (M: tokens x batch, pixels) run as bandwidth-bound GEMV / "
+                           "split-K kernels that stream the weights across all SMs, as cuBLAS and TensorRT choose for skinny "
+                           "products such as LLM decode; 0 = always CTA-tiled GEMMs"),
+                 0);
         b.boolean("fusion.elementwise", [](C& c) -> bool& { return c.fuse_elementwise; }, true,
                   "Fuse elementwise operators into the kernel that produces their input (bias/activation/residual "
                   "epilogues, as TensorRT and cuDNN do); false: each is its own kernel");

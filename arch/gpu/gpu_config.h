@@ -27,6 +27,7 @@ struct GpuConfig {
     int64_t l2_latency_cycles = 0;
     DramConfig dram;
     double launch_overhead_us = 0;
+    int64_t gemv_max_rows = 0;                ///< GEMMs with at most this many rows run as bandwidth-bound GEMV kernels
     bool fuse_elementwise = true;
     double mma_pj_tf32 = 0, mma_pj_fp16 = 0, mma_pj_bf16 = 0, mma_pj_int8 = 0, fma_pj_fp32 = 0;
     double rf_pj_per_byte = 0, smem_pj_per_byte = 0, l2_pj_per_byte = 0;

@@ -142,7 +142,14 @@ private:
     /// Runs in its producer's epilogue (arch/common/fusion.h) when fusion.elementwise is set.
     bool fused(const Operator& op, const OpGraph& g) const { return m_cfg.fuse_elementwise && fuses_into_producer(op, g); }
     /// Depthwise-like convolutions run as bandwidth-bound direct kernels, as cuDNN does (fusion.h).
-    static bool memory_bound_contraction(const Operator& op) { return is_thin_grouped_conv(op); }
+    /// Also skinny GEMMs (kernel.gemv_max_rows): GEMV / split-K kernels streaming the weights.
+    bool memory_bound_contraction(const Operator& op) const {
+        if (is_thin_grouped_conv(op)) return true;
+        if (m_cfg.gemv_max_rows <= 0 || op.cost.gemms.empty()) return false;
+        for (const auto& g : op.cost.gemms)
+            if (g.m > m_cfg.gemv_max_rows) return false;
+        return true;
+    }
 
     /// A fused epilogue still reads its operator's other inputs (a residual for an Add, a scale
     /// for a Mul): those bytes stream through L2 right after the producing kernel.
