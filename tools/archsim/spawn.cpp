@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <spawn.h>
 
+#include <cstdlib>
 #include <cstring>
 
 #include "sim/common/error.h"
@@ -18,6 +19,7 @@ pid_t spawn_self(const std::string& self, const std::vector<std::string>& args, 
     std::vector<char*> argv;
     for (auto& a : all) argv.push_back(a.data());
     argv.push_back(nullptr);
+    setenv("ARCHSIM_DIE_WITH_PARENT", "1", 1);  // a killed parent takes its simulations with it
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);

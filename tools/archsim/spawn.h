@@ -8,7 +8,8 @@
 namespace archsim::cli {
 
 /// Starts `self` with `args` (argv[1..]) with stdout and stderr redirected to the given files
-/// (created or truncated); returns its pid. Throws UserError if the process cannot start.
+/// (created or truncated); returns its pid. The child dies with its parent (main.cpp honours
+/// ARCHSIM_DIE_WITH_PARENT). Throws UserError if the process cannot start.
 pid_t spawn_self(const std::string& self, const std::vector<std::string>& args, const std::string& out_path,
                  const std::string& err_path);
 

@@ -104,7 +104,6 @@ pid_t SweepSession::start(size_t i) {
     }
     std::vector<std::string> args = {"run", p.model, "--arch", (dir / "machine.toml").string(), "--out", dir.string(), "--format", "json"};
     if (p.batch > 0) args.insert(args.end(), {"--batch", std::to_string(p.batch)});
-    setenv("ARCHSIM_DIE_WITH_PARENT", "1", 1);  // a killed sweep takes its simulations with it
     return spawn_self(m_self, args, (dir / "report.json").string(), (dir / "stderr.log").string());
 }
 
