@@ -39,7 +39,10 @@ TraceReader::TraceReader(const std::string& path) : m_path(path), m_h(std::make_
     if (static_cast<int>(version) != kTraceSchemaVersion)
         throw UserError(path, "trace schema version " + std::to_string(static_cast<int>(version)) +
                                   " is not the one this archsim reads (" + std::to_string(kTraceSchemaVersion) + ")");
-    if (attr_double("complete", 0) != 1) throw UserError(path, "the trace is marked incomplete");
+    if (attr_double("complete", 0) != 1) {
+        const std::string why = attr_string("stopped_by");
+        throw UserError(path, "the trace is marked incomplete" + (why.empty() ? std::string() : " (the run stopped: " + why + ")"));
+    }
 
     m_h->events = h5::Handle(H5Dopen2(m_h->file.get(), "events", H5P_DEFAULT), H5Dclose);
     if (!m_h->events.valid()) throw UserError(path, "no events dataset");

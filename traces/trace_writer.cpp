@@ -120,7 +120,7 @@ void TraceWriter::flush() {
     m_buffer.clear();
 }
 
-void TraceWriter::finish() {
+void TraceWriter::finish(bool complete) {
     if (m_finished) return;
     flush();
     hid_t f = m_file->file.get();
@@ -157,7 +157,7 @@ void TraceWriter::finish() {
     }
     write_num_attr(f, "schema_version", H5T_NATIVE_INT64, static_cast<int64_t>(kTraceSchemaVersion));
     write_num_attr(f, "event_count", H5T_NATIVE_INT64, static_cast<int64_t>(m_written));
-    write_num_attr(f, "complete", H5T_NATIVE_INT64, static_cast<int64_t>(1));
+    write_num_attr(f, "complete", H5T_NATIVE_INT64, static_cast<int64_t>(complete ? 1 : 0));
     m_file->events.reset();
     m_file->mem_type.reset();
     if (H5Fclose(m_file->file.release()) < 0) throw UserError(m_tmp_path, "closing the trace failed");

@@ -39,8 +39,9 @@ public:
     }
     /// Events emitted so far.
     uint64_t event_count() const { return m_written + m_buffer.size(); }
-    /// Writes what is buffered, the tables and `complete = 1`, closes and renames. Idempotent.
-    void finish();
+    /// Writes what is buffered, the tables and `complete` (1, or 0 when `complete` is false: a run
+    /// stopped by a limit, whose trace readers then refuse), closes and renames. Idempotent.
+    void finish(bool complete = true);
     const std::string& path() const { return m_path; }
 
 private:

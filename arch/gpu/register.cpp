@@ -6,8 +6,9 @@
 namespace archsim {
 namespace {
 const ParamSchema& gpu_schema() { return gpu_params().schema(); }
+void gpu_validate(const ParamSet& p) { (void)make_gpu_config(p); }
 }  // namespace
 
 ARCHSIM_REGISTER_MACHINE(MachineKind{"gpu", "NVIDIA-style GPU: SMs running CTAs in waves on tensor/CUDA cores, shared L2 and HBM/GDDR",
-                                     &gpu_schema, &create_gpu_machine});
+                                     &gpu_schema, &create_gpu_machine, &gpu_validate});
 }  // namespace archsim

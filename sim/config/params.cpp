@@ -141,9 +141,9 @@ static void flatten(const toml::table& t, const std::string& prefix,
     }
 }
 
-void ParamSet::load_toml_file(const std::string& file, const std::vector<std::string>& skip) {
-    if (!std::filesystem::is_regular_file(file)) throw UserError(file, "no such config file");
-    const toml::table root = detail::parse_toml_file(file);
+namespace {
+/// Sets every key of `root` on `ps` (the body of load_toml_file and load_toml_string).
+void load_table(ParamSet& ps, const toml::table& root, const std::string& file, const std::vector<std::string>& skip) {
     std::vector<std::pair<std::string, const toml::node*>> entries;
     flatten(root, "", entries);
     for (const auto& [key, node] : entries) {
@@ -154,12 +154,23 @@ void ParamSet::load_toml_file(const std::string& file, const std::vector<std::st
         else if (node->is_boolean()) v = *node->value<bool>();
         else if (node->is_string()) v = *node->value<std::string>();
         else {
-            decl_or_throw(key, file);  // unknown keys first
+            ps.decl_or_throw(key, file);  // unknown keys first, then the type
             throw UserError(file + ": " + key, "unsupported value type (expected a number, boolean or string)");
         }
-        set(key, v, file);
+        ps.set(key, v, file);
     }
 }
+}  // namespace
+
+void ParamSet::load_toml_file(const std::string& file, const std::vector<std::string>& skip) {
+    if (!std::filesystem::is_regular_file(file)) throw UserError(file, "no such config file");
+    load_table(*this, detail::parse_toml_file(file), file, skip);
+}
+
+void ParamSet::load_toml_string(const std::string& text, const std::string& name, const std::vector<std::string>& skip) {
+    load_table(*this, detail::parse_toml_string(text, name), name, skip);
+}
+
 
 void ParamSet::apply_override(const std::string& assignment) {
     auto eq = assignment.find('=');

@@ -60,6 +60,8 @@ public:
     /// Sets every key found in the TOML table at `table_path` of `file`, skipping the keys listed in
     /// `skip` (e.g. "kind"). Unknown keys, wrong types and out-of-range values raise UserError.
     void load_toml_file(const std::string& file, const std::vector<std::string>& skip = {});
+    /// The same for TOML text in memory (`name` names it in errors).
+    void load_toml_string(const std::string& text, const std::string& name, const std::vector<std::string>& skip = {});
     /// Applies one "key=value" override (the value is parsed as the key's declared type).
     void apply_override(const std::string& assignment);
     /// Sets one key from a typed value; `source` names where it came from for errors.
@@ -73,9 +75,11 @@ public:
     /// The fully resolved configuration as TOML text (every key, defaults included).
     std::string to_toml(const std::string& header_comment = "") const;
     const ParamSchema& schema() const { return m_schema; }
+    /// The declaration of `key`; throws UserError("source: key", "unknown key", with the nearest
+    /// declared key as a suggestion) if the schema has none.
+    const ParamDecl& decl_or_throw(const std::string& key, const std::string& source) const;
 
 private:
-    const ParamDecl& decl_or_throw(const std::string& key, const std::string& source) const;
     const ParamSchema& m_schema;
     std::map<std::string, ParamValue> m_values;
 };

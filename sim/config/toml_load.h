@@ -19,4 +19,14 @@ inline toml::table parse_toml_file(const std::string& file) {
     }
 }
 
+/// Parses `text` (named `name` in errors); throws UserError("name:line:col", description).
+inline toml::table parse_toml_string(const std::string& text, const std::string& name) {
+    try {
+        return toml::parse(text, name);
+    } catch (const toml::parse_error& e) {
+        const auto& b = e.source().begin;
+        throw UserError(name + ":" + std::to_string(b.line) + ":" + std::to_string(b.column), std::string(e.description()));
+    }
+}
+
 }  // namespace archsim::detail

@@ -38,6 +38,9 @@ struct MachineKind {
     const ParamSchema& (*schema)();
     /// Builds the model's modules from validated parameters; registers its components on `trace`.
     std::unique_ptr<Machine> (*create)(const ParamSet& params, TraceWriter& trace);
+    /// Runs the config's cross-key checks without building anything (throws UserError), so a
+    /// config can be validated outside a simulation (the config fuzzer, `archsim params`).
+    void (*validate)(const ParamSet& params);
 };
 
 }  // namespace archsim

@@ -20,15 +20,28 @@ namespace {
 class Scheduler : public sc_core::sc_module {
 public:
     SC_HAS_PROCESS(Scheduler);
-    Scheduler(sc_core::sc_module_name name, const OpGraph& graph, Machine& machine, TraceWriter& trace)
-        : sc_core::sc_module(name), m_graph(graph), m_machine(machine), m_trace(trace) {
+    Scheduler(sc_core::sc_module_name name, const OpGraph& graph, Machine& machine, TraceWriter& trace, const SimulationLimits& limits)
+        : sc_core::sc_module(name), m_graph(graph), m_machine(machine), m_trace(trace), m_limits(limits) {
         SC_THREAD(run);
     }
+    /// The limit that stopped the run ("" if none).
+    const std::string& stopped_by() const { return m_stopped_by; }
 
 private:
     void run() {
         for (int32_t idx : m_graph.topo_order()) {
             const auto t0 = sc_core::sc_time_stamp().value();
+            const std::string& next = m_graph.ops()[static_cast<size_t>(idx)].name;
+            if (m_limits.max_events && m_trace.event_count() >= m_limits.max_events) {
+                m_stopped_by = "--max-events " + std::to_string(m_limits.max_events) + " reached (" +
+                               std::to_string(m_trace.event_count()) + " events) before operator '" + next + "'";
+                return;
+            }
+            if (m_limits.max_sim_time_ps > 0 && static_cast<double>(t0) >= m_limits.max_sim_time_ps) {
+                m_stopped_by = "--max-sim-time reached (" + std::to_string(static_cast<double>(t0) * 1e-6) +
+                               " us simulated) before operator '" + next + "'";
+                return;
+            }
             m_machine.execute(static_cast<uint32_t>(idx), m_graph.ops()[idx], m_graph);
             const auto t1 = sc_core::sc_time_stamp().value();
             TraceEvent e;
@@ -43,6 +56,8 @@ private:
     const OpGraph& m_graph;
     Machine& m_machine;
     TraceWriter& m_trace;
+    SimulationLimits m_limits;
+    std::string m_stopped_by;
 };
 
 std::string join_shapes(const OpGraph& g, const std::vector<int32_t>& ids) {
@@ -59,7 +74,8 @@ bool g_simulated = false;  // guards the one-simulation-per-process rule of the 
 }  // namespace
 
 SimulationResult simulate(const OpGraph& graph, const MachineKind& kind, const ParamSet& params,
-                          const std::string& trace_path, const std::map<std::string, std::string>& attrs) {
+                          const std::string& trace_path, const std::map<std::string, std::string>& attrs,
+                          const SimulationLimits& limits) {
     if (g_simulated) throw UserError("simulate", "one SystemC simulation per process; run another process");
     g_simulated = true;
     setenv("SYSC_DISABLE_COPYRIGHT_MESSAGE", "1", 1);
@@ -75,7 +91,7 @@ SimulationResult simulate(const OpGraph& graph, const MachineKind& kind, const P
         if (path == attrs.end()) throw;
         throw UserError(path->second, e.what());
     }
-    Scheduler scheduler("scheduler", graph, *machine, trace);
+    Scheduler scheduler("scheduler", graph, *machine, trace, limits);
 
     std::vector<OpInfo> ops;
     ops.reserve(graph.ops().size());
@@ -97,7 +113,9 @@ SimulationResult simulate(const OpGraph& graph, const MachineKind& kind, const P
     SimulationResult r;
     r.simulated_ps = static_cast<double>(sc_core::sc_time_stamp().value());
     r.events = trace.event_count();
-    trace.finish();
+    r.stopped_by = scheduler.stopped_by();
+    if (!r.stopped_by.empty()) trace.set_attr("stopped_by", r.stopped_by);
+    trace.finish(r.stopped_by.empty());
     r.trace_path = trace_path;
     r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
     return r;

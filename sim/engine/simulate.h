@@ -16,6 +16,14 @@ struct SimulationResult {
     uint64_t events = 0;
     double simulated_ps = 0;
     double wall_s = 0;
+    std::string stopped_by;   ///< "" for a complete run, else the limit that ended it (trace incomplete)
+};
+
+/// Guards a run: 0 = no limit. Checked before each operator starts, so the operator running when
+/// a limit is crossed finishes first.
+struct SimulationLimits {
+    uint64_t max_events = 0;        ///< trace events
+    double max_sim_time_ps = 0;     ///< simulated time, ps
 };
 
 /// Elaborates `kind` with `params`, walks `graph` in topological order dispatching each operator
@@ -23,7 +31,10 @@ struct SimulationResult {
 /// when complete). `attrs` are extra string attributes for the trace root (model path, resolved
 /// config). SystemC's kernel cannot be reset: call this at most once per process.
 /// Throws UserError if the trace cannot be written or the process already simulated.
+/// With `limits`, a run that crosses one stops before its next operator: the trace is written
+/// with complete = 0 (readers refuse it) and `stopped_by` says which limit and where.
 SimulationResult simulate(const OpGraph& graph, const MachineKind& kind, const ParamSet& params,
-                          const std::string& trace_path, const std::map<std::string, std::string>& attrs);
+                          const std::string& trace_path, const std::map<std::string, std::string>& attrs,
+                          const SimulationLimits& limits = {});
 
 }  // namespace archsim

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/common/error.h"
+#include "sim/common/units.h"
 #include "sim/config/machine_file.h"
 #include "sim/config/params.h"
 #include "sim/engine/registry.h"
@@ -134,7 +135,7 @@ static void write_atomically(const std::string& path, const std::string& text) {
 }
 
 int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& out_dir, const std::string& precision,
-            const std::vector<std::string>& sets, const std::string& format) {
+            const std::vector<std::string>& sets, const std::string& format, uint64_t max_events, const std::string& max_sim_time) {
     const ReportFormat f = parse_report_format(format);
     if (is_llm_workload(w.model)) return cmd_run_llm(w, arch, out_dir, precision, sets, format);
     // Config first: it is cheap, and a typo there should not wait for a big import.
@@ -161,8 +162,16 @@ int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& o
 
     std::string warnings;
     for (const auto& x : r.warnings) warnings += x + "\n";
+    SimulationLimits limits;
+    limits.max_events = max_events;
+    limits.max_sim_time_ps = max_sim_time.empty() ? 0 : parse_time_ps(max_sim_time, "--max-sim-time");
     SimulationResult sim = simulate(r.graph, *kind, params, trace_path,
-                                    {{"config", resolved}, {"config_path", arch}, {"import_warnings", warnings}});
+                                    {{"config", resolved}, {"config_path", arch}, {"import_warnings", warnings}}, limits);
+    if (!sim.stopped_by.empty()) {
+        std::fprintf(stderr, "archsim: error: %s: the run stopped: %s; the trace is kept, marked incomplete, and no metrics.json was written\n",
+                     trace_path.c_str(), sim.stopped_by.c_str());
+        return 4;
+    }
 
     TraceReader reader(trace_path);
     Metrics m = reduce_trace(reader);

@@ -18,8 +18,11 @@ struct WorkloadArgs {
 int cmd_graph(const WorkloadArgs& w, const std::string& format);
 
 /// `archsim run`: simulate, write trace.h5 and metrics.json under `out_dir`, print the report.
+/// `max_events` / `max_sim_time` (0 / "" = none) stop a run early: the trace is kept marked
+/// incomplete, no metrics.json is written, and the exit code is 4.
 int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& out_dir, const std::string& precision,
-            const std::vector<std::string>& sets, const std::string& format);
+            const std::vector<std::string>& sets, const std::string& format, uint64_t max_events = 0,
+            const std::string& max_sim_time = "");
 
 /// `archsim compare STUDY`: every model on every machine of a study, in child processes
 /// (`jobs` at a time, 0 = one per core); finished points are reused unless `force`. Writes

@@ -61,6 +61,10 @@ int main(int argc, char** argv) {
     run->add_option("--precision", precision, "Override the operand precision")
         ->check(CLI::IsMember({"int8", "fp16", "bf16", "fp32"}));
     run->add_option("--set", sets, "Override any config key: KEY=VALUE (repeatable)");
+    uint64_t run_max_events = 0;
+    std::string max_sim_time;
+    run->add_option("--max-events", run_max_events, "Stop once the trace holds this many events (0: no limit); the trace is kept, marked incomplete");
+    run->add_option("--max-sim-time", max_sim_time, "Stop once this much time is simulated (e.g. 5ms); the trace is kept, marked incomplete");
 
     std::string study_file, study_out = "out/compare";
     int jobs = 0;
@@ -148,7 +152,7 @@ int main(int argc, char** argv) {
                 wl.model = default_model;
                 std::fprintf(stderr, "archsim: no model given, running the bundled %s\n", default_model.c_str());
             }
-            return cli::cmd_run(wl, arch, out_dir, precision, sets, format);
+            return cli::cmd_run(wl, arch, out_dir, precision, sets, format, run_max_events, max_sim_time);
         }
         if (*params) return cli::cmd_params(kind, format);
         if (*calibrate) return cli::cmd_calibrate(cal);

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "sim/common/error.h"
+#include "sim/common/units.h"
 #include "traces/perfetto_export.h"
 #include "traces/reducer.h"
 #include "traces/trace_reader.h"
@@ -27,22 +28,6 @@ std::string bound_text(const std::string& bound) {
     if (bound == "streamer") return "memory: L2->L1 streamers";
     if (bound == "launch") return "latency: launch/dispatch";
     return bound;
-}
-
-/// Parses "12.5us", "3ms", "400ns", "1000ps", "2s" or plain picoseconds.
-double parse_time_ps(const std::string& s, const std::string& what) {
-    size_t pos = 0;
-    double v = 0;
-    try {
-        v = std::stod(s, &pos);
-    } catch (...) {
-        throw UserError(what + " " + s, "not a time (e.g. 12.5us, 3ms, 400ns, 1000ps)");
-    }
-    const std::string unit = s.substr(pos);
-    static const std::map<std::string, double> scale = {{"", 1}, {"ps", 1}, {"ns", 1e3}, {"us", 1e6}, {"ms", 1e9}, {"s", 1e12}};
-    auto it = scale.find(unit);
-    if (it == scale.end() || v < 0) throw UserError(what + " " + s, "not a time (e.g. 12.5us, 3ms, 400ns, 1000ps)");
-    return v * it->second;
 }
 
 double op_dram_bytes(const OpMetrics& o) {

@@ -46,12 +46,7 @@ bool is_float_type(int32_t dt) {
            dt == onnx::TensorProto_DataType_FLOAT16 || dt == onnx::TensorProto_DataType_BFLOAT16;
 }
 
-onnx::ModelProto load_model(const std::string& path) {
-    std::error_code ec;
-    if (!fs::is_regular_file(path, ec)) throw UserError(path, "no such file");
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw UserError(path, "cannot open for reading");
-    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+onnx::ModelProto parse_model(const std::string& bytes, const std::string& path) {
     if (bytes.empty()) throw UserError(path, "empty file, not an ONNX model");
     if (bytes.size() > static_cast<size_t>(INT_MAX))
         throw UserError(path, "larger than 2 GiB, protobuf's limit (store the weights as ONNX external data)");
@@ -64,6 +59,14 @@ onnx::ModelProto load_model(const std::string& path) {
     if (model.ir_version() <= 0 || !model.has_graph())
         throw UserError(path, "not an ONNX model (no ir_version or no graph)");
     return model;
+}
+
+onnx::ModelProto load_model(const std::string& path) {
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec)) throw UserError(path, "no such file");
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw UserError(path, "cannot open for reading");
+    return parse_model(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()), path);
 }
 
 std::string node_label(const std::string& file, const onnx::NodeProto& n, int index) {
@@ -256,6 +259,10 @@ void parse_dim_binding(const std::string& text, std::map<std::string, int64_t>& 
 
 ImportResult import_onnx(const std::string& path, const ImportOptions& opt) {
     return import_onnx_model(load_model(path), path, opt);
+}
+
+ImportResult import_onnx_bytes(const std::string& bytes, const std::string& name, const ImportOptions& opt) {
+    return import_onnx_model(parse_model(bytes, name), name, opt);
 }
 
 ImportResult import_onnx_model(onnx::ModelProto model, const std::string& path, const ImportOptions& opt) {

@@ -39,6 +39,9 @@ ImportResult import_onnx(const std::string& path, const ImportOptions& options =
 /// names it in errors and in the graph.
 ImportResult import_onnx_model(onnx::ModelProto model, const std::string& path, const ImportOptions& options = {});
 
+/// The same for a serialized model in memory (the fuzz harness); `name` names it in errors.
+ImportResult import_onnx_bytes(const std::string& bytes, const std::string& name, const ImportOptions& options = {});
+
 /// Parses "name=value" (value a positive integer) into `dims`; throws UserError otherwise.
 void parse_dim_binding(const std::string& text, std::map<std::string, int64_t>& dims);
 

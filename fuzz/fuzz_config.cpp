@@ -1,0 +1,24 @@
+// libFuzzer harness: bytes -> TOML -> every machine kind's declared parameters -> its cross-key
+// checks. Any outcome but a valid config or a UserError is a bug.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "sim/common/error.h"
+#include "sim/config/params.h"
+#include "sim/engine/machine.h"
+#include "sim/engine/registry.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    const std::string text(reinterpret_cast<const char*>(data), size);
+    for (const auto& name : archsim::machine_kinds()) {
+        const archsim::MachineKind* kind = archsim::find_machine(name);
+        try {
+            archsim::ParamSet p(kind->schema());
+            p.load_toml_string(text, "fuzz.toml", {"kind"});
+            kind->validate(p);
+        } catch (const archsim::UserError&) {
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,26 @@
+#pragma once
+// Parsing times the user types ("12.5us", "3ms", "400ns", "1000ps", "2s", or plain picoseconds).
+#include <map>
+#include <string>
+
+#include "sim/common/error.h"
+
+namespace archsim {
+
+/// `s` in picoseconds; `what` names the option in the UserError thrown for anything else (a
+/// negative value, an unknown unit, not a number).
+inline double parse_time_ps(const std::string& s, const std::string& what) {
+    size_t pos = 0;
+    double v = -1;
+    try {
+        v = std::stod(s, &pos);
+    } catch (...) {
+        v = -1;
+    }
+    static const std::map<std::string, double> scale = {{"", 1}, {"ps", 1}, {"ns", 1e3}, {"us", 1e6}, {"ms", 1e9}, {"s", 1e12}};
+    auto it = v < 0 ? scale.end() : scale.find(s.substr(pos));
+    if (it == scale.end()) throw UserError(what + " " + s, "not a time (e.g. 12.5us, 3ms, 400ns, 1000ps)");
+    return v * it->second;
+}
+
+}  // namespace archsim
