@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
         auto* m = sub->add_option("model", wl.model, "ONNX model (.onnx) or SCALE-Sim topology (.csv)");
         if (required) m->required();
         sub->add_option("--dim", wl.dims, "Bind a symbolic input dim: NAME=VALUE (repeatable)");
-        sub->add_option("--batch", wl.batch, "Set the batch (dim 0 of every model input)")->check(CLI::PositiveNumber);
+        sub->add_option("--batch", wl.batch, "Set the batch (dim 0 of every model input)")->check(CLI::Range(int64_t(1), int64_t(1) << 40));
         sub->add_flag("--allow-unsupported", wl.allow_unsupported,
                       "Import unknown operators as zero-cost nodes (listed in the report) instead of failing");
         sub->add_option("--format", format, "Output format: table, json or csv")
@@ -141,8 +141,15 @@ int main(int argc, char** argv) {
 
     try {
         app.parse(argc, argv);
-    } catch (const CLI::ParseError& e) {
+    } catch (const CLI::CallForHelp& e) {
         return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {  // one line, exit code 2, like every other bad input
+        std::fprintf(stderr, "archsim: error: %s (archsim --help lists the options)\n", e.what());
+        return 2;
     }
 
     try {

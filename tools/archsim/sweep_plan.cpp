@@ -127,11 +127,11 @@ SweepPlan plan_sweep(const StudySpec& study) {
                 }
                 ParamSet params(kind->schema());
                 params.load_toml_file(m.config, {"kind"});
-                for (const auto& s : p.sets) {
+                for (size_t si = 0; si < p.sets.size(); ++si) {
                     try {
-                        params.apply_override(s);
-                    } catch (const UserError& e) {
-                        throw UserError(where, e.what());
+                        params.apply_override(p.sets[si]);
+                    } catch (const UserError& e) {  // name where the assignment came from: set = [...] or an axis
+                        throw UserError(where + ": " + (si < m.sets.size() ? "set " : "axis ") + p.sets[si], e.reason());
                     }
                 }
                 p.resolved_config = params.to_toml("kind = \"" + kind_name + "\"\n");

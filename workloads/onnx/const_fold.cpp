@@ -1,5 +1,7 @@
 #include "workloads/onnx/const_fold.h"
 
+#include <cstdint>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -16,7 +18,11 @@ bool ConstTensor::is_float() const {
 
 int64_t ConstTensor::elems() const {
     int64_t n = 1;
-    for (auto d : shape) n *= d;
+    for (auto d : shape) {
+        if (d < 0) return INT64_MAX;  // a corrupt shape: callers refuse anything above their limits
+        if (d != 0 && __builtin_mul_overflow(n, d, &n)) return INT64_MAX;
+        if (d == 0) n = 0;
+    }
     return n;
 }
 

@@ -25,7 +25,10 @@ namespace fs = std::filesystem;
 namespace {
 
 /// Largest tensor we accept (elements): a file that claims more is refused, never allocated.
-constexpr int64_t kMaxTensorElems = int64_t(1) << 40;
+/// The largest tensor accepted: 2^36 elements (256 GiB of fp32). Claims beyond it are refused, never
+/// allocated (nothing here allocates by a tensor's size; the limit keeps the byte and MAC counts
+/// far from int64 overflow and catches corrupt dims).
+constexpr int64_t kMaxTensorElems = int64_t(1) << 36;
 
 int64_t dtype_bytes(int32_t dt) {
     switch (dt) {
@@ -44,6 +47,12 @@ int64_t dtype_bytes(int32_t dt) {
 bool is_float_type(int32_t dt) {
     return dt == onnx::TensorProto_DataType_FLOAT || dt == onnx::TensorProto_DataType_DOUBLE ||
            dt == onnx::TensorProto_DataType_FLOAT16 || dt == onnx::TensorProto_DataType_BFLOAT16;
+}
+
+std::string shape_text(const google::protobuf::RepeatedField<int64_t>& dims) {
+    std::string s;
+    for (int i = 0; i < dims.size(); ++i) s += (i ? "x" : "") + std::to_string(dims[i]);
+    return s;
 }
 
 onnx::ModelProto parse_model(const std::string& bytes, const std::string& path) {
@@ -202,6 +211,15 @@ int64_t fold_constants(onnx::ModelProto& model, int64_t opset, const std::string
 /// Checks the node graph before anything else reads it: every input has a source, no tensor is
 /// produced twice, and there is no cycle (Kahn's algorithm over the nodes).
 void check_structure(const onnx::GraphProto& g, const std::string& file) {
+    for (int k = 0; k < g.node_size(); ++k)
+        for (const auto& a : g.node(k).attribute())
+            if (a.name() == "pads")
+                for (int64_t p : a.ints())
+                    if (p < 0) {
+                        std::string list;
+                        for (int64_t q : a.ints()) list += (list.empty() ? "" : ", ") + std::to_string(q);
+                        throw UserError(node_label(file, g.node(k), k), "negative pads [" + list + "]");
+                    }
     std::unordered_map<std::string, int> producer;
     for (int k = 0; k < g.node_size(); ++k)
         for (const auto& o : g.node(k).output()) {
@@ -320,7 +338,9 @@ ImportResult import_onnx_model(onnx::ModelProto model, const std::string& path, 
         for (auto d : t.dims()) {
             if (d < 0) throw UserError(file + ": initializer '" + t.name() + "'", "negative dim");
             x.shape.push_back(d);
-            if (d > 0 && n > kMaxTensorElems / d) throw UserError(file + ": initializer '" + t.name() + "'", "too many elements");
+            if (d > 0 && n > kMaxTensorElems / d)
+                throw UserError(file + ": initializer '" + t.name() + "'", "claims more than 2^36 elements (" + shape_text(t.dims()) +
+                                                                             "), beyond what archsim accepts");
             n *= d;
         }
         x.role = (is_float_type(t.data_type()) && n > 1) ? TensorRole::Weight : TensorRole::Constant;
@@ -368,7 +388,7 @@ ImportResult import_onnx_model(onnx::ModelProto model, const std::string& path, 
                                              (d.has_dim_param() ? " (bind it with --dim " + d.dim_param() + "=N)" : ""));
             }
             if (d.dim_value() > 0 && n > kMaxTensorElems / d.dim_value())
-                throw UserError(context, "tensor '" + name + "' claims more than 2^40 elements");
+                throw UserError(context, "tensor '" + name + "' claims more than 2^36 elements, beyond what archsim accepts");
             n *= d.dim_value();
             x.shape.push_back(d.dim_value());
         }
@@ -431,6 +451,7 @@ ImportResult import_onnx_model(onnx::ModelProto model, const std::string& path, 
 
     std::string model_name = workload_name(path);
     if (!g.name().empty() && model_name.empty()) model_name = g.name();
+    if (ops.empty()) throw UserError(file, "the graph has no operators: nothing to simulate");
     result.graph = OpGraph(model_name, file, std::move(tensors), std::move(ops));
     return result;
 }
