@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -139,4 +140,27 @@ TEST_CASE("a corrupt or truncated trace is a one-line error", "[e2e][trace][bad]
         }
     }
     fs::remove_all(out);
+}
+
+TEST_CASE("the same inputs give bit-identical traces and metrics", "[e2e][trace][determinism]") {
+    for (const char* cfg : {"kpu/t64.toml", "gpu/a100_sxm4_80gb.toml", "cpu/host.toml", "tpu/tpu_128x128_ws.toml"}) {
+        INFO(cfg);
+        const std::string a = run_to("deta", kSrc + "/workloads/models/resnet18.onnx", kSrc + "/configs/" + cfg);
+        const std::string b = run_to("detb", kSrc + "/workloads/models/resnet18.onnx", kSrc + "/configs/" + cfg);
+        CHECK(slurp(a + "/metrics.json") == slurp(b + "/metrics.json"));
+        archsim::TraceReader ta(a + "/trace.h5"), tb(b + "/trace.h5");
+        REQUIRE(ta.event_count() == tb.event_count());
+        std::vector<archsim::TraceEvent> ea, eb;
+        ta.for_each_chunk([&](const archsim::TraceEvent* ev, size_t n) { ea.insert(ea.end(), ev, ev + n); });
+        tb.for_each_chunk([&](const archsim::TraceEvent* ev, size_t n) { eb.insert(eb.end(), ev, ev + n); });
+        REQUIRE(ea.size() == eb.size());
+        size_t differ = 0;
+        for (size_t i = 0; i < ea.size(); ++i) differ += std::memcmp(&ea[i], &eb[i], sizeof(archsim::TraceEvent)) != 0;
+        CHECK(differ == 0);
+        REQUIRE(ta.components().size() == tb.components().size());
+        for (size_t i = 0; i < ta.components().size(); ++i) CHECK(ta.components()[i].name == tb.components()[i].name);
+        CHECK(ta.attr_string("config") == tb.attr_string("config"));
+        fs::remove_all(a);
+        fs::remove_all(b);
+    }
 }
