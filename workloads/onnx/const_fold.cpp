@@ -1,6 +1,7 @@
 #include "workloads/onnx/const_fold.h"
 
 #include <cstdint>
+#include <type_traits>
 
 #include <algorithm>
 #include <cmath>
@@ -39,21 +40,31 @@ bool is_int_type(int32_t dt) {
     }
 }
 
+/// `v` as an int64: NaN -> 0, beyond the range -> the nearest end (out-of-range float-to-int casts are
+/// undefined in C++; ONNX leaves them unspecified too).
+int64_t saturate_i64(double v) {
+    if (std::isnan(v)) return 0;
+    if (v >= 9.2233720368547758e18) return INT64_MAX;
+    if (v <= -9.2233720368547758e18) return INT64_MIN;
+    return static_cast<int64_t>(v);
+}
+
 template <class T>
 bool read_raw(const std::string& raw, int64_t n, std::vector<int64_t>& out) {
-    if (static_cast<int64_t>(raw.size()) != n * static_cast<int64_t>(sizeof(T))) return false;
+    if (n < 0 || n > kMaxFoldElems || static_cast<int64_t>(raw.size()) != n * static_cast<int64_t>(sizeof(T))) return false;
     out.resize(n);
     for (int64_t k = 0; k < n; ++k) {
         T v;
         std::memcpy(&v, raw.data() + k * sizeof(T), sizeof(T));
-        out[k] = static_cast<int64_t>(v);
+        if constexpr (std::is_floating_point_v<T>) out[k] = saturate_i64(static_cast<double>(v));
+        else out[k] = static_cast<int64_t>(v);
     }
     return true;
 }
 
 template <class T>
 bool read_raw_f(const std::string& raw, int64_t n, std::vector<double>& out) {
-    if (static_cast<int64_t>(raw.size()) != n * static_cast<int64_t>(sizeof(T))) return false;
+    if (n < 0 || n > kMaxFoldElems || static_cast<int64_t>(raw.size()) != n * static_cast<int64_t>(sizeof(T))) return false;
     out.resize(n);
     for (int64_t k = 0; k < n; ++k) {
         T v;
@@ -150,7 +161,7 @@ Result elementwise(const std::vector<const ConstTensor*>& in, int32_t out_dtype,
         for (size_t a = 0; a < in.size(); ++a) args[a] = in[a]->as_double(broadcast_index(*in[a], *shape, k));
         double r = f(args);
         if (out.is_float()) out.f.push_back(r);
-        else out.i.push_back(static_cast<int64_t>(r));
+        else out.i.push_back(saturate_i64(r));
     }
     return one(std::move(out));
 }
@@ -288,8 +299,8 @@ std::optional<std::vector<int64_t>> reshape_target(const std::vector<int64_t>& i
             out.push_back(1);
             continue;
         }
-        if (d < 0) return std::nullopt;
-        known *= d;
+        if (d < 0 || (d != 0 && __builtin_mul_overflow(known, d, &known))) return std::nullopt;
+        if (d == 0) known = 0;
         out.push_back(d);
     }
     if (infer >= 0) {
@@ -436,7 +447,7 @@ std::optional<std::vector<ConstTensor>> fold_node(const onnx::NodeProto& node,
         for (int64_t k = 0; k < x.elems(); ++k) {
             if (c.is_float()) c.f.push_back(x.as_double(k));
             else if (c.dtype == onnx::TensorProto_DataType_BOOL) c.i.push_back(x.as_double(k) != 0.0);
-            else c.i.push_back(static_cast<int64_t>(x.as_double(k)));
+            else c.i.push_back(saturate_i64(x.as_double(k)));
         }
         return one(std::move(c));
     }
@@ -496,7 +507,7 @@ std::optional<std::vector<ConstTensor>> fold_node(const onnx::NodeProto& node,
             value = v->as_double(0);
         }
         if (c.is_float()) c.f.assign(c.elems(), value);
-        else c.i.assign(c.elems(), static_cast<int64_t>(value));
+        else c.i.assign(c.elems(), saturate_i64(value));
         return one(std::move(c));
     }
     if (op == "Expand" && in.size() > 1 && in[1]) {

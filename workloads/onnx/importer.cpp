@@ -6,6 +6,10 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <climits>
 #include <filesystem>
 #include <fstream>
@@ -123,8 +127,8 @@ void bind_inputs(onnx::ModelProto& model, const ImportOptions& opt, const std::s
     }
 }
 
-void run_shape_inference(onnx::ModelProto& model, const std::string& file) {
-    model.mutable_graph()->clear_value_info();
+/// ONNX's own shape inference, in place. Throws UserError with its message on a model it rejects.
+void infer_in_process(onnx::ModelProto& model, const std::string& file) {
     try {
         onnx::ShapeInferenceOptions options(/*check_type=*/false, /*error_mode=*/0, /*data_prop=*/true);
         onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
@@ -134,6 +138,66 @@ void run_shape_inference(onnx::ModelProto& model, const std::string& file) {
             if (ch == '\n') ch = ' ';
         throw UserError(file, "ONNX shape inference failed: " + msg);
     }
+}
+
+/// Runs ONNX shape inference on `model`. ONNX's inference functions trust their inputs and some
+/// crash on malformed models (found by fuzzing: a division by zero in the Conv/Pool shape function,
+/// null dereferences on rank-0 or untyped values), so they run in a forked child: the parent
+/// reads the inferred model back through a pipe, and a child that dies is one error line, not a
+/// crash of archsim.
+void run_shape_inference(onnx::ModelProto& model, const std::string& file) {
+    model.mutable_graph()->clear_value_info();
+    int fds[2];
+    if (pipe(fds) != 0) {
+        infer_in_process(model, file);
+        return;
+    }
+    const pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]), close(fds[1]);
+        infer_in_process(model, file);
+        return;
+    }
+    if (pid == 0) {  // child: infer, send back "E<message>" or "M<model>"
+        close(fds[0]);
+        std::string out;
+        try {
+            infer_in_process(model, file);
+            out = "M" + model.SerializeAsString();
+        } catch (const UserError& e) {
+            out = "E" + e.reason();
+        }
+        for (size_t at = 0; at < out.size();) {
+            const ssize_t w = write(fds[1], out.data() + at, out.size() - at);
+            if (w <= 0) _exit(3);
+            at += static_cast<size_t>(w);
+        }
+        _exit(0);
+    }
+    close(fds[1]);
+    std::string in;
+    char buf[1 << 16];
+    for (ssize_t r; (r = read(fds[0], buf, sizeof buf)) != 0;) {
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            break;
+        }
+        in.append(buf, static_cast<size_t>(r));
+    }
+    close(fds[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (WIFSIGNALED(status))
+        throw UserError(file, "ONNX shape inference crashed on this model (signal " + std::to_string(WTERMSIG(status)) +
+                                  "): it is malformed");
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || in.empty())
+        throw UserError(file, "ONNX shape inference did not finish on this model: it is malformed");
+    if (in[0] == 'E') throw UserError(file, in.substr(1));
+    onnx::ModelProto inferred;
+    if (!inferred.ParseFromArray(in.data() + 1, static_cast<int>(in.size() - 1)))
+        throw UserError(file, "ONNX shape inference returned an unreadable model");
+    model = std::move(inferred);
 }
 
 /// Collects every static shape known after inference.
