@@ -66,7 +66,7 @@ TEST_CASE("a bad study file is one line naming the file and key", "[e2e][compare
     CliResult c = run_archsim("compare " + dir + "/c.toml --out " + dir + "/o");
     CHECK(a.exit_code == 2);
     CHECK(a.err == "archsim: error: " + dir + "/a.toml: models: must name at least one model\n");
-    CHECK(b.err == "archsim: error: " + dir + "/b.toml: modles: unknown key (expected one of axes, description, machine, mode, models, name, skip)\n");
+    CHECK(b.err == "archsim: error: " + dir + "/b.toml: modles: unknown key (expected one of axes, description, machine, mode, models, name, skip, workload)\n");
     CHECK(c.err == "archsim: error: " + dir + "/c.toml: models: no such model file '" + dir + "/missing.onnx'\n");
     CliResult d = run_archsim("compare " + dir + "/d.toml --out " + dir + "/o");
     CHECK(d.err == "archsim: error: " + dir + "/d.toml: models: two models named 'x' (results are filed by model name)\n");
