@@ -31,42 +31,17 @@ const std::vector<Preset>& presets() {
     return p;
 }
 
-/// Nodes named "<prefix>/<Op>", "<prefix>/<Op>_1", ...
-class Emit {
+/// gen::Emitter plus the layers the llm family repeats.
+class Emit : public gen::Emitter {
 public:
-    Emit(onnx::GraphProto& g, std::string prefix) : m_g(g), m_p(std::move(prefix)) {}
-    std::string op(const std::string& type, const std::vector<std::string>& in, onnx::NodeProto** node = nullptr) {
-        int& n = m_count[type];
-        const std::string name = m_p + "/" + type + (n ? "_" + std::to_string(n) : "");
-        ++n;
-        auto& nd = gen::add_node(m_g, type, name, in, {name + "_output_0"});
-        if (node) *node = &nd;
-        return name + "_output_0";
-    }
-    std::string ints(const std::vector<int64_t>& v) {
-        const std::string s = m_p + "/c" + std::to_string(m_consts++);
-        gen::add_int64_constant(m_g, s, v);
-        return s;
-    }
-    std::string scalar(float v) {
-        const std::string s = m_p + "/c" + std::to_string(m_consts++);
-        gen::add_float_constant(m_g, s, v);
-        return s;
-    }
-    std::string reshape(const std::string& x, const std::vector<int64_t>& shape) { return op("Reshape", {x, ints(shape)}); }
-    std::string transpose(const std::string& x, const std::vector<int64_t>& perm) {
-        onnx::NodeProto* n = nullptr;
-        const std::string y = op("Transpose", {x}, &n);
-        gen::set_ints(*n, "perm", perm);
-        return y;
-    }
+    using gen::Emitter::Emitter;
     /// x @ W (+ b): W [in, out] named `w`.
     std::string linear(const std::string& x, const std::string& w, int64_t in, int64_t out, bool bias) {
-        gen::add_weight(m_g, w + ".weight", {in, out});
-        std::string y = op("MatMul", {x, w + ".weight"});
+        gen::add_weight(graph(), w + ".weight", {in, out});
+        std::string y = node("MatMul", {x, w + ".weight"});
         if (bias) {
-            gen::add_weight(m_g, w + ".bias", {out});
-            y = op("Add", {y, w + ".bias"});
+            gen::add_weight(graph(), w + ".bias", {out});
+            y = node("Add", {y, w + ".bias"});
         }
         return y;
     }
@@ -75,27 +50,22 @@ public:
         onnx::NodeProto* rm = nullptr;
         std::string centred = x;
         if (!rms) {
-            const std::string mean = op("ReduceMean", {x}, &rm);
+            const std::string mean = node("ReduceMean", {x}, &rm);
             gen::set_ints(*rm, "axes", {-1});
-            centred = op("Sub", {x, mean});
+            centred = node("Sub", {x, mean});
         }
-        const std::string var = op("ReduceMean", {op("Pow", {centred, scalar(2.0f)})}, &rm);
+        const std::string var = node("ReduceMean", {node("Pow", {centred, scalar(2.0f)})}, &rm);
         gen::set_ints(*rm, "axes", {-1});
-        const std::string y = op("Div", {centred, op("Sqrt", {op("Add", {var, scalar(1e-5f)})})});
-        gen::add_weight(m_g, w + ".weight", {d});
-        std::string out = op("Mul", {y, w + ".weight"});
+        const std::string y = node("Div", {centred, node("Sqrt", {node("Add", {var, scalar(1e-5f)})})});
+        gen::add_weight(graph(), w + ".weight", {d});
+        std::string out = node("Mul", {y, w + ".weight"});
         if (!rms) {
-            gen::add_weight(m_g, w + ".bias", {d});
-            out = op("Add", {out, w + ".bias"});
+            gen::add_weight(graph(), w + ".bias", {d});
+            out = node("Add", {out, w + ".bias"});
         }
         return out;
     }
 
-private:
-    onnx::GraphProto& m_g;
-    std::string m_p;
-    std::map<std::string, int> m_count;
-    int m_consts = 0;
 };
 
 /// SwiGLU feed-forward on `x` [rows..., D]: down(silu(gate(x)) * up(x)).
@@ -103,7 +73,7 @@ std::string swiglu(Emit& e, onnx::GraphProto& g, const std::string& x, const std
     const std::string gate = e.linear(x, w + ".gate_proj", d, f, false);
     const std::string up = e.linear(x, w + ".up_proj", d, f, false);
     const std::string act = gen::activation(g, w + "/act", "silu", gate);
-    return e.linear(e.op("Mul", {act, up}), w + ".down_proj", f, d, false);
+    return e.linear(e.node("Mul", {act, up}), w + ".down_proj", f, d, false);
 }
 
 }  // namespace
@@ -182,14 +152,14 @@ void build_llm(const GeneratorArgs& a, int64_t batch, onnx::ModelProto& model) {
     for (int64_t v : {batch, sq}) ids->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(v);
     Emit top(g, "/model");
     gen::add_weight(g, "model.embed_tokens.weight", {s.vocab, d});
-    std::string x = top.op("Gather", {"model.embed_tokens.weight", "input_ids"});
+    std::string x = top.node("Gather", {"model.embed_tokens.weight", "input_ids"});
     if (gpt) {
         auto* pos = g.add_input();
         pos->set_name("position_ids");
         pos->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT64);
         for (int64_t v : {int64_t(1), sq}) pos->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(v);
         gen::add_weight(g, "model.embed_positions.weight", {s.max_positions, d});
-        x = top.op("Add", {x, top.op("Gather", {"model.embed_positions.weight", "position_ids"})});
+        x = top.node("Add", {x, top.node("Gather", {"model.embed_positions.weight", "position_ids"})});
     }
     for (int64_t l = 0; l < s.layers; ++l) {
         const std::string w = "model.layers." + std::to_string(l);
@@ -211,13 +181,13 @@ void build_llm(const GeneratorArgs& a, int64_t batch, onnx::ModelProto& model) {
             kt = e.transpose(e.reshape(k, {batch, sq, kvh, hd}), {0, 2, 3, 1});
             vv = e.transpose(e.reshape(v, {batch, sq, kvh, hd}), {0, 2, 1, 3});
         }
-        const std::string scores = e.op("Mul", {e.op("MatMul", {qr, kt}), e.scalar(1.0f / std::sqrt(float(hd)))});
+        const std::string scores = e.node("Mul", {e.node("MatMul", {qr, kt}), e.scalar(1.0f / std::sqrt(float(hd)))});
         onnx::NodeProto* sm = nullptr;
-        const std::string probs = e.op("Softmax", {scores}, &sm);
+        const std::string probs = e.node("Softmax", {scores}, &sm);
         gen::set_int(*sm, "axis", -1);
-        const std::string ctx = e.reshape(e.transpose(e.reshape(e.op("MatMul", {probs, vv}), {batch, kvh, grp, sq, hd}), {0, 3, 1, 2, 4}),
+        const std::string ctx = e.reshape(e.transpose(e.reshape(e.node("MatMul", {probs, vv}), {batch, kvh, grp, sq, hd}), {0, 3, 1, 2, 4}),
                                           {batch, sq, s.heads * hd});
-        x = e.op("Add", {x, e.linear(ctx, w + ".self_attn.o_proj", s.heads * hd, d, gpt)});
+        x = e.node("Add", {x, e.linear(ctx, w + ".self_attn.o_proj", s.heads * hd, d, gpt)});
         const std::string h2 = e.norm(x, w + ".post_attention_layernorm", d, !gpt);
         std::string f;
         if (gpt) {
@@ -230,7 +200,7 @@ void build_llm(const GeneratorArgs& a, int64_t batch, onnx::ModelProto& model) {
             const int64_t active = std::min(s.experts, routed), per = (routed + active - 1) / active;
             gen::add_weight(g, w + ".block_sparse_moe.gate.weight", {d, s.experts});
             onnx::NodeProto* rs = nullptr;
-            e.op("Softmax", {e.op("MatMul", {h2, w + ".block_sparse_moe.gate.weight"})}, &rs);
+            e.node("Softmax", {e.node("MatMul", {h2, w + ".block_sparse_moe.gate.weight"})}, &rs);
             gen::set_int(*rs, "axis", -1);
             const std::string flat = e.reshape(h2, {rows, d});
             std::vector<std::string> outs;
@@ -241,27 +211,27 @@ void build_llm(const GeneratorArgs& a, int64_t batch, onnx::ModelProto& model) {
                     gen::add_weight(g, ew + ".down_proj.weight", {s.ffn, d});
                     continue;
                 }
-                const std::string tokens = e.op("Slice", {flat, e.ints({0}), e.ints({per}), e.ints({0})});
+                const std::string tokens = e.node("Slice", {flat, e.ints({0}), e.ints({per}), e.ints({0})});
                 outs.push_back(swiglu(e, g, tokens, ew, d, s.ffn));
             }
             onnx::NodeProto* cat = nullptr;
-            const std::string all = e.op("Concat", outs, &cat);
+            const std::string all = e.node("Concat", outs, &cat);
             gen::set_int(*cat, "axis", 0);
             // each token sums its top_k experts' outputs (weighted by the router); active x per >= tokens x top_k
-            std::string mixed = e.op("Slice", {all, e.ints({0}), e.ints({routed}), e.ints({0})});
+            std::string mixed = e.node("Slice", {all, e.ints({0}), e.ints({routed}), e.ints({0})});
             onnx::NodeProto* rsum = nullptr;
-            mixed = e.op("ReduceSum", {e.reshape(mixed, {rows, s.top_k, d}), e.ints({1})}, &rsum);
+            mixed = e.node("ReduceSum", {e.reshape(mixed, {rows, s.top_k, d}), e.ints({1})}, &rsum);
             gen::set_int(*rsum, "keepdims", 0);
             f = e.reshape(mixed, {batch, sq, d});
         }
-        x = e.op("Add", {x, f});
+        x = e.node("Add", {x, f});
     }
     x = top.norm(x, "model.norm", d, !gpt);
-    if (!decode) x = top.op("Slice", {x, top.ints({sq - 1}), top.ints({sq}), top.ints({1})});  // the last token
+    if (!decode) x = top.node("Slice", {x, top.ints({sq - 1}), top.ints({sq}), top.ints({1})});  // the last token
     std::string logits;
     if (gpt) {  // tied: the embedding table, transposed by Gemm
         onnx::NodeProto* gm = nullptr;
-        logits = top.op("Gemm", {top.reshape(x, {batch, d}), "model.embed_tokens.weight"}, &gm);
+        logits = top.node("Gemm", {top.reshape(x, {batch, d}), "model.embed_tokens.weight"}, &gm);
         gen::set_int(*gm, "transB", 1);
         gen::add_output(g, logits, {batch, s.vocab});
     } else {

@@ -125,3 +125,37 @@ std::string activation(onnx::GraphProto& g, const std::string& prefix, const std
 }
 
 }  // namespace archsim::gen
+
+namespace archsim::gen {
+
+std::string Emitter::node(const std::string& op, const std::vector<std::string>& inputs, onnx::NodeProto** out) {
+    int& n = m_count[op];
+    const std::string name = m_prefix + "/" + op + (n ? "_" + std::to_string(n) : "");
+    ++n;
+    auto& nd = add_node(m_g, op, name, inputs, {name + "_output_0"});
+    if (out) *out = &nd;
+    return name + "_output_0";
+}
+
+std::string Emitter::transpose(const std::string& x, const std::vector<int64_t>& perm) {
+    onnx::NodeProto* n = nullptr;
+    const std::string y = node("Transpose", {x}, &n);
+    set_ints(*n, "perm", perm);
+    return y;
+}
+
+std::string Emitter::reshape(const std::string& x, const std::vector<int64_t>& shape) { return node("Reshape", {x, ints(shape)}); }
+
+std::string Emitter::scalar(float v) {
+    const std::string s = constant_name();
+    add_float_constant(m_g, s, v);
+    return s;
+}
+
+std::string Emitter::ints(const std::vector<int64_t>& v) {
+    const std::string s = constant_name();
+    add_int64_constant(m_g, s, v);
+    return s;
+}
+
+}  // namespace archsim::gen

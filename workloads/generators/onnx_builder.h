@@ -3,6 +3,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -41,4 +42,32 @@ namespace archsim::gen {
 /// Add, Mul, Mul (opset 13 has no Gelu). Nodes are named "<prefix>/<Op>" ("_1", "_2" for
 /// repeats); returns the output's name.
 std::string activation(onnx::GraphProto& g, const std::string& prefix, const std::string& kind, const std::string& x);
+}  // namespace archsim::gen
+
+namespace archsim::gen {
+/// Emits nodes named like torch.onnx's exporter names them: "<prefix>/<Op>", then "<prefix>/<Op>_1",
+/// "<prefix>/<Op>_2", ... per op type; constants are named "<prefix>/c<N>" (they fold away).
+class Emitter {
+public:
+    Emitter(onnx::GraphProto& g, std::string prefix) : m_g(g), m_prefix(std::move(prefix)) {}
+    /// Adds an `op` node on `inputs` (the node itself in `out` when given); returns its output.
+    std::string node(const std::string& op, const std::vector<std::string>& inputs, onnx::NodeProto** out = nullptr);
+    /// A Transpose with `perm`.
+    std::string transpose(const std::string& x, const std::vector<int64_t>& perm);
+    /// A Reshape to the constant `shape`.
+    std::string reshape(const std::string& x, const std::vector<int64_t>& shape);
+    /// A float scalar constant; returns its name.
+    std::string scalar(float v);
+    /// A 1-D int64 constant; returns its name.
+    std::string ints(const std::vector<int64_t>& v);
+    onnx::GraphProto& graph() { return m_g; }
+
+private:
+    std::string constant_name() { return m_prefix + "/c" + std::to_string(m_consts++); }
+
+    onnx::GraphProto& m_g;
+    std::string m_prefix;
+    std::map<std::string, int> m_count;
+    int m_consts = 0;
+};
 }  // namespace archsim::gen

@@ -13,47 +13,7 @@ namespace archsim {
 
 namespace {
 
-/// Emits nodes named like the exporter's: "<prefix>/<Op>", "<prefix>/<Op>_1", ... per prefix.
-class Namer {
-public:
-    Namer(onnx::GraphProto& g, std::string prefix) : m_g(g), m_prefix(std::move(prefix)) {}
-    /// Adds `op` on `inputs`; returns its output's name.
-    std::string node(const std::string& op, const std::vector<std::string>& inputs, onnx::NodeProto** out = nullptr) {
-        int& n = m_count[op];
-        const std::string name = m_prefix + "/" + op + (n ? "_" + std::to_string(n) : "");
-        ++n;
-        auto& nd = gen::add_node(m_g, op, name, inputs, {name + "_output_0"});
-        if (out) *out = &nd;
-        return name + "_output_0";
-    }
-    std::string transpose(const std::string& x, const std::vector<int64_t>& perm) {
-        onnx::NodeProto* n = nullptr;
-        const std::string y = node("Transpose", {x}, &n);
-        gen::set_ints(*n, "perm", perm);
-        return y;
-    }
-    std::string reshape(const std::string& x, const std::vector<int64_t>& shape) {
-        const std::string s = m_prefix + "/shape_" + std::to_string(m_consts++);
-        gen::add_int64_constant(m_g, s, shape);
-        return node("Reshape", {x, s});
-    }
-    std::string scalar(float v) {
-        const std::string s = m_prefix + "/scalar_" + std::to_string(m_consts++);
-        gen::add_float_constant(m_g, s, v);
-        return s;
-    }
-    std::string ints(const std::vector<int64_t>& v) {
-        const std::string s = m_prefix + "/ints_" + std::to_string(m_consts++);
-        gen::add_int64_constant(m_g, s, v);
-        return s;
-    }
-
-private:
-    onnx::GraphProto& m_g;
-    std::string m_prefix;
-    std::map<std::string, int> m_count;
-    int m_consts = 0;
-};
+using Namer = gen::Emitter;
 
 /// LayerNorm over the last axis, decomposed as torch.onnx (opset 13) exports it.
 std::string layer_norm(onnx::GraphProto& g, const std::string& prefix, const std::string& weights, const std::string& x, int64_t d) {
