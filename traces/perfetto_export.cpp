@@ -89,7 +89,6 @@ PerfettoStats export_perfetto(const TraceReader& trace, const std::string& out_p
     size_t compute_comps = 0;
     for (const auto& c : comps) compute_comps += c.level == "compute";
     std::vector<std::vector<uint64_t>> lane_end(comps.size());
-    std::vector<std::vector<bool>> lane_named(comps.size());
     std::array<uint64_t, kKinds> seen{};
     GzOut out(out_path);
     out.write("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"model\":\"" + esc(trace.attr_string("model")) + "\",\"machine\":\"" +
@@ -127,14 +126,14 @@ PerfettoStats export_perfetto(const TraceReader& trace, const std::string& out_p
             auto& lanes = lane_end[e.component];
             size_t lane = 0;
             while (lane < lanes.size() && lanes[lane] > e.t_ps) ++lane;
+            bool new_lane = false;  // a lane is named when it opens
             if (lane == lanes.size()) {
-                if (lanes.size() < kLanes) lanes.push_back(0), lane_named[e.component].push_back(false);
+                if (lanes.size() < kLanes) lanes.push_back(0), new_lane = true;
                 else lane = kLanes - 1;
             }
             lanes[lane] = std::max(lanes[lane], e.t_ps + e.dur_ps);
             const uint64_t tid = e.component * kLanes + lane + 1;
-            if (!lane_named[e.component][lane]) {
-                lane_named[e.component][lane] = true;
+            if (new_lane) {
                 ++st.tracks;
                 buf += fmt::format(",\n{{\"ph\":\"M\",\"pid\":1,\"tid\":{},\"name\":\"thread_name\",\"args\":{{\"name\":\"{}{}\"}}}}", tid,
                                    esc(comps[e.component].name), lane ? fmt::format(" #{}", lane) : std::string());

@@ -36,13 +36,6 @@ struct Point {
     std::string error;
 };
 
-std::string read_all(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
 /// Starts `archsim run` for one point; stdout and stderr go to files in the point's folder.
 pid_t spawn_point(const std::string& self, const Point& p) {
     std::vector<std::string> args = {"run", p.model, "--arch", p.machine->config, "--out", p.dir, "--format", "json"};
@@ -63,13 +56,6 @@ std::string csv_escape(const std::string& s) {
     return out;
 }
 
-std::string last_line(const std::string& text) {
-    std::string t = text;
-    while (!t.empty() && t.back() == '\n') t.pop_back();
-    auto nl = t.rfind('\n');
-    return nl == std::string::npos ? t : t.substr(nl + 1);
-}
-
 /// The table row of one finished point, from its metrics.json.
 struct Row {
     std::string model, machine, status, error, top_ops, main_stall;
@@ -86,7 +72,7 @@ Row make_row(const Point& p) {
         r.error = p.error;
         return r;
     }
-    const auto m = nlohmann::json::parse(read_all(p.dir + "/metrics.json"));
+    const auto m = nlohmann::json::parse(read_file(p.dir + "/metrics.json"));
     const auto& t = m["total"];
     r.status = "ok";
     r.peak_macs_per_cycle = t["peak_macs_per_cycle"].get<double>();
@@ -164,7 +150,7 @@ int cmd_compare(const std::string& study_file, const std::string& out_dir, int j
         running.erase(it);
         ++done;
         const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && fs::exists(p.dir + "/metrics.json");
-        if (!ok) p.error = last_line(read_all(p.dir + "/stderr.log"));
+        if (!ok) p.error = last_line(read_file(p.dir + "/stderr.log"));
         std::fprintf(stderr, "[%zu/%zu] %s on %s: %s\n", done, todo.size(), workload_name(p.model).c_str(),
                      p.machine->label.c_str(), ok ? "ok" : ("FAILED: " + p.error).c_str());
     }

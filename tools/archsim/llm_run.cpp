@@ -43,11 +43,7 @@ Phase run_phase(const std::string& self, const std::string& model, const std::st
     int status = 0;
     waitpid(pid, &status, 0);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        std::ifstream in(dir + "/stderr.log");
-        std::string last, line;
-        while (std::getline(in, line))
-            if (!line.empty()) last = line;
-        throw UserError(model, "this phase failed: " + last + " (log: " + dir + "/stderr.log)");
+        throw UserError(model, "this phase failed: " + last_line(read_file(dir + "/stderr.log")) + " (log: " + dir + "/stderr.log)");
     }
     std::ifstream in(dir + "/metrics.json");
     const auto m = nlohmann::json::parse(in);

@@ -5,6 +5,8 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 #include "sim/common/error.h"
 
@@ -29,6 +31,20 @@ pid_t spawn_self(const std::string& self, const std::vector<std::string>& args, 
     posix_spawn_file_actions_destroy(&fa);
     if (rc != 0) throw UserError(self, "cannot start a child process: " + std::string(strerror(rc)));
     return pid;
+}
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+std::string last_line(const std::string& text) {
+    std::string t = text;
+    while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
+    const size_t nl = t.rfind('\n');
+    return nl == std::string::npos ? t : t.substr(nl + 1);
 }
 
 pid_t spawn_program(const std::string& program, const std::vector<std::string>& args) {

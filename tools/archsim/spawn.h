@@ -13,6 +13,12 @@ namespace archsim::cli {
 pid_t spawn_self(const std::string& self, const std::vector<std::string>& args, const std::string& out_path,
                  const std::string& err_path);
 
+/// The whole file at `path` ("" if it cannot be read): a child's report or log.
+std::string read_file(const std::string& path);
+
+/// The last non-empty line of `text` ("" if none): what a failed child said last.
+std::string last_line(const std::string& text);
+
 /// Starts `program` with `args` (argv[1..]), inheriting stdout and stderr; returns its pid.
 /// Throws UserError if it cannot start.
 pid_t spawn_program(const std::string& program, const std::vector<std::string>& args);

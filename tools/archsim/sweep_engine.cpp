@@ -24,21 +24,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string read_all(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-std::string last_line(const std::string& text) {
-    std::string t = text;
-    while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
-    const size_t nl = t.rfind('\n');
-    std::string line = nl == std::string::npos ? t : t.substr(nl + 1);
-    return line.empty() ? "no output (killed?)" : line;
-}
-
 std::string duration(double s) {
     if (s < 90) return fmt::format("{:.0f}s", s);
     if (s < 5400) return fmt::format("{:.0f}m{:02.0f}s", std::floor(s / 60), std::fmod(s, 60));
@@ -114,12 +99,13 @@ SweepRow SweepSession::finish(size_t i, bool exited_ok) {
     if (exited_ok && fs::exists(dir / "metrics.json")) {
         const std::string trace = m_args.traces == "full" ? (fs::path("points") / p.id / "trace.h5").string() : "";
         try {
-            row = row_from_metrics(p, read_all((dir / "metrics.json").string()), trace);
+            row = row_from_metrics(p, read_file((dir / "metrics.json").string()), trace);
         } catch (const UserError& e) {
             row = failed_row(p, e.what());
         }
     } else {
-        row = failed_row(p, last_line(read_all((dir / "stderr.log").string())));
+        const std::string said = last_line(read_file((dir / "stderr.log").string()));
+        row = failed_row(p, said.empty() ? "no output (killed?)" : said);
     }
     std::error_code ec;
     if (row.status == "ok" && m_args.traces == "none") fs::remove_all(dir, ec);
