@@ -4,6 +4,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "sim/common/error.h"
+
 namespace archsim {
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -60,6 +62,34 @@ KernelPlan choose_kernel(const GemmView& g, const GpuConfig& cfg) {
     }
     if (!have) throw std::logic_error("no CTA tile of the menu fits this GPU's shared memory and registers");
     return best;
+}
+
+void check_cta_menu_fits(const GpuConfig& cfg) {
+    GemmView g;
+    g.m = g.n = g.k = 256;
+    const CtaTile* smallest = nullptr;
+    KernelPlan at_smallest;
+    for (const auto& t : cta_tile_menu()) {
+        const KernelPlan p = plan_kernel(g, cfg, t);
+        if (p.fits) return;
+        if (!smallest || p.smem_bytes_per_cta < at_smallest.smem_bytes_per_cta) {
+            smallest = &t;
+            at_smallest = p;
+        }
+    }
+    const std::string tile = std::to_string(smallest->bm) + "x" + std::to_string(smallest->bn) + " with " +
+                             std::to_string(smallest->warps) + " warps and " + std::to_string(smallest->stages) + " stages";
+    const int64_t need_kib = (at_smallest.smem_bytes_per_cta + 1023) / 1024;
+    if (at_smallest.limiter == "smem") {
+        const bool per_cta = at_smallest.smem_bytes_per_cta > cfg.smem_kib_per_cta * 1024;
+        throw UserError(per_cta ? "sm.smem_kib_per_cta" : "sm.smem_kib",
+                        std::to_string(per_cta ? cfg.smem_kib_per_cta : cfg.smem_kib_per_sm) +
+                            " KiB holds no CTA tile of the menu (the smallest, " + tile + ", needs " + std::to_string(need_kib) +
+                            " KiB of shared memory)");
+    }
+    const char* key = at_smallest.limiter == "registers" ? "sm.registers" : at_smallest.limiter == "warps" ? "sm.max_warps" : "sm.max_ctas";
+    throw UserError(key, std::string("too few for any CTA tile of the menu (the smallest, ") + tile + ", is limited by " +
+                             at_smallest.limiter + ")");
 }
 
 }  // namespace archsim

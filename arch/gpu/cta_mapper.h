@@ -44,4 +44,8 @@ KernelPlan plan_kernel(const GemmView& g, const GpuConfig& cfg, const CtaTile& t
 /// the larger tile (fewer CTAs, less operand traffic). Throws std::logic_error if none fits.
 KernelPlan choose_kernel(const GemmView& g, const GpuConfig& cfg);
 
+/// The config's cross-key check for the tile menu: throws UserError(key, reason) naming the SM
+/// limit (shared memory per CTA or per SM, registers, warps, CTAs) that leaves no tile resident.
+void check_cta_menu_fits(const GpuConfig& cfg);
+
 }  // namespace archsim

@@ -84,4 +84,7 @@ save("no_nodes.onnx", model([], [vi("x", [1, 4])], [vi("x", [1, 4])]))
 # Gemm with inner dims that disagree
 save("gemm_mismatch.onnx", model([helper.make_node("Gemm", ["x", "w"], ["y"], name="gemm")], [vi("x", [2, 3])], [vi("y", [2, 4])],
                                  [weight("w", [5, 4])]))
+# a model input with a zero-sized dim: nothing to compute
+save("zero_dim.onnx", model([helper.make_node("MatMul", ["x", "w"], ["y"], name="matmul")], [vi("x", [0, 4])], [vi("y", [0, 4])],
+                            [weight("w", [4, 4])]))
 print("wrote the bad ONNX cases to", HERE)

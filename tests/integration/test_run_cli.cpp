@@ -202,37 +202,7 @@ TEST_CASE("every config in configs/ runs the bundled model", "[e2e][smoke]") {
     }
 }
 
-namespace {
-void run_every_model_on(const std::string& config, const std::vector<std::string>& precisions = {""}) {
-    if (!have_shared()) {
-        WARN("shared/models not found; skipped");
-        return;
-    }
-    std::vector<std::string> models;
-    for (const char* dir : {"models", "models/raw"})
-        for (const auto& e : fs::directory_iterator(shared_path(dir)))
-            if (e.path().extension() == ".onnx") models.push_back(e.path().string());
-    REQUIRE(models.size() >= 17);
-    for (const auto& m : models)
-        for (const auto& p : precisions) {
-            INFO(m << " on " << config << " " << p);
-            const std::string out = temp_dir("all");
-            CliResult r = run_archsim("run " + m + " --arch " + kSrc + "/configs/" + config + " --out " + out +
-                                      " --format csv" + (p.empty() ? "" : " --precision " + p));
-            CHECK(r.exit_code == 0);
-            CHECK(fs::exists(out + "/trace.h5"));
-            fs::remove_all(out);
-        }
-}
-}  // namespace
 
-TEST_CASE("every shared model runs on tpu_32x32_ws", "[e2e][models]") { run_every_model_on("tpu/tpu_32x32_ws.toml"); }
-TEST_CASE("every shared model runs on tpu_32x32_os", "[e2e][models]") { run_every_model_on("tpu/tpu_32x32_os.toml"); }
-TEST_CASE("every shared model runs on tpu_32x32_is", "[e2e][models]") { run_every_model_on("tpu/tpu_32x32_is.toml"); }
-TEST_CASE("every shared model runs on tpu_128x128_ws", "[e2e][models]") { run_every_model_on("tpu/tpu_128x128_ws.toml"); }
-TEST_CASE("every shared model runs on tpu_128x128_os", "[e2e][models]") { run_every_model_on("tpu/tpu_128x128_os.toml"); }
-TEST_CASE("every shared model runs on tpu_128x128_is", "[e2e][models]") { run_every_model_on("tpu/tpu_128x128_is.toml"); }
-TEST_CASE("every shared model runs on tpu_v1", "[e2e][models]") { run_every_model_on("tpu/tpu_v1.toml"); }
 
 TEST_CASE("a memory-bound layer runs at the DRAM bandwidth", "[e2e][tpu]") {
     // One 1x1 convolution with little reuse on a 1 GB/s DRAM: the run must take the time its DRAM
@@ -255,23 +225,6 @@ TEST_CASE("a memory-bound layer runs at the DRAM bandwidth", "[e2e][tpu]") {
     CHECK(fast["total"]["latency_s"].get<double>() == Approx(t_slow / 2).epsilon(0.05));
     fs::remove_all(dir);
 }
-TEST_CASE("every shared model runs on KPU T64", "[e2e][models][kpu]") { run_every_model_on("kpu/t64.toml"); }
-TEST_CASE("every shared model runs on KPU T256", "[e2e][models][kpu]") { run_every_model_on("kpu/t256.toml"); }
-TEST_CASE("every shared model runs on KPU T768", "[e2e][models][kpu]") { run_every_model_on("kpu/t768.toml"); }
-TEST_CASE("every shared model runs on the A100 at fp32, fp16 and int8", "[e2e][models][gpu]") {
-    run_every_model_on("gpu/a100_sxm4_80gb.toml", {"fp32", "fp16", "int8"});
-}
-TEST_CASE("every shared model runs on the H100 at fp32, fp16 and int8", "[e2e][models][gpu]") {
-    run_every_model_on("gpu/h100_sxm5_80gb.toml", {"fp32", "fp16", "int8"});
-}
-TEST_CASE("every shared model runs on the T4 at fp32, fp16 and int8", "[e2e][models][gpu]") {
-    run_every_model_on("gpu/t4.toml", {"fp32", "fp16", "int8"});
-}
 TEST_CASE("CPU metrics.json equals an independent sum over the trace's events", "[e2e][trace][cpu]") {
     check_metrics_equal_event_sums(kSrc + "/configs/cpu/host.toml");
 }
-TEST_CASE("every shared model runs on the host CPU config", "[e2e][models][cpu]") { run_every_model_on("cpu/host.toml"); }
-TEST_CASE("every shared model runs on the Xeon 8480+", "[e2e][models][cpu]") {
-    run_every_model_on("cpu/xeon_8480p.toml", {"bf16", "int8"});
-}
-TEST_CASE("every shared model runs on the EPYC 9654", "[e2e][models][cpu]") { run_every_model_on("cpu/epyc_9654.toml"); }

@@ -12,6 +12,7 @@
 #include "sim/common/units.h"
 #include "sim/config/machine_file.h"
 #include "sim/config/params.h"
+#include "sim/engine/machine_setup.h"
 #include "sim/engine/registry.h"
 #include "sim/engine/simulate.h"
 #include "traces/reducer.h"
@@ -139,17 +140,7 @@ int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& o
     const ReportFormat f = parse_report_format(format);
     if (is_llm_workload(w.model)) return cmd_run_llm(w, arch, out_dir, precision, sets, format);
     // Config first: it is cheap, and a typo there should not wait for a big import.
-    const std::string kind_name = read_machine_kind(arch);
-    const MachineKind* kind = find_machine(kind_name);
-    if (!kind) {
-        std::string known;
-        for (const auto& k : machine_kinds()) known += (known.empty() ? "" : ", ") + k;
-        throw UserError(arch + ": kind = \"" + kind_name + "\"", "unknown machine kind (known: " + known + ")");
-    }
-    ParamSet params(kind->schema());
-    params.load_toml_file(arch, {"kind"});
-    if (!precision.empty()) params.set("precision", precision, "--precision");
-    for (const auto& s : sets) params.apply_override(s);
+    const MachineSetup machine = load_machine(arch, precision, set_overrides(sets));
 
     ImportResult r = load(w);
 
@@ -157,7 +148,7 @@ int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& o
     fs::create_directories(out_dir, ec);
     if (ec || !fs::is_directory(out_dir)) throw UserError(out_dir, "cannot create the output directory: " + ec.message());
     const std::string trace_path = (fs::path(out_dir) / "trace.h5").string();
-    const std::string resolved = params.to_toml("# resolved by archsim from " + arch + "\nkind = \"" + kind_name + "\"\n");
+    const std::string resolved = machine.resolved_toml("# resolved by archsim from " + arch + "\n");
     write_atomically((fs::path(out_dir) / "config.toml").string(), resolved);
 
     std::string warnings;
@@ -165,7 +156,7 @@ int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& o
     SimulationLimits limits;
     limits.max_events = max_events;
     limits.max_sim_time_ps = max_sim_time.empty() ? 0 : parse_time_ps(max_sim_time, "--max-sim-time");
-    SimulationResult sim = simulate(r.graph, *kind, params, trace_path,
+    SimulationResult sim = simulate(r.graph, *machine.kind, machine.params, trace_path,
                                     {{"config", resolved}, {"config_path", arch}, {"import_warnings", warnings}}, limits);
     if (!sim.stopped_by.empty()) {
         std::fprintf(stderr, "archsim: error: %s: the run stopped: %s; the trace is kept, marked incomplete, and no metrics.json was written\n",

@@ -13,6 +13,7 @@
 #include "sim/config/machine_file.h"
 #include "sim/config/params.h"
 #include "sim/engine/machine.h"
+#include "sim/engine/machine_setup.h"
 #include "sim/engine/registry.h"
 #include "workloads/generators/workload_file.h"
 
@@ -77,8 +78,7 @@ SweepPlan plan_sweep(const StudySpec& study) {
     for (const auto& m : study.machines) {
         const std::string where = study.file + ": machine " + m.label;
         const std::string kind_name = read_machine_kind(m.config);
-        const MachineKind* kind = find_machine(kind_name);
-        if (!kind) throw UserError(where, "unknown machine kind \"" + kind_name + "\" in " + m.config);
+        if (!find_machine(kind_name)) throw UserError(where, "unknown machine kind \"" + kind_name + "\" in " + m.config);
         std::vector<const StudyAxis*> axes;
         for (const auto& a : study.axes) axes.push_back(&a);
         for (const auto& a : m.axes) axes.push_back(&a);
@@ -125,16 +125,15 @@ SweepPlan plan_sweep(const StudySpec& study) {
                     ++plan.skipped;
                     continue;
                 }
-                ParamSet params(kind->schema());
-                params.load_toml_file(m.config, {"kind"});
-                for (size_t si = 0; si < p.sets.size(); ++si) {
-                    try {
-                        params.apply_override(p.sets[si]);
-                    } catch (const UserError& e) {  // name where the assignment came from: set = [...] or an axis
-                        throw UserError(where + ": " + (si < m.sets.size() ? "set " : "axis ") + p.sets[si], e.reason());
-                    }
+                std::vector<KeyOverride> overrides;
+                for (size_t si = 0; si < p.sets.size(); ++si)  // errors name where each came from: set = [...] or an axis
+                    overrides.push_back({p.sets[si], where + ": " + (si < m.sets.size() ? "set" : "axis")});
+                try {
+                    p.resolved_config = load_machine(m.config, "", overrides).resolved_toml();
+                } catch (const UserError& e) {  // a cross-key check of this point's config: name the study too
+                    if (std::string(e.what()).rfind(where, 0) == 0) throw;
+                    throw UserError(where, e.what());
                 }
-                p.resolved_config = params.to_toml("kind = \"" + kind_name + "\"\n");
                 const uint64_t h = fnv1a64(p.resolved_config + "\nmodel=" + model_ids[mi] + "\nbatch=" + std::to_string(p.batch));
                 p.id = fmt::format("{:016x}", mix_key(0, h));  // splitmix finalizer: neighbours look unrelated
                 p.index = plan.points.size();

@@ -1,0 +1,41 @@
+#pragma once
+// Loading a machine file: the one path from a TOML file (plus precision and overrides) to
+// validated parameters of a registered machine kind. Every command that simulates uses it.
+#include <string>
+#include <vector>
+
+#include "sim/config/params.h"
+
+namespace archsim {
+
+struct MachineKind;
+
+/// One "key=value" override of a machine file and where it came from ("--set", or a study's
+/// "study.toml: machine X: axis"), which errors name.
+struct KeyOverride {
+    std::string assignment;
+    std::string source = "--set";
+};
+
+/// A machine file resolved: its registered kind, the value of every key (defaults, the file,
+/// then the overrides), and the file's path.
+struct MachineSetup {
+    std::string file;
+    const MachineKind* kind = nullptr;
+    ParamSet params;
+    /// The fully resolved config as TOML (every key, `kind` first), after `header` comment lines.
+    std::string resolved_toml(const std::string& header = "") const;
+};
+
+/// Reads `file`: its `kind` (which must be registered), every key, then `precision` (if not
+/// empty) and `overrides` in order, and runs the kind's cross-key checks, so a config that
+/// cannot be built fails here and not inside the simulation.
+/// Throws UserError "<file>: <key>: <reason>" (an unknown kind lists the known ones; a bad
+/// override names its source).
+MachineSetup load_machine(const std::string& file, const std::string& precision = "",
+                          const std::vector<KeyOverride>& overrides = {});
+
+/// `--set` assignments as overrides.
+std::vector<KeyOverride> set_overrides(const std::vector<std::string>& sets);
+
+}  // namespace archsim

@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Records the metrics.json of every shared model on every machine config (the matrix the
+"every shared model runs on ..." tests walk) as the golden values those tests compare against.
+
+Usage: tests/golden/make_golden.py BUILD_DIR [--jobs N] [--only CONFIG_STEM]
+Writes tests/golden/metrics/<config stem>[.<precision>].json: {model file: {"total": {...},
+"ops": [[latency_s, energy_j, compute_cycles, stall_cycles] per operator in metrics.json order]}}, one model a line.
+Run it only when a change is meant to move numbers, and say so in the commit.
+"""
+import argparse, json, os, subprocess, sys, tempfile
+from concurrent.futures import ThreadPoolExecutor
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.dirname(os.path.dirname(HERE))
+SHARED = os.path.join(SRC, "..", "shared")
+
+# (config under configs/, precisions; "" = the config's own), as tests/integration/test_models_cli.cpp
+MATRIX = [
+    ("tpu/tpu_32x32_ws.toml", [""]), ("tpu/tpu_32x32_os.toml", [""]), ("tpu/tpu_32x32_is.toml", [""]),
+    ("tpu/tpu_128x128_ws.toml", [""]), ("tpu/tpu_128x128_os.toml", [""]), ("tpu/tpu_128x128_is.toml", [""]),
+    ("tpu/tpu_v1.toml", [""]),
+    ("kpu/t64.toml", [""]), ("kpu/t256.toml", [""]), ("kpu/t768.toml", [""]),
+    ("gpu/a100_sxm4_80gb.toml", ["fp32", "fp16", "int8"]), ("gpu/h100_sxm5_80gb.toml", ["fp32", "fp16", "int8"]),
+    ("gpu/t4.toml", ["fp32", "fp16", "int8"]),
+    ("cpu/host.toml", [""]), ("cpu/xeon_8480p.toml", ["bf16", "int8"]), ("cpu/epyc_9654.toml", [""]),
+]
+
+
+def models():
+    out = []
+    for d in ("models", "models/raw"):
+        p = os.path.join(SHARED, d)
+        out += sorted(os.path.join(d, f) for f in os.listdir(p) if f.endswith(".onnx"))
+    return out
+
+
+def golden_name(config, prec):
+    stem = config.replace("/", "_")[:-len(".toml")]
+    return stem + ("." + prec if prec else "") + ".json"
+
+
+def digest(m):
+    total = dict(m["total"])
+    ops = [[o["latency_s"], o["energy_j"], o["compute_cycles"], o["stall_cycles"]] for o in m["ops"]]
+    return {"total": total, "ops": ops}
+
+
+def run_one(binary, config, prec, model):
+    with tempfile.TemporaryDirectory() as out:
+        cmd = [binary, "run", os.path.join(SHARED, model), "--arch", os.path.join(SRC, "configs", config),
+               "--out", out, "--format", "csv"] + (["--precision", prec] if prec else [])
+        r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if r.returncode != 0:
+            sys.exit(f"{' '.join(cmd)}: exit {r.returncode}: {r.stderr.strip()}")
+        with open(os.path.join(out, "metrics.json")) as f:
+            return digest(json.load(f))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("build")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--only", default="")
+    a = ap.parse_args()
+    binary = os.path.join(os.path.abspath(a.build), "archsim")
+    os.makedirs(os.path.join(HERE, "metrics"), exist_ok=True)
+    ms = models()
+    for config, precs in MATRIX:
+        if a.only and a.only not in config:
+            continue
+        for prec in precs:
+            with ThreadPoolExecutor(a.jobs) as pool:
+                res = list(pool.map(lambda m: run_one(binary, config, prec, m), ms))
+            path = os.path.join(HERE, "metrics", golden_name(config, prec))
+            with open(path, "w") as f:
+                f.write("{\n" + ",\n".join(json.dumps(m) + ": " + json.dumps(r, sort_keys=True, separators=(",", ":"))
+                                           for m, r in zip(ms, res)) + "\n}\n")
+            print(path, flush=True)
+
+
+if __name__ == "__main__":
+    main()

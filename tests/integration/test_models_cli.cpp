@@ -1,0 +1,123 @@
+// Every shared model on every machine config: each run succeeds and its metrics.json equals the
+// golden values recorded by tests/golden/make_golden.py (totals to a relative 1e-9, and every
+// operator's latency, energy, compute and stall cycles). A refactoring that is meant to keep the
+// numbers keeps this test green; a change meant to move them regenerates the golden files and
+// says so in its commit.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/cli.h"
+
+using namespace archsim::test;
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+const std::string kSrc = ARCHSIM_SOURCE_DIR;
+
+/// Metric keys renamed since the golden files were recorded: old name -> new name.
+const std::map<std::string, std::string> kRenamed = {};
+
+bool close(double a, double b) { return a == b || std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b)); }
+
+/// Compares `got` with `want` key by key (numbers to a relative 1e-9), reporting each difference.
+void check_equal(const json& want, const json& got, const std::string& path) {
+    if (want.is_number() && got.is_number()) {
+        INFO(path << ": golden " << want.dump() << ", now " << got.dump());
+        CHECK(close(want.get<double>(), got.get<double>()));
+        return;
+    }
+    if (want.is_object() && got.is_object()) {
+        for (const auto& [key, value] : want.items()) {
+            const auto renamed = kRenamed.find(key);
+            const std::string now = renamed == kRenamed.end() ? key : renamed->second;
+            INFO(path << "." << now);
+            REQUIRE(got.contains(now));
+            check_equal(value, got[now], path + "." + now);
+        }
+        return;
+    }
+    INFO(path << ": golden " << want.dump() << ", now " << got.dump());
+    CHECK(want == got);
+}
+
+/// The golden file of `config` at `precision` ("" = the config's own), as make_golden.py names it.
+json golden(const std::string& config, const std::string& precision) {
+    std::string stem = config.substr(0, config.size() - 5);
+    for (auto& c : stem)
+        if (c == '/') c = '_';
+    const std::string path = kSrc + "/tests/golden/metrics/" + stem + (precision.empty() ? "" : "." + precision) + ".json";
+    const std::string text = slurp(path);
+    INFO(path);
+    REQUIRE_FALSE(text.empty());
+    return json::parse(text);
+}
+
+void run_every_model_on(const std::string& config, const std::vector<std::string>& precisions = {""}) {
+    if (!have_shared()) {
+        WARN("shared/models not found; skipped");
+        return;
+    }
+    std::vector<std::string> models;
+    for (const char* dir : {"models", "models/raw"})
+        for (const auto& e : fs::directory_iterator(shared_path(dir)))
+            if (e.path().extension() == ".onnx") models.push_back(std::string(dir) + "/" + e.path().filename().string());
+    REQUIRE(models.size() >= 17);
+    for (const auto& p : precisions) {
+        const json want_all = golden(config, p);
+        for (const auto& m : models) {
+            INFO(m << " on " << config << " " << p);
+            const std::string out = temp_dir("all");
+            CliResult r = run_archsim("run " + shared_path(m) + " --arch " + kSrc + "/configs/" + config + " --out " + out +
+                                      " --format csv" + (p.empty() ? "" : " --precision " + p));
+            CHECK(r.exit_code == 0);
+            CHECK(fs::exists(out + "/trace.h5"));
+            const std::string text = slurp(out + "/metrics.json");
+            fs::remove_all(out);
+            REQUIRE_FALSE(text.empty());
+            REQUIRE(want_all.contains(m));
+            const json got = json::parse(text);
+            const json& want = want_all[m];
+            check_equal(want["total"], got["total"], "total");
+            REQUIRE(got["ops"].size() == want["ops"].size());
+            for (size_t i = 0; i < want["ops"].size(); ++i) {
+                const json& o = got["ops"][i];
+                check_equal(want["ops"][i], json::array({o["latency_s"], o["energy_j"], o["compute_cycles"], o["stall_cycles"]}),
+                            "ops[" + std::to_string(i) + "] " + o["name"].get<std::string>() +
+                                " [latency_s, energy_j, compute_cycles, stall_cycles]");
+            }
+        }
+    }
+}
+
+}  // namespace
+
+TEST_CASE("every shared model runs on tpu_32x32_ws", "[e2e][models]") { run_every_model_on("tpu/tpu_32x32_ws.toml"); }
+TEST_CASE("every shared model runs on tpu_32x32_os", "[e2e][models]") { run_every_model_on("tpu/tpu_32x32_os.toml"); }
+TEST_CASE("every shared model runs on tpu_32x32_is", "[e2e][models]") { run_every_model_on("tpu/tpu_32x32_is.toml"); }
+TEST_CASE("every shared model runs on tpu_128x128_ws", "[e2e][models]") { run_every_model_on("tpu/tpu_128x128_ws.toml"); }
+TEST_CASE("every shared model runs on tpu_128x128_os", "[e2e][models]") { run_every_model_on("tpu/tpu_128x128_os.toml"); }
+TEST_CASE("every shared model runs on tpu_128x128_is", "[e2e][models]") { run_every_model_on("tpu/tpu_128x128_is.toml"); }
+TEST_CASE("every shared model runs on tpu_v1", "[e2e][models]") { run_every_model_on("tpu/tpu_v1.toml"); }
+TEST_CASE("every shared model runs on KPU T64", "[e2e][models][kpu]") { run_every_model_on("kpu/t64.toml"); }
+TEST_CASE("every shared model runs on KPU T256", "[e2e][models][kpu]") { run_every_model_on("kpu/t256.toml"); }
+TEST_CASE("every shared model runs on KPU T768", "[e2e][models][kpu]") { run_every_model_on("kpu/t768.toml"); }
+TEST_CASE("every shared model runs on the A100 at fp32, fp16 and int8", "[e2e][models][gpu]") {
+    run_every_model_on("gpu/a100_sxm4_80gb.toml", {"fp32", "fp16", "int8"});
+}
+TEST_CASE("every shared model runs on the H100 at fp32, fp16 and int8", "[e2e][models][gpu]") {
+    run_every_model_on("gpu/h100_sxm5_80gb.toml", {"fp32", "fp16", "int8"});
+}
+TEST_CASE("every shared model runs on the T4 at fp32, fp16 and int8", "[e2e][models][gpu]") {
+    run_every_model_on("gpu/t4.toml", {"fp32", "fp16", "int8"});
+}
+TEST_CASE("every shared model runs on the host CPU config", "[e2e][models][cpu]") { run_every_model_on("cpu/host.toml"); }
+TEST_CASE("every shared model runs on the Xeon 8480+", "[e2e][models][cpu]") {
+    run_every_model_on("cpu/xeon_8480p.toml", {"bf16", "int8"});
+}
+TEST_CASE("every shared model runs on the EPYC 9654", "[e2e][models][cpu]") { run_every_model_on("cpu/epyc_9654.toml"); }
