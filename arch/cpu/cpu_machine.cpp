@@ -190,9 +190,7 @@ private:
             b.mc = std::min(b.mc, (rows + b.mr - 1) / b.mr * b.mr);
         }
         const uint64_t e = static_cast<uint64_t>(operand_bytes(m_cfg.precision));
-        const int32_t a_t = gi == 0 && !op.inputs.empty() ? op.inputs[0] : -1;
-        const int32_t b_t = gi == 0 ? (op.inputs.size() > 1 ? op.inputs[1] : -1) : (op.inputs.size() > 2 ? op.inputs[2] : -1);
-        const int32_t c_t = op.outputs.empty() ? -1 : op.outputs[0];
+        const int32_t a_t = g.a.tensor, b_t = g.b.tensor, c_t = g.c.tensor;
         // A: row-major with `a_cols` distinct columns per row (implicit im2col folds the taps)
         const int64_t a_unique = g.a_unique_elems > 0 ? std::min(g.a_unique_elems, g.m * g.k) : g.m * g.k;
         const int64_t a_cols = std::max<int64_t>(1, std::min<int64_t>(g.k, (a_unique + g.m - 1) / g.m));
@@ -206,8 +204,7 @@ private:
         // reordered at load time are already in panel layout. A convolution's input is read in
         // place (oneDNN's direct convolution on a blocked layout: no im2col copy).
         const bool prepacked = g.b_is_weight && m_cfg.prepacked_weights;
-        const bool direct_conv = op.op_type == "Conv" || op.op_type == "ConvTranspose";
-        const bool pack_b = g.m > b.mr && !prepacked, pack_a = g.n > b.nr && !direct_conv;
+        const bool pack_b = g.m > b.mr && !prepacked, pack_a = g.n > b.nr && !g.a.in_place;
         const double pack_rate = m_cfg.pack_bytes_per_cycle;
         const int64_t cores = m_cfg.cores;
         for (int64_t jc = 0; jc < g.n; jc += b.nc) {

@@ -174,9 +174,7 @@ private:
         launch();
         const KernelPlan plan = choose_kernel(g, m_cfg);
         const int64_t eb = operand_bytes(m_cfg.precision);
-        const int32_t a_tensor = gi == 0 && !op.inputs.empty() ? op.inputs[0] : -1;
-        const int32_t b_tensor = gi == 0 ? (op.inputs.size() > 1 ? op.inputs[1] : -1) : (op.inputs.size() > 2 ? op.inputs[2] : -1);
-        const int32_t c_tensor = op.outputs.empty() ? -1 : op.outputs[0];
+        const int32_t a_tensor = g.a.tensor, b_tensor = g.b.tensor, c_tensor = g.c.tensor;
         const double a_ratio = g.a_unique_elems > 0 ? std::min(1.0, double(g.a_unique_elems) / (double(g.m) * g.k)) : 1.0;
         const int64_t row_tiles = (g.m + plan.tile.bm - 1) / plan.tile.bm;
         const int64_t col_tiles = (g.n + plan.tile.bn - 1) / plan.tile.bn;
@@ -214,7 +212,7 @@ private:
                 const int64_t a_bytes = static_cast<int64_t>(std::ceil(m * g.k * a_ratio)) * eb;
                 const int64_t b_bytes = g.k * n * eb;
                 bool a_miss = false, b_miss = false;
-                const double a_done = sm.access(a_key, a_bytes, gi == 0 ? a_tensor : -1, false, false, 0, &a_miss);
+                const double a_done = sm.access(a_key, a_bytes, a_tensor, false, false, 0, &a_miss);
                 const double b_done = sm.access(b_key, b_bytes, g.b_is_weight ? -1 : b_tensor, false, false, 0, &b_miss);
                 // Little's law on the multistage pipeline: with stages - 1 K-steps in flight, each
                 // taking a load latency (L2, plus DRAM on a miss), a K-step takes at least

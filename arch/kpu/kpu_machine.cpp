@@ -231,15 +231,11 @@ private:
     void run_contraction(const Operator& op, const OpGraph& graph) {
         const int64_t eb = operand_bytes(m_cfg.precision);
         const int64_t R = m_cfg.pe_rows, C = m_cfg.pe_cols;
-        auto input = [&](size_t i) { return i < op.inputs.size() ? op.inputs[i] : -1; };
         run_waves([&](const std::function<void(Wave&&)>& sink) {
             for (size_t gi = 0; gi < op.cost.gemms.size(); ++gi) {
                 const GemmView& g = op.cost.gemms[gi];
                 if (g.m <= 0 || g.n <= 0 || g.k <= 0) continue;
-                // operand tensors: the recurrent GEMM of an LSTM/GRU reads the on-chip hidden
-                // state and the recurrence weights (input 2)
-                const int32_t a_tensor = gi == 0 ? input(0) : -1;
-                const int32_t b_tensor = gi == 0 ? input(1) : input(2);
+                const int32_t a_tensor = g.a.tensor, b_tensor = g.b.tensor;  // -1: on chip (a recurrent state)
                 const double a_ratio = g.a_unique_elems > 0
                                            ? std::min(1.0, static_cast<double>(g.a_unique_elems) / (double(g.m) * g.k))
                                            : 1.0;
@@ -259,7 +255,7 @@ private:
                             const int64_t a_bytes = static_cast<int64_t>(std::ceil(b.m * g.k * a_ratio)) * eb;
                             const int64_t b_bytes = g.k * b.n * eb;
                             const int64_t out_bytes = b.m * b.n * eb;
-                            const uint64_t a_key = mix_key(mix_key(mix_key(mix_key(1, op.inputs.empty() ? 0 : uint64_t(a_tensor)), gi), rep * 1000003 + b.instance), b.bi);
+                            const uint64_t a_key = mix_key(mix_key(mix_key(mix_key(1, uint64_t(a_tensor)), gi), rep * 1000003 + b.instance), b.bi);
                             const uint64_t b_key = g.b_is_weight ? mix_key(mix_key(mix_key(2, uint64_t(b_tensor)), gi), mix_key(b.instance % g.groups, b.bj))
                                                                  : mix_key(mix_key(mix_key(mix_key(2, uint64_t(b_tensor)), gi), rep * 1000003 + b.instance), b.bj);
                             if (seen.insert(a_key).second && a_tensor >= 0)

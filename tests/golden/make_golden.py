@@ -2,10 +2,11 @@
 """Records the metrics.json of every shared model on every machine config (the matrix the
 "every shared model runs on ..." tests walk) as the golden values those tests compare against.
 
-Usage: tests/golden/make_golden.py BUILD_DIR [--jobs N] [--only CONFIG_STEM]
+Usage: tests/golden/make_golden.py BUILD_DIR [--jobs N] [--only CONFIG_SUBSTRING] [--models SUBSTRING] [--check]
 Writes tests/golden/metrics/<config stem>[.<precision>].json: {model file: {"total": {...},
 "ops": [[latency_s, energy_j, compute_cycles, stall_cycles] per operator in metrics.json order]}}, one model a line.
-Run it only when a change is meant to move numbers, and say so in the commit.
+Run it only when a change is meant to move numbers, and say so in the commit. --check compares
+with the stored files instead (what the tests do, but in parallel) and lists every difference.
 """
 import argparse, json, os, subprocess, sys, tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -45,6 +46,24 @@ def digest(m):
     return {"total": total, "ops": ops}
 
 
+def differences(want, got, path):
+    """Every place where `got` differs from `want` (numbers beyond a relative 1e-9)."""
+    if isinstance(want, (int, float)) and isinstance(got, (int, float)):
+        if want != got and abs(want - got) > 1e-9 * max(abs(want), abs(got)):
+            yield f"{path}: golden {want}, now {got}"
+    elif isinstance(want, dict) and isinstance(got, dict):
+        for k, v in want.items():
+            if k not in got:
+                yield f"{path}.{k}: missing"
+            else:
+                yield from differences(v, got[k], f"{path}.{k}")
+    elif isinstance(want, list) and isinstance(got, list) and len(want) == len(got):
+        for i, (x, y) in enumerate(zip(want, got)):
+            yield from differences(x, y, f"{path}[{i}]")
+    elif want != got:
+        yield f"{path}: golden {want}, now {got}"
+
+
 def run_one(binary, config, prec, model):
     with tempfile.TemporaryDirectory() as out:
         cmd = [binary, "run", os.path.join(SHARED, model), "--arch", os.path.join(SRC, "configs", config),
@@ -61,10 +80,13 @@ def main():
     ap.add_argument("build")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--only", default="")
+    ap.add_argument("--models", default="")
+    ap.add_argument("--check", action="store_true")
     a = ap.parse_args()
     binary = os.path.join(os.path.abspath(a.build), "archsim")
     os.makedirs(os.path.join(HERE, "metrics"), exist_ok=True)
-    ms = models()
+    ms = [m for m in models() if a.models in m]
+    bad = 0
     for config, precs in MATRIX:
         if a.only and a.only not in config:
             continue
@@ -72,10 +94,21 @@ def main():
             with ThreadPoolExecutor(a.jobs) as pool:
                 res = list(pool.map(lambda m: run_one(binary, config, prec, m), ms))
             path = os.path.join(HERE, "metrics", golden_name(config, prec))
+            if a.check:
+                with open(path) as f:
+                    want = json.load(f)
+                for m, r in zip(ms, res):
+                    for where in differences(want[m], r, m):
+                        print(f"{golden_name(config, prec)}: {where}")
+                        bad += 1
+                print(f"checked {golden_name(config, prec)}", flush=True)
+                continue
             with open(path, "w") as f:
                 f.write("{\n" + ",\n".join(json.dumps(m) + ": " + json.dumps(r, sort_keys=True, separators=(",", ":"))
                                            for m, r in zip(ms, res)) + "\n}\n")
             print(path, flush=True)
+    if bad:
+        sys.exit(f"{bad} differences")
 
 
 if __name__ == "__main__":

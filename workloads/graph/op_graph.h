@@ -41,6 +41,16 @@ enum class OpClass : uint8_t {
 /// Name of an OpClass ("contraction", "elementwise", ...).
 const char* to_string(OpClass c);
 
+/// One operand of a GEMM view: where it is read from and how.
+struct GemmOperand {
+    /// Index into OpGraph::tensors(); -1 when the operand is not in memory (an on-chip value such
+    /// as the recurrent hidden state of an LSTM/GRU step).
+    int32_t tensor = -1;
+    /// True when a direct kernel reads the operand where it lies instead of a packed or im2col
+    /// copy (a convolution's input: implicit im2col maps the kh x kw taps onto the input's lines).
+    bool in_place = false;
+};
+
 /// The GEMM view of a contraction: `repeat` x `batch` x `groups` independent products of an
 /// (m x k) by (k x n) matrix. `repeat` > 1 marks steps that must run one after another (the
 /// recurrent matmuls of an LSTM/GRU); `batch` and `groups` are independent.
@@ -56,6 +66,9 @@ struct GemmView {
     /// True when B is a trained weight (filter), false when both operands are activations
     /// (attention score and context matmuls).
     bool b_is_weight = true;
+    /// The operand tensors, set by the operator handlers: A (m x k), B (k x n) and the output C
+    /// (m x n). Machines read these, never the operator's input positions or its op_type.
+    GemmOperand a, b, c;
 
     /// repeat * batch * groups * m * n * k.
     int64_t macs() const { return repeat * batch * groups * m * n * k; }

@@ -506,6 +506,8 @@ ImportResult import_onnx_model(onnx::ModelProto model, const std::string& path, 
         ctx.where = where;
         for (auto t : op.inputs) ctx.in.push_back(t >= 0 ? &tensors[t] : nullptr);
         for (auto t : op.outputs) ctx.out.push_back(&tensors[t]);
+        ctx.in_ids = op.inputs;
+        ctx.out_ids = op.outputs;
         if (h) {
             op.cost = (*h)(ctx);
         } else if (opt.allow_unsupported) {

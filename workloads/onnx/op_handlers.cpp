@@ -150,6 +150,9 @@ OpCost conv(const NodeContext& c) {
     v.k = (cin / g) * kernel;
     v.a_unique_elems = std::min(v.m * v.k, n * (cin / g) * prod(x.shape, 2));
     v.b_is_weight = w.role == TensorRole::Weight || w.role == TensorRole::Constant;
+    v.a = {c.input_id(0), /*in_place=*/true};  // direct convolution: implicit im2col over X
+    v.b = {c.input_id(1), false};
+    v.c = {c.output_id(0), false};
     k.gemms.push_back(v);
     k.macs = v.macs();
     k.flops = 2 * k.macs + (c.in.size() > 2 && c.in[2] ? y.elems() : 0);
@@ -176,6 +179,9 @@ OpCost conv_transpose(const NodeContext& c) {
     v.n = w.shape[1] * prod(w.shape, 2);
     v.k = cin / g;
     v.a_unique_elems = v.m * v.k;
+    v.a = {c.input_id(0), /*in_place=*/true};  // direct kernel over X's pixels, then col2im
+    v.b = {c.input_id(1), false};
+    v.c = {c.output_id(0), false};
     k.gemms.push_back(v);
     k.macs = v.macs();
     k.flops = 2 * k.macs + (c.in.size() > 2 && c.in[2] ? y.elems() : 0);
@@ -200,6 +206,9 @@ OpCost gemm(const NodeContext& c) {
     v.k = ka;
     v.a_unique_elems = m * ka;
     v.b_is_weight = b.role != TensorRole::Activation && b.role != TensorRole::Input;
+    v.a = {c.input_id(0), false};
+    v.b = {c.input_id(1), false};
+    v.c = {c.output_id(0), false};
     k.gemms.push_back(v);
     k.macs = v.macs();
     k.flops = 2 * k.macs + (c.in.size() > 2 && c.in[2] ? m * n : 0);
@@ -233,6 +242,9 @@ OpCost matmul(const NodeContext& c) {
     }
     (void)batch_a;
     v.a_unique_elems = v.m * v.k;
+    v.a = {c.input_id(0), false};
+    v.b = {c.input_id(1), false};
+    v.c = {c.output_id(0), false};
     k.gemms.push_back(v);
     k.macs = v.macs();
     k.flops = 2 * k.macs;
@@ -264,11 +276,16 @@ OpHandler recurrent(int64_t gates) {
         in_proj.n = gates * hidden;
         in_proj.k = input;
         in_proj.a_unique_elems = in_proj.m * in_proj.k;
+        in_proj.a = {c.input_id(0), false};   // X
+        in_proj.b = {c.input_id(1), false};   // W
+        in_proj.c = {c.output_id(0), false};  // Y
         GemmView rec = in_proj;
         rec.repeat = seq;
         rec.m = batch;
         rec.k = hidden;
         rec.a_unique_elems = rec.m * rec.k;
+        rec.a = {-1, false};                 // the hidden state stays on chip between steps
+        rec.b = {c.input_id(2), false};      // R
         k.gemms = {in_proj, rec};
         k.macs = in_proj.macs() + rec.macs();
         // Per hidden element and step: gate pre-activation adds and biases (3 per gate),

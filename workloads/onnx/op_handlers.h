@@ -16,6 +16,8 @@ struct NodeContext {
     const onnx::NodeProto* node = nullptr;
     std::vector<const Tensor*> in;
     std::vector<const Tensor*> out;
+    std::vector<int32_t> in_ids;   ///< tensor indices of the inputs (-1 for an omitted optional input)
+    std::vector<int32_t> out_ids;  ///< tensor indices of the outputs
     int64_t opset = 0;
     std::string where;  ///< "model.onnx: node 'name' (OpType)" for errors
 
@@ -27,6 +29,10 @@ struct NodeContext {
     const Tensor& input(size_t i) const;
     /// Output `i`; throws UserError(where, ...) if the node lacks it.
     const Tensor& output(size_t i) const;
+    /// Tensor index of input `i`, -1 if omitted or absent.
+    int32_t input_id(size_t i) const { return i < in_ids.size() ? in_ids[i] : -1; }
+    /// Tensor index of output `i`, -1 if absent.
+    int32_t output_id(size_t i) const { return i < out_ids.size() ? out_ids[i] : -1; }
 };
 
 /// Computes the machine-independent cost of one node; throws UserError on inconsistent shapes.

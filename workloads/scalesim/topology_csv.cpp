@@ -68,6 +68,9 @@ OpGraph read_scalesim_topology(const std::string& path, int64_t batch) {
         g.n = depthwise ? std::max<int64_t>(1, nf / ch) : nf;
         g.k = fh * fw * (depthwise ? 1 : ch);
         g.a_unique_elems = std::min(g.m * g.k, batch * (depthwise ? 1 : ch) * ih * iw);
+        g.a = {base, /*in_place=*/true};  // a convolution layer: implicit im2col over the ifmap
+        g.b = {base + 1, false};
+        g.c = {base + 2, false};
         op.cost.cls = OpClass::Contraction;
         op.cost.gemms = {g};
         op.cost.macs = g.macs();
