@@ -6,8 +6,8 @@
 
 #include "sim/common/error.h"
 #include "sim/config/params.h"
-#include "sim/engine/machine.h"
-#include "sim/engine/registry.h"
+#include "arch/common/machine.h"
+#include "arch/common/registry.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string text(reinterpret_cast<const char*>(data), size);

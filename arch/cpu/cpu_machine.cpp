@@ -1,22 +1,18 @@
 #include "arch/cpu/cpu_machine.h"
 
-#include <systemc>
-
 #include <algorithm>
 #include <cmath>
 #include <unordered_map>
 #include <vector>
 
-#include "arch/common/fusion.h"
+#include "arch/common/dram_port.h"
+#include "arch/common/machine_base.h"
 #include "arch/common/run_bytes.h"
-#include "arch/common/sim_time.h"
 #include "arch/cpu/blocking.h"
+#include "arch/cpu/core_schedule.h"
 #include "arch/cpu/cpu_config.h"
 #include "arch/cpu/cpu_core.h"
 #include "arch/cpu/shared_l3.h"
-#include "arch/memory/dram.h"
-#include "traces/trace_writer.h"
-#include "workloads/graph/op_graph.h"
 
 namespace archsim {
 
@@ -45,122 +41,50 @@ constexpr uint64_t kVectorChunkBytes = 64 * 1024; // a core streams a memory-bou
 /// (gemm.prepacked_weights). Partial sums between kc slices are kept in C at the output's element
 /// size. Each operator pays core.op_overhead_us (dispatch, fork/join) first. Elementwise operators
 /// consuming a kernel's only output fuse into it (oneDNN post-ops) when fusion.elementwise is set.
-class CpuMachine : public Machine {
+class CpuMachine : public MachineBase {
 public:
-    CpuMachine(const CpuConfig& cfg, TraceWriter& trace) : m_cfg(cfg), m_trace(trace), m_block(choose_blocking(cfg)) {
-        const double hz = cfg.clock_mhz * 1e6;
-        m_cpu = trace.add_component({"cpu", "cpu", 0, 0, 0, 0, hz});
-        for (int64_t c = 0; c < cfg.cores; ++c)
-            m_core_comp.push_back(trace.add_component({"core" + std::to_string(c), "compute", cfg.mac_pj(), 0, 0, cfg.mac_rate(), hz}));
-        m_vector = trace.add_component({"simd", "vector", cfg.pj_fma_fp32 / 2, 0, 0, 2 * cfg.fp32_fma * double(cfg.cores), hz});
-        m_pack = trace.add_component({"packing", "packing", 0, 0, 0, 0, hz});
-        m_l1_comp = trace.add_component({"l1d", "l1d", 0, cfg.l1.pj_per_byte, cfg.l1.pj_per_byte, 0, hz});
-        m_l2_comp = trace.add_component({"l2", "l2", 0, cfg.l2.pj_per_byte, cfg.l2.pj_per_byte, 0, hz});
-        m_l3_comp = trace.add_component({"l3", "l3", 0, cfg.l3.pj_per_byte, cfg.l3.pj_per_byte, 0, hz});
-        m_dram_comp = trace.add_component({"dram", "dram", 0, cfg.dram.pj_per_byte, cfg.dram.pj_per_byte, 0, hz});
+    CpuMachine(const CpuConfig& cfg, TraceWriter& trace)
+        : MachineBase(trace, cfg.clock_mhz, cfg.static_w, cfg.precision_name,
+                      RoutingRules{cfg.fuse_elementwise, /*thin_grouped_conv_streams=*/true, 0}),
+          m_cfg(cfg), m_block(choose_blocking(cfg)) {
+        CpuComponents c;
+        c.cpu = m_op_component = m_rec.lane("cpu");
+        for (int64_t i = 0; i < cfg.cores; ++i) c.cores.push_back(m_rec.compute("core" + std::to_string(i), "compute", cfg.mac_pj(), cfg.mac_rate()));
+        c.vector = m_rec.compute("simd", "vector", cfg.pj_fma_fp32 / 2, 2 * cfg.fp32_fma * double(cfg.cores));
+        c.pack = m_rec.lane("packing");
+        c.l1 = m_rec.memory("l1d", cfg.l1.pj_per_byte);
+        c.l2 = m_rec.memory("l2", cfg.l2.pj_per_byte);
+        c.l3 = m_rec.memory("l3", cfg.l3.pj_per_byte);
         DramConfig dram = cfg.dram;
         dram.bandwidth_gbps *= cfg.eff_dram;  // what streams sustain
-        m_dram = std::make_unique<Dram>("dram", dram, trace, m_dram_comp, m_current_op);
+        m_dram = std::make_unique<DramPort>(m_rec, dram, nullptr);  // the L3 is the DRAM's initiator
         m_l3 = std::make_unique<SharedL3>("l3", cfg);
-        m_l3->dram_socket.bind(m_dram->socket);
-        for (int64_t c = 0; c < cfg.cores; ++c) {
-            m_cores.push_back(std::make_unique<CpuCore>(("core" + std::to_string(c)).c_str(), c, cfg));
+        m_l3->dram_socket.bind(m_dram->target().socket);
+        for (int64_t i = 0; i < cfg.cores; ++i) {
+            m_cores.push_back(std::make_unique<CpuCore>(("core" + std::to_string(i)).c_str(), i, cfg));
             m_cores.back()->socket.bind(m_l3->socket);
         }
-        m_cursor.assign(static_cast<size_t>(cfg.cores), 0.0);
+        m_sched = std::make_unique<CoreSchedule>(m_cfg, m_cores, m_rec, std::move(c));
     }
 
-    double clock_hz() const override { return m_cfg.clock_mhz * 1e6; }
-    double static_power_w() const override { return m_cfg.static_w; }
-    std::string precision() const override { return m_cfg.precision_name; }
-    uint16_t op_component() const override { return m_cpu; }
-
-    void execute(uint32_t op_index, const Operator& op, const OpGraph& graph) override {
-        m_current_op = op_index;
-        if (op.cost.cls == OpClass::ShapeOnly || op.cost.cls == OpClass::Unsupported) return;
-        std::fill(m_cursor.begin(), m_cursor.end(), now_ps());
-        if (!fused(op, graph) && m_cfg.op_overhead_us > 0) {  // dispatch and fork/join
-            const double gap = m_cfg.op_overhead_us * 1e6;
-            m_trace.emit(make_event(EventKind::Stall, m_cpu, op_index, static_cast<uint64_t>(std::llround(now_ps())),
-                                    static_cast<uint64_t>(std::llround(gap)), 0, 0, cycles_of(gap), 0, StallCause::Launch));
-            std::fill(m_cursor.begin(), m_cursor.end(), now_ps() + gap);
-        }
-        if (fused(op, graph)) {
-            stream_kernel(op, graph, /*first_input=*/1, /*write_outputs=*/false);
-        } else if (op.cost.cls == OpClass::Contraction && !direct_contraction(op)) {
-            for (size_t gi = 0; gi < op.cost.gemms.size(); ++gi) {
-                const GemmView& g = op.cost.gemms[gi];
-                if (g.m <= 0 || g.n <= 0 || g.k <= 0) continue;
-                for (int64_t rep = 0; rep < g.repeat; ++rep)
-                    for (int64_t inst = 0; inst < g.batch * g.groups; ++inst) gemm(op, graph, g, gi, inst);
-            }
-        } else {
-            stream_kernel(op, graph, 0, true);
-        }
-        wait_until_ps(*std::max_element(m_cursor.begin(), m_cursor.end()));
+protected:
+    void begin_op(const Operator&, const OpGraph&, Route r) override {
+        m_sched->start_all(sim_now_ps());
+        if (r != Route::FusedEpilogue && m_cfg.op_overhead_us > 0)  // dispatch and fork/join
+            m_sched->stall_now(sim_now_ps(), m_cfg.op_overhead_us * 1e6, StallCause::Launch);
     }
+    void end_op(const Operator&, const OpGraph&, Route) override { sim_wait_until_ps(m_sched->end_ps()); }
+    void contraction(const Operator& op, const OpGraph& graph) override {
+        for_each_gemm(op, [&](size_t, const GemmView& g) {
+            for (int64_t rep = 0; rep < g.repeat; ++rep)
+                for (int64_t inst = 0; inst < g.batch * g.groups; ++inst) gemm(graph, g, inst);
+        });
+    }
+    void streaming(const Operator& op, const OpGraph& graph) override { stream_kernel(op, graph, 0, true); }
+    /// A post-op of its producer (oneDNN): reads only its other inputs.
+    void fused_epilogue(const Operator& op, const OpGraph& graph) override { stream_kernel(op, graph, 1, false); }
 
 private:
-    // ---- time and events ----------------------------------------------------------------------
-    static double now_ps() { return sim_now_ps(); }
-    static void wait_until_ps(double t) { sim_wait_until_ps(t); }
-    uint64_t cycles_of(double ps) const { return static_cast<uint64_t>(std::llround(ps / m_cfg.cycle_ps())); }
-    void pend(int64_t core, EventKind kind, uint16_t comp, double start, double dur, uint64_t bytes, uint64_t ops,
-              uint64_t cycles, StallCause cause = StallCause::None) {
-        m_pending.push_back({core, make_event(kind, comp, m_current_op, static_cast<uint64_t>(std::llround(start)),
-                                              static_cast<uint64_t>(std::llround(dur)), bytes, ops, cycles, m_seq++, cause)});
-    }
-    /// All cores wait for the slowest (a BLIS barrier). Pending events go to the trace; compute
-    /// and stall cycles count only on the core that set the pace (the op's critical path).
-    void barrier() {
-        const auto slowest = std::max_element(m_cursor.begin(), m_cursor.end());
-        const int64_t critical = slowest - m_cursor.begin();
-        for (auto& [core, e] : m_pending) {
-            if (core != critical) e.cycles = 0;
-            m_trace.emit(e);
-        }
-        m_pending.clear();
-        std::fill(m_cursor.begin(), m_cursor.end(), *slowest);
-    }
-    /// Ends one block of work on `core` that began at `start`: sends its L2 misses to the L3,
-    /// derives its end from its busy time (packing + compute) and its memory traffic, and records
-    /// its events. `macs` and `vec_ops` are the work it did; `pack_ps` its packing time.
-    void finish_block(int64_t core, double start, double pack_ps, double compute_ps, uint64_t macs, uint64_t vec_ops,
-                      uint64_t packed_bytes) {
-        CpuCore& cc = *m_cores[static_cast<size_t>(core)];
-        const CoreCounts n = cc.take_counts();
-        L3Outcome o;
-        const double l3_done = cc.flush(start - now_ps(), o);
-        const double line = static_cast<double>(m_cfg.line_bytes);
-        const double l2_ps = static_cast<double>(n.l1_misses + n.l2_writebacks) * line / (m_cfg.l2.bytes_per_cycle * m_cfg.eff_cache) * m_cfg.cycle_ps();
-        const double busy = pack_ps + compute_ps;
-        const double end = std::max({start + busy, start + pack_ps + l2_ps, l3_done});
-        const double dur = end - start;
-        const uint64_t lb = static_cast<uint64_t>(m_cfg.line_bytes);
-        if (macs) pend(core, EventKind::Fold, m_core_comp[static_cast<size_t>(core)], start, dur, 0, macs, cycles_of(compute_ps));
-        if (vec_ops || (!macs && compute_ps > 0)) pend(core, EventKind::Vector, m_vector, start, dur, 0, vec_ops, cycles_of(compute_ps));
-        if (packed_bytes) pend(core, EventKind::Transfer, m_pack, start, pack_ps, packed_bytes, 0, 0);
-        // ops on cache events = lines that missed that level
-        if (n.l1_reads) pend(core, EventKind::SramRead, m_l1_comp, start, dur, n.l1_reads * lb, n.l1_misses, 0);
-        if (n.l1_writes) pend(core, EventKind::SramWrite, m_l1_comp, start, dur, n.l1_writes * lb, 0, 0);
-        if (n.l1_misses) pend(core, EventKind::SramRead, m_l2_comp, start, dur, n.l1_misses * lb, n.l2_misses, 0);
-        if (n.l2_writebacks) pend(core, EventKind::SramWrite, m_l2_comp, start, dur, n.l2_writebacks * lb, 0, 0);
-        if (n.l2_misses) pend(core, EventKind::SramRead, m_l3_comp, start, dur, n.l2_misses * lb, o.l3_misses, 0);
-        if (o.lines > n.l2_misses) pend(core, EventKind::SramWrite, m_l3_comp, start, dur, (o.lines - n.l2_misses) * lb, 0, 0);
-        if (end > start + busy)
-            pend(core, EventKind::Stall, m_cpu, start + busy, end - start - busy, 0, 0, cycles_of(end - start - busy),
-                 StallCause::OperandLoad);
-        m_cursor[static_cast<size_t>(core)] = end;
-    }
-    /// The core that is free first (blocks are simulated in time order, so the shared L3 and DRAM
-    /// see requests in order), among those with work left.
-    int64_t next_core(const std::vector<size_t>& next, const std::vector<std::vector<int64_t>>& queue) const {
-        int64_t best = -1;
-        for (size_t c = 0; c < queue.size(); ++c)
-            if (next[c] < queue[c].size() && (best < 0 || m_cursor[c] < m_cursor[static_cast<size_t>(best)])) best = static_cast<int64_t>(c);
-        return best;
-    }
-
     // ---- graph facts --------------------------------------------------------------------------
     int64_t bytes_of(const Tensor& t) const { return run_bytes(t, m_cfg.precision); }
     /// Byte address of tensor `t` (allocated on first use, page aligned).
@@ -173,14 +97,10 @@ private:
         m_base.emplace(t, at);
         return at;
     }
-    /// Runs as a post-op of its producer (arch/common/fusion.h) when fusion.elementwise is set.
-    bool fused(const Operator& op, const OpGraph& g) const { return m_cfg.fuse_elementwise && fuses_into_producer(op, g); }
-    /// Depthwise-like convolutions run as direct SIMD kernels, as oneDNN does (fusion.h).
-    static bool direct_contraction(const Operator& op) { return is_thin_grouped_conv(op); }
 
     // ---- kernels ------------------------------------------------------------------------------
     /// One GEMM instance (batch entry x group) of GEMM view `g`, blocked and split over the cores.
-    void gemm(const Operator& op, const OpGraph& graph, const GemmView& g, size_t gi, int64_t inst) {
+    void gemm(const OpGraph& graph, const GemmView& g, int64_t inst) {
         Blocking b = fit_blocking(m_block, g.m, g.n, g.k);
         // BLIS divides the ic loop's rows evenly among the threads: with more rows than one block
         // per core, mc shrinks so that every core gets the same number of blocks
@@ -221,9 +141,9 @@ private:
                                   static_cast<uint64_t>(g.n) * e, false);
                     cc.touch(kPackedB + static_cast<uint64_t>(r0 * ncb) * e, static_cast<uint64_t>(rows * ncb) * e, true);
                     const uint64_t bytes = static_cast<uint64_t>(rows * ncb) * e;
-                    finish_block(c, m_cursor[static_cast<size_t>(c)], static_cast<double>(2 * bytes) / pack_rate * m_cfg.cycle_ps(), 0, 0, 0, bytes);
+                    m_sched->finish_block(c, static_cast<double>(2 * bytes) / pack_rate * m_cfg.cycle_ps(), 0, 0, 0, bytes);
                 }
-                if (pack_b) barrier();
+                if (pack_b) m_sched->barrier();
                 // macro-kernel work: mc-row blocks; with fewer blocks than cores, split the nr panels too
                 const int64_t ic_blocks = (g.m + b.mc - 1) / b.mc;
                 const int64_t panels = (ncb + b.nr - 1) / b.nr;
@@ -231,7 +151,7 @@ private:
                 std::vector<std::vector<int64_t>> queue(static_cast<size_t>(cores));
                 for (int64_t w = 0; w < ic_blocks * jsplit; ++w) queue[static_cast<size_t>(w % cores)].push_back(w);
                 std::vector<size_t> next(static_cast<size_t>(cores), 0);
-                for (int64_t c; (c = next_core(next, queue)) >= 0;) {
+                for (int64_t c; (c = m_sched->next_core(next, queue)) >= 0;) {
                     const int64_t w = queue[static_cast<size_t>(c)][next[static_cast<size_t>(c)]++];
                     const int64_t ib = w / jsplit, js = w % jsplit;
                     const int64_t ic = ib * b.mc, mcb = std::min(b.mc, g.m - ic);
@@ -269,10 +189,10 @@ private:
                             macs += static_cast<uint64_t>(rows * cols * kcb);
                         }
                     }
-                    finish_block(c, m_cursor[static_cast<size_t>(c)], static_cast<double>(2 * packed) / pack_rate * m_cfg.cycle_ps(),
+                    m_sched->finish_block(c, static_cast<double>(2 * packed) / pack_rate * m_cfg.cycle_ps(),
                                  static_cast<double>(macs) / rate * m_cfg.cycle_ps(), macs, 0, packed);
                 }
-                barrier();
+                m_sched->barrier();
             }
         }
     }
@@ -306,7 +226,7 @@ private:
         for (uint64_t c = 0; c < cores; ++c)
             for (uint64_t q = 0; q < chunks_per_core; ++q) queue[c].push_back(static_cast<int64_t>(c * chunks_per_core + q));
         std::vector<size_t> next(static_cast<size_t>(cores), 0);
-        for (int64_t c; (c = next_core(next, queue)) >= 0;) {
+        for (int64_t c; (c = m_sched->next_core(next, queue)) >= 0;) {
             const uint64_t blk = static_cast<uint64_t>(queue[static_cast<size_t>(c)][next[static_cast<size_t>(c)]++]);
             CpuCore& cc = *m_cores[static_cast<size_t>(c)];
             for (const auto& s : streams) {  // block blk covers [blk, blk + 1) / blocks of every stream
@@ -315,28 +235,18 @@ private:
             }
             const uint64_t ops = total_ops * (blk + 1) / blocks - total_ops * blk / blocks;
             const uint64_t macs = total_macs * (blk + 1) / blocks - total_macs * blk / blocks;
-            finish_block(c, m_cursor[static_cast<size_t>(c)], 0, std::ceil(static_cast<double>(ops) / flops_per_cycle) * m_cfg.cycle_ps(),
+            m_sched->finish_block(c, 0, std::ceil(static_cast<double>(ops) / flops_per_cycle) * m_cfg.cycle_ps(),
                          macs, ops, 0);
         }
-        barrier();
+        m_sched->barrier();
     }
 
-    struct Pending {
-        int64_t core;
-        TraceEvent event;
-    };
     CpuConfig m_cfg;
-    TraceWriter& m_trace;
     Blocking m_block;
-    uint16_t m_cpu = 0, m_vector = 0, m_pack = 0, m_l1_comp = 0, m_l2_comp = 0, m_l3_comp = 0, m_dram_comp = 0;
-    std::vector<uint16_t> m_core_comp;
-    uint32_t m_current_op = 0;
-    uint32_t m_seq = 0;
-    std::unique_ptr<Dram> m_dram;
+    std::unique_ptr<DramPort> m_dram;
     std::unique_ptr<SharedL3> m_l3;
     std::vector<std::unique_ptr<CpuCore>> m_cores;
-    std::vector<double> m_cursor;
-    std::vector<Pending> m_pending;
+    std::unique_ptr<CoreSchedule> m_sched;
     std::unordered_map<int32_t, uint64_t> m_base;
     uint64_t m_next = kTensorBase;
 };

@@ -3,7 +3,7 @@
 // TLM-2.0 sockets.
 #include <memory>
 
-#include "sim/engine/machine.h"
+#include "arch/common/machine.h"
 
 namespace archsim {
 

@@ -1,7 +1,7 @@
 // Registers the CPU model as machine kind "cpu".
 #include "arch/cpu/cpu_config.h"
 #include "arch/cpu/cpu_machine.h"
-#include "sim/engine/registry.h"
+#include "arch/common/registry.h"
 
 namespace archsim {
 namespace {

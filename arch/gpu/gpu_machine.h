@@ -2,7 +2,7 @@
 // The GPU machine: SMs, shared L2 and DRAM as SystemC modules joined by TLM-2.0 sockets.
 #include <memory>
 
-#include "sim/engine/machine.h"
+#include "arch/common/machine.h"
 
 namespace archsim {
 

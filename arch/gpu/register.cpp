@@ -2,7 +2,7 @@
 #include "arch/gpu/cta_mapper.h"
 #include "arch/gpu/gpu_config.h"
 #include "arch/gpu/gpu_machine.h"
-#include "sim/engine/registry.h"
+#include "arch/common/registry.h"
 
 namespace archsim {
 namespace {

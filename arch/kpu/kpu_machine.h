@@ -2,7 +2,7 @@
 // The KPU machine: the tile mesh and its memory hierarchy as SystemC modules.
 #include <memory>
 
-#include "sim/engine/machine.h"
+#include "arch/common/machine.h"
 
 namespace archsim {
 

@@ -1,7 +1,7 @@
 // Registers the Stillwater KPU domain-flow fabric as machine kind "kpu".
 #include "arch/kpu/kpu_config.h"
 #include "arch/kpu/kpu_machine.h"
-#include "sim/engine/registry.h"
+#include "arch/common/registry.h"
 
 namespace archsim {
 namespace {

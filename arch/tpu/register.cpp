@@ -1,7 +1,7 @@
 // Registers the TPU-style systolic array as machine kind "tpu".
 #include "arch/tpu/tpu_config.h"
 #include "arch/tpu/tpu_machine.h"
-#include "sim/engine/registry.h"
+#include "arch/common/registry.h"
 
 namespace archsim {
 namespace {

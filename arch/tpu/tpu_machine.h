@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "arch/tpu/tpu_config.h"
-#include "sim/engine/machine.h"
+#include "arch/common/machine.h"
 
 namespace archsim {
 

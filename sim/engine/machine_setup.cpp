@@ -2,7 +2,7 @@
 
 #include "sim/common/error.h"
 #include "sim/config/machine_file.h"
-#include "sim/engine/registry.h"
+#include "arch/common/registry.h"
 
 namespace archsim {
 

@@ -7,7 +7,7 @@
 
 #include "sim/common/error.h"
 #include "sim/common/version.h"
-#include "sim/engine/machine.h"
+#include "arch/common/machine.h"
 #include "traces/trace_writer.h"
 #include "workloads/graph/op_graph.h"
 

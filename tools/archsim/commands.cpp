@@ -13,7 +13,7 @@
 #include "sim/config/machine_file.h"
 #include "sim/config/params.h"
 #include "sim/engine/machine_setup.h"
-#include "sim/engine/registry.h"
+#include "arch/common/registry.h"
 #include "sim/engine/simulate.h"
 #include "traces/reducer.h"
 #include "traces/trace_reader.h"

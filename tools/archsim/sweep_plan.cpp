@@ -12,9 +12,9 @@
 #include "sim/common/hash.h"
 #include "sim/config/machine_file.h"
 #include "sim/config/params.h"
-#include "sim/engine/machine.h"
+#include "arch/common/machine.h"
 #include "sim/engine/machine_setup.h"
-#include "sim/engine/registry.h"
+#include "arch/common/registry.h"
 #include "workloads/generators/workload_file.h"
 
 namespace archsim::cli {

@@ -1,4 +1,4 @@
-#include "sim/engine/registry.h"
+#include "arch/common/registry.h"
 
 #include <map>
 #include <stdexcept>

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/engine/machine.h"
+#include "arch/common/machine.h"
 
 namespace archsim {
 

@@ -1,4 +1,4 @@
-#include "sim/engine/machine.h"
+#include "arch/common/machine.h"
 
 namespace archsim {
 Machine::~Machine() = default;

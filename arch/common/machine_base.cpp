@@ -1,0 +1,48 @@
+#include "arch/common/machine_base.h"
+
+#include "arch/common/fusion.h"
+
+namespace archsim {
+
+Route route(const Operator& op, const OpGraph& graph, const RoutingRules& rules) {
+    switch (op.cost.cls) {
+        case OpClass::ShapeOnly:
+        case OpClass::Unsupported:
+            return Route::Skip;
+        case OpClass::Contraction: {
+            if (rules.thin_grouped_conv_streams && is_thin_grouped_conv(op)) return Route::Streaming;
+            if (rules.gemv_max_rows > 0 && !op.cost.gemms.empty()) {
+                bool skinny = true;
+                for (const auto& g : op.cost.gemms) skinny = skinny && g.m <= rules.gemv_max_rows;
+                if (skinny) return Route::Streaming;
+            }
+            return Route::Contraction;
+        }
+        default:
+            return rules.fuse_elementwise && fuses_into_producer(op, graph) ? Route::FusedEpilogue : Route::Streaming;
+    }
+}
+
+std::vector<int32_t> epilogue_side_inputs(const Operator& op) {
+    std::vector<int32_t> out;
+    for (size_t i = 1; i < op.inputs.size(); ++i) {
+        const int32_t t = op.inputs[i];
+        if (t >= 0) out.push_back(t);
+    }
+    return out;
+}
+
+void MachineBase::execute(uint32_t op_index, const Operator& op, const OpGraph& graph) {
+    m_rec.set_op(op_index);
+    const Route r = route(op, graph, m_rules);
+    if (r == Route::Skip) return;
+    begin_op(op, graph, r);
+    switch (r) {
+        case Route::FusedEpilogue: fused_epilogue(op, graph); break;
+        case Route::Contraction: contraction(op, graph); break;
+        default: streaming(op, graph); break;
+    }
+    end_op(op, graph, r);
+}
+
+}  // namespace archsim

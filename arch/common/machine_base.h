@@ -1,0 +1,90 @@
+#pragma once
+// What every machine model shares above its mapper: operator-class dispatch and fusion decided
+// in one place, its recorder and clock, and the facts the engine asks of a machine.
+#include <cstdint>
+#include <string>
+
+#include "arch/common/clock.h"
+#include "arch/common/recorder.h"
+#include "sim/common/precision.h"
+#include "arch/common/machine.h"
+#include "workloads/graph/op_graph.h"
+
+namespace archsim {
+
+/// How an operator runs on a machine.
+enum class Route : uint8_t {
+    Skip,           ///< a view (Reshape, ...) or an operator imported unsupported: no time, no traffic
+    FusedEpilogue,  ///< elementwise work done in its producer's epilogue (reads only its other inputs)
+    Contraction,    ///< a GEMM view on the machine's MAC array / tensor cores / blocked GEMM
+    Streaming,      ///< a bandwidth-bound kernel: elementwise, reductions, pooling, copies, thin convolutions
+};
+
+/// Which of the machine-independent routes a machine takes (its config decides).
+struct RoutingRules {
+    /// Elementwise operators fuse into their producer (arch/common/fusion.h) when true.
+    bool fuse_elementwise = false;
+    /// Depthwise-like convolutions (fewer than 8 filters per group) stream instead of tiling.
+    bool thin_grouped_conv_streams = false;
+    /// GEMMs with at most this many rows (every GEMM of the operator) stream their weights
+    /// (GEMV / split-K kernels); 0 = never.
+    int64_t gemv_max_rows = 0;
+};
+
+/// The route `op` takes under `rules`.
+Route route(const Operator& op, const OpGraph& graph, const RoutingRules& rules);
+
+/// The tensors a fused epilogue still reads: every input but the one its producer hands over in
+/// registers (the first, by the fusion rule of arch/common/fusion.h); omitted inputs left out.
+std::vector<int32_t> epilogue_side_inputs(const Operator& op);
+
+/// Base of the machine models: execute() routes each operator to one of the hooks below, after
+/// stamping the recorder with its index. A model implements contraction() and streaming() (and
+/// fused_epilogue() if it fuses), optionally around begin_op()/end_op(); everything else here.
+class MachineBase : public Machine {
+public:
+    /// @param clock_mhz       the clock "cycles" in reports refer to (cycle = 1e6 / clock_mhz ps)
+    /// @param static_w        static power over the whole run, W
+    /// @param precision_name  the run's operand precision ("int8", ...)
+    MachineBase(TraceWriter& trace, double clock_mhz, double static_w, std::string precision_name, RoutingRules rules)
+        : m_rec(trace, clock_mhz * 1e6), m_clock(1e6 / clock_mhz), m_static_w(static_w), m_precision_name(std::move(precision_name)),
+          m_rules(rules) {}
+
+    void execute(uint32_t op_index, const Operator& op, const OpGraph& graph) final;
+    double clock_hz() const final { return m_rec.clock_hz(); }
+    double static_power_w() const final { return m_static_w; }
+    std::string precision() const final { return m_precision_name; }
+    uint16_t op_component() const final { return m_op_component; }
+
+protected:
+    /// Before the operator's kernel (skipped operators get no call).
+    virtual void begin_op(const Operator& op, const OpGraph& graph, Route r) {}
+    /// Runs a contraction's GEMM views.
+    virtual void contraction(const Operator& op, const OpGraph& graph) = 0;
+    /// Runs a bandwidth-bound kernel.
+    virtual void streaming(const Operator& op, const OpGraph& graph) = 0;
+    /// Runs an elementwise operator in its producer's epilogue (only with rules.fuse_elementwise).
+    virtual void fused_epilogue(const Operator& op, const OpGraph& graph) {}
+    /// After the operator's kernel.
+    virtual void end_op(const Operator& op, const OpGraph& graph, Route r) {}
+
+    /// Calls `f(gemm_index, view)` for every GEMM view of `op` with work in it.
+    template <class F>
+    static void for_each_gemm(const Operator& op, F&& f) {
+        for (size_t gi = 0; gi < op.cost.gemms.size(); ++gi) {
+            const GemmView& g = op.cost.gemms[gi];
+            if (g.m > 0 && g.n > 0 && g.k > 0) f(gi, g);
+        }
+    }
+
+    Recorder m_rec;
+    CycleClock m_clock;
+    uint16_t m_op_component = 0;  ///< where the engine records operator spans (set by the model)
+
+private:
+    double m_static_w;
+    std::string m_precision_name;
+    RoutingRules m_rules;
+};
+
+}  // namespace archsim

@@ -1,0 +1,55 @@
+#pragma once
+// One streaming multiprocessor's port to the GPU's shared L2, as a TLM-2.0 initiator.
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "arch/gpu/l2_cache.h"
+
+namespace archsim {
+
+/// An SM's loads of CTA operand tiles and stores of output tiles, one TLM transaction each
+/// (tagged with the tensor they belong to), through a port of `port_bytes_per_ps` into the L2.
+/// Loosely timed: the port is a server whose free time advances with every transfer.
+class SmPort : public sc_core::sc_module {
+public:
+    tlm_utils::simple_initiator_socket<SmPort> socket;
+    SmPort(sc_core::sc_module_name name, double port_bytes_per_ps)
+        : sc_core::sc_module(name), socket("socket"), m_ps_per_byte(1.0 / port_bytes_per_ps) {}
+
+    /// Sends a load (or store) of `bytes` of tile `key` of `tensor`, `issue_ps` after now; returns
+    /// its absolute completion, ps: the later of the port's and the L2's. `missed` (if given) says
+    /// whether a load went to DRAM.
+    double access(uint64_t key, int64_t bytes, int32_t tensor, bool whole, bool store, double issue_ps = 0,
+                  bool* missed = nullptr) {
+        const double now = static_cast<double>(sc_core::sc_time_stamp().value());
+        if (bytes <= 0) return now + issue_ps;
+        const double port_start = std::max(now + issue_ps, m_port_free_ps);
+        m_port_free_ps = port_start + static_cast<double>(bytes) * m_ps_per_byte;
+        issue_ps = port_start - now;
+        tlm::tlm_generic_payload p;
+        TensorTag tag;
+        tag.tensor = tensor;
+        tag.whole = whole;
+        p.set_extension(&tag);
+        p.set_command(store ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+        p.set_address(key);
+        p.set_data_ptr(nullptr);
+        p.set_data_length(static_cast<unsigned>(std::min<int64_t>(bytes, 0x7fffffff)));
+        p.set_streaming_width(p.get_data_length());
+        sc_core::sc_time delay(issue_ps, sc_core::SC_PS);
+        socket->b_transport(p, delay);
+        p.clear_extension(&tag);
+        if (missed) *missed = tag.missed;
+        return std::max(m_port_free_ps, now + static_cast<double>(delay.value()));
+    }
+
+private:
+    double m_ps_per_byte;
+    double m_port_free_ps = 0;
+};
+
+}  // namespace archsim
