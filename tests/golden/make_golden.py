@@ -24,6 +24,8 @@ MATRIX = [
     ("gpu/a100_sxm4_80gb.toml", ["fp32", "fp16", "int8"]), ("gpu/h100_sxm5_80gb.toml", ["fp32", "fp16", "int8"]),
     ("gpu/t4.toml", ["fp32", "fp16", "int8"]),
     ("cpu/host.toml", [""]), ("cpu/xeon_8480p.toml", ["bf16", "int8"]), ("cpu/epyc_9654.toml", [""]),
+    ("roofline/tpu_v1.toml", [""]), ("roofline/kpu_t256.toml", [""]), ("roofline/a100_sxm4_80gb.toml", [""]),
+    ("roofline/host.toml", [""]),
 ]
 
 

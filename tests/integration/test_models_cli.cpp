@@ -121,3 +121,7 @@ TEST_CASE("every shared model runs on the Xeon 8480+", "[e2e][models][cpu]") {
     run_every_model_on("cpu/xeon_8480p.toml", {"bf16", "int8"});
 }
 TEST_CASE("every shared model runs on the EPYC 9654", "[e2e][models][cpu]") { run_every_model_on("cpu/epyc_9654.toml"); }
+TEST_CASE("every shared model runs on the roofline of every device", "[e2e][models][roofline]") {
+    for (const char* c : {"roofline/tpu_v1.toml", "roofline/kpu_t256.toml", "roofline/a100_sxm4_80gb.toml", "roofline/host.toml"})
+        run_every_model_on(c);
+}

@@ -162,7 +162,7 @@ TEST_CASE("bad input: one line on stderr, exit code 2, no trace", "[e2e][bad]") 
     std::ofstream(out + "/junk.onnx") << "garbage";
     const std::vector<Case> cases = {
         {"run " + kBundled + " --arch " + out + "/unknown_kind.toml",
-         out + "/unknown_kind.toml: kind = \"fpga\": unknown machine kind (known: cpu, gpu, kpu, tpu)"},
+         out + "/unknown_kind.toml: kind = \"fpga\": unknown machine kind (known: cpu, gpu, kpu, roofline, tpu)"},
         {"run " + kBundled + " --arch " + out + "/neg.toml", out + "/neg.toml: sram.ifmap_kib = -5: must be >= 1"},
         {"run " + kBundled + " --arch " + out + "/typo.toml",
          out + "/typo.toml: dram.bandwith_gbps: unknown key (did you mean 'dram.bandwidth_gbps'?)"},

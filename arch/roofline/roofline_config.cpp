@@ -1,0 +1,49 @@
+#include "arch/roofline/roofline_config.h"
+
+#include "arch/energy/horowitz.h"
+#include "sim/common/error.h"
+
+namespace archsim {
+
+const ParamBinder<RooflineConfig>& roofline_params() {
+    static const ParamBinder<RooflineConfig> b = [] {
+        ParamBinder<RooflineConfig> b;
+        using C = RooflineConfig;
+        b.string("name", [](C& c) -> std::string& { return c.name; }, "roofline", {}, "Free-text name shown in reports");
+        above(b.real("clock_mhz", [](C& c) -> double& { return c.clock_mhz; }, 1000.0, "MHz",
+                     "Clock that cycles in reports count (the rates below are per cycle of it)"), 0);
+        b.string("precision", [](C& c) -> std::string& { return c.precision_name; }, "int8", {"int8", "fp16", "bf16", "fp32"},
+                 "Operand precision (sets operand bytes, the MAC rate and the MAC energy)");
+        // defaults: the tpu kind's default array (128 x 128 MACs at every precision, 1 GHz)
+        declare_per_precision<C>(b, "compute.macs_per_cycle", [](C& c) -> PerPrecision& { return c.macs_per_cycle; },
+                                 {16384, 16384, 16384, 16384}, "MACs/cycle",
+                                 "Device-wide peak multiply-accumulates per cycle; 0 = the device cannot run this precision");
+        declare_per_precision<C>(b, "energy.pj_per_mac", [](C& c) -> PerPrecision& { return c.pj_per_mac; },
+                                 {horowitz::mac_pj(Precision::Int8), horowitz::mac_pj(Precision::Fp16),
+                                  horowitz::mac_pj(Precision::Bf16), horowitz::mac_pj(Precision::Fp32)},
+                                 "pJ/MAC", "Energy per MAC (default: Horowitz ISSCC 2014, 45 nm)");
+        above(b.real("vector.ops_per_cycle", [](C& c) -> double& { return c.vector_ops_per_cycle; }, 128.0, "ops/cycle",
+                     "Device-wide peak of the other arithmetic (elementwise, reductions, pooling)"), 0);
+        at_least(b.real("energy.pj_per_vector_op", [](C& c) -> double& { return c.vector_pj_per_op; }, horowitz::kFp32AddPj,
+                        "pJ/op", "Energy of one vector operation (default: Horowitz 2014 fp32 add)"), 0);
+        declare_memory_level<C>(b, "dram", [](C& c) -> MemoryLevel& { return c.dram; }, {34.0, horowitz::kDramPjPerByte},
+                                "off-chip DRAM", "TPU v1's DDR3 34 GB/s, Jouppi et al. ISCA 2017; Horowitz 2014 energy", false);
+        declare_memory_level<C>(b, "sram", [](C& c) -> MemoryLevel& { return c.sram; }, {0.0, 0.0},
+                                "the on-chip level every operand passes once (global buffer, L2 or LLC)", "not modeled", true);
+        at_least(b.real("energy.static_w", [](C& c) -> double& { return c.static_w; }, 0.0, "W",
+                        "Static power, charged over the whole run; 0 = not modeled"), 0);
+        return b;
+    }();
+    return b;
+}
+
+RooflineConfig make_roofline_config(const ParamSet& p) {
+    RooflineConfig c = roofline_params().build(p);
+    c.precision = parse_precision(c.precision_name, "precision");
+    if (c.macs_per_cycle.at(c.precision) <= 0)
+        throw UserError("compute.macs_per_cycle." + c.precision_name, "is 0: this device has no " + c.precision_name +
+                                                                           " MAC rate (choose another precision)");
+    return c;
+}
+
+}  // namespace archsim

@@ -1,0 +1,34 @@
+#pragma once
+// Typed configuration of the analytical roofline machine (kind = "roofline").
+#include <string>
+
+#include "arch/memory/memory_level.h"
+#include "sim/common/precision.h"
+#include "sim/config/params.h"
+#include "sim/config/per_precision.h"
+
+namespace archsim {
+
+/// Peak rates, bandwidths and energies of a device, as a roofline sees it.
+struct RooflineConfig {
+    std::string name;
+    double clock_mhz = 0;
+    std::string precision_name;
+    Precision precision = Precision::Int8;
+    PerPrecision macs_per_cycle;  ///< device-wide peak MACs per cycle (compute.macs_per_cycle.<p>)
+    PerPrecision pj_per_mac;      ///< energy per MAC (energy.pj_per_mac.<p>)
+    double vector_ops_per_cycle = 0;
+    double vector_pj_per_op = 0;
+    MemoryLevel dram;             ///< off-chip memory
+    MemoryLevel sram;             ///< the on-chip level every operand passes (bandwidth 0: not modeled)
+    double static_w = 0;
+};
+
+/// The declared parameters of kind "roofline".
+const ParamBinder<RooflineConfig>& roofline_params();
+
+/// Builds a RooflineConfig from resolved values; throws UserError("compute.macs_per_cycle.<p>",
+/// ...) when the run's precision has no MAC rate.
+RooflineConfig make_roofline_config(const ParamSet& p);
+
+}  // namespace archsim

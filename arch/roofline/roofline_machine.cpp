@@ -1,0 +1,93 @@
+// The analytical roofline as a machine kind: the lower bound every detailed model is compared with.
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "arch/common/machine_base.h"
+#include "arch/common/registry.h"
+#include "arch/common/run_bytes.h"
+#include "arch/roofline/roofline_config.h"
+
+namespace archsim {
+
+namespace {
+
+/// The roofline (Williams, Waterman and Patterson, CACM 2009), one operator at a time: an
+/// operator takes max(compute time, the time of its bytes at each memory level), where compute
+/// time is MACs / peak MACs per cycle for contractions and other operations / vector peak for the
+/// rest, and each of its tensors crosses each level exactly once (compulsory traffic: perfect
+/// reuse inside the level, no fusion across operators). The time beyond compute is recorded as
+/// an operand-load stall, so `bound` says whether the operator is compute- or memory-bound.
+/// Operators run back to back; nothing overlaps between them. No SystemC module below the
+/// dispatcher: the bound needs no contention model.
+class RooflineMachine : public MachineBase {
+public:
+    RooflineMachine(const RooflineConfig& cfg, TraceWriter& trace)
+        : MachineBase(trace, cfg.clock_mhz, cfg.static_w, cfg.precision_name, RoutingRules{}), m_cfg(cfg) {
+        m_compute = m_op_component = m_rec.compute("compute", "compute", cfg.pj_per_mac.at(cfg.precision), cfg.macs_per_cycle.at(cfg.precision));
+        m_vector = m_rec.compute("vector", "vector", cfg.vector_pj_per_op, cfg.vector_ops_per_cycle);
+        m_levels.push_back({m_rec.memory("dram", cfg.dram.pj_per_byte), cfg.dram, EventKind::DramRead, EventKind::DramWrite});
+        if (cfg.sram.bandwidth_gbps > 0)
+            m_levels.push_back({m_rec.memory("sram", cfg.sram.pj_per_byte), cfg.sram, EventKind::SramRead, EventKind::SramWrite});
+    }
+
+protected:
+    void contraction(const Operator& op, const OpGraph& graph) override {
+        bound(op, graph, EventKind::Fold, m_compute, static_cast<uint64_t>(op.cost.macs), m_cfg.macs_per_cycle.at(m_cfg.precision));
+    }
+    /// A copy does no arithmetic: only its bytes take time.
+    void streaming(const Operator& op, const OpGraph& graph) override {
+        const int64_t ops = op.cost.cls == OpClass::DataMovement ? 0 : op.cost.flops;
+        bound(op, graph, EventKind::Vector, m_vector, static_cast<uint64_t>(ops), m_cfg.vector_ops_per_cycle);
+    }
+
+private:
+    struct Level {
+        uint16_t component;
+        MemoryLevel level;
+        EventKind read, write;
+    };
+
+    /// Runs one operator: `ops` on `unit` at `peak` per cycle, its tensors through every level.
+    void bound(const Operator& op, const OpGraph& graph, EventKind kind, uint16_t unit, uint64_t ops, double peak) {
+        uint64_t in_bytes = 0, out_bytes = 0;
+        for (int32_t t : op.inputs)
+            if (t >= 0) in_bytes += static_cast<uint64_t>(run_bytes(graph.tensors()[static_cast<size_t>(t)], m_cfg.precision));
+        for (int32_t t : op.outputs) out_bytes += static_cast<uint64_t>(run_bytes(graph.tensors()[static_cast<size_t>(t)], m_cfg.precision));
+        const uint64_t compute = static_cast<uint64_t>(std::ceil(static_cast<double>(ops) / peak));
+        uint64_t cycles = compute;
+        for (const Level& l : m_levels) {  // bytes per cycle = GB/s x 1e9 / Hz
+            const double bytes_per_cycle = l.level.bandwidth_gbps * 1e3 / m_cfg.clock_mhz;
+            cycles = std::max(cycles, static_cast<uint64_t>(std::ceil(static_cast<double>(in_bytes + out_bytes) / bytes_per_cycle)));
+        }
+        const uint64_t start = m_clock.now_cycle();
+        const Span span = m_clock.span(start, cycles);
+        m_rec.emit(kind, unit, m_clock.span(start, compute), {0, ops, compute});
+        if (cycles > compute)
+            m_rec.emit(EventKind::Stall, unit, m_clock.span(start + compute, cycles - compute), {0, 0, cycles - compute}, 0,
+                       StallCause::OperandLoad);
+        for (const Level& l : m_levels) {
+            if (in_bytes) m_rec.emit(l.read, l.component, span, {in_bytes});
+            if (out_bytes) m_rec.emit(l.write, l.component, span, {out_bytes});
+        }
+        m_clock.wait_until(start + cycles);
+    }
+
+    RooflineConfig m_cfg;
+    uint16_t m_compute = 0, m_vector = 0;
+    std::vector<Level> m_levels;
+};
+
+const ParamSchema& roofline_schema() { return roofline_params().schema(); }
+std::unique_ptr<Machine> create_roofline(const ParamSet& p, TraceWriter& trace) {
+    return std::make_unique<RooflineMachine>(make_roofline_config(p), trace);
+}
+void validate_roofline(const ParamSet& p) { (void)make_roofline_config(p); }
+
+}  // namespace
+
+ARCHSIM_REGISTER_MACHINE(MachineKind{"roofline", "Analytical roofline: peak compute per precision and bandwidth per memory level, "
+                                                 "operator by operator (a lower bound to compare the detailed models with)",
+                                     &roofline_schema, &create_roofline, &validate_roofline});
+
+}  // namespace archsim

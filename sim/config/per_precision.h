@@ -1,0 +1,33 @@
+#pragma once
+// Per-precision config values as named sub-keys (`<key>.int8`, `.fp16`, `.bf16`, `.fp32`): the
+// typed vocabulary for anything a machine does at a different rate or energy per precision.
+#include <functional>
+#include <string>
+
+#include "sim/common/precision.h"
+#include "sim/config/params.h"
+
+namespace archsim {
+
+/// One value per operand precision.
+struct PerPrecision {
+    double int8 = 0, fp16 = 0, bf16 = 0, fp32 = 0;
+    /// The value for `p`.
+    double at(Precision p) const { return by_precision(p, int8, fp16, bf16, fp32); }
+};
+
+/// Declares `<key>.int8`, `<key>.fp16`, `<key>.bf16` and `<key>.fp32` on `b` (each >= 0, in
+/// `unit`), bound to the PerPrecision that `field` selects in T; `doc` says what the value is
+/// and `defaults` where its default values come from.
+template <class T>
+void declare_per_precision(ParamBinder<T>& b, const std::string& key, std::function<PerPrecision&(T&)> field,
+                           const PerPrecision& defaults, const std::string& unit, const std::string& doc) {
+    const std::pair<const char*, double PerPrecision::*> parts[] = {
+        {"int8", &PerPrecision::int8}, {"fp16", &PerPrecision::fp16}, {"bf16", &PerPrecision::bf16}, {"fp32", &PerPrecision::fp32}};
+    for (const auto& [name, member] : parts)
+        at_least(b.real(key + "." + name, [field, member](T& c) -> double& { return field(c).*member; }, defaults.*member, unit,
+                        doc + " (" + name + " operands)"),
+                 0);
+}
+
+}  // namespace archsim
