@@ -10,6 +10,7 @@
 #include "arch/common/operand_pipeline.h"
 #include "arch/common/run_bytes.h"
 #include "arch/kpu/kpu_config.h"
+#include "arch/kpu/kpu_wave.h"
 #include "arch/kpu/wavefront.h"
 #include "arch/memory/tile_buffer.h"
 #include "sim/common/hash.h"
@@ -17,21 +18,6 @@
 namespace archsim {
 
 namespace {
-
-/// One wave of work on the fabric: what it computes, what it moves at each level, and what it
-/// must fetch from DRAM before it can start.
-struct Wave {
-    std::vector<FabricBlock> blocks;  ///< one per tile used (empty for PE-path operators)
-    int64_t k = 0;                    ///< reduction length of each block
-    int64_t compute_cycles = 0;       ///< wavefront cycles, with fill/skew/drain where they fall
-    int64_t pe_ops = 0;               ///< PE operations (other operators)
-    int64_t mover_bytes_max_tile = 0, streamer_bytes_max_tile = 0;
-    int64_t mover_bytes = 0, streamer_bytes = 0;
-    int64_t dram_read_bytes = 0;
-    int64_t l3_read = 0, l3_write = 0, l2_read = 0, l2_write = 0, l1_read = 0, l1_write = 0;
-    double prefetch_ready_ps = 0;     ///< when weights prefetched by the previous operator land
-    bool contraction = true;
-};
 
 /// The KPU: a mesh of tiles of PE arrays executing contractions as pipelined wavefronts (see
 /// arch/kpu/wavefront.h for the schedule), and other operators on the PEs (one operation per
@@ -160,18 +146,7 @@ protected:
                         const int64_t a_move = l2.hit(a_key) ? 0 : a_bytes, b_move = l2.hit(b_key) ? 0 : b_bytes;
                         if (a_move) l2.insert(a_key, a_bytes);
                         if (b_move) l2.insert(b_key, b_bytes);
-                        const int64_t moved = a_move + b_move + out_bytes;              // L3 <-> L2
-                        const int64_t streamed = (b.m + b.n) * g.k * eb + out_bytes;   // L2 <-> L1, im2col expanded
-                        w.mover_bytes += moved;
-                        w.streamer_bytes += streamed;
-                        w.mover_bytes_max_tile = std::max(w.mover_bytes_max_tile, moved);
-                        w.streamer_bytes_max_tile = std::max(w.streamer_bytes_max_tile, streamed);
-                        w.l3_read += a_move + b_move;
-                        w.l3_write += out_bytes;
-                        w.l2_write += moved;
-                        w.l2_read += streamed;
-                        w.l1_write += streamed;
-                        w.l1_read += streamed;
+                        w.add_block(a_move + b_move, out_bytes, (b.m + b.n) * g.k * eb);
                     }
                     w.l3_write += w.dram_read_bytes;  // DMA fills
                     m_pipe.push(std::move(w));
