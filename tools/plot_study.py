@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""Plots an `archsim compare` results.csv: latency and energy per inference against fabric size
-(peak MACs per cycle), one line per model.
+"""Plots a study's results.csv (`archsim compare` or `archsim sweep`): latency and energy per
+inference against fabric size (peak MACs per cycle), one line per model.
 
 Usage: /usr/bin/python3 tools/plot_study.py OUT/results.csv [PLOT.png]
 Needs Debian's python3-matplotlib (apt-get install python3-matplotlib; not part of CI).
@@ -44,17 +44,17 @@ def main(argv):
         line_pts = [r for r in pts if scan.match(r["machine"])]
         named = [r for r in pts if not scan.match(r["machine"])]
         color = None
-        for ax, key in ((ax_lat, "latency_ms"), (ax_en, "energy_mj")):
+        for ax, key in ((ax_lat, "latency_s"), (ax_en, "energy_j")):  # plotted in ms and mJ
             if line_pts:
-                line, = ax.plot([float(r["peak_macs_per_cycle"]) for r in line_pts], [float(r[key]) for r in line_pts],
+                line, = ax.plot([float(r["peak_macs_per_cycle"]) for r in line_pts], [1e3 * float(r[key]) for r in line_pts],
                                 marker="o", color=color, label=f"{model} (square fabrics)")
                 color = line.get_color()
             if named:
-                sc = ax.scatter([float(r["peak_macs_per_cycle"]) for r in named], [float(r[key]) for r in named],
+                sc = ax.scatter([float(r["peak_macs_per_cycle"]) for r in named], [1e3 * float(r[key]) for r in named],
                                 marker="D", color=color, zorder=3)
                 color = color or sc.get_facecolor()[0]
                 for r in named:
-                    ax.annotate(r["machine"], (float(r["peak_macs_per_cycle"]), float(r[key])), fontsize=7,
+                    ax.annotate(r["machine"], (float(r["peak_macs_per_cycle"]), 1e3 * float(r[key])), fontsize=7,
                                 xytext=(4, -9), textcoords="offset points")
     for ax, title, unit in ((ax_lat, "latency per inference", "ms"), (ax_en, "energy per inference", "mJ")):
         ax.set_xscale("log", base=2)
@@ -64,7 +64,7 @@ def main(argv):
         ax.set_title(title)
         ax.grid(True, which="both", alpha=0.3)
     ax_lat.legend(fontsize=8)
-    fig.suptitle(f"archsim compare: {src}")
+    fig.suptitle(f"archsim study: {src}")
     fig.tight_layout()
     fig.savefig(dst, dpi=120)
     print(f"wrote {dst}")

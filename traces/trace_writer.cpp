@@ -4,6 +4,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "sim/common/atomic_file.h"
 #include "sim/common/error.h"
 #include "traces/hdf5_types.h"
 
@@ -43,7 +44,7 @@ const char* to_string(StallCause c) {
 }
 
 TraceWriter::TraceWriter(const std::string& path)
-    : m_path(path), m_tmp_path(path + ".tmp"), m_file(std::make_unique<TraceFile>()) {
+    : m_path(path), m_tmp_path(temp_path_for(path)), m_file(std::make_unique<TraceFile>()) {
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors become UserError, not stderr noise
     m_file->file = h5::Handle(H5Fcreate(m_tmp_path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
     if (!m_file->file.valid()) throw UserError(m_tmp_path, "cannot create the trace file (is the directory writable?)");
@@ -161,9 +162,7 @@ void TraceWriter::finish(bool complete) {
     m_file->events.reset();
     m_file->mem_type.reset();
     if (H5Fclose(m_file->file.release()) < 0) throw UserError(m_tmp_path, "closing the trace failed");
-    std::error_code ec;
-    std::filesystem::rename(m_tmp_path, m_path, ec);
-    if (ec) throw UserError(m_path, "cannot rename the finished trace into place: " + ec.message());
+    rename_into_place(m_tmp_path, m_path);
     m_finished = true;
 }
 

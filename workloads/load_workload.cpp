@@ -8,15 +8,19 @@
 
 namespace archsim {
 
-std::string workload_name(const std::string& path) {
-    const size_t hash = path.find(".toml#");
-    if (hash != std::string::npos) return path.substr(hash + 6);
-    return std::filesystem::path(path).stem().string();
+WorkloadRef parse_workload_ref(const std::string& text) {
+    const size_t hash = text.find(".toml#");
+    if (hash == std::string::npos) return {text, text, ""};
+    return {text, text.substr(0, hash + 5), text.substr(hash + 6)};
 }
 
+std::string WorkloadRef::name() const { return generated() ? entry : std::filesystem::path(file).stem().string(); }
+
+std::string workload_name(const std::string& path) { return parse_workload_ref(path).name(); }
+
 ImportResult load_workload(const std::string& path, const ImportOptions& options) {
-    const size_t hash = path.find(".toml#");
-    if (hash != std::string::npos) return generate_workload(path.substr(0, hash + 5), path.substr(hash + 6), options);
+    const WorkloadRef ref = parse_workload_ref(path);
+    if (ref.generated()) return generate_workload(ref.file, ref.entry, options);
     const std::string ext = std::filesystem::path(path).extension().string();
     if (ext == ".onnx") return import_onnx(path, options);
     if (ext == ".csv") return ImportResult{read_scalesim_topology(path, options.batch.value_or(1)), {}, 0};

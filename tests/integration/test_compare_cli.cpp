@@ -1,4 +1,4 @@
-// `archsim compare`: a study of models x machines in child processes, resumable, failures recorded.
+// `archsim compare`: a study run by the sweep engine, resumable, failures recorded, then its table.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -20,37 +20,47 @@ std::vector<std::string> lines(const std::string& text) {
 }
 }  // namespace
 
-TEST_CASE("compare runs every point, resumes finished ones, and records a failing one", "[e2e][compare]") {
+TEST_CASE("compare runs a study as a sweep: every point, resumed, a failing one recorded", "[e2e][compare]") {
     const std::string dir = temp_dir("study");
     const std::string src = ARCHSIM_SOURCE_DIR;
     std::ofstream(dir + "/layer.csv") << "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, "
                                          "Num Filter, Strides,\nconv,30,30,3,3,64,64,1,\n";
-    std::ofstream(dir + "/study.toml") << "name = \"t\"\nmodels = [\"" << src << "/workloads/models/resnet18.onnx\", \"layer.csv\"]\n"
+    std::ofstream(dir + "/broken.onnx") << "this is not a protobuf";
+    std::ofstream(dir + "/study.toml") << "name = \"t\"\nmodels = [\"" << src << "/workloads/models/resnet18.onnx\", \"layer.csv\", "
+                                       << "\"broken.onnx\"]\n"
                                        << "[[machine]]\nlabel = \"small\"\nconfig = \"" << src
                                        << "/configs/kpu/t256.toml\"\nset = [\"tiles.rows=2\", \"tiles.cols=2\"]\n"
-                                       << "[[machine]]\nlabel = \"tpu\"\nconfig = \"" << src << "/configs/tpu/tpu_32x32_ws.toml\"\n"
-                                       << "[[machine]]\nlabel = \"broken\"\nconfig = \"" << src
-                                       << "/configs/kpu/t256.toml\"\nset = [\"tiles.rows=0\"]\n";
+                                       << "[[machine]]\nlabel = \"tpu\"\nconfig = \"" << src << "/configs/tpu/tpu_32x32_ws.toml\"\n";
     CliResult r = run_archsim("compare " + dir + "/study.toml --out " + dir + "/out --jobs 2");
     INFO(r.err);
-    CHECK(r.exit_code == 1);  // one machine fails
+    CHECK(r.exit_code == 1);  // one model fails on both machines
     auto csv = lines(slurp(dir + "/out/results.csv"));
-    REQUIRE(csv.size() == 1 + 3 * 2);
+    REQUIRE(csv.size() == 1 + 2 * 3);
     int ok = 0, failed = 0;
     for (size_t i = 1; i < csv.size(); ++i) {
         if (csv[i].find(",ok,") != std::string::npos) ++ok;
         if (csv[i].find(",failed,") != std::string::npos) {
             ++failed;
-            CHECK(csv[i].find("tiles.rows = 0: must be >= 1") != std::string::npos);
+            CHECK(csv[i].find("broken.onnx") != std::string::npos);  // the error names the file
         }
     }
     CHECK(ok == 4);
     CHECK(failed == 2);
-    CHECK(r.out.find("resnet18             small") != std::string::npos);
-    // a second run reuses the finished points and only retries the failed ones
+    CHECK(r.out.find("resnet18") != std::string::npos);  // the table report prints
+    CHECK(r.out.find("small") != std::string::npos);
+    // a second run resumes: every point is in the journal, nothing runs again
     CliResult again = run_archsim("compare " + dir + "/study.toml --out " + dir + "/out");
-    CHECK(again.err.find("6 points (2 models x 3 machines), 2 to run") != std::string::npos);
+    CHECK(again.err.find("6 finished earlier, 0 to run") != std::string::npos);
     CHECK(lines(slurp(dir + "/out/results.csv")) == csv);
+    // --force starts over
+    CliResult forced = run_archsim("compare " + dir + "/study.toml --out " + dir + "/out --force");
+    CHECK(forced.err.find("0 finished earlier, 6 to run") != std::string::npos);
+    // a bad override fails before anything runs, naming the study, the machine and the key
+    std::ofstream(dir + "/bad.toml") << "name = \"b\"\nmodels = [\"layer.csv\"]\n[[machine]]\nlabel = \"broken\"\nconfig = \"" << src
+                                     << "/configs/kpu/t256.toml\"\nset = [\"tiles.rows=0\"]\n";
+    CliResult bad = run_archsim("compare " + dir + "/bad.toml --out " + dir + "/bad");
+    CHECK(bad.exit_code == 2);
+    CHECK(bad.err.find("bad.toml: machine broken: set tiles.rows=0") != std::string::npos);
     fs::remove_all(dir);
 }
 

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "sim/common/atomic_file.h"
 #include "sim/common/error.h"
 #include "sim/common/units.h"
 #include "sim/config/machine_file.h"
@@ -121,20 +122,6 @@ int cmd_graph(const WorkloadArgs& w, const std::string& format) {
     return 0;
 }
 
-/// Writes `text` to `path` through a temporary name, so a reader never sees half a file.
-static void write_atomically(const std::string& path, const std::string& text) {
-    const std::string tmp = path + ".tmp";
-    {
-        std::ofstream o(tmp, std::ios::binary);
-        if (!o) throw UserError(tmp, "cannot write");
-        o << text;
-        if (!o) throw UserError(tmp, "write failed (disk full?)");
-    }
-    std::error_code ec;
-    fs::rename(tmp, path, ec);
-    if (ec) throw UserError(path, "cannot rename into place: " + ec.message());
-}
-
 int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& out_dir, const std::string& precision,
             const std::vector<std::string>& sets, const std::string& format, uint64_t max_events, const std::string& max_sim_time) {
     const ReportFormat f = parse_report_format(format);
@@ -149,7 +136,7 @@ int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& o
     if (ec || !fs::is_directory(out_dir)) throw UserError(out_dir, "cannot create the output directory: " + ec.message());
     const std::string trace_path = (fs::path(out_dir) / "trace.h5").string();
     const std::string resolved = machine.resolved_toml("# resolved by archsim from " + arch + "\n");
-    write_atomically((fs::path(out_dir) / "config.toml").string(), resolved);
+    write_file_atomically((fs::path(out_dir) / "config.toml").string(), resolved);
 
     std::string warnings;
     for (const auto& x : r.warnings) warnings += x + "\n";
@@ -166,7 +153,7 @@ int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& o
 
     TraceReader reader(trace_path);
     Metrics m = reduce_trace(reader);
-    write_atomically((fs::path(out_dir) / "metrics.json").string(), metrics_to_json(m));
+    write_file_atomically((fs::path(out_dir) / "metrics.json").string(), metrics_to_json(m));
     std::fputs(render_metrics(m, f).c_str(), stdout);
     std::fprintf(stderr, "archsim: simulated %.6f ms in %.3f s wall, %llu events (%.2f M events/s); wrote %s and %s\n",
                  sim.simulated_ps * 1e-9, sim.wall_s, static_cast<unsigned long long>(sim.events),

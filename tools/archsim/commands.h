@@ -24,9 +24,9 @@ int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& o
             const std::vector<std::string>& sets, const std::string& format, uint64_t max_events = 0,
             const std::string& max_sim_time = "");
 
-/// `archsim compare STUDY`: every model on every machine of a study, in child processes
-/// (`jobs` at a time, 0 = one per core); finished points are reused unless `force`. Writes
-/// OUT/results.csv and OUT/points/<machine>/<model>/; returns 1 if a point failed.
+/// `archsim compare STUDY`: the study as `archsim sweep` runs it (`jobs` child processes, 0 = one
+/// per core; each point's metrics.json kept), resuming a folder that has a journal unless
+/// `force`, then the table `archsim report` prints. Returns 1 if a point failed.
 int cmd_compare(const std::string& study_file, const std::string& out_dir, int jobs, bool force);
 
 /// `archsim params KIND`: every key of a machine kind with type, unit, default and doc.

@@ -1,4 +1,5 @@
 #include "tools/archsim/llm_run.h"
+#include "workloads/load_workload.h"
 
 #include <sys/wait.h>
 
@@ -23,9 +24,9 @@ namespace fs = std::filesystem;
 namespace {
 
 bool split(const std::string& model, std::string& file, std::string& name) {
-    const size_t hash = model.find(".toml#");
-    if (hash == std::string::npos) return false;
-    file = model.substr(0, hash + 5), name = model.substr(hash + 6);
+    const WorkloadRef ref = parse_workload_ref(model);
+    if (!ref.generated()) return false;
+    file = ref.file, name = ref.entry;
     return name.find('@') == std::string::npos;
 }
 

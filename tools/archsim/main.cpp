@@ -69,10 +69,10 @@ int main(int argc, char** argv) {
     std::string study_file, study_out = "out/compare";
     int jobs = 0;
     bool force = false;
-    auto* compare = app.add_subcommand("compare", "Run every model of a study file on every machine and tabulate "
-                                                  "latency, throughput, energy, TOPS/W, utilization and DRAM traffic");
+    auto* compare = app.add_subcommand("compare", "Run a study as `sweep` does (resuming a finished or interrupted one) and "
+                                                  "print its table as `report` does");
     compare->add_option("study", study_file, "Study file (configs/studies/*.toml)")->required();
-    compare->add_option("--out", study_out, "Output directory (results.csv, points/)")->capture_default_str();
+    compare->add_option("--out", study_out, "Output directory (results.csv, results.h5, results.jsonl, points/)")->capture_default_str();
     compare->add_option("--jobs", jobs, "Parallel simulations (default: one per core)");
     compare->add_flag("--force", force, "Rerun points that already have results");
 

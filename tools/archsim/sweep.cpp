@@ -16,7 +16,7 @@
 #include <thread>
 
 #include "sim/common/error.h"
-#include "sim/config/study.h"
+#include "tools/archsim/study.h"
 #include "tools/archsim/spawn.h"
 #include "tools/archsim/sweep_engine.h"
 #include "tools/archsim/sweep_plan.h"

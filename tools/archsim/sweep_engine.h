@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/config/study.h"
+#include "tools/archsim/study.h"
 #include "tools/archsim/sweep.h"
 #include "tools/archsim/sweep_plan.h"
 #include "tools/archsim/sweep_results.h"

@@ -26,9 +26,9 @@ namespace {
 /// The model's identity for point ids: file name, size and the hash of its first MiB. For a
 /// generated workload (FILE.toml#NAME) the whole workload file and the entry's name.
 std::string model_identity(const std::string& model) {
-    const size_t hash = model.find(".toml#");
-    const std::string path = hash == std::string::npos ? model : model.substr(0, hash + 5);
-    const std::string entry = hash == std::string::npos ? "" : "#" + model.substr(hash + 6);
+    const WorkloadRef ref = parse_workload_ref(model);
+    const std::string& path = ref.file;
+    const std::string entry = ref.generated() ? "#" + ref.entry : "";
     std::ifstream in(path, std::ios::binary);
     std::string head(1 << 20, '\0');
     in.read(head.data(), static_cast<std::streamsize>(head.size()));
@@ -68,9 +68,8 @@ SweepPlan plan_sweep(const StudySpec& study) {
     std::set<std::string> tag_keys;
     for (const auto& model : study.models) {
         model_ids.push_back(model_identity(model));
-        const size_t hash = model.find(".toml#");
-        model_tags.push_back(hash == std::string::npos ? std::map<std::string, std::string>{}
-                                                       : workload_tags(model.substr(0, hash + 5), model.substr(hash + 6)));
+        const WorkloadRef ref = parse_workload_ref(model);
+        model_tags.push_back(ref.generated() ? workload_tags(ref.file, ref.entry) : std::map<std::string, std::string>{});
         for (const auto& [k, v] : model_tags.back()) tag_keys.insert(k);
     }
     plan.tag_keys.assign(tag_keys.begin(), tag_keys.end());

@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim/config/study.h"
+#include "tools/archsim/study.h"
 
 namespace archsim::cli {
 

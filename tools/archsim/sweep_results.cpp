@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "sim/common/atomic_file.h"
 #include "sim/common/error.h"
 
 namespace archsim::cli {
@@ -185,12 +186,6 @@ std::vector<Column> columns_of(std::vector<SweepRow>& rows, const std::vector<st
     return cols;
 }
 
-void rename_into_place(const std::string& tmp, const std::string& path) {
-    std::error_code ec;
-    fs::rename(tmp, path, ec);
-    if (ec) throw UserError(path, "cannot rename into place: " + ec.message());
-}
-
 std::string csv_field(const std::string& s) {
     if (s.find_first_of(",\"\n") == std::string::npos) return s;
     std::string q = "\"";
@@ -213,19 +208,13 @@ void write_results_csv(const std::string& path, std::vector<SweepRow> rows, cons
         }
         out += "\n";
     }
-    const std::string tmp = path + ".tmp";
-    {
-        std::ofstream o(tmp);
-        o << out;
-        if (!o) throw UserError(tmp, "cannot write");
-    }
-    rename_into_place(tmp, path);
+    write_file_atomically(path, out);
 }
 
 void write_results_h5(const std::string& path, std::vector<SweepRow> rows, const std::vector<std::string>& axis_keys,
                       const std::string& study) {
     const std::vector<Column> cols = columns_of(rows, axis_keys);
-    const std::string tmp = path + ".tmp";
+    const std::string tmp = temp_path_for(path);
     const hid_t file = H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (file < 0) throw UserError(tmp, "cannot create HDF5 file");
     const hid_t group = H5Gcreate2(file, "results", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);

@@ -454,8 +454,9 @@ ImportResult import_onnx_model(onnx::ModelProto model, const std::string& path, 
                 throw UserError(context, "tensor '" + name + "' has unknown dim " + dn + " in shape" +
                                              (d.has_dim_param() ? " (bind it with --dim " + d.dim_param() + "=N)" : ""));
             }
-            // a model input with an empty dim holds no data: the run would "simulate" 0 MACs in 0 s
-            if (d.dim_value() == 0 && role == TensorRole::Input)
+            // a data input (floating point) with an empty dim holds nothing to compute on: the run
+            // would "simulate" 0 MACs in 0 s. Integer inputs may be empty lists (axes, indices).
+            if (d.dim_value() == 0 && role == TensorRole::Input && is_float_type(x.onnx_dtype))
                 throw UserError(context, "tensor '" + name + "' has a zero-sized dim " + std::to_string(x.shape.size()) +
                                              ": a model input must hold data");
             if (d.dim_value() > 0 && n > kMaxTensorElems / d.dim_value())

@@ -1,10 +1,11 @@
-#include "sim/config/study.h"
+#include "tools/archsim/study.h"
 
 #include <filesystem>
 #include <set>
 #include <sstream>
 
 #include "sim/common/error.h"
+#include "workloads/load_workload.h"
 #include "sim/config/toml_load.h"
 
 namespace archsim {
@@ -99,10 +100,9 @@ StudySpec load_study(const std::string& file) {
         // "#NAME" is a [workload.NAME] table of this study file
         const std::string path = !m.empty() && m[0] == '#' ? fs::path(file).lexically_normal().string() + m : resolve(base, m);
         // "FILE.toml#NAME" is a generated workload: the file must exist, NAME names the results
-        const size_t hash = path.find(".toml#");
-        const std::string on_disk = hash == std::string::npos ? path : path.substr(0, hash + 5);
-        if (!fs::is_regular_file(on_disk)) throw UserError(file + ": models", "no such model file '" + on_disk + "'");
-        const std::string stem = hash == std::string::npos ? fs::path(path).stem().string() : path.substr(hash + 6);
+        const WorkloadRef ref = parse_workload_ref(path);
+        if (!fs::is_regular_file(ref.file)) throw UserError(file + ": models", "no such model file '" + ref.file + "'");
+        const std::string stem = ref.name();
         if (!stems.insert(stem).second)
             throw UserError(file + ": models", "two models named '" + stem + "' (results are filed by model name)");
         s.models.push_back(path);

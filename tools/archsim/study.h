@@ -1,5 +1,5 @@
 #pragma once
-// A comparison study: models x machines (each machine a config file plus overrides).
+// A study file: models x machines x axes, parsed once for the study engine (`sweep`, `compare`).
 #include <string>
 #include <vector>
 
