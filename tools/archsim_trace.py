@@ -6,6 +6,7 @@
     t = archsim_trace.load("out/run/trace.h5")
     t.events["t_ps"], t.events["kind"], ...      # a numpy structured array, one row per event
     t.kind_names, t.components["name"], t.ops["name"], t.attrs["model"]
+    t.stall_causes["name"][t.select(kind="stall")["detail"]]  # why each stall waited
     folds = t.select(kind="fold", component="sm0")  # rows by kind name and component name
     for chunk in archsim_trace.chunks("big.h5"): ...  # 65,536 events at a time, for huge traces
 
@@ -17,9 +18,8 @@ import sys
 import h5py
 import numpy as np
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 KIND_NAMES = ["op", "fold", "vector", "dram_read", "dram_write", "sram_read", "sram_write", "stall", "transfer"]
-STALL_CAUSES = ["none", "operand_load", "write_drain", "block_mover", "streamer", "launch"]
 
 
 class TraceError(Exception):
@@ -57,10 +57,11 @@ class Trace:
     """A whole trace in memory: events (structured array), components and ops (dicts of arrays),
     attrs (dict)."""
 
-    def __init__(self, events, components, ops, attrs):
+    def __init__(self, events, components, ops, stall_causes, attrs):
         self.events = events
         self.components = components
         self.ops = ops
+        self.stall_causes = stall_causes  # the machine's own causes; row = a stall's `detail`
         self.attrs = attrs
         self.kind_names = KIND_NAMES
 
@@ -85,7 +86,7 @@ def load(path):
     """The whole trace in memory."""
     with _open(path) as f:
         attrs = {k: (_text(v) if isinstance(v, (bytes, str)) else v.item() if hasattr(v, "item") else v) for k, v in f.attrs.items()}
-        return Trace(f["events"][:], _table(f["components"]), _table(f["ops"]), attrs)
+        return Trace(f["events"][:], _table(f["components"]), _table(f["ops"]), _table(f["stall_causes"]), attrs)
 
 
 def chunks(path, size=65536):

@@ -45,6 +45,16 @@ hid_t component_type() {
     return t;
 }
 
+hid_t stall_cause_type() {
+    hid_t vs = H5Tcopy(H5T_C_S1);
+    H5Tset_size(vs, H5T_VARIABLE);
+    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(StallCauseRecord));
+    H5Tinsert(t, "name", offsetof(StallCauseRecord, name), vs);
+    H5Tinsert(t, "doc", offsetof(StallCauseRecord, doc), vs);
+    H5Tclose(vs);
+    return t;
+}
+
 hid_t op_type_h5() {
     hid_t vs = H5Tcopy(H5T_C_S1);
     H5Tset_size(vs, H5T_VARIABLE);

@@ -60,4 +60,11 @@ struct OpRecord {
 };
 hid_t op_type_h5();
 
+/// Record of the /stall_causes table (variable-length strings).
+struct StallCauseRecord {
+    char* name;
+    char* doc;
+};
+hid_t stall_cause_type();
+
 }  // namespace archsim::h5

@@ -66,11 +66,9 @@ PerfettoStats export_perfetto(const TraceReader& trace, const std::string& out_p
     // pass 1: events per kind and the run's end, to thin evenly and to place the counter bins
     std::array<uint64_t, kKinds> per_kind{};
     uint64_t end_ps = 0;
-    trace.for_each_chunk([&](const TraceEvent* ev, size_t n) {
-        for (size_t i = 0; i < n; ++i) {
-            if (ev[i].kind < kKinds) ++per_kind[ev[i].kind];
-            end_ps = std::max<uint64_t>(end_ps, ev[i].t_ps + ev[i].dur_ps);
-        }
+    trace.visit_events([&](const TraceEvent& e, const ComponentInfo&) {
+        ++per_kind[e.kind];
+        end_ps = std::max<uint64_t>(end_ps, e.t_ps + e.dur_ps);
     });
     std::array<uint64_t, kKinds> stride;
     stride.fill(1);
@@ -108,19 +106,20 @@ PerfettoStats export_perfetto(const TraceReader& trace, const std::string& out_p
             if (hi > lo) bins[b] += rate * (hi - lo);
         }
     };
-    trace.for_each_chunk([&](const TraceEvent* ev, size_t n) {
-        buf.clear();
-        for (size_t i = 0; i < n; ++i) {
-            const TraceEvent& e = ev[i];
-            if (e.component >= comps.size() || e.kind >= kKinds) continue;
+    trace.visit_events([&](const TraceEvent& e, const ComponentInfo& comp) {
+        {
+            if (buf.size() > (1u << 20)) {  // stream in pieces of about 1 MiB
+                out.write(buf);
+                buf.clear();
+            }
             const EventKind kind = static_cast<EventKind>(e.kind);
             if (kind == EventKind::DramRead || kind == EventKind::DramWrite)
                 add_bins(dram_bytes, double(e.t_ps), double(e.t_ps + e.dur_ps), double(e.bytes));
-            if ((kind == EventKind::Fold || kind == EventKind::Vector) && comps[e.component].level == "compute")
+            if ((kind == EventKind::Fold || kind == EventKind::Vector) && comp.level == "compute")
                 add_bins(busy_ps, double(e.t_ps), double(e.t_ps + e.dur_ps), double(e.dur_ps));
             if (seen[e.kind]++ % stride[e.kind] != 0) {
                 ++st.dropped_by_kind[to_string(kind)];
-                continue;
+                return;
             }
             // the first lane of this component free at the event's start
             auto& lanes = lane_end[e.component];
@@ -136,22 +135,22 @@ PerfettoStats export_perfetto(const TraceReader& trace, const std::string& out_p
             if (new_lane) {
                 ++st.tracks;
                 buf += fmt::format(",\n{{\"ph\":\"M\",\"pid\":1,\"tid\":{},\"name\":\"thread_name\",\"args\":{{\"name\":\"{}{}\"}}}}", tid,
-                                   esc(comps[e.component].name), lane ? fmt::format(" #{}", lane) : std::string());
+                                   esc(comp.name), lane ? fmt::format(" #{}", lane) : std::string());
                 buf += fmt::format(",\n{{\"ph\":\"M\",\"pid\":1,\"tid\":{},\"name\":\"thread_sort_index\",\"args\":{{\"sort_index\":{}}}}}", tid, tid);
             }
-            const std::string op = e.op < ops.size() ? ops[e.op].name : std::string("?");
+            const std::string& op = ops[e.op].name;
             const std::string name = kind == EventKind::Op ? op : std::string(to_string(kind));
             buf += fmt::format(",\n{{\"ph\":\"X\",\"pid\":1,\"tid\":{},\"ts\":{:.6f},\"dur\":{:.6f},\"name\":\"{}\",\"args\":{{\"op\":\"{}\"",
                                tid, e.t_ps * 1e-6, e.dur_ps * 1e-6, esc(name), esc(op));
             if (e.bytes) buf += fmt::format(",\"bytes\":{}", e.bytes);
             if (e.ops) buf += fmt::format(",\"ops\":{}", e.ops);
             if (e.cycles) buf += fmt::format(",\"cycles\":{}", e.cycles);
-            if (kind == EventKind::Stall) buf += fmt::format(",\"cause\":\"{}\"", to_string(static_cast<StallCause>(e.detail)));
+            if (kind == EventKind::Stall) buf += fmt::format(",\"cause\":\"{}\"", trace.stall_cause_name(e.detail));
             buf += "}}";
             ++st.slices_out;
         }
-        out.write(buf);
     });
+    out.write(buf);
     buf.clear();
     for (int b = 0; b < kBins; ++b) {
         const double ts = b * bin_ps * 1e-6;

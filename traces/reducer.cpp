@@ -34,13 +34,9 @@ Metrics reduce_trace(const TraceReader& tr) {
     }
     std::vector<double> op_dynamic_pj(m.ops.size(), 0.0);
     uint64_t end_ps = 0;
-    bool bad_index = false;
 
-    tr.for_each_chunk([&](const TraceEvent* ev, size_t n) {
-        for (size_t i = 0; i < n; ++i) {
-            const TraceEvent& e = ev[i];
-            if (e.component >= comps.size() || e.op >= m.ops.size()) { bad_index = true; continue; }
-            const ComponentInfo& c = comps[e.component];
+    tr.visit_events([&](const TraceEvent& e, const ComponentInfo& c) {
+        {
             OpMetrics& o = m.ops[e.op];
             ComponentMetrics& cm = m.components[e.component];
             switch (static_cast<EventKind>(e.kind)) {
@@ -94,8 +90,8 @@ Metrics reduce_trace(const TraceReader& tr) {
                     break;
                 case EventKind::Stall:
                     o.stall_cycles += e.cycles;
-                    o.stall_cycles_by_cause[to_string(static_cast<StallCause>(e.detail))] += e.cycles;
-                    m.stall_cycles_by_cause[to_string(static_cast<StallCause>(e.detail))] += e.cycles;
+                    o.stall_cycles_by_cause[tr.stall_cause_name(e.detail)] += e.cycles;
+                    m.stall_cycles_by_cause[tr.stall_cause_name(e.detail)] += e.cycles;
                     break;
             }
             if (pj != 0) {
@@ -104,7 +100,6 @@ Metrics reduce_trace(const TraceReader& tr) {
             }
         }
     });
-    if (bad_index) throw UserError(tr.attr_string("trace_path"), "events refer to unknown components or ops (corrupt trace)");
 
     m.latency_ps = static_cast<double>(end_ps);
     m.latency_cycles = static_cast<uint64_t>(std::llround(m.latency_ps * m.clock_hz * 1e-12));

@@ -6,7 +6,7 @@
 namespace archsim {
 
 /// Version of the HDF5 trace schema; readers refuse other versions.
-constexpr int kTraceSchemaVersion = 1;
+constexpr int kTraceSchemaVersion = 2;
 
 /// What an event is. Spans have a start and a duration; all times are picoseconds.
 enum class EventKind : uint8_t {
@@ -17,26 +17,25 @@ enum class EventKind : uint8_t {
     DramWrite = 4,  ///< one DRAM transaction written (span on a channel; bytes)
     SramRead = 5,   ///< bytes read from an on-chip buffer during one fold (span = the fold)
     SramWrite = 6,  ///< bytes written to an on-chip buffer during one fold
-    Stall = 7,      ///< compute waiting (span; cycles; detail = StallCause)
+    Stall = 7,      ///< compute waiting (span; cycles; detail = StallCauseId)
     Transfer = 8,   ///< a data mover (DMA, block mover, streamer, network) moving bytes (span; bytes;
                     ///< ops = byte-hops for a network)
 };
 
-/// Why compute waited.
-enum class StallCause : uint8_t {
-    None = 0,
-    OperandLoad = 1,  ///< DRAM could not refill the double buffer before the previous fold ended
-    WriteDrain = 2,   ///< the operator's output writes were still draining to DRAM at its end
-    BlockMover = 3,   ///< the L3 -> L2 block movers could not deliver a wave's operands in time
-    Streamer = 4,     ///< the L2 -> L1 streamers could not feed the wavefront at its rate
-    Launch = 5,       ///< a kernel launch: a GPU kernel's gap before its first CTA, a CPU
-                      ///< primitive's dispatch and thread fork/join
+/// Why compute waited: an index into the trace's /stall_causes table, which each machine fills
+/// with the causes it declares (Recorder::stall_cause). 0 is "none" in every trace.
+using StallCauseId = uint8_t;
+constexpr StallCauseId kNoStallCause = 0;
+
+/// One row of /stall_causes: a short snake_case name (what reports print) and one line saying
+/// what waited for what.
+struct StallCauseInfo {
+    std::string name;
+    std::string doc;
 };
 
 /// Name of an EventKind ("op", "fold", ...).
 const char* to_string(EventKind k);
-/// Name of a StallCause ("operand_load", ...).
-const char* to_string(StallCause c);
 
 /// One trace record (56 bytes in memory, written packed to HDF5).
 struct TraceEvent {
@@ -49,13 +48,13 @@ struct TraceEvent {
     uint32_t seq = 0;        ///< fold index within the operator, or transaction number
     uint16_t component = 0;  ///< index into /components
     uint8_t kind = 0;        ///< EventKind
-    uint8_t detail = 0;      ///< StallCause for stalls, 0 otherwise
+    uint8_t detail = 0;      ///< StallCauseId for stalls (index into /stall_causes), 0 otherwise
 };
 
 /// Builds an event from its named parts (fields not given are zero).
 inline TraceEvent make_event(EventKind kind, uint16_t component, uint32_t op, uint64_t t_ps, uint64_t dur_ps,
                              uint64_t bytes = 0, uint64_t ops = 0, uint64_t cycles = 0, uint32_t seq = 0,
-                             StallCause cause = StallCause::None) {
+                             StallCauseId cause = kNoStallCause) {
     TraceEvent e;
     e.t_ps = t_ps;
     e.dur_ps = dur_ps;
@@ -66,7 +65,7 @@ inline TraceEvent make_event(EventKind kind, uint16_t component, uint32_t op, ui
     e.seq = seq;
     e.component = component;
     e.kind = static_cast<uint8_t>(kind);
-    e.detail = static_cast<uint8_t>(cause);
+    e.detail = cause;
     return e;
 }
 

@@ -67,6 +67,26 @@ TraceReader::TraceReader(const std::string& path) : m_path(path), m_h(std::make_
         h5::Handle space(H5Screate_simple(1, n, nullptr), H5Sclose);
         H5Dvlen_reclaim(op_type.get(), space.get(), H5P_DEFAULT, ops.data());  // frees the vlen strings
     }
+    h5::Handle cause_type(h5::stall_cause_type(), H5Tclose);
+    auto causes = read_table<h5::StallCauseRecord>(m_h->file.get(), "stall_causes", H5Tcopy(cause_type.get()), path);
+    for (const auto& r : causes) m_stall_causes.push_back({s(r.name), s(r.doc)});
+    if (!causes.empty()) {
+        hsize_t n[1] = {causes.size()};
+        h5::Handle space(H5Screate_simple(1, n, nullptr), H5Sclose);
+        H5Dvlen_reclaim(cause_type.get(), space.get(), H5P_DEFAULT, causes.data());
+    }
+}
+
+const std::string& TraceReader::stall_cause_name(StallCauseId id) const {
+    static const std::string unknown = "unknown";
+    return id < m_stall_causes.size() ? m_stall_causes[id].name : unknown;
+}
+
+void TraceReader::corrupt(const TraceEvent& e) const {
+    throw UserError(m_path, "corrupt trace: an event names component " + std::to_string(e.component) + ", operator " +
+                                std::to_string(e.op) + ", kind " + std::to_string(e.kind) + " (the tables hold " +
+                                std::to_string(m_components.size()) + " components and " + std::to_string(m_ops.size()) +
+                                " operators)");
 }
 
 TraceReader::~TraceReader() = default;

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <stdexcept>
 #include <filesystem>
 
 #include "sim/common/atomic_file.h"
@@ -27,18 +28,6 @@ const char* to_string(EventKind k) {
         case EventKind::SramWrite: return "sram_write";
         case EventKind::Stall: return "stall";
         case EventKind::Transfer: return "transfer";
-    }
-    return "?";
-}
-
-const char* to_string(StallCause c) {
-    switch (c) {
-        case StallCause::None: return "none";
-        case StallCause::OperandLoad: return "operand_load";
-        case StallCause::WriteDrain: return "write_drain";
-        case StallCause::BlockMover: return "block_mover";
-        case StallCause::Streamer: return "streamer";
-        case StallCause::Launch: return "launch";
     }
     return "?";
 }
@@ -105,6 +94,14 @@ void TraceWriter::set_attr(const std::string& name, int64_t value) {
     write_num_attr(m_file->file.get(), name, H5T_NATIVE_INT64, value);
 }
 
+StallCauseId TraceWriter::add_stall_cause(const StallCauseInfo& c) {
+    for (size_t i = 0; i < m_stall_causes.size(); ++i)
+        if (m_stall_causes[i].name == c.name) return static_cast<StallCauseId>(i);
+    if (m_stall_causes.size() > 255) throw std::logic_error("more than 255 stall causes");
+    m_stall_causes.push_back(c);
+    return static_cast<StallCauseId>(m_stall_causes.size() - 1);
+}
+
 void TraceWriter::flush() {
     if (m_buffer.empty()) return;
     const hsize_t n = m_buffer.size();
@@ -154,6 +151,15 @@ void TraceWriter::finish(bool complete) {
         h5::Handle type(h5::op_type_h5(), H5Tclose);
         h5::Handle space(H5Screate_simple(1, dims, nullptr), H5Sclose);
         h5::Handle d(H5Dcreate2(f, "ops", type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
+        if (!recs.empty()) H5Dwrite(d.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, recs.data());
+    }
+    {
+        std::vector<h5::StallCauseRecord> recs(m_stall_causes.size());
+        for (size_t i = 0; i < m_stall_causes.size(); ++i) recs[i] = {m_stall_causes[i].name.data(), m_stall_causes[i].doc.data()};
+        hsize_t dims[1] = {recs.size()};
+        h5::Handle type(h5::stall_cause_type(), H5Tclose);
+        h5::Handle space(H5Screate_simple(1, dims, nullptr), H5Sclose);
+        h5::Handle d(H5Dcreate2(f, "stall_causes", type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
         if (!recs.empty()) H5Dwrite(d.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, recs.data());
     }
     write_num_attr(f, "schema_version", H5T_NATIVE_INT64, static_cast<int64_t>(kTraceSchemaVersion));

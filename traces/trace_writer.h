@@ -25,6 +25,9 @@ public:
 
     /// Registers a component; returns its index for TraceEvent::component.
     uint16_t add_component(const ComponentInfo& c);
+    /// Registers a stall cause (a cause of that name already registered keeps its index); returns
+    /// its index for TraceEvent::detail. Index 0 is "none", registered by the constructor.
+    StallCauseId add_stall_cause(const StallCauseInfo& c);
     /// Records the operator table (index = TraceEvent::op).
     void set_ops(std::vector<OpInfo> ops);
     /// Root attributes: model, machine, resolved config, version, ...
@@ -52,6 +55,7 @@ private:
     std::vector<TraceEvent> m_buffer;
     std::vector<ComponentInfo> m_components;
     std::vector<OpInfo> m_ops;
+    std::vector<StallCauseInfo> m_stall_causes{{"none", "not a stall"}};
     uint64_t m_written = 0;
     bool m_finished = false;
 };

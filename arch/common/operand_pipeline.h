@@ -19,13 +19,16 @@ namespace archsim {
 ///                                     records the item's events from `start_cycle`; returns its cycles
 ///   void     retire(Item&)            at the item's end (TPU: its output writes, via note_write)
 ///   uint16_t stall_component(const Item&)  the component its operand-load stalls are recorded on
-/// A late item records a Stall (OperandLoad) span from the previous item's end to its operands'
-/// arrival; drain() records a Stall (WriteDrain) while writes noted with note_write are still
-/// in flight. Events carry the item's sequence number within the operator.
+/// A late item records an `operand_load` stall from the previous item's end to its operands'
+/// arrival; drain() records a `write_drain` stall while writes noted with note_write are still
+/// in flight (both causes declared by the pipeline). Events carry the item's sequence number within the operator.
 template <class Item, class Stage>
 class OperandPipeline {
 public:
-    OperandPipeline(Stage& stage, const CycleClock& clock, Recorder& rec) : m_stage(stage), m_clock(clock), m_rec(rec) {}
+    OperandPipeline(Stage& stage, const CycleClock& clock, Recorder& rec)
+        : m_stage(stage), m_clock(clock), m_rec(rec),
+          m_operand_load(rec.stall_cause("operand_load", "an item's operands were not on chip when the previous item ended")),
+          m_write_drain(rec.stall_cause("write_drain", "the operator's output writes were still draining when its compute ended")) {}
 
     /// Starts an operator at the current time's cycle: nothing in flight, sequence 0.
     void begin() {
@@ -54,19 +57,19 @@ public:
     void note_write(uint64_t done_cycle) { m_write_done = std::max(m_write_done, done_cycle); }
     /// Ends the operator: a WriteDrain stall on `component` while writes are in flight, then waits.
     void drain(uint16_t component) {
-        if (m_write_done > m_prev_end) stall(component, m_prev_end, m_write_done - m_prev_end, StallCause::WriteDrain);
+        if (m_write_done > m_prev_end) stall(component, m_prev_end, m_write_done - m_prev_end, m_write_drain);
         m_clock.wait_until(std::max(m_prev_end, m_write_done));
     }
     /// The sequence number the next item (or event of this operator) gets.
     uint32_t seq() const { return m_seq; }
 
 private:
-    void stall(uint16_t component, uint64_t start, uint64_t cycles, StallCause cause) {
+    void stall(uint16_t component, uint64_t start, uint64_t cycles, StallCauseId cause) {
         m_rec.emit(EventKind::Stall, component, m_clock.span(start, cycles), {0, 0, cycles}, m_seq, cause);
     }
     void step(Item* next, bool last) {
         const uint64_t start = std::max(m_prev_end, m_cur_ready);
-        if (m_cur_ready > m_prev_end) stall(m_stage.stall_component(*m_cur), m_prev_end, m_cur_ready - m_prev_end, StallCause::OperandLoad);
+        if (m_cur_ready > m_prev_end) stall(m_stage.stall_component(*m_cur), m_prev_end, m_cur_ready - m_prev_end, m_operand_load);
         m_clock.wait_until(start);
         if (next) m_next_ready = m_stage.issue(*next);
         const uint64_t end = start + m_stage.run(*m_cur, start, m_seq, last);
@@ -79,6 +82,7 @@ private:
     Stage& m_stage;
     const CycleClock& m_clock;
     Recorder& m_rec;
+    StallCauseId m_operand_load, m_write_drain;
     std::optional<Item> m_cur;
     uint64_t m_cur_ready = 0, m_next_ready = 0;
     uint64_t m_prev_end = 0, m_write_done = 0;

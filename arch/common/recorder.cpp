@@ -14,7 +14,9 @@ uint16_t Recorder::memory(const std::string& name, double pj_per_byte) {
 
 uint16_t Recorder::lane(const std::string& name) { return m_trace.add_component({name, name, 0, 0, 0, 0, m_hz}); }
 
-void Recorder::emit(EventKind kind, uint16_t component, Span span, Amount amount, uint32_t seq, StallCause cause) {
+StallCauseId Recorder::stall_cause(const std::string& name, const std::string& doc) { return m_trace.add_stall_cause({name, doc}); }
+
+void Recorder::emit(EventKind kind, uint16_t component, Span span, Amount amount, uint32_t seq, StallCauseId cause) {
     m_trace.emit(event(kind, component, span, amount, seq, cause));
 }
 

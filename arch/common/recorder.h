@@ -37,6 +37,10 @@ public:
     uint16_t memory(const std::string& name, double pj_per_byte);
     /// A component that only carries spans (operator spans, launches, stalls): no energy.
     uint16_t lane(const std::string& name);
+    /// Declares a reason this machine's compute waits (a row of the trace's /stall_causes:
+    /// `name` is what reports print, `doc` one line on what waited for what); returns its id for
+    /// stall events. Declaring a name again returns the same id.
+    StallCauseId stall_cause(const std::string& name, const std::string& doc);
 
     /// The operator events are stamped with (set by the dispatcher before each operator).
     void set_op(uint32_t op) { m_op = op; }
@@ -47,11 +51,11 @@ public:
     /// The event of `kind` on `component` over `span`; `seq` orders events within the operator
     /// (fold, wave, CTA or transaction number), `cause` says why a stall waited.
     TraceEvent event(EventKind kind, uint16_t component, Span span, Amount amount, uint32_t seq = 0,
-                     StallCause cause = StallCause::None) const {
+                     StallCauseId cause = kNoStallCause) const {
         return make_event(kind, component, m_op, span.t_ps, span.dur_ps, amount.bytes, amount.ops, amount.cycles, seq, cause);
     }
     /// Records event(...).
-    void emit(EventKind kind, uint16_t component, Span span, Amount amount, uint32_t seq = 0, StallCause cause = StallCause::None);
+    void emit(EventKind kind, uint16_t component, Span span, Amount amount, uint32_t seq = 0, StallCauseId cause = kNoStallCause);
     /// Records an event built earlier (a model that decides later which events count cycles).
     void emit(const TraceEvent& e);
 

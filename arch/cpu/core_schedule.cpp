@@ -8,12 +8,12 @@ namespace archsim {
 
 double CoreSchedule::end_ps() const { return *std::max_element(m_cursor.begin(), m_cursor.end()); }
 
-void CoreSchedule::stall_now(double t_ps, double dur_ps, StallCause cause) {
+void CoreSchedule::stall_now(double t_ps, double dur_ps, StallCauseId cause) {
     m_rec.emit(EventKind::Stall, m_comps.cpu, ps_span(t_ps, dur_ps), {0, 0, CycleClock(m_cfg.cycle_ps()).cycles_of(dur_ps)}, 0, cause);
     start_all(t_ps + dur_ps);
 }
 
-void CoreSchedule::pend(int64_t core, EventKind kind, uint16_t comp, double start, double dur, Amount a, StallCause cause) {
+void CoreSchedule::pend(int64_t core, EventKind kind, uint16_t comp, double start, double dur, Amount a, StallCauseId cause) {
     m_pending.push_back({core, m_rec.event(kind, comp, ps_span(start, dur), a, m_seq++, cause)});
 }
 
@@ -54,7 +54,7 @@ void CoreSchedule::finish_block(int64_t core, double pack_ps, double compute_ps,
     if (o.lines > n.l2_misses) pend(core, EventKind::SramWrite, m_comps.l3, start, dur, {(o.lines - n.l2_misses) * lb});
     if (end > start + busy)
         pend(core, EventKind::Stall, m_comps.cpu, start + busy, end - start - busy, {0, 0, clock.cycles_of(end - start - busy)},
-             StallCause::OperandLoad);
+             m_operand_load);
     m_cursor[static_cast<size_t>(core)] = end;
 }
 

@@ -23,7 +23,8 @@ struct CpuComponents {
 class CoreSchedule {
 public:
     CoreSchedule(const CpuConfig& cfg, std::vector<std::unique_ptr<CpuCore>>& cores, Recorder& rec, CpuComponents comps)
-        : m_cfg(cfg), m_cores(cores), m_rec(rec), m_comps(std::move(comps)), m_cursor(static_cast<size_t>(cfg.cores), 0.0) {}
+        : m_cfg(cfg), m_cores(cores), m_rec(rec), m_comps(std::move(comps)), m_cursor(static_cast<size_t>(cfg.cores), 0.0),
+          m_operand_load(rec.stall_cause("operand_load", "a block's cache and memory traffic took longer than its compute")) {}
 
     /// Every core's cursor to `t_ps` (an operator's start).
     void start_all(double t_ps) { std::fill(m_cursor.begin(), m_cursor.end(), t_ps); }
@@ -32,7 +33,7 @@ public:
     /// The latest cursor: when the operator's last block ends, ps.
     double end_ps() const;
     /// Records a whole-CPU stall (a dispatch overhead) at `t_ps` lasting `dur_ps`.
-    void stall_now(double t_ps, double dur_ps, StallCause cause);
+    void stall_now(double t_ps, double dur_ps, StallCauseId cause);
 
     /// Ends one block of work on `core` that began at `start` (its cursor): sends its L2 misses to
     /// the L3, derives its end from its busy time (packing `pack_ps` + compute `compute_ps`) and
@@ -46,7 +47,7 @@ public:
     int64_t next_core(const std::vector<size_t>& next, const std::vector<std::vector<int64_t>>& queue) const;
 
 private:
-    void pend(int64_t core, EventKind kind, uint16_t comp, double start, double dur, Amount a, StallCause cause = StallCause::None);
+    void pend(int64_t core, EventKind kind, uint16_t comp, double start, double dur, Amount a, StallCauseId cause = kNoStallCause);
 
     struct Pending {
         int64_t core;
@@ -59,6 +60,7 @@ private:
     std::vector<double> m_cursor;
     std::vector<Pending> m_pending;
     uint32_t m_seq = 0;
+    StallCauseId m_operand_load;
 };
 
 }  // namespace archsim

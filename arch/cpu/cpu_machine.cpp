@@ -65,13 +65,14 @@ public:
             m_cores.back()->socket.bind(m_l3->socket);
         }
         m_sched = std::make_unique<CoreSchedule>(m_cfg, m_cores, m_rec, std::move(c));
+        m_launch = m_rec.stall_cause("launch", "a primitive's dispatch and thread fork/join (core.op_overhead_us)");
     }
 
 protected:
     void begin_op(const Operator&, const OpGraph&, Route r) override {
         m_sched->start_all(sim_now_ps());
         if (r != Route::FusedEpilogue && m_cfg.op_overhead_us > 0)  // dispatch and fork/join
-            m_sched->stall_now(sim_now_ps(), m_cfg.op_overhead_us * 1e6, StallCause::Launch);
+            m_sched->stall_now(sim_now_ps(), m_cfg.op_overhead_us * 1e6, m_launch);
     }
     void end_op(const Operator&, const OpGraph&, Route) override { sim_wait_until_ps(m_sched->end_ps()); }
     void contraction(const Operator& op, const OpGraph& graph) override {
@@ -247,6 +248,7 @@ private:
     std::unique_ptr<SharedL3> m_l3;
     std::vector<std::unique_ptr<CpuCore>> m_cores;
     std::unique_ptr<CoreSchedule> m_sched;
+    StallCauseId m_launch = 0;
     std::unordered_map<int32_t, uint64_t> m_base;
     uint64_t m_next = kTensorBase;
 };

@@ -37,6 +37,9 @@ public:
         const uint16_t l2 = m_rec.memory("l2", cfg.l2_pj_per_byte);
         m_smem = m_rec.memory("smem", cfg.smem_pj_per_byte);
         m_rf = m_rec.memory("registers", cfg.rf_pj_per_byte);
+        m_launch = m_rec.stall_cause("launch", "the gap before a kernel's first CTA (launch overhead)");
+        m_operand_load = m_rec.stall_cause("operand_load", "CTAs waiting for operand tiles from L2/DRAM beyond their MMA time");
+        m_write_drain = m_rec.stall_cause("write_drain", "a kernel's output stores still in flight after its last wave");
         m_dram = std::make_unique<DramPort>(m_rec, cfg.dram, "l2_dram_port");
         m_l2 = std::make_unique<L2Cache>("l2", cfg.l2_mib * 1024 * 1024, cfg.l2_bytes_per_cycle / cfg.cycle_ps(),
                                          cfg.l2_latency_cycles * cfg.cycle_ps(), trace, l2, m_rec.op_ref(), m_dram->dma());
@@ -59,7 +62,7 @@ protected:
         for (int32_t t : epilogue_side_inputs(op))
             if (graph.tensors()[static_cast<size_t>(t)].elems() > 1)
                 done = std::max(done, spread(mix_key(7, uint64_t(t)), t, bytes_of(graph, t), false, 0));
-        if (done > sim_now_ps()) stall(sim_now_ps(), done - sim_now_ps(), 0, StallCause::OperandLoad);
+        if (done > sim_now_ps()) stall(sim_now_ps(), done - sim_now_ps(), 0, m_operand_load);
         sim_wait_until_ps(done);
     }
     /// Bandwidth-bound kernel: inputs through L2 (a tensor still resident from its producer hits),
@@ -77,28 +80,28 @@ protected:
         const double end = std::max(start + compute_ps, loads_done);
         m_rec.emit(EventKind::Vector, m_cuda, ps_span(start, compute_ps), {0, uint64_t(ops), m_clock.cycles_of(compute_ps)});
         if (direct_conv) m_rec.emit(EventKind::Fold, m_sm_comp[0], ps_span(start, compute_ps), {0, uint64_t(op.cost.macs), 0});
-        if (loads_done > start + compute_ps) stall(start + compute_ps, loads_done - (start + compute_ps), 0, StallCause::OperandLoad);
+        if (loads_done > start + compute_ps) stall(start + compute_ps, loads_done - (start + compute_ps), 0, m_operand_load);
         double stores = end;
         for (int32_t t : op.outputs) {
             stores = std::max(stores, spread(mix_key(5, uint64_t(t)), t, bytes_of(graph, t), true, end - sim_now_ps()));
             m_l2->retain(t, bytes_of(graph, t));  // the consumer finds it in L2 if it fits
         }
         sim_wait_until_ps(end);
-        if (stores > end) stall(end, stores - end, 0, StallCause::WriteDrain);
+        if (stores > end) stall(end, stores - end, 0, m_write_drain);
         sim_wait_until_ps(stores);
     }
 
 private:
     int64_t bytes_of(const OpGraph& g, int32_t t) const { return run_bytes(g.tensors()[static_cast<size_t>(t)], m_cfg.precision); }
     /// A stall of the whole GPU for `dur_ps` from `from_ps`.
-    void stall(double from_ps, double dur_ps, uint32_t seq, StallCause cause) {
+    void stall(double from_ps, double dur_ps, uint32_t seq, StallCauseId cause) {
         m_rec.emit(EventKind::Stall, m_gpu, ps_span(from_ps, dur_ps), {0, 0, m_clock.cycles_of(dur_ps)}, seq, cause);
     }
     void launch() {
         const double gap = m_cfg.launch_overhead_us * 1e6;
         if (gap <= 0) return;
         const double t = sim_now_ps();
-        stall(t, gap, 0, StallCause::Launch);
+        stall(t, gap, 0, m_launch);
         sim_wait_until_ps(t + gap);
     }
     /// Every SM moves an equal share of `bytes` of tensor `t` through its own port; returns when the last lands.
@@ -176,17 +179,18 @@ private:
                 stores_done = std::max(stores_done, sm.access(c_key, cta.m * cta.n * eb, c_tensor, false, true, cta.end - sim_now_ps()));
             }
             if (wave_end > start + cta_ps)  // waiting for operands: the first stage, or loads slower than the MMAs
-                stall(start + cta_ps, wave_end - (start + cta_ps), static_cast<uint32_t>(w), StallCause::OperandLoad);
+                stall(start + cta_ps, wave_end - (start + cta_ps), static_cast<uint32_t>(w), m_operand_load);
             sim_wait_until_ps(wave_end);
             kernel_end = std::max(kernel_end, stores_done);
         }
-        if (kernel_end > sim_now_ps()) stall(sim_now_ps(), kernel_end - sim_now_ps(), 0, StallCause::WriteDrain);
+        if (kernel_end > sim_now_ps()) stall(sim_now_ps(), kernel_end - sim_now_ps(), 0, m_write_drain);
         sim_wait_until_ps(kernel_end);
         if (c_tensor >= 0) m_l2->retain(c_tensor, g.batch * g.groups * g.m * g.n * eb);
     }
 
     GpuConfig m_cfg;
     uint16_t m_gpu = 0, m_cuda = 0, m_smem = 0, m_rf = 0;
+    StallCauseId m_launch = 0, m_operand_load = 0, m_write_drain = 0;
     std::vector<uint16_t> m_sm_comp;
     std::unique_ptr<DramPort> m_dram;
     std::unique_ptr<L2Cache> m_l2;

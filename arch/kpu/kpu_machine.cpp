@@ -44,6 +44,8 @@ public:
         m_l1c = m_rec.memory("l1", cfg.l1_pj_per_byte);
         // L3 slices are spread over the mesh: a block's operands cross mean_mesh_hops() on average
         m_noc = m_rec.compute("noc", "noc", cfg.noc_pj_per_byte_hop, 0);
+        m_mover_late = m_rec.stall_cause("block_mover", "the L3 -> L2 block movers could not deliver a wave's operands in time");
+        m_streamer_late = m_rec.stall_cause("streamer", "the L2 -> L1 streamers could not feed the wavefront at its rate");
     }
 
     // ---- the pipeline's stage (arch/common/operand_pipeline.h) --------------------------------
@@ -88,7 +90,7 @@ public:
         }
         if (d > compute)
             emit(EventKind::Stall, m_fabric, start + compute, d - compute, {0, 0, d - compute},
-                 mover >= streamer ? StallCause::BlockMover : StallCause::Streamer);
+                 mover >= streamer ? m_mover_late : m_streamer_late);
         emit(EventKind::Transfer, m_mover, start, d, {uint64_t(w.mover_bytes)});
         emit(EventKind::Transfer, m_streamer, start, d, {uint64_t(w.streamer_bytes)});
         emit(EventKind::Transfer, m_noc, start, d, {uint64_t(w.mover_bytes), uint64_t(std::llround(w.mover_bytes * m_hops))});
@@ -199,7 +201,7 @@ protected:
     }
 
 private:
-    void emit(EventKind kind, uint16_t comp, uint64_t start, uint64_t cycles, Amount a, StallCause cause = StallCause::None) {
+    void emit(EventKind kind, uint16_t comp, uint64_t start, uint64_t cycles, Amount a, StallCauseId cause = kNoStallCause) {
         m_rec.emit(kind, comp, m_clock.span(start, cycles), a, m_pipe.seq(), cause);
     }
     /// A DMA transfer from now, recorded on the DMA (and, for writes, as the L3 read feeding it);
@@ -233,6 +235,7 @@ private:
     double m_hops;
     OperandPipeline<Wave, KpuMachine> m_pipe;
     std::unique_ptr<DramPort> m_dram;
+    StallCauseId m_mover_late = 0, m_streamer_late = 0;
     uint16_t m_fabric = 0, m_dma = 0, m_l3c = 0, m_mover = 0, m_l2c = 0, m_streamer = 0, m_l1c = 0, m_noc = 0;
     std::vector<int32_t> m_next_op;                  ///< next operator in dispatch order
     int32_t m_prefetch_for = -1;                     ///< operator whose weights to prefetch

@@ -17,7 +17,7 @@ namespace {
 /// time is MACs / peak MACs per cycle for contractions and other operations / vector peak for the
 /// rest, and each of its tensors crosses each level exactly once (compulsory traffic: perfect
 /// reuse inside the level, no fusion across operators). The time beyond compute is recorded as
-/// an operand-load stall, so `bound` says whether the operator is compute- or memory-bound.
+/// a `memory_bound` stall, so `bound` says whether the operator is compute- or memory-bound.
 /// Operators run back to back; nothing overlaps between them. No SystemC module below the
 /// dispatcher: the bound needs no contention model.
 class RooflineMachine : public MachineBase {
@@ -29,6 +29,7 @@ public:
         m_levels.push_back({m_rec.memory("dram", cfg.dram.pj_per_byte), cfg.dram, EventKind::DramRead, EventKind::DramWrite});
         if (cfg.sram.bandwidth_gbps > 0)
             m_levels.push_back({m_rec.memory("sram", cfg.sram.pj_per_byte), cfg.sram, EventKind::SramRead, EventKind::SramWrite});
+        m_memory_bound = m_rec.stall_cause("memory_bound", "the operator's bytes at its slowest memory level took longer than its compute");
     }
 
 protected:
@@ -65,7 +66,7 @@ private:
         m_rec.emit(kind, unit, m_clock.span(start, compute), {0, ops, compute});
         if (cycles > compute)
             m_rec.emit(EventKind::Stall, unit, m_clock.span(start + compute, cycles - compute), {0, 0, cycles - compute}, 0,
-                       StallCause::OperandLoad);
+                       m_memory_bound);
         for (const Level& l : m_levels) {
             if (in_bytes) m_rec.emit(l.read, l.component, span, {in_bytes});
             if (out_bytes) m_rec.emit(l.write, l.component, span, {out_bytes});
@@ -75,6 +76,7 @@ private:
 
     RooflineConfig m_cfg;
     uint16_t m_compute = 0, m_vector = 0;
+    StallCauseId m_memory_bound = 0;
     std::vector<Level> m_levels;
 };
 

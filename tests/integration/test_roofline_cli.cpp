@@ -46,7 +46,7 @@ TEST_CASE("roofline: an operator takes the longer of its compute and its slowest
         CHECK(m["total"]["latency_cycles"].get<double>() == kBytes);
         CHECK(m["total"]["compute_cycles"].get<double>() == std::ceil(kMacs / 1024));
         CHECK(m["total"]["stall_cycles"].get<double>() == kBytes - std::ceil(kMacs / 1024));
-        CHECK(m["ops"][0]["bound"] == "operand_load");
+        CHECK(m["ops"][0]["bound"] == "memory_bound");
         CHECK(m["total"]["traffic_bytes"]["dram"].get<double>() == kBytes);
     }
     SECTION("an on-chip level slower than DRAM binds instead") {

@@ -164,23 +164,19 @@ int cmd_trace_timeline(const std::string& path, const std::string& from, const s
     uint64_t shown = 0, more = 0;
     std::string out = fmt::format("{:>14} {:>12} {:<12} {:<18} {:<36} {:>12} {:>12} {:>10}  {}\n", "start_us", "dur_us", "kind", "component",
                                   "operator", "bytes", "ops", "cycles", "cause");
-    tr.for_each_chunk([&](const TraceEvent* ev, size_t n) {
-        for (size_t i = 0; i < n; ++i) {
-            const TraceEvent& e = ev[i];
-            if (e.component >= comps.size() || !want[e.component]) continue;
-            const double s = double(e.t_ps), f = double(e.t_ps + e.dur_ps);
-            if (!(f > t0 || (e.dur_ps == 0 && s >= t0)) || s >= t1) continue;
-            if (shown >= limit) {
-                ++more;
-                continue;
-            }
-            ++shown;
-            const EventKind k = static_cast<EventKind>(e.kind);
-            out += fmt::format("{:>14.4f} {:>12.4f} {:<12} {:<18} {:<36} {:>12} {:>12} {:>10}  {}\n", us(s), us(double(e.dur_ps)),
-                               to_string(k), comps[e.component].name.substr(0, 18),
-                               e.op < ops.size() ? ops[e.op].name.substr(0, 36) : std::string("?"), e.bytes, e.ops, e.cycles,
-                               k == EventKind::Stall ? to_string(static_cast<StallCause>(e.detail)) : "");
+    tr.visit_events([&](const TraceEvent& e, const ComponentInfo& comp) {
+        if (!want[e.component]) return;
+        const double s = double(e.t_ps), f = double(e.t_ps + e.dur_ps);
+        if (!(f > t0 || (e.dur_ps == 0 && s >= t0)) || s >= t1) return;
+        if (shown >= limit) {
+            ++more;
+            return;
         }
+        ++shown;
+        const EventKind k = static_cast<EventKind>(e.kind);
+        out += fmt::format("{:>14.4f} {:>12.4f} {:<12} {:<18} {:<36} {:>12} {:>12} {:>10}  {}\n", us(s), us(double(e.dur_ps)),
+                           to_string(k), comp.name.substr(0, 18), ops[e.op].name.substr(0, 36), e.bytes, e.ops, e.cycles,
+                           k == EventKind::Stall ? tr.stall_cause_name(e.detail) : std::string());
     });
     out += fmt::format("{} events shown (in file order){}\n", shown,
                        more ? fmt::format("; {} more in the window (raise --limit or narrow --from/--to/--component)", more) : "");
