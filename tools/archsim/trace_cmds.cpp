@@ -19,15 +19,11 @@ namespace {
 
 double us(double ps) { return ps * 1e-6; }
 
-/// A descriptive name for what an operator's time went to.
-std::string bound_text(const std::string& bound) {
-    if (bound == "compute") return "compute";
-    if (bound == "operand_load") return "memory: operand loads";
-    if (bound == "write_drain") return "memory: output writes";
-    if (bound == "block_mover") return "memory: L3->L2 movers";
-    if (bound == "streamer") return "memory: L2->L1 streamers";
-    if (bound == "launch") return "latency: launch/dispatch";
-    return bound;
+/// The machine's own one-line description of stall cause `name` (from the trace's /stall_causes).
+std::string cause_doc(const TraceReader& tr, const std::string& name) {
+    for (const auto& c : tr.stall_causes())
+        if (c.name == name) return c.doc;
+    return name;
 }
 
 double op_dram_bytes(const OpMetrics& o) {
@@ -54,7 +50,7 @@ int cmd_trace_summary(const std::string& path) {
         std::string s = fmt::format("\n{}\n", title);
         for (size_t i = 0; i < std::min<size_t>(10, v.size()); ++i)
             s += fmt::format("  {:<44} {:<18} {}  {}\n", v[i]->name.substr(0, 44), v[i]->op_type, fmt_value(*v[i]),
-                             bound_text(v[i]->bound));
+                             v[i]->bound);
         return s;
     };
     out += top("top 10 operators by time", [](const OpMetrics& o) { return o.latency_ps; }, [&](const OpMetrics& o) {
@@ -67,7 +63,7 @@ int cmd_trace_summary(const std::string& path) {
     if (m.stall_cycles_by_cause.empty()) out += "  none\n";
     for (const auto& [cause, c] : m.stall_cycles_by_cause)
         out += fmt::format("  {:<28} {:>14} cycles {:>10.3f} us  {:>5.1f}% of the run ({})\n", cause, c, c / m.clock_hz * 1e6,
-                           m.latency_cycles ? 100.0 * c / m.latency_cycles : 0.0, bound_text(cause));
+                           m.latency_cycles ? 100.0 * c / m.latency_cycles : 0.0, cause_doc(tr, cause));
     out += "\ntraffic by memory level\n";
     for (const auto& [level, b] : m.traffic_bytes)
         out += fmt::format("  {:<28} {:>16} bytes {:>12.2f} MiB  (read {:.2f}, write {:.2f} MiB)\n", level, b, b / 1048576.0,
@@ -136,7 +132,7 @@ int cmd_trace_ops(const std::string& path, const std::string& sort, const std::v
         out += fmt::format("{:<40} {:<16} {:>11.3f} {:>11.3f} {:>7.1f}% {:>6.1f}% {:>12} {:>11.4f} {:>6.1f}% {:>9}  {}\n",
                            o->name.substr(0, 40), o->op_type.substr(0, 16), us(o->start_ps), us(o->latency_ps), 100 * comp, 100 * stall,
                            o->macs, achieved * 1e-12, peak_macs_s > 0 ? 100 * achieved / peak_macs_s : 0.0,
-                           dram > 0 ? fmt::format("{:.2f}", 2.0 * o->macs / dram) : std::string("-"), bound_text(o->bound));
+                           dram > 0 ? fmt::format("{:.2f}", 2.0 * o->macs / dram) : std::string("-"), o->bound);
     }
     out += fmt::format("{} of {} operators\n", rows.size(), m.ops.size());
     std::fputs(out.c_str(), stdout);
@@ -234,7 +230,7 @@ int cmd_trace_diff(const std::string& a_path, const std::string& b_path, uint64_
     for (size_t i = 0; i < std::min<size_t>(top, rows.size()); ++i) {
         const Row& r = rows[i];
         std::string why;
-        if (r.a->bound != r.b->bound) why = "bound " + bound_text(r.a->bound) + " -> " + bound_text(r.b->bound);
+        if (r.a->bound != r.b->bound) why = "bound " + r.a->bound + " -> " + r.b->bound;
         std::set<std::string> causes;
         for (const auto& [c, v] : r.a->stall_cycles_by_cause) causes.insert(c);
         for (const auto& [c, v] : r.b->stall_cycles_by_cause) causes.insert(c);
