@@ -8,16 +8,15 @@ namespace archsim {
 double CpuConfig::mac_rate() const {
     const double amx = by_precision(precision, amx_int8_mac, 0.0, amx_bf16_fma, 0.0);
     if (amx > 0) return amx;
-    const double simd = by_precision(precision, int8_mac, fp16_fma, bf16_fma, fp32_fma);
-    return simd > 0 ? simd : fp32_fma;
+    const double simd = simd_macs.at(precision);
+    return simd > 0 ? simd : simd_macs.fp32;
 }
 
 bool CpuConfig::uses_amx() const { return by_precision(precision, amx_int8_mac, 0.0, amx_bf16_fma, 0.0) > 0; }
 
 double CpuConfig::mac_pj() const {
-    const double simd = by_precision(precision, int8_mac, fp16_fma, bf16_fma, fp32_fma);
-    if (!uses_amx() && simd <= 0) return pj_fma_fp32;  // converted to fp32 and run there
-    return by_precision(precision, pj_mac_int8, pj_fma_fp16, pj_fma_bf16, pj_fma_fp32);
+    if (!uses_amx() && simd_macs.at(precision) <= 0) return mac_pj_by.fp32;  // converted to fp32 and run there
+    return mac_pj_by.at(precision);
 }
 
 namespace {
@@ -71,19 +70,16 @@ const ParamBinder<CpuConfig>& cpu_params() {
         at_least(b.integer("core.vector_registers", [](C& c) -> int64_t& { return c.vector_registers; }, 16, "registers",
                            "Architectural SIMD registers: 16 (AVX2) or 32 (AVX-512)"),
                  4);
-        above(b.real("core.fp32_fma_per_cycle", [](C& c) -> double& { return c.fp32_fma; }, 16.0, "FMA/core/cycle",
-                     "FP32 SIMD FMAs per core per cycle: 2 FMA pipes x 8 lanes (" + sog + ")"),
-              0);
-        at_least(b.real("core.fp16_fma_per_cycle", [](C& c) -> double& { return c.fp16_fma; }, 0.0, "FMA/core/cycle",
-                        "Native FP16 FMAs per core per cycle (AVX512-FP16); 0 = none: fp16 runs converted at the fp32 rate"),
-                 0);
-        at_least(b.real("core.bf16_fma_per_cycle", [](C& c) -> double& { return c.bf16_fma; }, 0.0, "FMA/core/cycle",
-                        "BF16 dot-product FMAs per core per cycle (AVX512-BF16 vdpbf16ps: 2 per fp32 lane); 0 = none"),
-                 0);
-        at_least(b.real("core.int8_mac_per_cycle", [](C& c) -> double& { return c.int8_mac; }, 32.0, "MAC/core/cycle",
-                        "INT8 MACs per core per cycle: VNNI vpdpbusd gives 4 per 32-bit lane; AVX2 without VNNI "
-                        "(vpmaddubsw + vpmaddwd) 2 per lane: 2 pipes x 8 lanes x 2 (" + sog + ")"),
-                 0);
+        declare_per_precision<C>(b, "core.macs_per_cycle", [](C& c) -> PerPrecision& { return c.simd_macs; }, {32.0, 0.0, 0.0, 16.0},
+                                 "MACs/core/cycle", "SIMD MACs (FMA) per core per cycle", "",
+                                 {"VNNI vpdpbusd gives 4 per 32-bit lane; AVX2 without VNNI (vpmaddubsw + vpmaddwd) 2 per lane: "
+                                  "2 pipes x 8 lanes x 2 (" + sog + ")",
+                                  "native AVX512-FP16; 0 = none: fp16 runs converted at the fp32 rate",
+                                  "AVX512-BF16 vdpbf16ps, 2 per fp32 lane; 0 = none", "2 FMA pipes x 8 lanes, > 0 (" + sog + ")"});
+        b.rename("core.fp32_fma_per_cycle", "core.macs_per_cycle.fp32");
+        b.rename("core.fp16_fma_per_cycle", "core.macs_per_cycle.fp16");
+        b.rename("core.bf16_fma_per_cycle", "core.macs_per_cycle.bf16");
+        b.rename("core.int8_mac_per_cycle", "core.macs_per_cycle.int8");
         at_least(b.real("core.amx_bf16_fma_per_cycle", [](C& c) -> double& { return c.amx_bf16_fma; }, 0.0, "FMA/core/cycle",
                         "AMX BF16 FMAs per core per cycle; 0 = no AMX"),
                  0);
@@ -138,10 +134,12 @@ const ParamBinder<CpuConfig>& cpu_params() {
                        0),
                 1);
         const std::string hz = "Horowitz 2014 scaled x0.108 to 7 nm";
-        at_least(b.real("energy.fma_pj_fp32", [](C& c) -> double& { return c.pj_fma_fp32; }, 0.497, "pJ/FMA", "FP32 FMA: (3.7 + 0.9) pJ, " + hz), 0);
-        at_least(b.real("energy.fma_pj_fp16", [](C& c) -> double& { return c.pj_fma_fp16; }, 0.216, "pJ/FMA", "FP16 FMA, fp32 accumulate: (1.1 + 0.9) pJ, " + hz), 0);
-        at_least(b.real("energy.fma_pj_bf16", [](C& c) -> double& { return c.pj_fma_bf16; }, 0.160, "pJ/FMA", "BF16 FMA: (1.1 x (8/11)^2 + 0.9) pJ, " + hz), 0);
-        at_least(b.real("energy.mac_pj_int8", [](C& c) -> double& { return c.pj_mac_int8; }, 0.032, "pJ/MAC", "INT8 MAC: (0.2 + 0.1) pJ, " + hz), 0);
+        declare_per_precision<C>(b, "energy.pj_per_mac", [](C& c) -> PerPrecision& { return c.mac_pj_by; }, {0.032, 0.216, 0.160, 0.497},
+                                 "pJ/MAC", "Energy of one SIMD MAC (FMA)", "",
+                                 {"(0.2 + 0.1) pJ, " + hz, "fp32 accumulate: (1.1 + 0.9) pJ, " + hz, "(1.1 x (8/11)^2 + 0.9) pJ, " + hz,
+                                  "(3.7 + 0.9) pJ, " + hz});
+        for (const char* p : {"fp32", "fp16", "bf16"}) b.rename(std::string("energy.fma_pj_") + p, std::string("energy.pj_per_mac.") + p);
+        b.rename("energy.mac_pj_int8", "energy.pj_per_mac.int8");
         at_least(b.real("energy.static_w", [](C& c) -> double& { return c.static_w; }, 0.0, "W", "Static power; 0 = not modeled"), 0);
         return b;
     }();
@@ -151,6 +149,7 @@ const ParamBinder<CpuConfig>& cpu_params() {
 CpuConfig make_cpu_config(const ParamSet& p) {
     CpuConfig c = cpu_params().build(p);
     c.precision = parse_precision(c.precision_name, "precision");
+    if (c.simd_macs.fp32 <= 0) throw UserError("core.macs_per_cycle.fp32", "must be > 0 (every precision without its own rate runs at it)");
     for (const auto& [key, lvl] : {std::pair<const char*, const CacheLevelConfig*>{"l1d.kib", &c.l1}, {"l2.kib", &c.l2}, {"l3.kib", &c.l3}})
         if (lvl->bytes() % (lvl->ways * c.line_bytes) != 0)
             throw UserError(key, std::to_string(lvl->kib) + " KiB is not a whole number of " + std::to_string(lvl->ways) +

@@ -6,6 +6,7 @@
 #include "arch/memory/dram_config.h"
 #include "sim/common/precision.h"
 #include "sim/config/params.h"
+#include "sim/config/per_precision.h"
 
 namespace archsim {
 
@@ -29,7 +30,7 @@ struct CpuConfig {
     Precision precision = Precision::Fp32;
     int64_t vector_bits = 0;        ///< SIMD register width, bits (256 AVX2, 512 AVX-512)
     int64_t vector_registers = 0;   ///< architectural SIMD registers (16 AVX2, 32 AVX-512)
-    double fp32_fma = 0, fp16_fma = 0, bf16_fma = 0, int8_mac = 0;  ///< SIMD MACs per core per cycle; 0 = none
+    PerPrecision simd_macs;  ///< SIMD MACs (FMA) per core per cycle by precision (core.macs_per_cycle.<p>); 0 = none
     double amx_bf16_fma = 0, amx_int8_mac = 0;                      ///< AMX MACs per core per cycle; 0 = none
     int64_t line_bytes = 64;
     CacheLevelConfig l1, l2, l3;
@@ -42,7 +43,7 @@ struct CpuConfig {
     double op_overhead_us = 0;      ///< fixed cost of starting one operator (dispatch, thread fork/join), us
     bool fuse_elementwise = true;   ///< elementwise consumers run as post-ops of their producer
     bool prepacked_weights = true;  ///< weights sit in the micro-kernel's panel layout (reordered at load)
-    double pj_fma_fp32 = 0, pj_fma_fp16 = 0, pj_fma_bf16 = 0, pj_mac_int8 = 0;
+    PerPrecision mac_pj_by;  ///< energy of one SIMD MAC (FMA) by precision (energy.pj_per_mac.<p>), pJ
     double static_w = 0;
 
     double cycle_ps() const { return 1e6 / clock_mhz; }

@@ -50,7 +50,7 @@ public:
         CpuComponents c;
         c.cpu = m_op_component = m_rec.lane("cpu");
         for (int64_t i = 0; i < cfg.cores; ++i) c.cores.push_back(m_rec.compute("core" + std::to_string(i), "compute", cfg.mac_pj(), cfg.mac_rate()));
-        c.vector = m_rec.compute("simd", "vector", cfg.pj_fma_fp32 / 2, 2 * cfg.fp32_fma * double(cfg.cores));
+        c.vector = m_rec.compute("simd", "vector", cfg.mac_pj_by.fp32 / 2, 2 * cfg.simd_macs.fp32 * double(cfg.cores));
         c.pack = m_rec.lane("packing");
         c.l1 = m_rec.memory("l1d", cfg.l1.pj_per_byte);
         c.l2 = m_rec.memory("l2", cfg.l2.pj_per_byte);
@@ -217,7 +217,7 @@ private:
         const bool direct = op.cost.cls == OpClass::Contraction;
         const uint64_t total_macs = direct ? static_cast<uint64_t>(op.cost.macs) : 0;
         const uint64_t total_ops = op.cost.cls == OpClass::DataMovement ? 0 : (direct ? 2 * total_macs : static_cast<uint64_t>(op.cost.flops));
-        const double flops_per_cycle = 2.0 * m_cfg.fp32_fma * m_cfg.eff_vector;  // an FMA lane does 2 FLOPs
+        const double flops_per_cycle = 2.0 * m_cfg.simd_macs.fp32 * m_cfg.eff_vector;  // an FMA lane does 2 FLOPs
         const uint64_t cores = static_cast<uint64_t>(m_cfg.cores);
         uint64_t largest = 0;
         for (const auto& s : streams) largest = std::max(largest, (s.bytes + cores - 1) / cores);

@@ -1,18 +1,13 @@
 #include "arch/gpu/gpu_config.h"
 
 #include "arch/memory/dram_params.h"
+#include "sim/config/per_precision.h"
 
 namespace archsim {
 
-double GpuConfig::tensor_rate() const {
-    const double none = 0.0;
-    return by_precision(precision, tensor_int8, tensor_fp16, tensor_bf16, fp32_as_tf32 ? tensor_tf32 : none);
-}
+double GpuConfig::tensor_rate() const { return precision == Precision::Fp32 && !fp32_as_tf32 ? 0.0 : tensor.at(precision); }
 
-double GpuConfig::contraction_fma_pj() const {
-    if (tensor_rate() <= 0) return fma_pj_fp32;
-    return by_precision(precision, mma_pj_int8, mma_pj_fp16, mma_pj_bf16, mma_pj_tf32);
-}
+double GpuConfig::contraction_fma_pj() const { return tensor_rate() <= 0 ? fma_pj_fp32 : mma_pj.at(precision); }
 
 // Defaults: NVIDIA A100-SXM4-80GB (A100 datasheet and "NVIDIA A100 Tensor Core GPU Architecture"
 // whitepaper). Energies: Horowitz ISSCC 2014 (45 nm, 0.9 V) scaled by (7/45) x (0.75/0.9)^2 = 0.108
@@ -29,14 +24,13 @@ const ParamBinder<GpuConfig>& gpu_params() {
                  "Operand precision of the run (accumulation in fp32 / int32)");
         above(b.real("cuda.fp32_fma_per_sm_per_cycle", [](C& c) -> double& { return c.cuda_fp32_fma; }, 64.0, "FMA/SM/cycle",
                      "FP32 CUDA cores per SM: 108 x 64 x 2 x 1.41 GHz = 19.5 TFLOPS (" + wp + ")"), 0);
-        at_least(b.real("tensor.tf32_fma_per_sm_per_cycle", [](C& c) -> double& { return c.tensor_tf32; }, 512.0, "FMA/SM/cycle",
-                        "Dense TF32 tensor-core FMA per SM per cycle, 0 = none: 156 TFLOPS (" + wp + ")"), 0);
-        at_least(b.real("tensor.fp16_fma_per_sm_per_cycle", [](C& c) -> double& { return c.tensor_fp16; }, 1024.0, "FMA/SM/cycle",
-                        "Dense FP16 tensor-core FMA per SM per cycle: 4 tensor cores x 256 = 312 TFLOPS (" + wp + ")"), 0);
-        at_least(b.real("tensor.bf16_fma_per_sm_per_cycle", [](C& c) -> double& { return c.tensor_bf16; }, 1024.0, "FMA/SM/cycle",
-                        "Dense BF16 tensor-core FMA per SM per cycle, 0 = none: 312 TFLOPS (" + wp + ")"), 0);
-        at_least(b.real("tensor.int8_fma_per_sm_per_cycle", [](C& c) -> double& { return c.tensor_int8; }, 2048.0, "MAC/SM/cycle",
-                        "Dense INT8 tensor-core MACs per SM per cycle: 624 TOPS (" + wp + ")"), 0);
+        declare_per_precision<C>(b, "sm.macs_per_cycle", [](C& c) -> PerPrecision& { return c.tensor; }, {2048, 1024, 1024, 512},
+                                 "MACs/SM/cycle", "Dense tensor-core MACs (FMA) per SM per cycle, 0 = no tensor path", "",
+                                 {"624 TOPS (" + wp + ")", "4 tensor cores x 256 = 312 TFLOPS (" + wp + ")", "312 TFLOPS (" + wp + ")",
+                                  "TF32, used for fp32 operands when tensor.fp32_as_tf32: 156 TFLOPS (" + wp + ")"});
+        for (const char* p : {"int8", "fp16", "bf16"})
+            b.rename(std::string("tensor.") + p + "_fma_per_sm_per_cycle", std::string("sm.macs_per_cycle.") + p);
+        b.rename("tensor.tf32_fma_per_sm_per_cycle", "sm.macs_per_cycle.fp32");
         b.boolean("tensor.fp32_as_tf32", [](C& c) -> bool& { return c.fp32_as_tf32; }, true,
                   "fp32 contractions run as TF32 on the tensor cores where the part has them (cuDNN's default for convolutions)");
         at_least(b.integer("sm.registers", [](C& c) -> int64_t& { return c.regs_per_sm; }, 65536, "32-bit registers", "Register file per SM (" + wp + ")"), 1);
@@ -71,10 +65,12 @@ const ParamBinder<GpuConfig>& gpu_params() {
                   "Fuse elementwise operators into the kernel that produces their input (bias/activation/residual "
                   "epilogues, as TensorRT and cuDNN do); false: each is its own kernel");
         const std::string hz = "Horowitz 2014 scaled x0.108 to 7 nm";
-        at_least(b.real("energy.mma_pj_tf32", [](C& c) -> double& { return c.mma_pj_tf32; }, 0.181, "pJ/FMA", "TF32 MMA FMA: (3.7 x (11/24)^2 + 0.9) pJ, " + hz), 0);
-        at_least(b.real("energy.mma_pj_fp16", [](C& c) -> double& { return c.mma_pj_fp16; }, 0.216, "pJ/FMA", "FP16 MMA FMA, fp32 accumulate: (1.1 + 0.9) pJ, " + hz), 0);
-        at_least(b.real("energy.mma_pj_bf16", [](C& c) -> double& { return c.mma_pj_bf16; }, 0.160, "pJ/FMA", "BF16 MMA FMA: (1.1 x (8/11)^2 + 0.9) pJ, " + hz), 0);
-        at_least(b.real("energy.mma_pj_int8", [](C& c) -> double& { return c.mma_pj_int8; }, 0.032, "pJ/MAC", "INT8 MMA MAC: (0.2 + 0.1) pJ, " + hz), 0);
+        declare_per_precision<C>(b, "energy.pj_per_mac", [](C& c) -> PerPrecision& { return c.mma_pj; }, {0.032, 0.216, 0.160, 0.181},
+                                 "pJ/MAC", "Energy of one tensor-core MAC (FMA)", "",
+                                 {"(0.2 + 0.1) pJ, " + hz, "fp32 accumulate: (1.1 + 0.9) pJ, " + hz, "(1.1 x (8/11)^2 + 0.9) pJ, " + hz,
+                                  "TF32: (3.7 x (11/24)^2 + 0.9) pJ, " + hz});
+        for (const char* p : {"int8", "fp16", "bf16"}) b.rename(std::string("energy.mma_pj_") + p, std::string("energy.pj_per_mac.") + p);
+        b.rename("energy.mma_pj_tf32", "energy.pj_per_mac.fp32");
         at_least(b.real("energy.fma_pj_fp32", [](C& c) -> double& { return c.fma_pj_fp32; }, 0.497, "pJ/FMA", "FP32 CUDA-core FMA: (3.7 + 0.9) pJ, " + hz), 0);
         at_least(b.real("energy.rf_pj_per_byte", [](C& c) -> double& { return c.rf_pj_per_byte; }, 0.135, "pJ/byte", "Register file: 8 KiB SRAM 10 pJ per 64 bits, " + hz), 0);
         at_least(b.real("energy.smem_pj_per_byte", [](C& c) -> double& { return c.smem_pj_per_byte; }, 0.577, "pJ/byte", "Shared memory: 164 KiB SRAM (log-log between 32 KiB and 1 MiB), " + hz), 0);

@@ -6,6 +6,7 @@
 #include "arch/memory/dram_config.h"
 #include "sim/common/precision.h"
 #include "sim/config/params.h"
+#include "sim/config/per_precision.h"
 
 namespace archsim {
 
@@ -18,7 +19,7 @@ struct GpuConfig {
     std::string precision_name;
     Precision precision = Precision::Fp16;
     double cuda_fp32_fma = 0;                 ///< FP32 FMA per SM per cycle on CUDA cores
-    double tensor_tf32 = 0, tensor_fp16 = 0, tensor_bf16 = 0, tensor_int8 = 0;  ///< dense FMA per SM per cycle; 0 = none
+    PerPrecision tensor;                      ///< dense tensor-core MACs per SM per cycle (fp32: TF32); 0 = none
     bool fp32_as_tf32 = true;
     int64_t regs_per_sm = 0, smem_kib_per_sm = 0, smem_kib_per_cta = 0, max_ctas_per_sm = 0, max_warps_per_sm = 0;
     double sm_l2_bytes_per_cycle = 0;         ///< one SM's port to the L2, bytes per cycle
@@ -29,7 +30,8 @@ struct GpuConfig {
     double launch_overhead_us = 0;
     int64_t gemv_max_rows = 0;                ///< GEMMs with at most this many rows run as bandwidth-bound GEMV kernels
     bool fuse_elementwise = true;
-    double mma_pj_tf32 = 0, mma_pj_fp16 = 0, mma_pj_bf16 = 0, mma_pj_int8 = 0, fma_pj_fp32 = 0;
+    PerPrecision mma_pj;                      ///< energy per tensor-core MAC (fp32: TF32), pJ
+    double fma_pj_fp32 = 0;                   ///< energy per CUDA-core FP32 FMA, pJ
     double rf_pj_per_byte = 0, smem_pj_per_byte = 0, l2_pj_per_byte = 0;
     double static_w = 0;
 

@@ -1,6 +1,7 @@
 #include "arch/kpu/kpu_config.h"
 
 #include "arch/memory/dram_params.h"
+#include "sim/common/error.h"
 
 #include <algorithm>
 
@@ -15,7 +16,7 @@ double KpuConfig::power_envelope_w() const {
 }
 
 double KpuConfig::macs_per_pe() const {
-    return by_precision(precision, macs_per_pe_int8, macs_per_pe_fp16, macs_per_pe_bf16, macs_per_pe_fp32);
+    return pe_macs.at(precision);
 }
 
 int64_t KpuConfig::compute_tiles() const {
@@ -23,7 +24,7 @@ int64_t KpuConfig::compute_tiles() const {
     return n > 0 ? std::min(n, tiles()) : tiles();
 }
 
-double KpuConfig::mac_pj() const { return by_precision(precision, mac_pj_int8, mac_pj_fp16, mac_pj_bf16, mac_pj_fp32); }
+double KpuConfig::mac_pj_now() const { return mac_pj.at(precision); }
 
 // Defaults are Stillwater's T256 design point (a published proposal, not silicon) and the
 // energies of Stillwater's own analytical KPU model (see shared/reference/README.md). Numbers
@@ -59,14 +60,11 @@ const ParamBinder<KpuConfig>& kpu_params() {
         }
         at_most(at_least(b.integer("pe.rows", [](C& c) -> int64_t& { return c.pe_rows; }, 32, "PEs", "PE rows R per tile (" + sw + ")"), 1), 1024);
         at_most(at_least(b.integer("pe.cols", [](C& c) -> int64_t& { return c.pe_cols; }, 32, "PEs", "PE columns C per tile (" + sw + ")"), 1), 1024);
-        above(b.real("pe.macs_per_cycle_int8", [](C& c) -> double& { return c.macs_per_pe_int8; }, 1.0, "MACs/PE/cycle",
-                     "INT8 MACs per PE per cycle: T256's published ~315 TOPS = 262144 PEs x 2 x 600 MHz x 1"), 0);
-        above(b.real("pe.macs_per_cycle_fp16", [](C& c) -> double& { return c.macs_per_pe_fp16; }, 1.0, "MACs/PE/cycle",
-                     "FP16 MACs per PE per cycle (not published; assumed one, like INT8)"), 0);
-        above(b.real("pe.macs_per_cycle_bf16", [](C& c) -> double& { return c.macs_per_pe_bf16; }, 1.0, "MACs/PE/cycle",
-                     "BF16 MACs per PE per cycle (not published; assumed one, like INT8)"), 0);
-        above(b.real("pe.macs_per_cycle_fp32", [](C& c) -> double& { return c.macs_per_pe_fp32; }, 1.0, "MACs/PE/cycle",
-                     "FP32 MACs per PE per cycle (not published; assumed one, like INT8)"), 0);
+        declare_per_precision<C>(b, "pe.macs_per_cycle", [](C& c) -> PerPrecision& { return c.pe_macs; }, {1.0, 1.0, 1.0, 1.0},
+                                 "MACs/PE/cycle", "MACs per PE per cycle; 0 = the fabric cannot run this precision",
+                                 "pe.macs_per_cycle_{}",
+                                 {"T256's published ~315 TOPS = 262144 PEs x 2 x 600 MHz x 1", "not published; assumed one, like INT8",
+                                  "not published; assumed one, like INT8", "not published; assumed one, like INT8"});
         at_least(b.integer("pipeline.fill_cycles", [](C& c) -> int64_t& { return c.fill_cycles; }, 32, "cycles",
                            "Pipeline fill charged once per operator pass, before the first wavefront (" + sw + ")"), 0);
         at_least(b.integer("pipeline.drain_cycles", [](C& c) -> int64_t& { return c.drain_cycles; }, 32, "cycles",
@@ -94,10 +92,9 @@ const ParamBinder<KpuConfig>& kpu_params() {
         declare_dram_params<C>(b, [](C& c) -> DramConfig& { return c.dram; }, dram,
                                "T256's LPDDR5 at 256 GB/s; energy 10 pJ/B from Stillwater's KPU model");
         const std::string sm = "Stillwater's analytical KPU model";
-        at_least(b.real("energy.mac_pj_int8", [](C& c) -> double& { return c.mac_pj_int8; }, 0.10, "pJ/MAC", "INT8 MAC (" + sm + ")"), 0);
-        at_least(b.real("energy.mac_pj_fp16", [](C& c) -> double& { return c.mac_pj_fp16; }, 0.16, "pJ/MAC", "FP16 MAC (not published; BF16's 0.16 of " + sm + ")"), 0);
-        at_least(b.real("energy.mac_pj_bf16", [](C& c) -> double& { return c.mac_pj_bf16; }, 0.16, "pJ/MAC", "BF16 MAC (" + sm + ")"), 0);
-        at_least(b.real("energy.mac_pj_fp32", [](C& c) -> double& { return c.mac_pj_fp32; }, 0.30, "pJ/MAC", "FP32 MAC (" + sm + ")"), 0);
+        declare_per_precision<C>(b, "energy.pj_per_mac", [](C& c) -> PerPrecision& { return c.mac_pj; }, {0.10, 0.16, 0.16, 0.30},
+                                 "pJ/MAC", "Energy of one MAC", "energy.mac_pj_{}",
+                                 {sm, "not published; BF16's 0.16 of " + sm, sm, sm});
         at_least(b.real("energy.l1_pj_per_byte", [](C& c) -> double& { return c.l1_pj_per_byte; }, 0.3, "pJ/byte", "L1 access (" + sm + ")"), 0);
         at_least(b.real("energy.l2_pj_per_byte", [](C& c) -> double& { return c.l2_pj_per_byte; }, 0.8, "pJ/byte", "L2 access (" + sm + ")"), 0);
         at_least(b.real("energy.l3_pj_per_byte", [](C& c) -> double& { return c.l3_pj_per_byte; }, 2.0, "pJ/byte", "L3 access (" + sm + ")"), 0);
@@ -116,6 +113,9 @@ const ParamBinder<KpuConfig>& kpu_params() {
 KpuConfig make_kpu_config(const ParamSet& p) {
     KpuConfig c = kpu_params().build(p);
     c.precision = parse_precision(c.precision_name, "precision");
+    if (c.macs_per_pe() <= 0)
+        throw UserError("pe.macs_per_cycle." + c.precision_name, "is 0: this fabric has no " + c.precision_name +
+                                                                      " MAC rate (choose another precision)");
     return c;
 }
 

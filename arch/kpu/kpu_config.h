@@ -6,6 +6,7 @@
 #include "arch/memory/dram_config.h"
 #include "sim/common/precision.h"
 #include "sim/config/params.h"
+#include "sim/config/per_precision.h"
 
 namespace archsim {
 
@@ -23,13 +24,13 @@ struct KpuConfig {
     /// Tiles that can compute in each precision (0 = every tile): a fabric whose FP32 units are
     /// only in some tiles runs an FP32 model on those tiles alone.
     int64_t int8_tiles = 0, fp16_tiles = 0, bf16_tiles = 0, fp32_tiles = 0;
-    double macs_per_pe_int8 = 0, macs_per_pe_fp16 = 0, macs_per_pe_bf16 = 0, macs_per_pe_fp32 = 0;
+    PerPrecision pe_macs;          ///< MACs per PE per cycle by precision (pe.macs_per_cycle.<p>)
     int64_t fill_cycles = 0, drain_cycles = 0;
     int64_t l1_kib_per_pe = 0, l2_kib_per_tile = 0, l3_kib_per_tile = 0;
     double block_mover_bytes_per_cycle = 0; ///< per tile, L3 -> L2
     double streamer_bytes_per_cycle = 0;    ///< per tile, L2 -> L1 (the skewed operand streams)
     DramConfig dram;
-    double mac_pj_int8 = 0, mac_pj_fp16 = 0, mac_pj_bf16 = 0, mac_pj_fp32 = 0;
+    PerPrecision mac_pj;           ///< energy per MAC by precision (energy.pj_per_mac.<p>), pJ
     double l1_pj_per_byte = 0, l2_pj_per_byte = 0, l3_pj_per_byte = 0;
     double dma_pj_per_byte = 0, block_mover_pj_per_byte = 0, streamer_pj_per_byte = 0;
     double noc_pj_per_byte_hop = 0;
@@ -47,7 +48,7 @@ struct KpuConfig {
     /// MACs per PE per cycle in the run's precision.
     double macs_per_pe() const;
     /// MAC energy in the run's precision, pJ.
-    double mac_pj() const;
+    double mac_pj_now() const;
     /// compute_tiles() x PEs per tile x MACs per PE per cycle.
     double peak_macs_per_cycle() const { return static_cast<double>(compute_tiles() * pes_per_tile()) * macs_per_pe(); }
     /// peak_macs_per_cycle() x clock, MAC/s.

@@ -34,7 +34,7 @@ public:
           m_l3(cfg.tiles() * cfg.l3_kib_per_tile * 1024),
           m_l2(static_cast<size_t>(cfg.compute_tiles()), TileBuffer(cfg.l2_kib_per_tile * 512)),
           m_hops(mean_mesh_hops(cfg.tile_rows, cfg.tile_cols)), m_pipe(*this, m_clock, m_rec) {
-        m_fabric = m_op_component = m_rec.compute("fabric", "compute", cfg.mac_pj(), cfg.peak_macs_per_cycle());
+        m_fabric = m_op_component = m_rec.compute("fabric", "compute", cfg.mac_pj_now(), cfg.peak_macs_per_cycle());
         m_dram = std::make_unique<DramPort>(m_rec, cfg.dram);
         m_dma = m_rec.memory("dma", cfg.dma_pj_per_byte);
         m_l3c = m_rec.memory("l3", cfg.l3_pj_per_byte);

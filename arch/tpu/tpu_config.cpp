@@ -2,10 +2,11 @@
 
 #include "arch/energy/horowitz.h"
 #include "arch/memory/dram_params.h"
+#include "sim/config/per_precision.h"
 
 namespace archsim {
 
-double TpuConfig::mac_pj() const { return by_precision(precision, mac_pj_int8, mac_pj_fp16, mac_pj_bf16, mac_pj_fp32); }
+double TpuConfig::mac_pj_now() const { return mac_pj.at(precision); }
 
 const ParamBinder<TpuConfig>& tpu_params() {
     static const ParamBinder<TpuConfig> b = [] {
@@ -41,14 +42,12 @@ const ParamBinder<TpuConfig>& tpu_params() {
                            "Vector-unit lanes for non-GEMM operators"), 1);
         above(b.real("vector.ops_per_lane_per_cycle", [](C& c) -> double& { return c.vector_ops_per_lane; }, 1.0,
                      "ops/lane/cycle", "Vector operations per lane per cycle"), 0);
-        at_least(b.real("energy.mac_pj_int8", [](C& c) -> double& { return c.mac_pj_int8; }, horowitz::mac_pj(Precision::Int8),
-                        "pJ/MAC", "int8 MAC: 8-bit mult 0.2 + 32-bit add 0.1 (Horowitz 2014, 45 nm)"), 0);
-        at_least(b.real("energy.mac_pj_fp16", [](C& c) -> double& { return c.mac_pj_fp16; }, horowitz::mac_pj(Precision::Fp16),
-                        "pJ/MAC", "fp16 MAC: fp16 mult 1.1 + fp32 add 0.9 (Horowitz 2014, 45 nm)"), 0);
-        at_least(b.real("energy.mac_pj_bf16", [](C& c) -> double& { return c.mac_pj_bf16; }, horowitz::mac_pj(Precision::Bf16),
-                        "pJ/MAC", "bf16 MAC: fp16 mult scaled by (8/11)^2 mantissa area + fp32 add 0.9"), 0);
-        at_least(b.real("energy.mac_pj_fp32", [](C& c) -> double& { return c.mac_pj_fp32; }, horowitz::mac_pj(Precision::Fp32),
-                        "pJ/MAC", "fp32 MAC: mult 3.7 + add 0.9 (Horowitz 2014, 45 nm)"), 0);
+        declare_per_precision<C>(b, "energy.pj_per_mac", [](C& c) -> PerPrecision& { return c.mac_pj; },
+                                 {horowitz::mac_pj(Precision::Int8), horowitz::mac_pj(Precision::Fp16),
+                                  horowitz::mac_pj(Precision::Bf16), horowitz::mac_pj(Precision::Fp32)},
+                                 "pJ/MAC", "Energy of one MAC (Horowitz ISSCC 2014, 45 nm)", "energy.mac_pj_{}",
+                                 {"8-bit mult 0.2 + 32-bit add 0.1", "fp16 mult 1.1 + fp32 add 0.9",
+                                  "fp16 mult scaled by (8/11)^2 mantissa area + fp32 add 0.9", "fp32 mult 3.7 + add 0.9"});
         b.real("energy.sram_pj_per_byte", [](C& c) -> double& { return c.sram_pj_per_byte; }, -1.0, "pJ/byte",
                "SRAM access energy, read or write; -1 derives it from each buffer's size (Horowitz 2014: 10/20/100 pJ "
                "per 64-bit read at 8 KiB/32 KiB/1 MiB, log-log interpolated)");

@@ -6,6 +6,7 @@
 #include "arch/memory/dram_config.h"
 #include "sim/common/precision.h"
 #include "sim/config/params.h"
+#include "sim/config/per_precision.h"
 
 namespace archsim {
 
@@ -25,7 +26,7 @@ struct TpuConfig {
     DramConfig dram;
     int64_t vector_lanes = 0;
     double vector_ops_per_lane = 0;
-    double mac_pj_int8 = 0, mac_pj_fp16 = 0, mac_pj_bf16 = 0, mac_pj_fp32 = 0;
+    PerPrecision mac_pj;           ///< energy per MAC by precision (energy.pj_per_mac.<p>), pJ
     double sram_pj_per_byte = 0;   ///< < 0: derived from each buffer's size (Horowitz)
     double vector_op_pj = 0;
     double static_w = 0;
@@ -33,7 +34,7 @@ struct TpuConfig {
     /// ps per clock cycle.
     double cycle_ps() const { return 1e6 / clock_mhz; }
     /// MAC energy for this config's precision, pJ.
-    double mac_pj() const;
+    double mac_pj_now() const;
 };
 
 /// The declared parameters of kind "tpu" (every key with type, unit, default, doc, bounds).

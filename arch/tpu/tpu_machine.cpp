@@ -32,7 +32,7 @@ public:
         : MachineBase(trace, cfg.clock_mhz, cfg.static_w, cfg.precision_name, RoutingRules{}), m_cfg(cfg),
           m_buffers{TileBuffer(cfg.ifmap_kib * 512), TileBuffer(cfg.filter_kib * 512), TileBuffer(cfg.ofmap_kib * 512)},
           m_pipe(*this, m_clock, m_rec) {
-        m_array = m_op_component = m_rec.compute("array", "compute", cfg.mac_pj(), double(cfg.rows * cfg.cols));
+        m_array = m_op_component = m_rec.compute("array", "compute", cfg.mac_pj_now(), double(cfg.rows * cfg.cols));
         m_vector = m_rec.compute("vector", "vector", cfg.vector_op_pj, double(cfg.vector_lanes) * cfg.vector_ops_per_lane);
         m_dram = std::make_unique<DramPort>(m_rec, cfg.dram);
         const char* names[3] = {"sram.ifmap", "sram.filter", "sram.ofmap"};

@@ -82,6 +82,8 @@ ParamSet::ParamSet(const ParamSchema& schema) : m_schema(schema) {
 const ParamDecl& ParamSet::decl_or_throw(const std::string& key, const std::string& source) const {
     const ParamDecl* d = m_schema.find(key);
     if (!d) {
+        const std::string now = m_schema.renamed_to(key);
+        if (!now.empty()) throw UserError(source + ": " + key, "renamed: the key is now '" + now + "'");
         std::string hint = m_schema.suggest(key);
         throw UserError(source + ": " + key,
                         "unknown key" + (hint.empty() ? std::string(" (see 'archsim params <kind>')")

@@ -44,9 +44,18 @@ public:
     const std::vector<ParamDecl>& decls() const { return m_decls; }
     /// The declared key nearest to `key` by edit distance, if one is close enough ("" otherwise).
     std::string suggest(const std::string& key) const;
+    /// Records that `old_key` was renamed `new_key` (a declared key): using the old name is an
+    /// error that names the new one.
+    void rename(const std::string& old_key, const std::string& new_key) { m_renamed[old_key] = new_key; }
+    /// The new name of a renamed key, or "".
+    std::string renamed_to(const std::string& key) const {
+        auto it = m_renamed.find(key);
+        return it == m_renamed.end() ? std::string() : it->second;
+    }
 
 private:
     std::vector<ParamDecl> m_decls;
+    std::map<std::string, std::string> m_renamed;
     std::map<std::string, size_t> m_index;
 };
 
@@ -114,6 +123,8 @@ public:
                              std::move(choices)});
     }
     const ParamSchema& schema() const { return m_schema; }
+    /// Records a renamed key (ParamSchema::rename).
+    void rename(const std::string& old_key, const std::string& new_key) { m_schema.rename(old_key, new_key); }
     /// Fills a T from resolved values (all validated already).
     T build(const ParamSet& p) const {
         T t{};

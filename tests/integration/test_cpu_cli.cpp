@@ -25,7 +25,7 @@ TEST_CASE("a GEMM whose blocks fit the caches runs at the compute roof", "[e2e][
                                         "Num Filter, Strides,\ngemm,16,16,1,1,256,256,1,\n";
     json m = run_json_ok("run " + dir + "/gemm.csv --arch " + kHost +
                          " --precision fp32 --set cores=1 --set core.pack_bytes_per_cycle=1e9 --set dram.ideal=true"
-                         " --set core.fp32_fma_per_cycle=32 --set efficiency.gemm=0.5");
+                         " --set core.macs_per_cycle.fp32=32 --set efficiency.gemm=0.5");
     const double macs = 256.0 * 256 * 256;
     const double roof_cycles = macs / (32 * 0.5);
     CHECK(m["total"]["macs"].get<double>() == macs);
@@ -35,7 +35,7 @@ TEST_CASE("a GEMM whose blocks fit the caches runs at the compute roof", "[e2e][
     // twice the efficiency halves the compute time
     json fast = run_json_ok("run " + dir + "/gemm.csv --arch " + kHost +
                             " --precision fp32 --set cores=1 --set core.pack_bytes_per_cycle=1e9 --set dram.ideal=true"
-                            " --set core.fp32_fma_per_cycle=32 --set efficiency.gemm=1.0");
+                            " --set core.macs_per_cycle.fp32=32 --set efficiency.gemm=1.0");
     CHECK(fast["total"]["compute_cycles"].get<double>() == Approx(roof_cycles / 2).epsilon(0.001));
     fs::remove_all(dir);
 }

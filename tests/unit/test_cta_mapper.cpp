@@ -78,5 +78,5 @@ TEST_CASE("the contraction path follows the precision the part supports", "[unit
     CHECK(a100({"precision=fp32"}).contraction_rate() == 512);  // TF32 tensor cores
     CHECK(a100({"precision=fp32", "tensor.fp32_as_tf32=false"}).contraction_rate() == 64);  // CUDA cores
     CHECK(a100({"precision=int8"}).contraction_rate() == 2048);
-    CHECK(a100({"precision=bf16", "tensor.bf16_fma_per_sm_per_cycle=0"}).contraction_rate() == 64);
+    CHECK(a100({"precision=bf16", "sm.macs_per_cycle.bf16=0"}).contraction_rate() == 64);
 }
