@@ -107,48 +107,46 @@ PerfettoStats export_perfetto(const TraceReader& trace, const std::string& out_p
         }
     };
     trace.visit_events([&](const TraceEvent& e, const ComponentInfo& comp) {
-        {
-            if (buf.size() > (1u << 20)) {  // stream in pieces of about 1 MiB
-                out.write(buf);
-                buf.clear();
-            }
-            const EventKind kind = static_cast<EventKind>(e.kind);
-            if (kind == EventKind::DramRead || kind == EventKind::DramWrite)
-                add_bins(dram_bytes, double(e.t_ps), double(e.t_ps + e.dur_ps), double(e.bytes));
-            if ((kind == EventKind::Fold || kind == EventKind::Vector) && comp.level == "compute")
-                add_bins(busy_ps, double(e.t_ps), double(e.t_ps + e.dur_ps), double(e.dur_ps));
-            if (seen[e.kind]++ % stride[e.kind] != 0) {
-                ++st.dropped_by_kind[to_string(kind)];
-                return;
-            }
-            // the first lane of this component free at the event's start
-            auto& lanes = lane_end[e.component];
-            size_t lane = 0;
-            while (lane < lanes.size() && lanes[lane] > e.t_ps) ++lane;
-            bool new_lane = false;  // a lane is named when it opens
-            if (lane == lanes.size()) {
-                if (lanes.size() < kLanes) lanes.push_back(0), new_lane = true;
-                else lane = kLanes - 1;
-            }
-            lanes[lane] = std::max(lanes[lane], e.t_ps + e.dur_ps);
-            const uint64_t tid = e.component * kLanes + lane + 1;
-            if (new_lane) {
-                ++st.tracks;
-                buf += fmt::format(",\n{{\"ph\":\"M\",\"pid\":1,\"tid\":{},\"name\":\"thread_name\",\"args\":{{\"name\":\"{}{}\"}}}}", tid,
-                                   esc(comp.name), lane ? fmt::format(" #{}", lane) : std::string());
-                buf += fmt::format(",\n{{\"ph\":\"M\",\"pid\":1,\"tid\":{},\"name\":\"thread_sort_index\",\"args\":{{\"sort_index\":{}}}}}", tid, tid);
-            }
-            const std::string& op = ops[e.op].name;
-            const std::string name = kind == EventKind::Op ? op : std::string(to_string(kind));
-            buf += fmt::format(",\n{{\"ph\":\"X\",\"pid\":1,\"tid\":{},\"ts\":{:.6f},\"dur\":{:.6f},\"name\":\"{}\",\"args\":{{\"op\":\"{}\"",
-                               tid, e.t_ps * 1e-6, e.dur_ps * 1e-6, esc(name), esc(op));
-            if (e.bytes) buf += fmt::format(",\"bytes\":{}", e.bytes);
-            if (e.ops) buf += fmt::format(",\"ops\":{}", e.ops);
-            if (e.cycles) buf += fmt::format(",\"cycles\":{}", e.cycles);
-            if (kind == EventKind::Stall) buf += fmt::format(",\"cause\":\"{}\"", trace.stall_cause_name(e.detail));
-            buf += "}}";
-            ++st.slices_out;
+        if (buf.size() > (1u << 20)) {  // stream in pieces of about 1 MiB
+            out.write(buf);
+            buf.clear();
         }
+        const EventKind kind = static_cast<EventKind>(e.kind);
+        if (kind == EventKind::DramRead || kind == EventKind::DramWrite)
+            add_bins(dram_bytes, double(e.t_ps), double(e.t_ps + e.dur_ps), double(e.bytes));
+        if ((kind == EventKind::Fold || kind == EventKind::Vector) && comp.level == "compute")
+            add_bins(busy_ps, double(e.t_ps), double(e.t_ps + e.dur_ps), double(e.dur_ps));
+        if (seen[e.kind]++ % stride[e.kind] != 0) {
+            ++st.dropped_by_kind[to_string(kind)];
+            return;
+        }
+        // the first lane of this component free at the event's start
+        auto& lanes = lane_end[e.component];
+        size_t lane = 0;
+        while (lane < lanes.size() && lanes[lane] > e.t_ps) ++lane;
+        bool new_lane = false;  // a lane is named when it opens
+        if (lane == lanes.size()) {
+            if (lanes.size() < kLanes) lanes.push_back(0), new_lane = true;
+            else lane = kLanes - 1;
+        }
+        lanes[lane] = std::max(lanes[lane], e.t_ps + e.dur_ps);
+        const uint64_t tid = e.component * kLanes + lane + 1;
+        if (new_lane) {
+            ++st.tracks;
+            buf += fmt::format(",\n{{\"ph\":\"M\",\"pid\":1,\"tid\":{},\"name\":\"thread_name\",\"args\":{{\"name\":\"{}{}\"}}}}", tid,
+                               esc(comp.name), lane ? fmt::format(" #{}", lane) : std::string());
+            buf += fmt::format(",\n{{\"ph\":\"M\",\"pid\":1,\"tid\":{},\"name\":\"thread_sort_index\",\"args\":{{\"sort_index\":{}}}}}", tid, tid);
+        }
+        const std::string& op = ops[e.op].name;
+        const std::string name = kind == EventKind::Op ? op : std::string(to_string(kind));
+        buf += fmt::format(",\n{{\"ph\":\"X\",\"pid\":1,\"tid\":{},\"ts\":{:.6f},\"dur\":{:.6f},\"name\":\"{}\",\"args\":{{\"op\":\"{}\"",
+                           tid, e.t_ps * 1e-6, e.dur_ps * 1e-6, esc(name), esc(op));
+        if (e.bytes) buf += fmt::format(",\"bytes\":{}", e.bytes);
+        if (e.ops) buf += fmt::format(",\"ops\":{}", e.ops);
+        if (e.cycles) buf += fmt::format(",\"cycles\":{}", e.cycles);
+        if (kind == EventKind::Stall) buf += fmt::format(",\"cause\":\"{}\"", trace.stall_cause_name(e.detail));
+        buf += "}}";
+        ++st.slices_out;
     });
     out.write(buf);
     buf.clear();

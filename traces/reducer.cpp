@@ -36,68 +36,66 @@ Metrics reduce_trace(const TraceReader& tr) {
     uint64_t end_ps = 0;
 
     tr.visit_events([&](const TraceEvent& e, const ComponentInfo& c) {
-        {
-            OpMetrics& o = m.ops[e.op];
-            ComponentMetrics& cm = m.components[e.component];
-            switch (static_cast<EventKind>(e.kind)) {
-                case EventKind::Fold:
-                case EventKind::Vector:
-                    cm.ops += e.ops;
-                    cm.busy_ps += static_cast<double>(e.dur_ps);
-                    break;
-                case EventKind::Transfer:
-                    cm.busy_ps += static_cast<double>(e.dur_ps);
-                    [[fallthrough]];
-                case EventKind::DramRead:
-                case EventKind::DramWrite:
-                case EventKind::SramRead:
-                case EventKind::SramWrite:
-                    cm.bytes += e.bytes;
-                    break;
-                default:
-                    break;
-            }
-            end_ps = std::max<uint64_t>(end_ps, e.t_ps + e.dur_ps);
-            double pj = 0;
-            switch (static_cast<EventKind>(e.kind)) {
-                case EventKind::Op:
-                    o.start_ps = static_cast<double>(e.t_ps);
-                    o.latency_ps = static_cast<double>(e.dur_ps);
-                    break;
-                case EventKind::Fold:
-                    o.macs += static_cast<int64_t>(e.ops);
-                    [[fallthrough]];
-                case EventKind::Vector:
-                    o.compute_cycles += e.cycles;
-                    pj = static_cast<double>(e.ops) * c.pj_per_op;
-                    break;
-                case EventKind::DramRead:
-                case EventKind::SramRead:
-                    o.traffic_bytes[c.level] += e.bytes;
-                    m.read_bytes[c.level] += e.bytes;
-                    pj = static_cast<double>(e.bytes) * c.pj_per_byte_read;
-                    break;
-                case EventKind::DramWrite:
-                case EventKind::SramWrite:
-                    o.traffic_bytes[c.level] += e.bytes;
-                    m.write_bytes[c.level] += e.bytes;
-                    pj = static_cast<double>(e.bytes) * c.pj_per_byte_write;
-                    break;
-                case EventKind::Transfer:  // a mover: bytes priced per byte, a network per byte-hop
-                    o.traffic_bytes[c.level] += e.bytes;
-                    m.read_bytes[c.level] += e.bytes;
-                    pj = static_cast<double>(e.bytes) * c.pj_per_byte_read + static_cast<double>(e.ops) * c.pj_per_op;
-                    break;
-                case EventKind::Stall:
-                    o.stall_cycles += e.cycles;
-                    o.stall_cycles_by_cause[tr.stall_cause_name(e.detail)] += e.cycles;
-                    m.stall_cycles_by_cause[tr.stall_cause_name(e.detail)] += e.cycles;
-                    break;
-            }
-            if (pj != 0) {
-                m.energy_pj_by_part[c.level] += pj;
-                op_dynamic_pj[e.op] += pj;
-            }
+        OpMetrics& o = m.ops[e.op];
+        ComponentMetrics& cm = m.components[e.component];
+        switch (static_cast<EventKind>(e.kind)) {
+            case EventKind::Fold:
+            case EventKind::Vector:
+                cm.ops += e.ops;
+                cm.busy_ps += static_cast<double>(e.dur_ps);
+                break;
+            case EventKind::Transfer:
+                cm.busy_ps += static_cast<double>(e.dur_ps);
+                [[fallthrough]];
+            case EventKind::DramRead:
+            case EventKind::DramWrite:
+            case EventKind::SramRead:
+            case EventKind::SramWrite:
+                cm.bytes += e.bytes;
+                break;
+            default:
+                break;
+        }
+        end_ps = std::max<uint64_t>(end_ps, e.t_ps + e.dur_ps);
+        double pj = 0;
+        switch (static_cast<EventKind>(e.kind)) {
+            case EventKind::Op:
+                o.start_ps = static_cast<double>(e.t_ps);
+                o.latency_ps = static_cast<double>(e.dur_ps);
+                break;
+            case EventKind::Fold:
+                o.macs += static_cast<int64_t>(e.ops);
+                [[fallthrough]];
+            case EventKind::Vector:
+                o.compute_cycles += e.cycles;
+                pj = static_cast<double>(e.ops) * c.pj_per_op;
+                break;
+            case EventKind::DramRead:
+            case EventKind::SramRead:
+                o.traffic_bytes[c.level] += e.bytes;
+                m.read_bytes[c.level] += e.bytes;
+                pj = static_cast<double>(e.bytes) * c.pj_per_byte_read;
+                break;
+            case EventKind::DramWrite:
+            case EventKind::SramWrite:
+                o.traffic_bytes[c.level] += e.bytes;
+                m.write_bytes[c.level] += e.bytes;
+                pj = static_cast<double>(e.bytes) * c.pj_per_byte_write;
+                break;
+            case EventKind::Transfer:  // a mover: bytes priced per byte, a network per byte-hop
+                o.traffic_bytes[c.level] += e.bytes;
+                m.read_bytes[c.level] += e.bytes;
+                pj = static_cast<double>(e.bytes) * c.pj_per_byte_read + static_cast<double>(e.ops) * c.pj_per_op;
+                break;
+            case EventKind::Stall:
+                o.stall_cycles += e.cycles;
+                o.stall_cycles_by_cause[tr.stall_cause_name(e.detail)] += e.cycles;
+                m.stall_cycles_by_cause[tr.stall_cause_name(e.detail)] += e.cycles;
+                break;
+        }
+        if (pj != 0) {
+            m.energy_pj_by_part[c.level] += pj;
+            op_dynamic_pj[e.op] += pj;
         }
     });
 

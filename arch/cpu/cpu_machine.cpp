@@ -81,9 +81,9 @@ protected:
                 for (int64_t inst = 0; inst < g.batch * g.groups; ++inst) gemm(graph, g, inst);
         });
     }
-    void streaming(const Operator& op, const OpGraph& graph) override { stream_kernel(op, graph, 0, true); }
+    void streaming(const Operator& op, const OpGraph& graph) override { stream_kernel(op, graph, op.inputs, true); }
     /// A post-op of its producer (oneDNN): reads only its other inputs.
-    void fused_epilogue(const Operator& op, const OpGraph& graph) override { stream_kernel(op, graph, 1, false); }
+    void fused_epilogue(const Operator& op, const OpGraph& graph) override { stream_kernel(op, graph, epilogue_side_inputs(op), false); }
 
 private:
     // ---- graph facts --------------------------------------------------------------------------
@@ -198,13 +198,12 @@ private:
         }
     }
 
-    /// A memory-bound kernel: every core streams its share of the inputs (from `first_input`) and
+    /// A memory-bound kernel: every core streams its share of `inputs` and
     /// outputs through its caches in chunks, computing at the SIMD rate x efficiency.vector.
-    void stream_kernel(const Operator& op, const OpGraph& graph, size_t first_input, bool write_outputs) {
+    void stream_kernel(const Operator& op, const OpGraph& graph, const std::vector<int32_t>& inputs, bool write_outputs) {
         struct Stream { uint64_t addr, bytes; bool write; };
         std::vector<Stream> streams;
-        for (size_t i = first_input; i < op.inputs.size(); ++i) {
-            const int32_t t = op.inputs[i];
+        for (const int32_t t : inputs) {
             if (t < 0) continue;
             const int64_t bytes = bytes_of(graph.tensors()[static_cast<size_t>(t)]);
             if (bytes > 0) streams.push_back({base(t, graph), static_cast<uint64_t>(bytes), false});

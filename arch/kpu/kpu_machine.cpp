@@ -164,10 +164,11 @@ protected:
         int64_t in_bytes = 0, out_bytes = 0, out_elems = 0;
         for (int32_t t : op.inputs) {
             if (t < 0) continue;
-            in_bytes += bytes_of(t);
+            const int64_t b = bytes_of(t);
+            in_bytes += b;
             if (!m_l3.hit(whole_key(t))) {
-                w.dram_read_bytes += bytes_of(t);
-                m_l3.insert(whole_key(t), bytes_of(t));
+                w.dram_read_bytes += b;
+                m_l3.insert(whole_key(t), b);
             }
         }
         for (int32_t t : op.outputs) {
