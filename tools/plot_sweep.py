@@ -47,8 +47,13 @@ def load(out):
                 data[n] = [float(x) for x in np.asarray(v)]
         study = g.attrs["study"]
         study = study.decode() if isinstance(study, bytes) else study
+        axes = g.attrs.get("axes")  # written by archsim since the declared metrics; older files: guess
     rows = [{n: data[n][i] for n in names} for i in range(len(data["index"]))]
-    axes = [n for n in names if n not in FIXED and not n.startswith("traffic_") and not n.startswith("energy_")]
+    if axes is not None:
+        axes = axes.decode() if isinstance(axes, bytes) else axes
+        axes = [a for a in axes.split("\n") if a]
+    else:
+        axes = [n for n in names if n not in FIXED and not n.startswith("traffic_") and not n.startswith("energy_")]
     return study, names, rows, axes
 
 

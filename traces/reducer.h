@@ -1,5 +1,6 @@
 #pragma once
 // Reduces a trace to latency, energy and traffic per operator, per component and per memory level.
+// What each number means, and how it is reported, is declared in traces/metric_catalog.h.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -69,18 +70,5 @@ struct Metrics {
 /// compute energy = ops x pJ/op, memory energy = bytes x pJ/byte (read or write), static energy
 /// = static_power_w x latency. Latency is the end of the last event.
 Metrics reduce_trace(const TraceReader& trace);
-
-/// Output formats of reports.
-enum class ReportFormat { Table, Json, Csv };
-/// Parses "table" | "json" | "csv"; throws UserError otherwise.
-ReportFormat parse_report_format(const std::string& s);
-
-/// metrics.json: total.latency_s, total.latency_cycles, total.energy_j,
-/// total.energy_breakdown_j.<part>, total.macs, total.traffic_bytes.<level>, total.utilization,
-/// and ops[] with name, op_type, macs, start_s, latency_s, compute_cycles, stall_cycles,
-/// energy_j, traffic_bytes.
-std::string metrics_to_json(const Metrics& m);
-/// Human report (table), or CSV with one row per operator and a TOTAL row.
-std::string render_metrics(const Metrics& m, ReportFormat f);
 
 }  // namespace archsim

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <set>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -97,6 +98,14 @@ void check_metrics_equal_event_sums(const std::string& config) {
     for (const char* k : {"name", "op_type", "macs", "start_s", "latency_s", "compute_cycles", "stall_cycles", "energy_j",
                           "traffic_bytes"})
         CHECK(m["ops"][0].contains(k));
+    // every key of metrics.json is a declared metric, as `archsim metrics` lists them
+    CliResult listed = run_archsim("metrics --format json");
+    REQUIRE(listed.exit_code == 0);
+    std::set<std::string> declared;
+    for (const auto& d : json::parse(listed.out)) declared.insert(d["metrics_json"].get<std::string>());
+    for (const auto& [k, v] : t.items()) CHECK(declared.count("total." + k) == 1);
+    for (const auto& [k, v] : m["ops"][0].items()) CHECK(declared.count("ops[]." + k) == 1);
+    for (const auto& [k, v] : m["components"][0].items()) CHECK(declared.count("components[]." + k) == 1);
     CHECK(tr.attr_string("model") == "resnet18");
     CHECK(tr.attr_string("config").find("kind = ") != std::string::npos);
     fs::remove_all(out);

@@ -16,6 +16,7 @@
 #include "sim/engine/machine_setup.h"
 #include "arch/common/registry.h"
 #include "sim/engine/simulate.h"
+#include "traces/metrics_report.h"
 #include "traces/reducer.h"
 #include "traces/trace_reader.h"
 #include "tools/archsim/llm_run.h"
@@ -216,6 +217,11 @@ int cmd_params(const std::string& kind_name, const std::string& format) {
                                d.unit.empty() ? "-" : d.unit, format_value(d.default_value), range(d), "", d.doc)
                        .c_str(),
                    stdout);
+    return 0;
+}
+
+int cmd_metrics(const std::string& format) {
+    std::fputs(describe_metrics(parse_report_format(format)).c_str(), stdout);
     return 0;
 }
 

@@ -31,5 +31,7 @@ int cmd_compare(const std::string& study_file, const std::string& out_dir, int j
 
 /// `archsim params KIND`: every key of a machine kind with type, unit, default and doc.
 int cmd_params(const std::string& kind, const std::string& format);
+/// `archsim metrics`: prints the declared metrics (traces/metric_catalog.h) as a table, JSON or CSV.
+int cmd_metrics(const std::string& format);
 
 }  // namespace archsim::cli

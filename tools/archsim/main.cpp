@@ -139,6 +139,10 @@ int main(int argc, char** argv) {
     params->add_option("--format", format, "Output format: table, json or csv")
         ->check(CLI::IsMember({"table", "json", "csv"}));
 
+    auto* metrics = app.add_subcommand("metrics", "List the declared metrics: scope, name, unit, where they appear, doc");
+    metrics->add_option("--format", format, "Output format: table, json or csv")
+        ->check(CLI::IsMember({"table", "json", "csv"}));
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -162,6 +166,7 @@ int main(int argc, char** argv) {
             return cli::cmd_run(wl, arch, out_dir, precision, sets, format, run_max_events, max_sim_time);
         }
         if (*params) return cli::cmd_params(kind, format);
+        if (*metrics) return cli::cmd_metrics(format);
         if (*calibrate) return cli::cmd_calibrate(cal);
         if (*sweep) return cli::run_sweep(sw);
         if (*t_summary) return cli::cmd_trace_summary(trace_file);

@@ -13,6 +13,8 @@
 
 #include "sim/common/error.h"
 #include "tools/archsim/spawn.h"
+#include "traces/metric_catalog.h"
+#include "traces/metrics_report.h"
 #include "tools/archsim/sweep_results.h"
 
 namespace archsim::cli {
@@ -38,12 +40,7 @@ std::optional<std::string> text_of(const SweepRow& r, const std::string& key) {
 }
 
 std::optional<double> number_of(const SweepRow& r, const std::string& key) {
-    if (key == "latency_s") return r.latency_s;
-    if (key == "energy_j") return r.energy_j;
-    if (key == "throughput_per_s") return r.throughput_per_s;
-    if (key == "utilization") return r.utilization;
-    if (key == "macs") return r.macs;
-    if (key == "index") return double(r.index);
+    if (auto v = column_value(r, key)) return v;
     if (auto t = text_of(r, key)) {
         char* end = nullptr;
         const double v = std::strtod(t->c_str(), &end);
@@ -101,25 +98,30 @@ int cmd_report(const ReportArgs& a) {
         if (std::all_of(filters.begin(), filters.end(), [&](const Filter& f) { return passes(r, f); })) rows.push_back(r);
     }
     if (!rows.empty() && !number_of(rows[0], a.sort) && !text_of(rows[0], a.sort))
-        throw UserError("--sort " + a.sort, "unknown column (latency_s, energy_j, throughput_per_s, utilization, macs, model, machine or an axis)");
+        throw UserError("--sort " + a.sort, "unknown column (" + sweep_column_names() + ", model, machine, kind, id or an axis)");
     std::sort(rows.begin(), rows.end(), [](const SweepRow& x, const SweepRow& y) { return x.index < y.index; });
     std::stable_sort(rows.begin(), rows.end(), [&](const SweepRow& x, const SweepRow& y) {
         const auto nx = number_of(x, a.sort), ny = number_of(y, a.sort);
         if (nx && ny) return *nx < *ny;
         return text_of(x, a.sort).value_or("") < text_of(y, a.sort).value_or("");
     });
+    // the declared metrics with a report column, in declaration order
+    std::vector<const MetricDecl*> shown;
+    for (const auto& d : metric_catalog())
+        if (!d.report.header.empty()) shown.push_back(&d);
     auto table = [&](const std::vector<SweepRow>& rs) {
         std::string head = fmt::format("{:<18} {:<20}", "machine", "model");
         for (const auto& k : axis_keys) head += fmt::format(" {:>{}}", k, std::max<size_t>(12, k.size()));
-        head += fmt::format(" {:>12} {:>12} {:>12} {:>7} {:>10}\n", "latency_ms", "inf/s", "energy_mJ", "util%", "DRAM_MiB");
-        std::string out = head;
+        for (const MetricDecl* d : shown) head += " " + table_cell(d->report.header, d->report);
+        std::string out = head + "\n";
         for (const auto& r : rs) {
             out += fmt::format("{:<18} {:<20}", r.machine, r.model);
             for (const auto& k : axis_keys) out += fmt::format(" {:>{}}", text_of(r, k).value_or("-"), std::max<size_t>(12, k.size()));
-            auto dram = r.traffic_bytes.find("dram");
-            out += fmt::format(" {:>12.5g} {:>12.5g} {:>12.5g} {:>7.1f} {:>10.1f}\n", r.latency_s * 1e3, r.throughput_per_s,
-                               r.energy_j * 1e3, 100 * r.utilization,
-                               dram == r.traffic_bytes.end() ? 0.0 : dram->second / (1024.0 * 1024.0));
+            for (const MetricDecl* d : shown) {
+                const auto v = column_value(r, d->report.key.empty() ? d->sweep : column_for(d->sweep, d->report.key));
+                out += " " + (v ? table_cell(*v, d->report) : table_cell(std::string("-"), d->report));
+            }
+            out += "\n";
         }
         return out;
     };
@@ -133,12 +135,14 @@ int cmd_report(const ReportArgs& a) {
         std::vector<SweepRow> front;
         for (const auto& r : rows)
             if (r.model == model) front.push_back(r);
-        std::sort(front.begin(), front.end(), [](const SweepRow& x, const SweepRow& y) {
-            return x.latency_s != y.latency_s ? x.latency_s < y.latency_s : x.energy_j < y.energy_j;
+        auto latency = [](const SweepRow& r) { return r.values.at("latency_s"); };
+        auto energy = [](const SweepRow& r) { return r.values.at("energy_j"); };
+        std::sort(front.begin(), front.end(), [&](const SweepRow& x, const SweepRow& y) {
+            return latency(x) != latency(y) ? latency(x) < latency(y) : energy(x) < energy(y);
         });
         double best = std::numeric_limits<double>::infinity();
         for (const auto& r : front)
-            if (r.energy_j < best) { pareto.push_back(r); best = r.energy_j; }
+            if (energy(r) < best) { pareto.push_back(r); best = energy(r); }
     }
     std::string out = fmt::format("{} finished points ({} shown, {} failed), sorted by {}\n\n", all.size() - failed, rows.size(), failed, a.sort);
     out += table(rows);

@@ -12,6 +12,7 @@
 
 #include "sim/common/atomic_file.h"
 #include "sim/common/error.h"
+#include "traces/metric_catalog.h"
 
 namespace archsim::cli {
 
@@ -28,6 +29,19 @@ SweepRow failed_row(const SweepPoint& p, const std::string& error) {
     return r;
 }
 
+namespace {
+
+/// The declarations that are sweep results: Run, Total and Point scope with a `sweep` column.
+std::vector<const MetricDecl*> sweep_metrics() {
+    std::vector<const MetricDecl*> out;
+    for (const auto& d : metric_catalog())
+        if (!d.sweep.empty() && (d.scope == MetricScope::Run || d.scope == MetricScope::Total || d.scope == MetricScope::Point))
+            out.push_back(&d);
+    return out;
+}
+
+}  // namespace
+
 SweepRow row_from_metrics(const SweepPoint& p, const std::string& metrics_json, const std::string& trace) {
     SweepRow r = failed_row(p, "");
     json m;
@@ -36,23 +50,51 @@ SweepRow row_from_metrics(const SweepPoint& p, const std::string& metrics_json, 
     } catch (const std::exception& e) {
         throw UserError(p.id + "/metrics.json", std::string("not JSON: ") + e.what());
     }
-    const json& t = m.at("total");
+    for (const MetricDecl* d : sweep_metrics()) {
+        if (d->scope == MetricScope::Point) continue;
+        const json& at = d->scope == MetricScope::Run ? m : m.contains("total") ? m["total"] : json();
+        const std::string where = (d->scope == MetricScope::Run ? "" : "total.") + d->name;
+        if (!at.is_object() || !at.contains(d->name))
+            throw UserError(p.id + "/metrics.json", "not a metrics report: no " + where);
+        const json& v = at[d->name];
+        if (is_per_key(d->sweep) && v.is_object()) {
+            for (const auto& [k, x] : v.items())
+                if (x.is_number()) r.per_key[d->name][k] = x.get<double>();
+        } else if (!is_per_key(d->sweep) && v.is_number()) {
+            r.values[d->name] = v.get<double>();
+        } else {
+            throw UserError(p.id + "/metrics.json", "not a metrics report: " + where + " is " + v.type_name());
+        }
+    }
+    const double batch = p.batch > 0 ? double(p.batch) : 1.0;
+    for (const MetricDecl* d : sweep_metrics())
+        if (d->scope == MetricScope::Point) r.values[d->name] = d->derive(r.values, batch);
     r.status = "ok";
     r.trace = trace;
-    r.latency_s = t.at("latency_s").get<double>();
-    const double batch = p.batch > 0 ? double(p.batch) : 1.0;
-    r.throughput_per_s = r.latency_s > 0 ? batch / r.latency_s : 0;
-    r.energy_j = t.at("energy_j").get<double>();
-    r.macs = t.at("macs").get<double>();
-    r.utilization = t.at("utilization").get<double>();
-    const double cycles = t.at("latency_cycles").get<double>();
-    r.stall_share = cycles > 0 ? t.at("stall_cycles").get<double>() / cycles : 0;
-    r.peak_macs_per_cycle = t.at("peak_macs_per_cycle").get<double>();
-    r.clock_hz = m.at("clock_hz").get<double>();
-    for (const auto& [k, v] : t.at("traffic_bytes").items()) r.traffic_bytes[k] = v.get<double>();
-    if (t.contains("energy_breakdown_j"))
-        for (const auto& [k, v] : t.at("energy_breakdown_j").items()) r.energy_j_by_part[k] = v.get<double>();
     return r;
+}
+
+std::optional<double> column_value(const SweepRow& r, const std::string& column) {
+    if (column == "index") return double(r.index);
+    for (const MetricDecl* d : sweep_metrics()) {
+        if (!is_per_key(d->sweep)) {
+            if (d->sweep != column) continue;
+            auto it = r.values.find(d->name);
+            if (it != r.values.end()) return it->second;
+            continue;
+        }
+        auto keys = r.per_key.find(d->name);
+        if (keys == r.per_key.end()) continue;
+        for (const auto& [k, v] : keys->second)
+            if (column_for(d->sweep, k) == column) return v;
+    }
+    return std::nullopt;
+}
+
+std::string sweep_column_names() {
+    std::string s;
+    for (const MetricDecl* d : sweep_metrics()) s += (s.empty() ? "" : ", ") + column_for(d->sweep, "<key>");
+    return s;
 }
 
 std::string journal_line(const SweepRow& r) {
@@ -62,11 +104,8 @@ std::string journal_line(const SweepRow& r) {
     for (const auto& [k, v] : r.axes) j["axes"].push_back({k, v});
     j["tags"] = r.tags;
     j["status"] = r.status, j["error"] = r.error, j["trace"] = r.trace;
-    j["latency_s"] = r.latency_s, j["throughput_per_s"] = r.throughput_per_s, j["energy_j"] = r.energy_j;
-    j["macs"] = r.macs, j["utilization"] = r.utilization, j["stall_share"] = r.stall_share;
-    j["peak_macs_per_cycle"] = r.peak_macs_per_cycle, j["clock_hz"] = r.clock_hz;
-    j["traffic_bytes"] = r.traffic_bytes;
-    j["energy_j_by_part"] = r.energy_j_by_part;
+    j["values"] = r.values;
+    j["per_key"] = r.per_key;
     return j.dump();
 }
 
@@ -80,13 +119,10 @@ bool parse_journal_line(const std::string& line, SweepRow& r) {
         for (const auto& a : j.at("axes")) r.axes.emplace_back(a.at(0).get<std::string>(), a.at(1).get<std::string>());
         if (j.contains("tags")) r.tags = j.at("tags").get<std::map<std::string, std::string>>();
         r.status = j.at("status"), r.error = j.at("error"), r.trace = j.at("trace");
-        r.latency_s = j.at("latency_s"), r.throughput_per_s = j.at("throughput_per_s"), r.energy_j = j.at("energy_j");
-        r.macs = j.at("macs"), r.utilization = j.at("utilization"), r.stall_share = j.at("stall_share");
-        r.peak_macs_per_cycle = j.at("peak_macs_per_cycle"), r.clock_hz = j.at("clock_hz");
-        r.traffic_bytes = j.at("traffic_bytes").get<std::map<std::string, double>>();
-        r.energy_j_by_part = j.at("energy_j_by_part").get<std::map<std::string, double>>();
+        r.values = j.at("values").get<std::map<std::string, double>>();
+        r.per_key = j.at("per_key").get<std::map<std::string, std::map<std::string, double>>>();
     } catch (const std::exception&) {
-        return false;
+        return false;  // torn, or from an archsim before the declared metrics: the point runs again
     }
     return true;
 }
@@ -113,11 +149,6 @@ struct Column {
 
 std::vector<Column> columns_of(std::vector<SweepRow>& rows, const std::vector<std::string>& axis_keys) {
     std::sort(rows.begin(), rows.end(), [](const SweepRow& a, const SweepRow& b) { return a.index < b.index; });
-    std::set<std::string> levels, parts;
-    for (const auto& r : rows) {
-        for (const auto& [k, v] : r.traffic_bytes) levels.insert(k);
-        for (const auto& [k, v] : r.energy_j_by_part) parts.insert(k);
-    }
     std::vector<Column> cols;
     auto text = [&](const std::string& name, auto get) {
         Column c{name, false, {}, {}};
@@ -163,24 +194,28 @@ std::vector<Column> columns_of(std::vector<SweepRow>& rows, const std::vector<st
             return it == r.tags.end() ? std::string() : it->second;
         });
     text("status", [](const SweepRow& r) { return r.status; });
-    number("latency_s", [](const SweepRow& r) { return r.latency_s; });
-    number("throughput_per_s", [](const SweepRow& r) { return r.throughput_per_s; });
-    number("energy_j", [](const SweepRow& r) { return r.energy_j; });
-    number("macs", [](const SweepRow& r) { return r.macs; });
-    number("utilization", [](const SweepRow& r) { return r.utilization; });
-    number("stall_share", [](const SweepRow& r) { return r.stall_share; });
-    number("peak_macs_per_cycle", [](const SweepRow& r) { return r.peak_macs_per_cycle; });
-    number("clock_hz", [](const SweepRow& r) { return r.clock_hz; });
-    for (const auto& l : levels)
-        number("traffic_" + l + "_bytes", [&](const SweepRow& r) {
-            auto it = r.traffic_bytes.find(l);
-            return it == r.traffic_bytes.end() ? 0.0 : it->second;
-        });
-    for (const auto& p : parts)
-        number("energy_" + p + "_j", [&](const SweepRow& r) {
-            auto it = r.energy_j_by_part.find(p);
-            return it == r.energy_j_by_part.end() ? 0.0 : it->second;
-        });
+    // the declared sweep metrics: scalars first, then one column per key any row has
+    const auto metrics = sweep_metrics();
+    for (const MetricDecl* d : metrics)
+        if (!is_per_key(d->sweep))
+            number(d->sweep, [&](const SweepRow& r) {
+                auto it = r.values.find(d->name);
+                return it == r.values.end() ? std::nan("") : it->second;
+            });
+    for (const MetricDecl* d : metrics) {
+        if (!is_per_key(d->sweep)) continue;
+        std::set<std::string> keys;
+        for (const auto& r : rows)
+            if (auto it = r.per_key.find(d->name); it != r.per_key.end())
+                for (const auto& [k, v] : it->second) keys.insert(k);
+        for (const auto& k : keys)
+            number(column_for(d->sweep, k), [&](const SweepRow& r) {
+                auto it = r.per_key.find(d->name);
+                if (it == r.per_key.end()) return r.status == "ok" ? 0.0 : std::nan("");
+                auto at = it->second.find(k);
+                return at == it->second.end() ? 0.0 : at->second;
+            });
+    }
     text("trace", [](const SweepRow& r) { return r.trace; });
     text("error", [](const SweepRow& r) { return r.error; });
     return cols;
@@ -250,6 +285,9 @@ void write_results_h5(const std::string& path, std::vector<SweepRow> rows, const
     };
     attr("study", study);
     attr("columns", names);
+    std::string axes;
+    for (const auto& k : axis_keys) axes += (axes.empty() ? "" : "\n") + k;
+    attr("axes", axes);
     H5Tclose(str);
     H5Sclose(space);
     H5Gclose(group);

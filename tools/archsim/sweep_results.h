@@ -2,6 +2,7 @@
 // One row per sweep point: built from a point's metrics.json, journaled as JSON lines, and
 // written out as results.csv and results.h5.
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,11 +17,18 @@ struct SweepRow {
     std::vector<std::pair<std::string, std::string>> axes;
     std::map<std::string, std::string> tags;  ///< the generated workload's user tags
     std::string status, error, trace;
-    double latency_s = 0, throughput_per_s = 0, energy_j = 0, macs = 0, utilization = 0, stall_share = 0;
-    double peak_macs_per_cycle = 0, clock_hz = 0;
-    std::map<std::string, double> traffic_bytes;  ///< per memory level
-    std::map<std::string, double> energy_j_by_part;
+    /// Every declared sweep metric (traces/metric_catalog.h: Run, Total and Point scope with a
+    /// `sweep` column), by declared name: scalars here, per-key ones (traffic by level, energy by
+    /// part) in `per_key`.
+    std::map<std::string, double> values;
+    std::map<std::string, std::map<std::string, double>> per_key;
 };
+
+/// The value of results column `column` (a declared sweep column, a per-key one such as
+/// "traffic_dram_bytes", or "index"); nullopt if the row has no such number.
+std::optional<double> column_value(const SweepRow& r, const std::string& column);
+/// The names of the declared scalar results columns, for error messages.
+std::string sweep_column_names();
 
 /// The row of a finished point from its metrics.json text; `trace` is the kept trace's path ("" if
 /// none). Throws UserError if the JSON is not a metrics report.
@@ -36,12 +44,14 @@ std::vector<SweepRow> rows_from_journal(const std::string& path);
 bool parse_journal_line(const std::string& line, SweepRow& r);
 
 /// results.csv: one row per point sorted by index: index, id, model, machine, kind, the axes
-/// (`axis_keys`), tag.<key> for every workload tag any row has, status, the totals, traffic_<level>_bytes and energy_<part>_j for every level
-/// and part any row has, trace, error. Written to a temporary name and renamed into place.
+/// (`axis_keys`), tag.<key> for every workload tag any row has, status, the declared sweep metrics
+/// in declaration order (scalars, then per-key ones such as traffic_<level>_bytes and
+/// energy_<part>_j for every key any row has), trace, error. Written to a temporary name and
+/// renamed into place.
 void write_results_csv(const std::string& path, std::vector<SweepRow> rows, const std::vector<std::string>& axis_keys);
 /// results.h5: the same columns as results.csv, one 1-D dataset per column under /results
-/// (float64 for numbers, variable-length UTF-8 strings for text), attributes study and columns
-/// (the column names in order, one per line).
+/// (float64 for numbers, variable-length UTF-8 strings for text), attributes study, columns
+/// (the column names in order, one per line) and axes (the axis columns, one per line).
 /// Written to a temporary name and renamed into place.
 void write_results_h5(const std::string& path, std::vector<SweepRow> rows, const std::vector<std::string>& axis_keys,
                       const std::string& study);

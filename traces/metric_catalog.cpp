@@ -1,0 +1,203 @@
+#include "traces/metric_catalog.h"
+
+#include "traces/reducer.h"
+
+namespace archsim {
+
+namespace {
+
+using Get = std::function<MetricValue(const Metrics&, size_t)>;
+
+/// A declaration under construction: name, unit, scope and doc first, then where it shows.
+struct Declare {
+    MetricDecl d;
+    Declare(MetricScope scope, std::string name, std::string unit, std::string doc, Get get) {
+        d.scope = scope, d.name = std::move(name), d.unit = std::move(unit), d.doc = std::move(doc), d.get = std::move(get);
+    }
+    Declare& table(std::string header, int width, double scale = 1, int decimals = -1) {
+        d.table = {std::move(header), width, scale, decimals, ""};
+        return *this;
+    }
+    Declare& csv(std::string column) {
+        d.csv = std::move(column);
+        return *this;
+    }
+    Declare& sweep(std::string column) {
+        d.sweep = std::move(column);
+        return *this;
+    }
+    Declare& derive(std::function<double(const std::map<std::string, double>&, double)> f) {
+        d.derive = std::move(f);
+        return *this;
+    }
+    Declare& report(std::string header, int width, double scale, int decimals, std::string key = "") {
+        d.report = {std::move(header), width, scale, decimals, std::move(key)};
+        return *this;
+    }
+};
+
+/// Accessors: the run (Run and Total scope), operator i, component i.
+template <class F>
+Get run(F f) {
+    return [f](const Metrics& m, size_t) -> MetricValue { return MetricValue(f(m)); };
+}
+template <class F>
+Get op(F f) {
+    return [f](const Metrics& m, size_t i) -> MetricValue { return MetricValue(f(m.ops[i])); };
+}
+template <class F>
+Get component(F f) {
+    return [f](const Metrics& m, size_t i) -> MetricValue { return MetricValue(f(m.components[i])); };
+}
+
+/// Picoseconds to seconds, picojoules to joules.
+constexpr double kSecondsPerPs = 1e-12, kJoulesPerPj = 1e-12;
+
+MetricReals joules_of(const std::map<std::string, double>& pj) {
+    MetricReals j;
+    for (const auto& [k, v] : pj) j[k] = v * kJoulesPerPj;
+    return j;
+}
+
+std::vector<MetricDecl> declare_all() {
+    using S = MetricScope;
+    const std::vector<Declare> all = {
+        // ---- the run
+        Declare(S::Run, "model", "", "model name (the ONNX graph's name or the workload's)", run([](const Metrics& m) { return m.model; })),
+        Declare(S::Run, "machine", "", "machine name (config `name`)", run([](const Metrics& m) { return m.machine; })),
+        Declare(S::Run, "precision", "", "operand precision of the run (fp32, tf32, bf16, fp16, int8)",
+                run([](const Metrics& m) { return m.precision; })),
+        Declare(S::Run, "clock_hz", "Hz", "the machine's clock (cycles are counted at it)", run([](const Metrics& m) { return m.clock_hz; }))
+            .sweep("clock_hz"),
+        // ---- totals
+        Declare(S::Total, "latency_s", "s", "end of the last event of the run",
+                run([](const Metrics& m) { return m.latency_ps * kSecondsPerPs; }))
+            .sweep("latency_s")
+            .report("latency_ms", 12, 1e3, -2),
+        Declare(S::Total, "latency_cycles", "cycles", "latency_s x clock_hz, rounded", run([](const Metrics& m) { return m.latency_cycles; })),
+        Declare(S::Total, "energy_j", "J", "sum of energy_breakdown_j", run([](const Metrics& m) { return m.energy_pj * kJoulesPerPj; }))
+            .sweep("energy_j")
+            .report("energy_mJ", 12, 1e3, -2),
+        Declare(S::Total, "energy_breakdown_j", "J",
+                "energy by part: compute and vector (ops x pJ/op), each memory level (bytes x pJ/byte), static (static_power_w x latency)",
+                run([](const Metrics& m) { return joules_of(m.energy_pj_by_part); }))
+            .sweep("energy_{}_j"),
+        Declare(S::Total, "macs", "MAC", "multiply-accumulates executed (fold events)", run([](const Metrics& m) { return m.macs; }))
+            .sweep("macs"),
+        Declare(S::Total, "flops", "FLOP", "2 x macs", run([](const Metrics& m) { return 2 * m.macs; })),
+        Declare(S::Total, "compute_cycles", "cycles", "sum over operators of their fold and vector cycles",
+                run([](const Metrics& m) { return m.compute_cycles; })),
+        Declare(S::Total, "stall_cycles", "cycles", "sum over operators of their stall cycles", run([](const Metrics& m) { return m.stall_cycles; })),
+        Declare(S::Total, "stall_share", "1", "stall_cycles / latency_cycles (0 for a zero-latency run)",
+                run([](const Metrics& m) {
+                    return m.latency_cycles > 0 ? static_cast<double>(m.stall_cycles) / static_cast<double>(m.latency_cycles) : 0.0;
+                }))
+            .sweep("stall_share"),
+        Declare(S::Total, "stall_cycles_by_cause", "cycles", "stall cycles by the machine's own causes (trace table /stall_causes)",
+                run([](const Metrics& m) { return MetricCounts(m.stall_cycles_by_cause.begin(), m.stall_cycles_by_cause.end()); })),
+        Declare(S::Total, "traffic_bytes", "bytes", "bytes read + written per memory level",
+                run([](const Metrics& m) { return MetricCounts(m.traffic_bytes.begin(), m.traffic_bytes.end()); }))
+            .sweep("traffic_{}_bytes")
+            .report("DRAM_MiB", 10, 1.0 / (1024 * 1024), 1, "dram"),
+        Declare(S::Total, "read_bytes", "bytes", "bytes read per memory level (a mover's transfers count as reads)",
+                run([](const Metrics& m) { return MetricCounts(m.read_bytes.begin(), m.read_bytes.end()); })),
+        Declare(S::Total, "write_bytes", "bytes", "bytes written per memory level",
+                run([](const Metrics& m) { return MetricCounts(m.write_bytes.begin(), m.write_bytes.end()); })),
+        Declare(S::Total, "utilization", "1", "macs / (latency_cycles x peak_macs_per_cycle)", run([](const Metrics& m) { return m.utilization; }))
+            .sweep("utilization")
+            .report("util%", 7, 100, 1),
+        Declare(S::Total, "peak_macs_per_cycle", "MAC/cycle", "sum of the compute components' peak MACs per cycle at the run's precision",
+                run([](const Metrics& m) { return m.peak_macs_per_cycle; }))
+            .sweep("peak_macs_per_cycle"),
+        Declare(S::Total, "static_power_w", "W", "the machine's static power (energy.static_w)", run([](const Metrics& m) { return m.static_power_w; })),
+        Declare(S::Total, "events", "1", "events in the trace", run([](const Metrics& m) { return m.events; })),
+        Declare(S::Total, "unmodeled_ops", "", "operators imported with --allow-unsupported, costed as zero",
+                run([](const Metrics& m) { return m.unmodeled_ops; })),
+        // ---- per study point
+        Declare(S::Point, "throughput_per_s", "1/s", "batch / latency_s (inferences per second; 0 for a zero-latency run)", nullptr)
+            .derive([](const std::map<std::string, double>& totals, double batch) {
+                const double latency_s = totals.at("latency_s");
+                return latency_s > 0 ? batch / latency_s : 0.0;
+            })
+            .sweep("throughput_per_s")
+            .report("inf/s", 12, 1, -2),
+        // ---- per operator
+        Declare(S::Op, "name", "", "the ONNX node's name", op([](const OpMetrics& o) { return o.name; })).table("operator", -40).csv("name"),
+        Declare(S::Op, "op_type", "", "the ONNX operator type", op([](const OpMetrics& o) { return o.op_type; })).table("op_type", -14).csv("op_type"),
+        Declare(S::Op, "op_class", "", "how machines treat it: contraction, elementwise, ... (the op table's class)",
+                op([](const OpMetrics& o) { return o.op_class; })),
+        Declare(S::Op, "macs", "MAC", "MACs executed (sum over its fold events)", op([](const OpMetrics& o) { return o.macs; }))
+            .table("MACs", 14)
+            .csv("macs"),
+        Declare(S::Op, "start_s", "s", "start of its op span", op([](const OpMetrics& o) { return o.start_ps * kSecondsPerPs; })).csv("start_s"),
+        Declare(S::Op, "latency_s", "s", "length of its op span", op([](const OpMetrics& o) { return o.latency_ps * kSecondsPerPs; }))
+            .table("latency_us", 12, 1e6, 3)
+            .csv("latency_s"),
+        Declare(S::Op, "compute_cycles", "cycles", "its fold and vector cycles", op([](const OpMetrics& o) { return o.compute_cycles; }))
+            .table("cycles", 12)
+            .csv("compute_cycles"),
+        Declare(S::Op, "stall_cycles", "cycles", "its stall cycles", op([](const OpMetrics& o) { return o.stall_cycles; }))
+            .table("stall_cyc", 10)
+            .csv("stall_cycles"),
+        Declare(S::Op, "energy_j", "J", "dynamic energy of its events + static power over its span",
+                op([](const OpMetrics& o) { return o.energy_pj * kJoulesPerPj; }))
+            .table("energy_uJ", 12, 1e6, 3)
+            .csv("energy_j"),
+        Declare(S::Op, "traffic_bytes", "bytes", "bytes read + written per memory level",
+                op([](const OpMetrics& o) { return MetricCounts(o.traffic_bytes.begin(), o.traffic_bytes.end()); }))
+            .csv("bytes_{}"),
+        Declare(S::Op, "utilization", "1", "macs / (latency cycles x peak MACs per cycle)", op([](const OpMetrics& o) { return o.utilization; }))
+            .table("util%", 6, 100, 1)
+            .csv("utilization"),
+        Declare(S::Op, "bound", "", "what its time went to most: compute, or the stall cause with the most cycles; none at zero time",
+                op([](const OpMetrics& o) { return o.bound; }))
+            .table("bound", -12)
+            .csv("bound"),
+        Declare(S::Op, "stall_cycles_by_cause", "cycles", "its stall cycles by cause",
+                op([](const OpMetrics& o) { return MetricCounts(o.stall_cycles_by_cause.begin(), o.stall_cycles_by_cause.end()); })),
+        Declare(S::Op, "modeled", "", "false: imported with --allow-unsupported and costed as zero (left out when true)",
+                [](const Metrics& m, size_t i) { return m.ops[i].modeled ? MetricValue() : MetricValue(false); }),
+        // ---- per component
+        Declare(S::Component, "name", "", "component name (trace table /components)", component([](const ComponentMetrics& c) { return c.name; })),
+        Declare(S::Component, "level", "", "compute, vector, or the memory level it belongs to",
+                component([](const ComponentMetrics& c) { return c.level; })),
+        Declare(S::Component, "ops", "1", "MACs (fold events) or vector operations it executed", component([](const ComponentMetrics& c) { return c.ops; })),
+        Declare(S::Component, "busy_s", "s", "sum of its fold, vector and transfer spans (overlapping spans count twice)",
+                component([](const ComponentMetrics& c) { return c.busy_ps * kSecondsPerPs; })),
+        Declare(S::Component, "bytes", "bytes", "bytes read + written", component([](const ComponentMetrics& c) { return c.bytes; })),
+        Declare(S::Component, "utilization", "1", "ops / (latency_cycles x its peak ops per cycle); 0 for memories",
+                component([](const ComponentMetrics& c) { return c.utilization; })),
+    };
+    std::vector<MetricDecl> out;
+    for (const auto& d : all) out.push_back(d.d);
+    return out;
+}
+
+}  // namespace
+
+const std::vector<MetricDecl>& metric_catalog() {
+    static const std::vector<MetricDecl> catalog = declare_all();  // immutable after first use
+    return catalog;
+}
+
+std::vector<const MetricDecl*> metrics_of(MetricScope scope) {
+    std::vector<const MetricDecl*> out;
+    for (const auto& d : metric_catalog())
+        if (d.scope == scope) out.push_back(&d);
+    return out;
+}
+
+const MetricDecl* find_metric(MetricScope scope, const std::string& name) {
+    for (const auto& d : metric_catalog())
+        if (d.scope == scope && d.name == name) return &d;
+    return nullptr;
+}
+
+bool is_per_key(const std::string& pattern) { return pattern.find("{}") != std::string::npos; }
+
+std::string column_for(const std::string& pattern, const std::string& key) {
+    const size_t at = pattern.find("{}");
+    return at == std::string::npos ? pattern : pattern.substr(0, at) + key + pattern.substr(at + 2);
+}
+
+}  // namespace archsim

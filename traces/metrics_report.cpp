@@ -1,0 +1,250 @@
+#include "traces/metrics_report.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "sim/common/error.h"
+#include "traces/reducer.h"
+
+namespace archsim {
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+ojson to_json(const MetricValue& v) {
+    return std::visit(
+        [](const auto& x) {
+            if constexpr (std::is_same_v<std::decay_t<decltype(x)>, std::monostate>) return ojson();
+            else return ojson(x);
+        },
+        v);
+}
+
+bool has_value(const MetricValue& v) { return !std::holds_alternative<std::monostate>(v); }
+
+/// One object holding the metrics of `scope` for `index`, in declaration order.
+ojson object_of(const Metrics& m, MetricScope scope, size_t index) {
+    ojson o = ojson::object();
+    for (const MetricDecl* d : metrics_of(scope))
+        if (const MetricValue v = d->get(m, index); has_value(v)) o[d->name] = to_json(v);
+    return o;
+}
+
+std::string csv_text(const std::string& s) {
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string q = "\"";
+    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c == '\n' ? ' ' : c);
+    return q + "\"";
+}
+
+/// A scalar as a CSV cell (numbers at full precision); per-key values and lists are not cells.
+std::string csv_cell(const MetricValue& v) {
+    if (auto s = std::get_if<std::string>(&v)) return csv_text(*s);
+    if (auto b = std::get_if<bool>(&v)) return *b ? "true" : "false";
+    if (auto i = std::get_if<int64_t>(&v)) return fmt::format("{}", *i);
+    if (auto u = std::get_if<uint64_t>(&v)) return fmt::format("{}", *u);
+    if (auto d = std::get_if<double>(&v)) return fmt::format("{}", *d);
+    return "";
+}
+
+/// The value of per-key metric `v` at `key` as a cell ("0" where it has none).
+std::string csv_key_cell(const MetricValue& v, const std::string& key) {
+    if (auto c = std::get_if<MetricCounts>(&v)) {
+        auto it = c->find(key);
+        return fmt::format("{}", it == c->end() ? 0 : it->second);
+    }
+    if (auto r = std::get_if<MetricReals>(&v)) {
+        auto it = r->find(key);
+        return fmt::format("{}", it == r->end() ? 0.0 : it->second);
+    }
+    return "";
+}
+
+std::set<std::string> keys_of(const MetricValue& v) {
+    std::set<std::string> k;
+    if (auto c = std::get_if<MetricCounts>(&v))
+        for (const auto& [key, x] : *c) k.insert(key);
+    if (auto r = std::get_if<MetricReals>(&v))
+        for (const auto& [key, x] : *r) k.insert(key);
+    return k;
+}
+
+std::string render_csv(const Metrics& m) {
+    // scalar columns first, then one column per key of each per-key metric
+    std::vector<const MetricDecl*> scalars, per_key;
+    for (const MetricDecl* d : metrics_of(MetricScope::Op))
+        if (!d->csv.empty()) (is_per_key(d->csv) ? per_key : scalars).push_back(d);
+    std::vector<std::set<std::string>> keys(per_key.size());
+    for (size_t k = 0; k < per_key.size(); ++k)
+        for (size_t i = 0; i < m.ops.size(); ++i)
+            keys[k].merge(keys_of(per_key[k]->get(m, i)));
+    std::string out;
+    for (const MetricDecl* d : scalars) out += (out.empty() ? "" : ",") + d->csv;
+    for (size_t k = 0; k < per_key.size(); ++k)
+        for (const auto& key : keys[k]) out += "," + column_for(per_key[k]->csv, key);
+    out += "\n";
+    auto row = [&](auto value_of, const std::string& first) {
+        std::string line;
+        for (size_t c = 0; c < scalars.size(); ++c) {
+            line += (c ? "," : "") + (c == 0 && !first.empty() ? first : csv_cell(value_of(scalars[c])));
+        }
+        for (size_t k = 0; k < per_key.size(); ++k) {
+            const MetricValue v = value_of(per_key[k]);
+            for (const auto& key : keys[k]) line += "," + csv_key_cell(v, key);
+        }
+        return line + "\n";
+    };
+    for (size_t i = 0; i < m.ops.size(); ++i) out += row([&](const MetricDecl* d) { return d->get(m, i); }, "");
+    out += row(
+        [&](const MetricDecl* d) {
+            const MetricDecl* t = find_metric(MetricScope::Total, d->name);
+            return t ? t->get(m, 0) : MetricValue();
+        },
+        "TOTAL");
+    return out;
+}
+
+/// A Run or Total value as one line of the human summary.
+std::string summary_value(const MetricValue& v, const std::string& unit) {
+    const std::string u = unit.empty() || unit == "1" ? "" : " " + unit;
+    if (auto n = metric_number(v)) return fmt::format("{:.7g}{}", *n, u);
+    if (auto s = std::get_if<std::string>(&v)) return *s;
+    if (auto l = std::get_if<std::vector<std::string>>(&v)) {
+        std::string s = l->empty() ? "none" : "";
+        for (const auto& x : *l) s += (s.empty() ? "" : " ") + x;
+        return s;
+    }
+    std::string s;
+    if (auto c = std::get_if<MetricCounts>(&v))
+        for (const auto& [k, x] : *c) s += fmt::format("{}{} {}", s.empty() ? "" : ", ", k, x);
+    if (auto r = std::get_if<MetricReals>(&v))
+        for (const auto& [k, x] : *r) s += fmt::format("{}{} {:.7g}", s.empty() ? "" : ", ", k, x);
+    return (s.empty() ? "none" : s) + u;
+}
+
+std::string render_table(const Metrics& m) {
+    std::vector<const MetricDecl*> cols;
+    for (const MetricDecl* d : metrics_of(MetricScope::Op))
+        if (!d->table.header.empty()) cols.push_back(d);
+    auto trim = [](std::string s) { return s.erase(s.find_last_not_of(' ') + 1) + "\n"; };
+    std::string head;
+    for (const MetricDecl* d : cols) head += (head.empty() ? "" : " ") + table_cell(d->table.header, d->table);
+    std::string out = trim(head);
+    for (size_t i = 0; i < m.ops.size(); ++i) {
+        std::string line;
+        for (const MetricDecl* d : cols) {
+            const MetricValue v = d->get(m, i);
+            const auto n = metric_number(v);
+            const auto s = std::get_if<std::string>(&v);
+            line += (line.empty() ? "" : " ") + (n ? table_cell(*n, d->table) : table_cell(s ? *s : std::string(), d->table));
+        }
+        out += trim(line);
+    }
+    out += "\n";
+    for (MetricScope scope : {MetricScope::Run, MetricScope::Total})
+        for (const MetricDecl* d : metrics_of(scope))
+            if (const MetricValue v = d->get(m, 0); has_value(v)) out += fmt::format("{:<22} {}\n", d->name, summary_value(v, d->unit));
+    if (m.static_power_w == 0) out += "NOT MODELED  static energy (energy.static_w = 0)\n";
+    if (!m.unmodeled_ops.empty())
+        out += fmt::format("NOT MODELED  {} operator(s) imported with --allow-unsupported cost zero (unmodeled_ops)\n",
+                           m.unmodeled_ops.size());
+    return out;
+}
+
+}  // namespace
+
+ReportFormat parse_report_format(const std::string& s) {
+    if (s == "table") return ReportFormat::Table;
+    if (s == "json") return ReportFormat::Json;
+    if (s == "csv") return ReportFormat::Csv;
+    throw UserError("--format " + s, "must be table, json or csv");
+}
+
+std::string metrics_to_json(const Metrics& m) {
+    ojson j = object_of(m, MetricScope::Run, 0);
+    j["total"] = object_of(m, MetricScope::Total, 0);
+    j["ops"] = ojson::array();
+    for (size_t i = 0; i < m.ops.size(); ++i) j["ops"].push_back(object_of(m, MetricScope::Op, i));
+    j["components"] = ojson::array();
+    for (size_t i = 0; i < m.components.size(); ++i) j["components"].push_back(object_of(m, MetricScope::Component, i));
+    return j.dump(2) + "\n";
+}
+
+std::string render_metrics(const Metrics& m, ReportFormat f) {
+    if (f == ReportFormat::Json) return metrics_to_json(m);
+    if (f == ReportFormat::Csv) return render_csv(m);
+    return render_table(m);
+}
+
+std::string describe_metrics(ReportFormat f) {
+    auto scope_name = [](MetricScope s) {
+        switch (s) {
+            case MetricScope::Run: return "run";
+            case MetricScope::Total: return "total";
+            case MetricScope::Op: return "op";
+            case MetricScope::Component: return "component";
+            case MetricScope::Point: return "point";
+        }
+        return "";
+    };
+    auto json_path = [](const MetricDecl& d) -> std::string {
+        switch (d.scope) {
+            case MetricScope::Run: return d.name;
+            case MetricScope::Total: return "total." + d.name;
+            case MetricScope::Op: return "ops[]." + d.name;
+            case MetricScope::Component: return "components[]." + d.name;
+            case MetricScope::Point: return "";
+        }
+        return "";
+    };
+    if (f == ReportFormat::Json) {
+        ojson j = ojson::array();
+        for (const auto& d : metric_catalog())
+            j.push_back({{"scope", scope_name(d.scope)}, {"name", d.name}, {"unit", d.unit}, {"metrics_json", json_path(d)},
+                         {"csv_column", d.csv}, {"sweep_column", d.sweep}, {"doc", d.doc}});
+        return j.dump(2) + "\n";
+    }
+    std::string out = f == ReportFormat::Csv ? "scope,name,unit,metrics_json,csv_column,sweep_column,doc\n" : "";
+    for (const auto& d : metric_catalog()) {
+        if (f == ReportFormat::Csv) {
+            out += fmt::format("{},{},{},{},{},{},{}\n", scope_name(d.scope), d.name, csv_text(d.unit), json_path(d), d.csv, d.sweep,
+                               csv_text(d.doc));
+            continue;
+        }
+        std::string where = json_path(d);
+        if (!d.csv.empty()) where += (where.empty() ? "" : ", ") + std::string("csv ") + d.csv;
+        if (!d.sweep.empty()) where += (where.empty() ? "" : ", ") + std::string("results ") + d.sweep;
+        out += fmt::format("{:<10} {:<22} {:<10} {}\n{:<45}{}\n", scope_name(d.scope), d.name, d.unit.empty() ? "-" : d.unit, d.doc, "",
+                           where);
+    }
+    return out;
+}
+
+std::optional<double> metric_number(const MetricValue& v) {
+    if (auto i = std::get_if<int64_t>(&v)) return static_cast<double>(*i);
+    if (auto u = std::get_if<uint64_t>(&v)) return static_cast<double>(*u);
+    if (auto d = std::get_if<double>(&v)) return *d;
+    if (auto b = std::get_if<bool>(&v)) return *b ? 1.0 : 0.0;
+    return std::nullopt;
+}
+
+std::string table_cell(double value, const TableColumn& c) {
+    const double x = value * c.scale;
+    const bool integral = x == static_cast<double>(static_cast<int64_t>(x));
+    const std::string s = c.decimals >= 0   ? fmt::format("{:.{}f}", x, c.decimals)
+                          : c.decimals == -2 ? fmt::format("{:.5g}", x)
+                          : integral         ? fmt::format("{}", static_cast<int64_t>(x))
+                                             : fmt::format("{}", x);
+    return c.width < 0 ? fmt::format("{:<{}}", s, -c.width) : fmt::format("{:>{}}", s, c.width);
+}
+
+std::string table_cell(const std::string& text, const TableColumn& c) {
+    const size_t w = static_cast<size_t>(c.width < 0 ? -c.width : c.width);
+    const std::string s = text.size() > w && w > 3 ? text.substr(0, w - 3) + "..." : text;
+    return c.width < 0 ? fmt::format("{:<{}}", s, w) : fmt::format("{:>{}}", s, w);
+}
+
+}  // namespace archsim

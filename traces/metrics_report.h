@@ -1,0 +1,40 @@
+#pragma once
+// Writes a run's metrics by walking the declared metrics (traces/metric_catalog.h): metrics.json,
+// the human table and the per-operator CSV. Nothing here names a metric.
+#include <optional>
+#include <string>
+
+#include "traces/metric_catalog.h"
+
+namespace archsim {
+
+struct Metrics;
+
+/// Output formats of reports.
+enum class ReportFormat { Table, Json, Csv };
+/// Parses "table" | "json" | "csv"; throws UserError otherwise.
+ReportFormat parse_report_format(const std::string& s);
+
+/// metrics.json: the Run-scope metrics at the top level, then "total" (Total scope), "ops" (one
+/// object per operator, Op scope) and "components" (one per trace component, Component scope),
+/// each object's keys in declaration order.
+std::string metrics_to_json(const Metrics& m);
+/// The human report (the operator table from the Op-scope table columns, then every Run and Total
+/// metric with its unit), or the CSV: one row per operator with the Op-scope CSV columns (per-key
+/// values one column per key any operator has) and a TOTAL row holding the Total metric of the
+/// same name where one is declared.
+std::string render_metrics(const Metrics& m, ReportFormat f);
+
+/// The catalogue itself (`archsim metrics`): per declared metric its scope, name, unit, where it
+/// appears (metrics.json path, CSV and results columns) and doc; as a table, JSON or CSV.
+std::string describe_metrics(ReportFormat f);
+
+/// A value as a number (counts, reals, flags); nullopt for text, lists and per-key values.
+std::optional<double> metric_number(const MetricValue& v);
+/// A number formatted for a table column: scaled, `decimals` after the point (-1: as is, -2: 5
+/// significant digits), padded to the column's width.
+std::string table_cell(double value, const TableColumn& c);
+/// A text padded (or cut with "...") to the column's width.
+std::string table_cell(const std::string& text, const TableColumn& c);
+
+}  // namespace archsim
