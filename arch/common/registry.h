@@ -16,6 +16,16 @@ const MachineKind* find_machine(const std::string& kind);
 /// Every registered kind name, sorted.
 std::vector<std::string> machine_kinds();
 
+/// The MachineKind of a model whose parameters `Params()` declares (a ParamBinder) and whose
+/// typed config `Make(ParamSet)` builds, running every cross-key check (UserError); `create`
+/// builds the machine. Validation is Make itself, so the checks live in one place.
+template <auto Params, auto Make>
+MachineKind machine_kind(std::string kind, std::string doc,
+                         std::unique_ptr<Machine> (*create)(const ParamSet& params, TraceWriter& trace)) {
+    return MachineKind{std::move(kind), std::move(doc), []() -> const ParamSchema& { return Params().schema(); }, create,
+                       [](const ParamSet& p) { (void)Make(p); }};
+}
+
 }  // namespace archsim
 
 #define ARCHSIM_CONCAT2(a, b) a##b

@@ -1,18 +1,19 @@
 #include "arch/cpu/cpu_config.h"
 
+#include "arch/energy/process_node.h"
 #include "arch/memory/dram_params.h"
 #include "sim/common/error.h"
 
 namespace archsim {
 
 double CpuConfig::mac_rate() const {
-    const double amx = by_precision(precision, amx_int8_mac, 0.0, amx_bf16_fma, 0.0);
+    const double amx = amx_macs.at(precision);
     if (amx > 0) return amx;
     const double simd = simd_macs.at(precision);
     return simd > 0 ? simd : simd_macs.fp32;
 }
 
-bool CpuConfig::uses_amx() const { return by_precision(precision, amx_int8_mac, 0.0, amx_bf16_fma, 0.0) > 0; }
+bool CpuConfig::uses_amx() const { return amx_macs.at(precision) > 0; }
 
 double CpuConfig::mac_pj() const {
     if (!uses_amx() && simd_macs.at(precision) <= 0) return mac_pj_by.fp32;  // converted to fp32 and run there
@@ -37,16 +38,19 @@ void declare_cache(ParamBinder<CpuConfig>& b, const std::string& level, F field,
     above(b.real(level + ".bytes_per_cycle", [field](CpuConfig& c) -> double& { return field(c).bytes_per_cycle; },
                  d.bytes_per_cycle, "bytes/cycle", unit + " bandwidth to the level above, per core (" + source + ")"),
           0);
-    at_least(b.real(level + ".pj_per_byte", [field](CpuConfig& c) -> double& { return field(c).pj_per_byte; }, d.pj_per_byte,
-                    "pJ/byte", unit + " access energy: Horowitz ISSCC 2014 SRAM read energy for its size, scaled x0.108 to 7 nm"),
-             0);
+    sram_at_node(at_least(b.real(level + ".pj_per_byte", [field](CpuConfig& c) -> double& { return field(c).pj_per_byte; }, 0,
+                                 "pJ/byte", unit + " access energy, read or write"),
+                          0),
+                 [level](const ParamSet& p) { return 1024.0 * static_cast<double>(p.get_int(level + ".kib")); },
+                 level + ".kib" + (shared ? "" : " (one core's)"));
 }
 
 }  // namespace
 
 // Defaults: one AMD EPYC 7763 (Zen 3, "Milan"), from AMD's "Software Optimization Guide for AMD
 // EPYC 7003 Processors" (pub. 56665, SOG) and the EPYC 7003 product page. Energies: Horowitz
-// ISSCC 2014 (45 nm, 0.9 V) scaled by (7/45) x (0.75/0.9)^2 = 0.108.
+// ISSCC 2014 (45 nm, 0.9 V) scaled to energy.node_nm and energy.vdd_v (7 nm at 0.75 V: x0.108),
+// caches by their own capacity.
 const ParamBinder<CpuConfig>& cpu_params() {
     static const ParamBinder<CpuConfig> b = [] {
         ParamBinder<CpuConfig> b;
@@ -80,19 +84,18 @@ const ParamBinder<CpuConfig>& cpu_params() {
         b.rename("core.fp16_fma_per_cycle", "core.macs_per_cycle.fp16");
         b.rename("core.bf16_fma_per_cycle", "core.macs_per_cycle.bf16");
         b.rename("core.int8_mac_per_cycle", "core.macs_per_cycle.int8");
-        at_least(b.real("core.amx_bf16_fma_per_cycle", [](C& c) -> double& { return c.amx_bf16_fma; }, 0.0, "FMA/core/cycle",
-                        "AMX BF16 FMAs per core per cycle; 0 = no AMX"),
-                 0);
-        at_least(b.real("core.amx_int8_mac_per_cycle", [](C& c) -> double& { return c.amx_int8_mac; }, 0.0, "MAC/core/cycle",
-                        "AMX INT8 MACs per core per cycle; 0 = no AMX"),
-                 0);
+        declare_per_precision<C>(b, "core.amx_macs_per_cycle", [](C& c) -> PerPrecision& { return c.amx_macs; }, {},
+                                 "MACs/core/cycle", "AMX tile MACs per core per cycle; 0 = no AMX path (the SIMD rate applies)", "",
+                                 {"AMX-INT8", "AMX-FP16 (Granite Rapids)", "AMX-BF16", "no AMX format; keep 0"});
+        b.rename("core.amx_bf16_fma_per_cycle", "core.amx_macs_per_cycle.bf16");
+        b.rename("core.amx_int8_mac_per_cycle", "core.amx_macs_per_cycle.int8");
         above(b.real("core.pack_bytes_per_cycle", [](C& c) -> double& { return c.pack_bytes_per_cycle; }, 32.0, "bytes/cycle",
                      "Bytes a core copies per cycle while packing a GEMM block (one vector load + store per cycle)"),
               0);
         at_least(b.integer("line_bytes", [](C& c) -> int64_t& { return c.line_bytes; }, 64, "bytes", "Cache line size (" + sog + ")"), 8);
-        CacheLevelConfig l1{32, 8, 4, 64.0, 0.27};
-        CacheLevelConfig l2{512, 8, 12, 32.0, 0.98};
-        CacheLevelConfig l3{32 * 1024, 16, 46, 32.0, 6.75};
+        CacheLevelConfig l1{32, 8, 4, 64.0, 0};  // access energies derived from capacity and node
+        CacheLevelConfig l2{512, 8, 12, 32.0, 0};
+        CacheLevelConfig l3{32 * 1024, 16, 46, 32.0, 0};
         declare_cache(b, "l1d", [](C& c) -> CacheLevelConfig& { return c.l1; }, l1, "L1 data cache", sog);
         declare_cache(b, "l2", [](C& c) -> CacheLevelConfig& { return c.l2; }, l2, "L2 cache", sog);
         declare_cache(b, "l3", [](C& c) -> CacheLevelConfig& { return c.l3; }, l3, "L3 cache", sog);
@@ -133,13 +136,13 @@ const ParamBinder<CpuConfig>& cpu_params() {
                              "(calibrated from the cache-resident memory-bound cases; 1.0 before calibration)"),
                        0),
                 1);
-        const std::string hz = "Horowitz 2014 scaled x0.108 to 7 nm";
-        declare_per_precision<C>(b, "energy.pj_per_mac", [](C& c) -> PerPrecision& { return c.mac_pj_by; }, {0.032, 0.216, 0.160, 0.497},
-                                 "pJ/MAC", "Energy of one SIMD MAC (FMA)", "",
-                                 {"(0.2 + 0.1) pJ, " + hz, "fp32 accumulate: (1.1 + 0.9) pJ, " + hz, "(1.1 x (8/11)^2 + 0.9) pJ, " + hz,
-                                  "(3.7 + 0.9) pJ, " + hz});
+        declare_process_node<C>(b, [](C& c) -> ProcessNode& { return c.node; }, {7.0, 0.75},
+                                "EPYC 7763: TSMC N7 core dies; 0.75 V an assumption");
+        declare_per_precision<C>(b, "energy.pj_per_mac", [](C& c) -> PerPrecision& { return c.mac_pj_by; }, {}, "pJ/MAC",
+                                 "Energy of one SIMD or AMX MAC (FMA)");
         for (const char* p : {"fp32", "fp16", "bf16"}) b.rename(std::string("energy.fma_pj_") + p, std::string("energy.pj_per_mac.") + p);
         b.rename("energy.mac_pj_int8", "energy.pj_per_mac.int8");
+        derive_mac_energies_at_node(b, "energy.pj_per_mac");
         at_least(b.real("energy.static_w", [](C& c) -> double& { return c.static_w; }, 0.0, "W", "Static power; 0 = not modeled"), 0);
         return b;
     }();

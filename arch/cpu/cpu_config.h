@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 
+#include "arch/energy/process_node.h"
 #include "arch/memory/dram_config.h"
 #include "sim/common/precision.h"
 #include "sim/config/params.h"
@@ -31,7 +32,7 @@ struct CpuConfig {
     int64_t vector_bits = 0;        ///< SIMD register width, bits (256 AVX2, 512 AVX-512)
     int64_t vector_registers = 0;   ///< architectural SIMD registers (16 AVX2, 32 AVX-512)
     PerPrecision simd_macs;  ///< SIMD MACs (FMA) per core per cycle by precision (core.macs_per_cycle.<p>); 0 = none
-    double amx_bf16_fma = 0, amx_int8_mac = 0;                      ///< AMX MACs per core per cycle; 0 = none
+    PerPrecision amx_macs;   ///< AMX tile MACs per core per cycle by precision (core.amx_macs_per_cycle.<p>); 0 = none
     int64_t line_bytes = 64;
     CacheLevelConfig l1, l2, l3;
     DramConfig dram;
@@ -43,7 +44,8 @@ struct CpuConfig {
     double op_overhead_us = 0;      ///< fixed cost of starting one operator (dispatch, thread fork/join), us
     bool fuse_elementwise = true;   ///< elementwise consumers run as post-ops of their producer
     bool prepacked_weights = true;  ///< weights sit in the micro-kernel's panel layout (reordered at load)
-    PerPrecision mac_pj_by;  ///< energy of one SIMD MAC (FMA) by precision (energy.pj_per_mac.<p>), pJ
+    ProcessNode node;        ///< what the Horowitz-derived energy defaults are scaled to
+    PerPrecision mac_pj_by;  ///< energy of one SIMD or AMX MAC (FMA) by precision (energy.pj_per_mac.<p>), pJ
     double static_w = 0;
 
     double cycle_ps() const { return 1e6 / clock_mhz; }

@@ -1,6 +1,7 @@
 #include "arch/energy/horowitz.h"
 
 #include <cmath>
+#include <stdexcept>
 
 namespace archsim::horowitz {
 
@@ -12,6 +13,13 @@ double mac_pj(Precision p) {
         case Precision::Fp32: return 3.7 + 0.9;
     }
     return 3.7 + 0.9;
+}
+
+double tf32_mac_pj() { return 3.7 * (11.0 / 24.0) * (11.0 / 24.0) + 0.9; }
+
+double node_scale(double node_nm, double vdd_v) {
+    if (!(node_nm > 0) || !(vdd_v > 0)) throw std::invalid_argument("node_scale: node and voltage must be > 0");
+    return (node_nm / kNodeNm) * (vdd_v / kVddV) * (vdd_v / kVddV);
 }
 
 double sram_pj_per_byte(int64_t capacity_bytes) {

@@ -18,6 +18,20 @@ double mac_pj(Precision p);
 /// log(capacity) vs log(energy) between those points and extrapolated with the end slopes.
 double sram_pj_per_byte(int64_t capacity_bytes);
 
+/// TF32 MAC (NVIDIA tensor cores' fp32 mode: 10-bit mantissa, 11 bits with the hidden one): the
+/// fp32 multiply scaled by mantissa-multiplier area, (11/24)^2 x 3.7, plus the fp32 add 0.9 pJ.
+double tf32_mac_pj();
+
+/// The node Horowitz's figures hold at: 45 nm, 0.9 V.
+constexpr double kNodeNm = 45.0, kVddV = 0.9;
+
+/// First-order scaling of a switching energy from 45 nm / 0.9 V to `node_nm` at `vdd_v`:
+/// E = C V^2 with the switched capacitance proportional to the feature size, so the factor is
+/// (node_nm / 45) x (vdd_v / 0.9)^2 (classical Dennard scaling, e.g. Horowitz's own slides; it
+/// overstates the gain below ~16 nm, where wires scale less than gates). 7 nm at 0.75 V: 0.108.
+/// Throws std::invalid_argument for a non-positive node or voltage.
+double node_scale(double node_nm, double vdd_v);
+
 /// DRAM energy per byte: 1.3 nJ per 64 bits (the low end of Horowitz's 1.3-2.6 nJ) = 20.3 pJ/B.
 constexpr double kDramPjPerByte = 1300.0 / 64.0;
 

@@ -1,5 +1,6 @@
 #include "arch/gpu/gpu_config.h"
 
+#include "arch/energy/process_node.h"
 #include "arch/memory/dram_params.h"
 #include "sim/config/per_precision.h"
 
@@ -7,11 +8,11 @@ namespace archsim {
 
 double GpuConfig::tensor_rate() const { return precision == Precision::Fp32 && !fp32_as_tf32 ? 0.0 : tensor.at(precision); }
 
-double GpuConfig::contraction_fma_pj() const { return tensor_rate() <= 0 ? fma_pj_fp32 : mma_pj.at(precision); }
+double GpuConfig::contraction_fma_pj() const { return tensor_rate() <= 0 ? cuda_mac_pj : mma_pj.at(precision); }
 
 // Defaults: NVIDIA A100-SXM4-80GB (A100 datasheet and "NVIDIA A100 Tensor Core GPU Architecture"
-// whitepaper). Energies: Horowitz ISSCC 2014 (45 nm, 0.9 V) scaled by (7/45) x (0.75/0.9)^2 = 0.108
-// (first-order E ~ L V^2 to 7 nm at an assumed 0.75 V).
+// whitepaper). Energies: Horowitz ISSCC 2014 (45 nm, 0.9 V) scaled to energy.node_nm and
+// energy.vdd_v (arch/energy/process_node.h; 7 nm at 0.75 V: x0.108).
 const ParamBinder<GpuConfig>& gpu_params() {
     static const ParamBinder<GpuConfig> b = [] {
         ParamBinder<GpuConfig> b;
@@ -22,8 +23,9 @@ const ParamBinder<GpuConfig>& gpu_params() {
         at_most(at_least(b.integer("sms", [](C& c) -> int64_t& { return c.sms; }, 108, "SMs", "Streaming multiprocessors (" + wp + ")"), 1), 1024);
         b.string("precision", [](C& c) -> std::string& { return c.precision_name; }, "fp16", {"int8", "fp16", "bf16", "fp32"},
                  "Operand precision of the run (accumulation in fp32 / int32)");
-        above(b.real("cuda.fp32_fma_per_sm_per_cycle", [](C& c) -> double& { return c.cuda_fp32_fma; }, 64.0, "FMA/SM/cycle",
-                     "FP32 CUDA cores per SM: 108 x 64 x 2 x 1.41 GHz = 19.5 TFLOPS (" + wp + ")"), 0);
+        above(b.real("cuda.macs_per_cycle", [](C& c) -> double& { return c.cuda_fp32_fma; }, 64.0, "MACs/SM/cycle",
+                     "FP32 MACs (FMA) per SM per cycle on the CUDA cores: 108 x 64 x 2 x 1.41 GHz = 19.5 TFLOPS (" + wp + ")"), 0);
+        b.rename("cuda.fp32_fma_per_sm_per_cycle", "cuda.macs_per_cycle");
         declare_per_precision<C>(b, "sm.macs_per_cycle", [](C& c) -> PerPrecision& { return c.tensor; }, {2048, 1024, 1024, 512},
                                  "MACs/SM/cycle", "Dense tensor-core MACs (FMA) per SM per cycle, 0 = no tensor path", "",
                                  {"624 TOPS (" + wp + ")", "4 tensor cores x 256 = 312 TFLOPS (" + wp + ")", "312 TFLOPS (" + wp + ")",
@@ -64,17 +66,31 @@ const ParamBinder<GpuConfig>& gpu_params() {
         b.boolean("fusion.elementwise", [](C& c) -> bool& { return c.fuse_elementwise; }, true,
                   "Fuse elementwise operators into the kernel that produces their input (bias/activation/residual "
                   "epilogues, as TensorRT and cuDNN do); false: each is its own kernel");
-        const std::string hz = "Horowitz 2014 scaled x0.108 to 7 nm";
-        declare_per_precision<C>(b, "energy.pj_per_mac", [](C& c) -> PerPrecision& { return c.mma_pj; }, {0.032, 0.216, 0.160, 0.181},
-                                 "pJ/MAC", "Energy of one tensor-core MAC (FMA)", "",
-                                 {"(0.2 + 0.1) pJ, " + hz, "fp32 accumulate: (1.1 + 0.9) pJ, " + hz, "(1.1 x (8/11)^2 + 0.9) pJ, " + hz,
-                                  "TF32: (3.7 x (11/24)^2 + 0.9) pJ, " + hz});
+        declare_process_node<C>(b, [](C& c) -> ProcessNode& { return c.node; }, {7.0, 0.75},
+                                "A100: TSMC N7; 0.75 V an assumption (NVIDIA publishes no core voltage)");
+        declare_per_precision<C>(b, "energy.pj_per_mac", [](C& c) -> PerPrecision& { return c.mma_pj; }, {}, "pJ/MAC",
+                                 "Energy of one tensor-core MAC (FMA)", "", {"", "", "", "TF32"});
         for (const char* p : {"int8", "fp16", "bf16"}) b.rename(std::string("energy.mma_pj_") + p, std::string("energy.pj_per_mac.") + p);
         b.rename("energy.mma_pj_tf32", "energy.pj_per_mac.fp32");
-        at_least(b.real("energy.fma_pj_fp32", [](C& c) -> double& { return c.fma_pj_fp32; }, 0.497, "pJ/FMA", "FP32 CUDA-core FMA: (3.7 + 0.9) pJ, " + hz), 0);
-        at_least(b.real("energy.rf_pj_per_byte", [](C& c) -> double& { return c.rf_pj_per_byte; }, 0.135, "pJ/byte", "Register file: 8 KiB SRAM 10 pJ per 64 bits, " + hz), 0);
-        at_least(b.real("energy.smem_pj_per_byte", [](C& c) -> double& { return c.smem_pj_per_byte; }, 0.577, "pJ/byte", "Shared memory: 164 KiB SRAM (log-log between 32 KiB and 1 MiB), " + hz), 0);
-        at_least(b.real("energy.l2_pj_per_byte", [](C& c) -> double& { return c.l2_pj_per_byte; }, 7.49, "pJ/byte", "L2: 40 MiB SRAM (log-log extrapolated from 1 MiB), " + hz), 0);
+        derive_mac_energies_at_node(b, "energy.pj_per_mac", true);
+        mac_at_node(at_least(b.real("energy.pj_per_cuda_mac", [](C& c) -> double& { return c.cuda_mac_pj; }, 0, "pJ/MAC",
+                                    "Energy of one FP32 FMA on the CUDA cores (vector operations are charged half of it)"),
+                             0),
+                    Precision::Fp32);
+        b.rename("energy.fma_pj_fp32", "energy.pj_per_cuda_mac");
+        sram_at_node(at_least(b.real("registers.pj_per_byte", [](C& c) -> double& { return c.rf_pj_per_byte; }, 0, "pJ/byte",
+                                     "Register-file access energy"),
+                              0),
+                     [](const ParamSet&) { return 8.0 * 1024; }, "one 8 KiB register-file bank");
+        b.rename("energy.rf_pj_per_byte", "registers.pj_per_byte");
+        sram_at_node(at_least(b.real("smem.pj_per_byte", [](C& c) -> double& { return c.smem_pj_per_byte; }, 0, "pJ/byte",
+                                     "Shared-memory access energy"),
+                              0),
+                     [](const ParamSet& p) { return 1024.0 * static_cast<double>(p.get_int("sm.smem_kib")); }, "sm.smem_kib");
+        b.rename("energy.smem_pj_per_byte", "smem.pj_per_byte");
+        sram_at_node(at_least(b.real("l2.pj_per_byte", [](C& c) -> double& { return c.l2_pj_per_byte; }, 0, "pJ/byte", "L2 access energy"), 0),
+                     [](const ParamSet& p) { return 1024.0 * 1024.0 * static_cast<double>(p.get_int("l2.mib")); }, "l2.mib");
+        b.rename("energy.l2_pj_per_byte", "l2.pj_per_byte");
         at_least(b.real("energy.static_w", [](C& c) -> double& { return c.static_w; }, 0.0, "W", "Static power; 0 = not modeled (no vendor figure)"), 0);
         return b;
     }();

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 
+#include "arch/energy/process_node.h"
 #include "arch/memory/dram_config.h"
 #include "sim/common/precision.h"
 #include "sim/config/params.h"
@@ -31,7 +32,8 @@ struct GpuConfig {
     int64_t gemv_max_rows = 0;                ///< GEMMs with at most this many rows run as bandwidth-bound GEMV kernels
     bool fuse_elementwise = true;
     PerPrecision mma_pj;                      ///< energy per tensor-core MAC (fp32: TF32), pJ
-    double fma_pj_fp32 = 0;                   ///< energy per CUDA-core FP32 FMA, pJ
+    ProcessNode node;                         ///< what the Horowitz-derived energy defaults are scaled to
+    double cuda_mac_pj = 0;                   ///< energy per CUDA-core FP32 FMA, pJ
     double rf_pj_per_byte = 0, smem_pj_per_byte = 0, l2_pj_per_byte = 0;
     double static_w = 0;
 

@@ -33,7 +33,7 @@ public:
         m_gpu = m_op_component = m_rec.lane("gpu");
         for (int64_t s = 0; s < cfg.sms; ++s)
             m_sm_comp.push_back(m_rec.compute("sm" + std::to_string(s), "compute", cfg.contraction_fma_pj(), cfg.contraction_rate()));
-        m_cuda = m_rec.compute("cuda_cores", "cuda_cores", cfg.fma_pj_fp32 / 2, 0);
+        m_cuda = m_rec.compute("cuda_cores", "cuda_cores", cfg.cuda_mac_pj / 2, 0);
         const uint16_t l2 = m_rec.memory("l2", cfg.l2_pj_per_byte);
         m_smem = m_rec.memory("smem", cfg.smem_pj_per_byte);
         m_rf = m_rec.memory("registers", cfg.rf_pj_per_byte);

@@ -6,10 +6,14 @@
 
 namespace archsim {
 namespace {
-const ParamSchema& gpu_schema() { return gpu_params().schema(); }
-void gpu_validate(const ParamSet& p) { check_cta_menu_fits(make_gpu_config(p)); }
+/// The config with the check that needs the CTA mapper: some CTA tile fits the shared memory.
+GpuConfig make_checked_gpu_config(const ParamSet& p) {
+    GpuConfig c = make_gpu_config(p);
+    check_cta_menu_fits(c);
+    return c;
+}
 }  // namespace
 
-ARCHSIM_REGISTER_MACHINE(MachineKind{"gpu", "NVIDIA-style GPU: SMs running CTAs in waves on tensor/CUDA cores, shared L2 and HBM/GDDR",
-                                     &gpu_schema, &create_gpu_machine, &gpu_validate});
+ARCHSIM_REGISTER_MACHINE(machine_kind<&gpu_params, &make_checked_gpu_config>(
+    "gpu", "NVIDIA-style GPU: SMs running CTAs in waves on tensor/CUDA cores, shared L2 and HBM/GDDR", &create_gpu_machine));
 }  // namespace archsim

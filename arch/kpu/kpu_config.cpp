@@ -95,14 +95,17 @@ const ParamBinder<KpuConfig>& kpu_params() {
         declare_per_precision<C>(b, "energy.pj_per_mac", [](C& c) -> PerPrecision& { return c.mac_pj; }, {0.10, 0.16, 0.16, 0.30},
                                  "pJ/MAC", "Energy of one MAC", "energy.mac_pj_{}",
                                  {sm, "not published; BF16's 0.16 of " + sm, sm, sm});
-        at_least(b.real("energy.l1_pj_per_byte", [](C& c) -> double& { return c.l1_pj_per_byte; }, 0.3, "pJ/byte", "L1 access (" + sm + ")"), 0);
-        at_least(b.real("energy.l2_pj_per_byte", [](C& c) -> double& { return c.l2_pj_per_byte; }, 0.8, "pJ/byte", "L2 access (" + sm + ")"), 0);
-        at_least(b.real("energy.l3_pj_per_byte", [](C& c) -> double& { return c.l3_pj_per_byte; }, 2.0, "pJ/byte", "L3 access (" + sm + ")"), 0);
-        at_least(b.real("energy.dma_pj_per_byte", [](C& c) -> double& { return c.dma_pj_per_byte; }, 1.5, "pJ/byte", "DMA engine, DRAM <-> L3 (" + sm + ")"), 0);
-        at_least(b.real("energy.block_mover_pj_per_byte", [](C& c) -> double& { return c.block_mover_pj_per_byte; }, 0.8, "pJ/byte", "Block mover, L3 -> L2 (" + sm + ")"), 0);
-        at_least(b.real("energy.streamer_pj_per_byte", [](C& c) -> double& { return c.streamer_pj_per_byte; }, 0.3, "pJ/byte", "Streamer, L2 -> L1 (" + sm + ")"), 0);
-        at_least(b.real("energy.noc_pj_per_byte_hop", [](C& c) -> double& { return c.noc_pj_per_byte_hop; }, 0.5, "pJ/(byte*hop)",
+        at_least(b.real("l1.pj_per_byte", [](C& c) -> double& { return c.l1_pj_per_byte; }, 0.3, "pJ/byte", "L1 access (" + sm + ")"), 0);
+        at_least(b.real("l2.pj_per_byte", [](C& c) -> double& { return c.l2_pj_per_byte; }, 0.8, "pJ/byte", "L2 access (" + sm + ")"), 0);
+        at_least(b.real("l3.pj_per_byte", [](C& c) -> double& { return c.l3_pj_per_byte; }, 2.0, "pJ/byte", "L3 access (" + sm + ")"), 0);
+        at_least(b.real("dma.pj_per_byte", [](C& c) -> double& { return c.dma_pj_per_byte; }, 1.5, "pJ/byte", "DMA engine, DRAM <-> L3 (" + sm + ")"), 0);
+        at_least(b.real("block_mover.pj_per_byte", [](C& c) -> double& { return c.block_mover_pj_per_byte; }, 0.8, "pJ/byte", "Block mover, L3 -> L2 (" + sm + ")"), 0);
+        at_least(b.real("streamer.pj_per_byte", [](C& c) -> double& { return c.streamer_pj_per_byte; }, 0.3, "pJ/byte", "Streamer, L2 -> L1 (" + sm + ")"), 0);
+        at_least(b.real("noc.pj_per_byte_hop", [](C& c) -> double& { return c.noc_pj_per_byte_hop; }, 0.5, "pJ/(byte*hop)",
                         "Tile-mesh network per byte per hop (" + sm + " gives 0.5 pJ/hop; per byte is our reading)"), 0);
+        for (const char* lvl : {"l1", "l2", "l3", "dma", "block_mover", "streamer"})
+            b.rename(std::string("energy.") + lvl + "_pj_per_byte", std::string(lvl) + ".pj_per_byte");
+        b.rename("energy.noc_pj_per_byte_hop", "noc.pj_per_byte_hop");
         at_least(b.real("energy.static_w", [](C& c) -> double& { return c.static_w; }, 0.0, "W",
                         "Static power over the whole run; 0 = not modeled (Stillwater publishes only total envelopes)"), 0);
         return b;

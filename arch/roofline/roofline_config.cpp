@@ -1,6 +1,6 @@
 #include "arch/roofline/roofline_config.h"
 
-#include "arch/energy/horowitz.h"
+#include "arch/energy/process_node.h"
 #include "sim/common/error.h"
 
 namespace archsim {
@@ -18,14 +18,16 @@ const ParamBinder<RooflineConfig>& roofline_params() {
         declare_per_precision<C>(b, "compute.macs_per_cycle", [](C& c) -> PerPrecision& { return c.macs_per_cycle; },
                                  {16384, 16384, 16384, 16384}, "MACs/cycle",
                                  "Device-wide peak multiply-accumulates per cycle; 0 = the device cannot run this precision");
-        declare_per_precision<C>(b, "energy.pj_per_mac", [](C& c) -> PerPrecision& { return c.pj_per_mac; },
-                                 {horowitz::mac_pj(Precision::Int8), horowitz::mac_pj(Precision::Fp16),
-                                  horowitz::mac_pj(Precision::Bf16), horowitz::mac_pj(Precision::Fp32)},
-                                 "pJ/MAC", "Energy per MAC (default: Horowitz ISSCC 2014, 45 nm)");
+        declare_process_node<C>(b, [](C& c) -> ProcessNode& { return c.node; }, {}, "Horowitz's own 45 nm / 0.9 V");
+        declare_per_precision<C>(b, "energy.pj_per_mac", [](C& c) -> PerPrecision& { return c.pj_per_mac; }, {}, "pJ/MAC",
+                                 "Energy per MAC");
+        derive_mac_energies_at_node(b, "energy.pj_per_mac");
         above(b.real("vector.ops_per_cycle", [](C& c) -> double& { return c.vector_ops_per_cycle; }, 128.0, "ops/cycle",
                      "Device-wide peak of the other arithmetic (elementwise, reductions, pooling)"), 0);
-        at_least(b.real("energy.pj_per_vector_op", [](C& c) -> double& { return c.vector_pj_per_op; }, horowitz::kFp32AddPj,
-                        "pJ/op", "Energy of one vector operation (default: Horowitz 2014 fp32 add)"), 0);
+        horowitz_at_node(at_least(b.real("energy.pj_per_vector_op", [](C& c) -> double& { return c.vector_pj_per_op; }, 0, "pJ/op",
+                                         "Energy of one vector operation"),
+                                  0),
+                         [](const ParamSet&) { return horowitz::kFp32AddPj; }, "fp32 add 0.9 pJ");
         declare_memory_level<C>(b, "dram", [](C& c) -> MemoryLevel& { return c.dram; }, {34.0, horowitz::kDramPjPerByte},
                                 "off-chip DRAM", "TPU v1's DDR3 34 GB/s, Jouppi et al. ISCA 2017; Horowitz 2014 energy", false);
         declare_memory_level<C>(b, "sram", [](C& c) -> MemoryLevel& { return c.sram; }, {0.0, 0.0},

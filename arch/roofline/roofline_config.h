@@ -2,6 +2,7 @@
 // Typed configuration of the analytical roofline machine (kind = "roofline").
 #include <string>
 
+#include "arch/energy/process_node.h"
 #include "arch/memory/memory_level.h"
 #include "sim/common/precision.h"
 #include "sim/config/params.h"
@@ -16,6 +17,7 @@ struct RooflineConfig {
     std::string precision_name;
     Precision precision = Precision::Int8;
     PerPrecision macs_per_cycle;  ///< device-wide peak MACs per cycle (compute.macs_per_cycle.<p>)
+    ProcessNode node;             ///< what the Horowitz-derived energy defaults are scaled to
     PerPrecision pj_per_mac;      ///< energy per MAC (energy.pj_per_mac.<p>)
     double vector_ops_per_cycle = 0;
     double vector_pj_per_op = 0;

@@ -80,16 +80,15 @@ private:
     std::vector<Level> m_levels;
 };
 
-const ParamSchema& roofline_schema() { return roofline_params().schema(); }
 std::unique_ptr<Machine> create_roofline(const ParamSet& p, TraceWriter& trace) {
     return std::make_unique<RooflineMachine>(make_roofline_config(p), trace);
 }
-void validate_roofline(const ParamSet& p) { (void)make_roofline_config(p); }
 
 }  // namespace
 
-ARCHSIM_REGISTER_MACHINE(MachineKind{"roofline", "Analytical roofline: peak compute per precision and bandwidth per memory level, "
-                                                 "operator by operator (a lower bound to compare the detailed models with)",
-                                     &roofline_schema, &create_roofline, &validate_roofline});
+ARCHSIM_REGISTER_MACHINE(machine_kind<&roofline_params, &make_roofline_config>(
+    "roofline", "Analytical roofline: peak compute per precision and bandwidth per memory level, operator by operator "
+                "(a lower bound to compare the detailed models with)",
+    &create_roofline));
 
 }  // namespace archsim

@@ -1,6 +1,6 @@
 #include "arch/tpu/tpu_config.h"
 
-#include "arch/energy/horowitz.h"
+#include "arch/energy/process_node.h"
 #include "arch/memory/dram_params.h"
 #include "sim/config/per_precision.h"
 
@@ -42,17 +42,26 @@ const ParamBinder<TpuConfig>& tpu_params() {
                            "Vector-unit lanes for non-GEMM operators"), 1);
         above(b.real("vector.ops_per_lane_per_cycle", [](C& c) -> double& { return c.vector_ops_per_lane; }, 1.0,
                      "ops/lane/cycle", "Vector operations per lane per cycle"), 0);
-        declare_per_precision<C>(b, "energy.pj_per_mac", [](C& c) -> PerPrecision& { return c.mac_pj; },
-                                 {horowitz::mac_pj(Precision::Int8), horowitz::mac_pj(Precision::Fp16),
-                                  horowitz::mac_pj(Precision::Bf16), horowitz::mac_pj(Precision::Fp32)},
-                                 "pJ/MAC", "Energy of one MAC (Horowitz ISSCC 2014, 45 nm)", "energy.mac_pj_{}",
-                                 {"8-bit mult 0.2 + 32-bit add 0.1", "fp16 mult 1.1 + fp32 add 0.9",
-                                  "fp16 mult scaled by (8/11)^2 mantissa area + fp32 add 0.9", "fp32 mult 3.7 + add 0.9"});
-        b.real("energy.sram_pj_per_byte", [](C& c) -> double& { return c.sram_pj_per_byte; }, -1.0, "pJ/byte",
-               "SRAM access energy, read or write; -1 derives it from each buffer's size (Horowitz 2014: 10/20/100 pJ "
-               "per 64-bit read at 8 KiB/32 KiB/1 MiB, log-log interpolated)");
-        at_least(b.real("energy.vector_op_pj", [](C& c) -> double& { return c.vector_op_pj; }, horowitz::kFp32AddPj,
-                        "pJ/op", "Energy of one vector-unit operation (Horowitz 2014 fp32 add)"), 0);
+        declare_process_node<C>(b, [](C& c) -> ProcessNode& { return c.node; }, {},
+                                "Horowitz's own 45 nm / 0.9 V, so his figures apply as published");
+        declare_per_precision<C>(b, "energy.pj_per_mac", [](C& c) -> PerPrecision& { return c.mac_pj; }, {}, "pJ/MAC",
+                                 "Energy of one MAC", "energy.mac_pj_{}");
+        derive_mac_energies_at_node(b, "energy.pj_per_mac");
+        const std::pair<const char*, int> buffers[] = {{"ifmap", 0}, {"filter", 1}, {"ofmap", 2}};
+        for (const auto& [buf, i] : buffers) {
+            const std::string name = buf;
+            sram_at_node(at_least(b.real("sram." + name + ".pj_per_byte", [i = i](C& c) -> double& { return c.sram_pj_per_byte[i]; }, 0,
+                                         "pJ/byte", "Access energy of the " + name + " buffer, read or write"),
+                                  0),
+                         [name](const ParamSet& p) { return 1024.0 * static_cast<double>(p.get_int("sram." + name + "_kib")); },
+                         "sram." + name + "_kib");
+        }
+        b.rename("energy.sram_pj_per_byte", "sram.<ifmap|filter|ofmap>.pj_per_byte");
+        horowitz_at_node(at_least(b.real("energy.pj_per_vector_op", [](C& c) -> double& { return c.vector_op_pj; }, 0, "pJ/op",
+                                         "Energy of one vector-unit operation"),
+                                  0),
+                         [](const ParamSet&) { return horowitz::kFp32AddPj; }, "fp32 add 0.9 pJ");
+        b.rename("energy.vector_op_pj", "energy.pj_per_vector_op");
         at_least(b.real("energy.static_w", [](C& c) -> double& { return c.static_w; }, 0.0, "W",
                         "Static (leakage + idle) power, charged over the whole run; 0 = not modeled"), 0);
         return b;

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 
+#include "arch/energy/process_node.h"
 #include "arch/memory/dram_config.h"
 #include "sim/common/precision.h"
 #include "sim/config/params.h"
@@ -26,9 +27,10 @@ struct TpuConfig {
     DramConfig dram;
     int64_t vector_lanes = 0;
     double vector_ops_per_lane = 0;
+    ProcessNode node;              ///< what the Horowitz-derived energy defaults are scaled to
     PerPrecision mac_pj;           ///< energy per MAC by precision (energy.pj_per_mac.<p>), pJ
-    double sram_pj_per_byte = 0;   ///< < 0: derived from each buffer's size (Horowitz)
-    double vector_op_pj = 0;
+    double sram_pj_per_byte[3] = {0, 0, 0};  ///< access energy of the ifmap, filter and ofmap buffers, pJ/byte
+    double vector_op_pj = 0;       ///< energy of one vector-unit operation, pJ
     double static_w = 0;
 
     /// ps per clock cycle.

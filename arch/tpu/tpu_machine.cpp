@@ -7,7 +7,6 @@
 #include "arch/common/machine_base.h"
 #include "arch/common/operand_pipeline.h"
 #include "arch/common/run_bytes.h"
-#include "arch/energy/horowitz.h"
 #include "arch/memory/tile_buffer.h"
 #include "arch/tpu/systolic_mapper.h"
 
@@ -36,9 +35,7 @@ public:
         m_vector = m_rec.compute("vector", "vector", cfg.vector_op_pj, double(cfg.vector_lanes) * cfg.vector_ops_per_lane);
         m_dram = std::make_unique<DramPort>(m_rec, cfg.dram);
         const char* names[3] = {"sram.ifmap", "sram.filter", "sram.ofmap"};
-        const int64_t kib[3] = {cfg.ifmap_kib, cfg.filter_kib, cfg.ofmap_kib};
-        for (int b = 0; b < 3; ++b)
-            m_sram[b] = m_rec.memory(names[b], cfg.sram_pj_per_byte >= 0 ? cfg.sram_pj_per_byte : horowitz::sram_pj_per_byte(kib[b] * 1024));
+        for (int b = 0; b < 3; ++b) m_sram[b] = m_rec.memory(names[b], cfg.sram_pj_per_byte[b]);
     }
 
     // ---- the pipeline's stage (arch/common/operand_pipeline.h) --------------------------------

@@ -52,6 +52,12 @@ const ParamDecl* ParamSchema::find(const std::string& key) const {
     return it == m_index.end() ? nullptr : &m_decls[it->second];
 }
 
+ParamDecl& ParamSchema::decl(const std::string& key) {
+    auto it = m_index.find(key);
+    if (it == m_index.end()) throw std::logic_error("parameter not declared: " + key);
+    return m_decls[it->second];
+}
+
 static size_t edit_distance(const std::string& a, const std::string& b) {
     std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
     for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
@@ -132,6 +138,7 @@ void ParamSet::set(const std::string& key, const ParamValue& value, const std::s
         if (d.max && x > *d.max) throw UserError(where, "must be <= " + num(*d.max));
     }
     m_values[key] = v;
+    m_set.insert(key);
 }
 
 static void flatten(const toml::table& t, const std::string& prefix,
@@ -214,7 +221,21 @@ void ParamSet::apply_override(const std::string& assignment) {
 }
 
 int64_t ParamSet::get_int(const std::string& key) const { return std::get<int64_t>(m_values.at(key)); }
-double ParamSet::get_real(const std::string& key) const { return std::get<double>(m_values.at(key)); }
+double ParamSet::get_real(const std::string& key) const {
+    const ParamDecl* d = m_schema.find(key);
+    if (!d || !d->derive || is_set(key)) return std::get<double>(m_values.at(key));
+    const double v = d->derive(*this);
+    if (!std::isfinite(v) || (d->min && (d->min_exclusive ? !(v > *d->min) : v < *d->min)) || (d->max && v > *d->max))
+        throw std::logic_error("derived default of " + key + " out of its bounds: " + format_value(ParamValue(v)));
+    return v;
+}
+
+ParamDecl& derived(ParamDecl& d, std::function<double(const ParamSet&)> f, const std::string& how) {
+    if (d.type != ParamType::Real) throw std::logic_error("only real keys have derived defaults: " + d.key);
+    d.derive = std::move(f);
+    d.doc += " (default derived: " + how + ")";
+    return d;
+}
 bool ParamSet::get_bool(const std::string& key) const { return std::get<bool>(m_values.at(key)); }
 const std::string& ParamSet::get_string(const std::string& key) const {
     return std::get<std::string>(m_values.at(key));
@@ -227,7 +248,7 @@ std::string ParamSet::to_toml(const std::string& header_comment) const {
         auto dot = d.key.rfind('.');
         std::string table = dot == std::string::npos ? "" : d.key.substr(0, dot);
         std::string leaf = dot == std::string::npos ? d.key : d.key.substr(dot + 1);
-        tables[table].emplace_back(leaf, format_value(m_values.at(d.key)));
+        tables[table].emplace_back(leaf, format_value(d.type == ParamType::Real ? ParamValue(get_real(d.key)) : m_values.at(d.key)));
     }
     std::ostringstream os;
     if (!header_comment.empty()) os << header_comment;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <variant>
@@ -13,6 +14,8 @@ namespace archsim {
 
 /// The value of one parameter: integer, real, boolean or string.
 using ParamValue = std::variant<int64_t, double, bool, std::string>;
+
+class ParamSet;
 
 /// Type of a declared parameter.
 enum class ParamType { Int, Real, Bool, String };
@@ -28,6 +31,9 @@ struct ParamDecl {
     bool min_exclusive = false;         ///< true: value must be > min
     std::optional<double> max;          ///< inclusive upper bound (numbers)
     std::vector<std::string> choices;   ///< allowed strings; empty = any
+    /// Real keys only: if set, the key's default is computed from other keys of the resolved set
+    /// (e.g. an SRAM energy from its capacity and the process node) unless the key is set itself.
+    std::function<double(const ParamSet&)> derive;
 };
 
 /// Renders a value as TOML would write it ("64", "0.5", "true", "\"ws\"").
@@ -40,6 +46,8 @@ public:
     ParamDecl& add(ParamDecl decl);
     /// The declaration of `key`, or nullptr.
     const ParamDecl* find(const std::string& key) const;
+    /// The declaration of `key` for amending; std::logic_error if it is not declared.
+    ParamDecl& decl(const std::string& key);
     /// All declarations in the order added.
     const std::vector<ParamDecl>& decls() const { return m_decls; }
     /// The declared key nearest to `key` by edit distance, if one is close enough ("" otherwise).
@@ -81,7 +89,11 @@ public:
     bool get_bool(const std::string& key) const;
     const std::string& get_string(const std::string& key) const;
 
-    /// The fully resolved configuration as TOML text (every key, defaults included).
+    /// Whether `key` was set (by a file, an override or set()) rather than left at its default.
+    bool is_set(const std::string& key) const { return m_set.count(key) > 0; }
+
+    /// The fully resolved configuration as TOML text (every key, defaults and derived defaults
+    /// included, as numbers).
     std::string to_toml(const std::string& header_comment = "") const;
     const ParamSchema& schema() const { return m_schema; }
     /// The declaration of `key`; throws UserError("source: key", "unknown key", with the nearest
@@ -91,6 +103,7 @@ public:
 private:
     const ParamSchema& m_schema;
     std::map<std::string, ParamValue> m_values;
+    std::set<std::string> m_set;  ///< keys given a value, not left at their (derived) default
 };
 
 /// Binds a typed config struct `T` to a schema: each field is declared once, with an accessor,
@@ -102,27 +115,30 @@ public:
     ParamDecl& integer(const std::string& key, std::function<int64_t&(T&)> field, int64_t def,
                        std::string unit, std::string doc) {
         m_setters.push_back([key, field](const ParamSet& p, T& t) { field(t) = p.get_int(key); });
-        return m_schema.add({key, ParamType::Int, def, std::move(unit), std::move(doc), {}, false, {}, {}});
+        return m_schema.add({key, ParamType::Int, def, std::move(unit), std::move(doc), {}, false, {}, {}, {}});
     }
     /// Declares a real (double) field.
     ParamDecl& real(const std::string& key, std::function<double&(T&)> field, double def,
                     std::string unit, std::string doc) {
         m_setters.push_back([key, field](const ParamSet& p, T& t) { field(t) = p.get_real(key); });
-        return m_schema.add({key, ParamType::Real, def, std::move(unit), std::move(doc), {}, false, {}, {}});
+        return m_schema.add({key, ParamType::Real, def, std::move(unit), std::move(doc), {}, false, {}, {}, {}});
     }
     /// Declares a boolean field.
     ParamDecl& boolean(const std::string& key, std::function<bool&(T&)> field, bool def, std::string doc) {
         m_setters.push_back([key, field](const ParamSet& p, T& t) { field(t) = p.get_bool(key); });
-        return m_schema.add({key, ParamType::Bool, def, "", std::move(doc), {}, false, {}, {}});
+        return m_schema.add({key, ParamType::Bool, def, "", std::move(doc), {}, false, {}, {}, {}});
     }
     /// Declares a string field, optionally restricted to `choices`.
     ParamDecl& string(const std::string& key, std::function<std::string&(T&)> field, std::string def,
                       std::vector<std::string> choices, std::string doc) {
         m_setters.push_back([key, field](const ParamSet& p, T& t) { field(t) = p.get_string(key); });
         return m_schema.add({key, ParamType::String, std::move(def), "", std::move(doc), {}, false, {},
-                             std::move(choices)});
+                             std::move(choices), {}});
     }
     const ParamSchema& schema() const { return m_schema; }
+    /// The declaration of `key` (declared on this binder), to add a derived default to it; a key
+    /// not declared is a programming error (std::logic_error).
+    ParamDecl& decl(const std::string& key) { return m_schema.decl(key); }
     /// Records a renamed key (ParamSchema::rename).
     void rename(const std::string& old_key, const std::string& new_key) { m_schema.rename(old_key, new_key); }
     /// Fills a T from resolved values (all validated already).
@@ -141,5 +157,9 @@ private:
 inline ParamDecl& at_least(ParamDecl& d, double v) { d.min = v; return d; }
 inline ParamDecl& above(ParamDecl& d, double v) { d.min = v; d.min_exclusive = true; return d; }
 inline ParamDecl& at_most(ParamDecl& d, double v) { d.max = v; return d; }
+/// Gives real key `d` a default derived from other keys by `f`; `how` (one phrase) joins its doc.
+/// The derived value must lie within the key's bounds (a programming error otherwise:
+/// std::logic_error when it is read).
+ParamDecl& derived(ParamDecl& d, std::function<double(const ParamSet&)> f, const std::string& how);
 
 }  // namespace archsim

@@ -80,7 +80,7 @@ TEST_CASE("AVX-512 and AMX micro-tiles", "[unit][cpu]") {
     const Blocking avx512 = choose_blocking(zen3({"core.vector_bits=512", "core.vector_registers=32"}));
     CHECK(avx512.mr == 14);
     CHECK(avx512.nr == 32);
-    const CpuConfig amx = zen3({"precision=bf16", "core.amx_bf16_fma_per_cycle=512"});
+    const CpuConfig amx = zen3({"precision=bf16", "core.amx_macs_per_cycle.bf16=512"});
     CHECK(amx.uses_amx());
     CHECK(amx.mac_rate() == 512);
     const Blocking t = choose_blocking(amx);

@@ -21,3 +21,12 @@ TEST_CASE("MAC energy is multiply plus accumulate", "[unit][energy]") {
     CHECK(horowitz::mac_pj(Precision::Bf16) < horowitz::mac_pj(Precision::Fp16));
     CHECK(horowitz::kDramPjPerByte == Approx(20.3125));
 }
+
+TEST_CASE("node scaling is first-order C V^2 from 45 nm, 0.9 V", "[unit][energy]") {
+    CHECK(horowitz::node_scale(45, 0.9) == 1.0);
+    CHECK(horowitz::node_scale(7, 0.75) == Approx(0.108).epsilon(1e-3));  // the factor the 7 nm configs used to carry as literals
+    CHECK(horowitz::node_scale(22.5, 0.9) == Approx(0.5));
+    CHECK(horowitz::node_scale(45, 0.45) == Approx(0.25));
+    CHECK_THROWS(horowitz::node_scale(0, 0.9));
+    CHECK(horowitz::tf32_mac_pj() == Approx(3.7 * 121.0 / 576.0 + 0.9));
+}

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "arch/energy/horowitz.h"
 #include "arch/tpu/tpu_config.h"
 #include "sim/common/error.h"
 #include "sim/config/machine_file.h"
@@ -103,4 +104,38 @@ TEST_CASE("the resolved config round-trips through TOML", "[unit][params]") {
     q.load_toml_file(f);
     CHECK(q.to_toml() == p.to_toml());
     CHECK(q.get_int("array.rows") == 64);
+}
+
+TEST_CASE("a derived default follows the keys it derives from until it is set itself", "[unit][params]") {
+    ParamSet p(tpu_params().schema());
+    // at Horowitz's own node the MAC and SRAM energies are his published figures
+    CHECK(p.get_real("energy.pj_per_mac.int8") == horowitz::mac_pj(Precision::Int8));
+    CHECK(p.get_real("sram.filter.pj_per_byte") == horowitz::sram_pj_per_byte(6144 * 1024));
+    // a smaller buffer costs less per byte; another node scales every derived energy alike
+    p.apply_override("sram.filter_kib=32");
+    CHECK(p.get_real("sram.filter.pj_per_byte") == Approx(20.0 / 8));
+    p.apply_override("energy.node_nm=7");
+    p.apply_override("energy.vdd_v=0.75");
+    const double scale = (7.0 / 45) * (0.75 / 0.9) * (0.75 / 0.9);
+    CHECK(p.get_real("sram.filter.pj_per_byte") == Approx(20.0 / 8 * scale));
+    CHECK(p.get_real("energy.pj_per_vector_op") == Approx(0.9 * scale));
+    // an explicit value wins over the derivation, and the resolved TOML holds numbers
+    p.apply_override("energy.pj_per_mac.int8=0.05");
+    p.apply_override("energy.node_nm=28");
+    CHECK(p.get_real("energy.pj_per_mac.int8") == 0.05);
+    CHECK(p.get_real("energy.pj_per_mac.fp16") == Approx(2.0 * (28.0 / 45) * (0.75 / 0.9) * (0.75 / 0.9)));
+    const std::string toml = p.to_toml();
+    ParamSet q(tpu_params().schema());
+    q.load_toml_file(write_tmp("derived.toml", toml));
+    CHECK(q.to_toml() == toml);
+    CHECK(q.get_real("sram.filter.pj_per_byte") == Approx(p.get_real("sram.filter.pj_per_byte")));
+    CHECK(make_tpu_config(q).sram_pj_per_byte[1] == Approx(p.get_real("sram.filter.pj_per_byte")));
+}
+
+TEST_CASE("a renamed energy key names its new place", "[unit][params]") {
+    ParamSet p(tpu_params().schema());
+    CHECK(error_of([&] { p.apply_override("energy.vector_op_pj=1"); }) ==
+          "--set: energy.vector_op_pj: renamed: the key is now 'energy.pj_per_vector_op'");
+    CHECK(error_of([&] { p.apply_override("energy.sram_pj_per_byte=1"); }).find("sram.<ifmap|filter|ofmap>.pj_per_byte") !=
+          std::string::npos);
 }

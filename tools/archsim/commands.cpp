@@ -182,6 +182,11 @@ int cmd_params(const std::string& kind_name, const std::string& format) {
     }
     const ReportFormat f = parse_report_format(format);
     const auto& decls = kind->schema().decls();
+    const ParamSet defaults(kind->schema());
+    // a derived default shows its value at the kind's other defaults
+    auto default_of = [&](const ParamDecl& d) {
+        return d.derive ? format_value(ParamValue(defaults.get_real(d.key))) + " (derived)" : format_value(d.default_value);
+    };
     auto range = [](const ParamDecl& d) {
         auto num = [&d](double v) {
             return d.type == ParamType::Int ? std::to_string(static_cast<int64_t>(v)) : format_value(ParamValue(v));
@@ -198,7 +203,7 @@ int cmd_params(const std::string& kind_name, const std::string& format) {
         nlohmann::ordered_json j = nlohmann::json::array();
         for (const auto& d : decls)
             j.push_back({{"key", d.key}, {"type", type_label(d.type)}, {"unit", d.unit},
-                         {"default", format_value(d.default_value)}, {"range", range(d)}, {"doc", d.doc}});
+                         {"default", default_of(d)}, {"range", range(d)}, {"doc", d.doc}});
         std::fputs((j.dump(2) + "\n").c_str(), stdout);
         return 0;
     }
@@ -206,7 +211,7 @@ int cmd_params(const std::string& kind_name, const std::string& format) {
         std::fputs("key,type,unit,default,range,doc\n", stdout);
         for (const auto& d : decls)
             std::fputs(fmt::format("{},{},{},{},\"{}\",\"{}\"\n", d.key, type_label(d.type), d.unit,
-                                   format_value(d.default_value), range(d), d.doc)
+                                   default_of(d), range(d), d.doc)
                            .c_str(),
                        stdout);
         return 0;
@@ -214,7 +219,7 @@ int cmd_params(const std::string& kind_name, const std::string& format) {
     std::fputs(fmt::format("kind = \"{}\": {}\n\n", kind->kind, kind->doc).c_str(), stdout);
     for (const auto& d : decls)
         std::fputs(fmt::format("{:<30} {:<6} {:<16} default {:<22} {}\n{:<30} {}\n", d.key, type_label(d.type),
-                               d.unit.empty() ? "-" : d.unit, format_value(d.default_value), range(d), "", d.doc)
+                               d.unit.empty() ? "-" : d.unit, default_of(d), range(d), "", d.doc)
                        .c_str(),
                    stdout);
     return 0;
