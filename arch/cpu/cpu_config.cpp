@@ -104,7 +104,7 @@ const ParamBinder<CpuConfig>& cpu_params() {
         dram.latency_ns = 90.0;
         dram.channels = 8;
         dram.transaction_bytes = 64;
-        dram.pj_per_byte = 162.5;     // Horowitz 2014: DRAM 1.3 nJ per 64-bit access (lower end)
+        dram.pj_per_byte = horowitz::kDramPjPerByte;  // Horowitz 2014: DRAM 1.3 nJ per 64-bit access (lower end)
         declare_dram_params<C>(b, [](C& c) -> DramConfig& { return c.dram; }, dram,
                                "EPYC 7003: 8 channels DDR4-3200, 204.8 GB/s; energy Horowitz 2014 1.3 nJ per 64 bits");
         at_most(above(b.real("efficiency.gemm", [](C& c) -> double& { return c.eff_gemm; }, 0.85, "fraction",

@@ -32,8 +32,9 @@ constexpr double kNodeNm = 45.0, kVddV = 0.9;
 /// Throws std::invalid_argument for a non-positive node or voltage.
 double node_scale(double node_nm, double vdd_v);
 
-/// DRAM energy per byte: 1.3 nJ per 64 bits (the low end of Horowitz's 1.3-2.6 nJ) = 20.3 pJ/B.
-constexpr double kDramPjPerByte = 1300.0 / 64.0;
+/// DRAM energy per byte: 1.3 nJ per 64-bit access (the low end of Horowitz's 1.3-2.6 nJ) over
+/// its 8 bytes = 162.5 pJ/B (about 20 pJ per bit). Interface energy: not scaled with the logic node.
+constexpr double kDramPjPerByte = 1300.0 / 8.0;
 
 /// FP32 add, pJ: the default cost of one vector-unit operation.
 constexpr double kFp32AddPj = 0.9;

@@ -11,7 +11,7 @@ struct DramConfig {
     int64_t channels = 1;            ///< independent channels, interleaved per transaction
     int64_t transaction_bytes = 64;  ///< bytes per TLM transaction (a burst)
     bool ideal = false;              ///< true: zero latency, infinite bandwidth (SCALE-Sim CALC mode)
-    double pj_per_byte = 20.3;       ///< access energy, read or write, pJ/byte
+    double pj_per_byte = 0;          ///< access energy, read or write, pJ/byte (each kind declares its default)
 };
 
 }  // namespace archsim

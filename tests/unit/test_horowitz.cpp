@@ -19,7 +19,7 @@ TEST_CASE("MAC energy is multiply plus accumulate", "[unit][energy]") {
     CHECK(horowitz::mac_pj(Precision::Fp16) == Approx(2.0));
     CHECK(horowitz::mac_pj(Precision::Fp32) == Approx(4.6));
     CHECK(horowitz::mac_pj(Precision::Bf16) < horowitz::mac_pj(Precision::Fp16));
-    CHECK(horowitz::kDramPjPerByte == Approx(20.3125));
+    CHECK(horowitz::kDramPjPerByte == Approx(162.5));  // 1.3 nJ per 64-bit access = 8 bytes
 }
 
 TEST_CASE("node scaling is first-order C V^2 from 45 nm, 0.9 V", "[unit][energy]") {
