@@ -18,7 +18,7 @@ import sys
 import h5py
 import numpy as np
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 KIND_NAMES = ["op", "fold", "vector", "dram_read", "dram_write", "sram_read", "sram_write", "stall", "transfer"]
 
 

@@ -66,6 +66,7 @@ hid_t op_type_h5() {
     H5Tinsert(t, "flops", offsetof(OpRecord, flops), H5T_NATIVE_INT64);
     H5Tinsert(t, "inputs", offsetof(OpRecord, inputs), vs);
     H5Tinsert(t, "outputs", offsetof(OpRecord, outputs), vs);
+    H5Tinsert(t, "members", offsetof(OpRecord, members), vs);
     H5Tclose(vs);
     return t;
 }

@@ -57,6 +57,7 @@ struct OpRecord {
     int64_t flops;
     char* inputs;
     char* outputs;
+    char* members;
 };
 hid_t op_type_h5();
 

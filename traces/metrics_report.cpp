@@ -33,16 +33,9 @@ ojson object_of(const Metrics& m, MetricScope scope, size_t index) {
     return o;
 }
 
-std::string csv_text(const std::string& s) {
-    if (s.find_first_of(",\"\n") == std::string::npos) return s;
-    std::string q = "\"";
-    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c == '\n' ? ' ' : c);
-    return q + "\"";
-}
-
 /// A scalar as a CSV cell (numbers at full precision); per-key values and lists are not cells.
 std::string csv_cell(const MetricValue& v) {
-    if (auto s = std::get_if<std::string>(&v)) return csv_text(*s);
+    if (auto s = std::get_if<std::string>(&v)) return csv_field(*s);
     if (auto b = std::get_if<bool>(&v)) return *b ? "true" : "false";
     if (auto i = std::get_if<int64_t>(&v)) return fmt::format("{}", *i);
     if (auto u = std::get_if<uint64_t>(&v)) return fmt::format("{}", *u);
@@ -210,8 +203,8 @@ std::string describe_metrics(ReportFormat f) {
     std::string out = f == ReportFormat::Csv ? "scope,name,unit,metrics_json,csv_column,sweep_column,doc\n" : "";
     for (const auto& d : metric_catalog()) {
         if (f == ReportFormat::Csv) {
-            out += fmt::format("{},{},{},{},{},{},{}\n", scope_name(d.scope), d.name, csv_text(d.unit), json_path(d), d.csv, d.sweep,
-                               csv_text(d.doc));
+            out += fmt::format("{},{},{},{},{},{},{}\n", scope_name(d.scope), d.name, csv_field(d.unit), json_path(d), d.csv, d.sweep,
+                               csv_field(d.doc));
             continue;
         }
         std::string where = json_path(d);
@@ -221,6 +214,13 @@ std::string describe_metrics(ReportFormat f) {
                            where);
     }
     return out;
+}
+
+std::string csv_field(const std::string& s) {
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string q = "\"";
+    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c == '\n' ? ' ' : c);
+    return q + "\"";
 }
 
 std::optional<double> metric_number(const MetricValue& v) {

@@ -29,6 +29,10 @@ std::string render_metrics(const Metrics& m, ReportFormat f);
 /// appears (metrics.json path, CSV and results columns) and doc; as a table, JSON or CSV.
 std::string describe_metrics(ReportFormat f);
 
+/// `s` as one CSV field (RFC 4180): quoted when it holds a comma, quote or newline, quotes
+/// doubled, newlines turned into spaces.
+std::string csv_field(const std::string& s);
+
 /// A value as a number (counts, reals, flags); nullopt for text, lists and per-key values.
 std::optional<double> metric_number(const MetricValue& v);
 /// A number formatted for a table column: scaled, `decimals` after the point (-1: as is, -2: 5

@@ -6,7 +6,7 @@
 namespace archsim {
 
 /// Version of the HDF5 trace schema; readers refuse other versions.
-constexpr int kTraceSchemaVersion = 2;
+constexpr int kTraceSchemaVersion = 3;
 
 /// What an event is. Spans have a start and a duration; all times are picoseconds.
 enum class EventKind : uint8_t {
@@ -90,6 +90,7 @@ struct OpInfo {
     int64_t flops = 0;
     std::string inputs;   ///< shapes, e.g. "1x64x56x56;64x64x3x3"
     std::string outputs;
+    std::string members;  ///< a kernel of an execution plan: the source operators it runs, one name per line; "" otherwise
 };
 
 }  // namespace archsim

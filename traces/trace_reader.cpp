@@ -61,7 +61,7 @@ TraceReader::TraceReader(const std::string& path) : m_path(path), m_h(std::make_
     auto ops = read_table<h5::OpRecord>(m_h->file.get(), "ops", H5Tcopy(op_type.get()), path);
     auto s = [](const char* p) { return p ? std::string(p) : std::string(); };
     for (const auto& r : ops)
-        m_ops.push_back({s(r.name), s(r.op_type), s(r.op_class), r.macs, r.flops, s(r.inputs), s(r.outputs)});
+        m_ops.push_back({s(r.name), s(r.op_type), s(r.op_class), r.macs, r.flops, s(r.inputs), s(r.outputs), s(r.members)});
     if (!ops.empty()) {
         hsize_t n[1] = {ops.size()};
         h5::Handle space(H5Screate_simple(1, n, nullptr), H5Sclose);

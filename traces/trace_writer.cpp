@@ -145,7 +145,8 @@ void TraceWriter::finish(bool complete) {
         std::vector<h5::OpRecord> recs(m_ops.size());
         for (size_t i = 0; i < m_ops.size(); ++i) {
             auto& o = m_ops[i];
-            recs[i] = {o.name.data(), o.op_type.data(), o.op_class.data(), o.macs, o.flops, o.inputs.data(), o.outputs.data()};
+            recs[i] = {o.name.data(),   o.op_type.data(), o.op_class.data(), o.macs, o.flops, o.inputs.data(),
+                       o.outputs.data(), o.members.data()};
         }
         hsize_t dims[1] = {recs.size()};
         h5::Handle type(h5::op_type_h5(), H5Tclose);

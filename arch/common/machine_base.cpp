@@ -19,7 +19,8 @@ Route route(const Operator& op, const OpGraph& graph, const RoutingRules& rules)
             return Route::Contraction;
         }
         default:
-            return rules.fuse_elementwise && fuses_into_producer(op, graph) ? Route::FusedEpilogue : Route::Streaming;
+            return rules.fuse_elementwise && graph.runtime().empty() && fuses_into_producer(op, graph) ? Route::FusedEpilogue
+                                                                                                     : Route::Streaming;
     }
 }
 
@@ -32,6 +33,21 @@ std::vector<int32_t> epilogue_side_inputs(const Operator& op) {
     return out;
 }
 
+Operator epilogue_of(const Operator& kernel) {
+    Operator e;
+    e.name = kernel.name;
+    e.op_type = "epilogue";
+    e.cost.cls = OpClass::Elementwise;
+    e.cost.flops = std::max<int64_t>(0, kernel.cost.flops - 2 * kernel.cost.macs);
+    e.inputs = {-1};
+    for (int32_t t : kernel.inputs) {
+        bool operand = false;
+        for (const auto& g : kernel.cost.gemms) operand = operand || g.a.tensor == t || g.b.tensor == t;
+        if (t >= 0 && !operand) e.inputs.push_back(t);
+    }
+    return e;
+}
+
 void MachineBase::execute(uint32_t op_index, const Operator& op, const OpGraph& graph) {
     m_rec.set_op(op_index);
     const Route r = route(op, graph, m_rules);
@@ -39,7 +55,10 @@ void MachineBase::execute(uint32_t op_index, const Operator& op, const OpGraph& 
     begin_op(op, graph, r);
     switch (r) {
         case Route::FusedEpilogue: fused_epilogue(op, graph); break;
-        case Route::Contraction: contraction(op, graph); break;
+        case Route::Contraction:
+            contraction(op, graph);
+            if (!graph.runtime().empty() && op.members.size() > 1) fused_epilogue(epilogue_of(op), graph);
+            break;
         default: streaming(op, graph); break;
     }
     end_op(op, graph, r);

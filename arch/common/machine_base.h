@@ -38,8 +38,16 @@ Route route(const Operator& op, const OpGraph& graph, const RoutingRules& rules)
 /// registers (the first, by the fusion rule of arch/common/fusion.h); omitted inputs left out.
 std::vector<int32_t> epilogue_side_inputs(const Operator& op);
 
+/// The epilogue of a contraction kernel of an execution plan as an elementwise operator: its
+/// arithmetic (the kernel's FLOPs beyond 2 x MACs), a first input handed over in registers (-1)
+/// and as further inputs what the kernel reads besides its GEMM operands (a bias, a residual, a
+/// batch-norm's scale). Empty inputs beyond the first when it reads nothing else.
+Operator epilogue_of(const Operator& kernel);
+
 /// Base of the machine models: execute() routes each operator to one of the hooks below, after
-/// stamping the recorder with its index. A model implements contraction() and streaming() (and
+/// stamping the recorder with its index. On an execution plan (graph.runtime() set) the runtime
+/// has fused already: no operator is routed to a producer's epilogue, and a contraction kernel's
+/// side inputs go to fused_epilogue() after its GEMMs. A model implements contraction() and streaming() (and
 /// fused_epilogue() if it fuses), optionally around begin_op()/end_op(); everything else here.
 class MachineBase : public Machine {
 public:
@@ -63,7 +71,9 @@ protected:
     virtual void contraction(const Operator& op, const OpGraph& graph) = 0;
     /// Runs a bandwidth-bound kernel.
     virtual void streaming(const Operator& op, const OpGraph& graph) = 0;
-    /// Runs an elementwise operator in its producer's epilogue (only with rules.fuse_elementwise).
+    /// Runs elementwise work in its producer's epilogue: an operator fused into its producer
+    /// (rules.fuse_elementwise), or the epilogue of a contraction kernel of an execution plan
+    /// (epilogue_of()). Its first input arrives in registers; epilogue_side_inputs() it reads.
     virtual void fused_epilogue(const Operator& op, const OpGraph& graph) {}
     /// After the operator's kernel.
     virtual void end_op(const Operator& op, const OpGraph& graph, Route r) {}

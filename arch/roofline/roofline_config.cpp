@@ -1,5 +1,6 @@
 #include "arch/roofline/roofline_config.h"
 
+#include "arch/common/runtime_key.h"
 #include "arch/energy/process_node.h"
 #include "sim/common/error.h"
 
@@ -10,6 +11,7 @@ const ParamBinder<RooflineConfig>& roofline_params() {
         ParamBinder<RooflineConfig> b;
         using C = RooflineConfig;
         b.string("name", [](C& c) -> std::string& { return c.name; }, "roofline", {}, "Free-text name shown in reports");
+        declare_runtime_key(b, "none", "none: the graph as imported (the runtime profiles are not yet the default; see README, Runtimes)");
         above(b.real("clock_mhz", [](C& c) -> double& { return c.clock_mhz; }, 1000.0, "MHz",
                      "Clock that cycles in reports count (the rates below are per cycle of it)"), 0);
         b.string("precision", [](C& c) -> std::string& { return c.precision_name; }, "int8", {"int8", "fp16", "bf16", "fp32"},

@@ -1,5 +1,6 @@
 #include "arch/tpu/tpu_config.h"
 
+#include "arch/common/runtime_key.h"
 #include "arch/energy/process_node.h"
 #include "arch/memory/dram_params.h"
 #include "sim/config/per_precision.h"
@@ -13,6 +14,7 @@ const ParamBinder<TpuConfig>& tpu_params() {
         ParamBinder<TpuConfig> b;
         using C = TpuConfig;
         b.string("name", [](C& c) -> std::string& { return c.name; }, "tpu", {}, "Free-text name shown in reports");
+        declare_runtime_key(b, "none", "none: the graph as imported (the runtime profiles are not yet the default; see README, Runtimes)");
         above(b.real("clock_mhz", [](C& c) -> double& { return c.clock_mhz; }, 1000.0, "MHz",
                      "Clock of the array, vector unit and buffers"), 0);
         b.string("precision", [](C& c) -> std::string& { return c.precision_name; }, "int8",

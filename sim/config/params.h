@@ -135,6 +135,11 @@ public:
         return m_schema.add({key, ParamType::String, std::move(def), "", std::move(doc), {}, false, {},
                              std::move(choices), {}});
     }
+    /// Declares a string key that no field of T holds: the engine reads it from the ParamSet
+    /// (e.g. `runtime`, which picks the lowering before the machine is built).
+    ParamDecl& unbound_string(const std::string& key, std::string def, std::string doc) {
+        return m_schema.add({key, ParamType::String, std::move(def), "", std::move(doc), {}, false, {}, {}, {}});
+    }
     const ParamSchema& schema() const { return m_schema; }
     /// The declaration of `key` (declared on this binder), to add a derived default to it; a key
     /// not declared is a programming error (std::logic_error).

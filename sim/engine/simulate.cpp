@@ -95,14 +95,18 @@ SimulationResult simulate(const OpGraph& graph, const MachineKind& kind, const P
 
     std::vector<OpInfo> ops;
     ops.reserve(graph.ops().size());
-    for (const auto& o : graph.ops())
+    for (const auto& o : graph.ops()) {
+        std::string members;
+        for (const auto& m : o.members) members += (members.empty() ? "" : "\n") + m;
         ops.push_back({o.name, o.op_type, to_string(o.cost.cls), o.cost.macs, o.cost.flops, join_shapes(graph, o.inputs),
-                       join_shapes(graph, o.outputs)});
+                       join_shapes(graph, o.outputs), members});
+    }
     trace.set_ops(std::move(ops));
     trace.set_attr("archsim_version", std::string(version()));
     trace.set_attr("model", graph.model_name());
     trace.set_attr("model_path", graph.source());
     trace.set_attr("machine", kind.kind);
+    trace.set_attr("runtime", graph.runtime().empty() ? std::string("none") : graph.runtime());
     trace.set_attr("precision", machine->precision());
     trace.set_attr("clock_hz", machine->clock_hz());
     trace.set_attr("static_power_w", machine->static_power_w());

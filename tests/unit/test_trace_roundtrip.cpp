@@ -29,7 +29,7 @@ TEST_CASE("reduced totals equal the sums of the events, energy equals the sum of
         TraceWriter w(path);
         auto array = w.add_component({"array", "compute", 0.5, 0, 0, 64, 1e9});
         auto dram = w.add_component({"dram", "dram", 0, 10.0, 20.0, 0, 1e9});
-        w.set_ops({{"a", "Conv", "contraction", 0, 0, "", ""}, {"b", "Relu", "elementwise", 0, 0, "", ""}});
+        w.set_ops({{"a", "Conv", "contraction", 0, 0, "", "", ""}, {"b", "Relu", "elementwise", 0, 0, "", "", ""}});
         w.set_attr("clock_hz", 1e9);
         w.set_attr("static_power_w", 2.0);
         w.set_attr("model", std::string("hand"));
@@ -93,7 +93,7 @@ TEST_CASE("the reader refuses missing, non-HDF5 and truncated files", "[unit][tr
     {
         TraceWriter w(full);
         w.add_component({"array", "compute", 1, 0, 0, 1, 1e9});
-        w.set_ops({{"a", "Conv", "contraction", 0, 0, "", ""}});
+        w.set_ops({{"a", "Conv", "contraction", 0, 0, "", "", ""}});
         for (int i = 0; i < 200000; ++i) w.emit(ev(EventKind::Fold, 0, 0, i, 1, 0, 1, 1));
         w.finish();
     }

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "sim/common/atomic_file.h"
@@ -21,6 +22,7 @@
 #include "traces/trace_reader.h"
 #include "tools/archsim/llm_run.h"
 #include "workloads/load_workload.h"
+#include "workloads/lowering/lower.h"
 
 namespace archsim::cli {
 
@@ -50,9 +52,48 @@ static std::string human(double v) {
     return fmt::format("{:.2f}{}", v, unit[k]);
 }
 
+std::string runtimes_dir() { return std::string(ARCHSIM_SOURCE_DIR) + "/configs/runtimes"; }
+
+/// The kernels of `g` lowered with runtime `name`: per kernel its pattern, MACs, bytes at its
+/// boundary and the operators it runs.
+static int print_plan(const OpGraph& g, const std::string& name, ReportFormat f) {
+    const RuntimeProfile rt = load_runtime(name, runtimes_dir());
+    if (rt.literal()) throw UserError("--runtime " + name, "runs the graph as imported: list it without --runtime");
+    const OpGraph plan = lower(g, rt);
+    if (f == ReportFormat::Json) {
+        nlohmann::ordered_json j;
+        j["runtime"] = rt.name;
+        j["kernels"] = nlohmann::json::array();
+        for (int32_t i : plan.topo_order()) {
+            const auto& k = plan.ops()[static_cast<size_t>(i)];
+            j["kernels"].push_back({{"name", k.name}, {"pattern", k.op_type}, {"class", to_string(k.cost.cls)}, {"macs", k.cost.macs},
+                                    {"flops", k.cost.flops}, {"bytes", k.cost.bytes_read + k.cost.bytes_written}, {"members", k.members}});
+        }
+        std::fputs((j.dump(2) + "\n").c_str(), stdout);
+        return 0;
+    }
+    std::string out = fmt::format("{:<40} {:<28} {:>10} {:>10}  {}\n", "kernel", "pattern", "MACs", "bytes", "operators");
+    size_t launched = 0;
+    for (int32_t i : plan.topo_order()) {
+        const auto& k = plan.ops()[static_cast<size_t>(i)];
+        if (k.cost.cls == OpClass::ShapeOnly) continue;  // views: no kernel
+        ++launched;
+        std::string members;
+        for (const auto& m : k.members) members += (members.empty() ? "" : " ") + m;
+        auto cut = [](std::string s, size_t n) { return s.size() > n ? s.substr(0, n - 3) + "..." : s; };
+        out += fmt::format("{:<40} {:<28} {:>10} {:>10}  {}\n", cut(k.name, 40), cut(k.op_type, 28), human(double(k.cost.macs)),
+                           human(double(k.cost.bytes_read + k.cost.bytes_written)), members);
+    }
+    out += fmt::format("\n{} under {}: {} kernels for {} operators, {} MACs (as the graph's {})\n", g.model_name(), rt.name, launched,
+                       g.ops().size(), plan.total_macs(), g.total_macs());
+    std::fputs(out.c_str(), stdout);
+    return 0;
+}
+
 int cmd_graph(const WorkloadArgs& w, const std::string& format) {
     ImportResult r = load(w);
     const OpGraph& g = r.graph;
+    if (!w.runtime.empty()) return print_plan(g, w.runtime, parse_report_format(format));
     int64_t bytes = 0;
     for (const auto& o : g.ops()) bytes += o.cost.bytes_read + o.cost.bytes_written;
     const ReportFormat f = parse_report_format(format);
@@ -128,9 +169,22 @@ int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& o
     const ReportFormat f = parse_report_format(format);
     if (is_llm_workload(w.model)) return cmd_run_llm(w, arch, out_dir, precision, sets, format);
     // Config first: it is cheap, and a typo there should not wait for a big import.
-    const MachineSetup machine = load_machine(arch, precision, set_overrides(sets));
+    std::vector<KeyOverride> overrides = set_overrides(sets);
+    if (!w.runtime.empty()) overrides.push_back({"runtime=" + w.runtime, "--runtime"});
+    const MachineSetup machine = load_machine(arch, precision, overrides);
+    const RuntimeProfile runtime = [&] {
+        try {
+            return load_runtime(machine.params.get_string("runtime"), runtimes_dir());
+        } catch (const UserError& e) {
+            if (!w.runtime.empty()) throw;
+            throw UserError(arch, e.what());  // the machine file's own `runtime` key
+        }
+    }();
 
     ImportResult r = load(w);
+    std::optional<OpGraph> plan;
+    if (!runtime.literal()) plan = lower(r.graph, runtime);
+    const OpGraph& graph = plan ? *plan : r.graph;
 
     std::error_code ec;
     fs::create_directories(out_dir, ec);
@@ -144,7 +198,7 @@ int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& o
     SimulationLimits limits;
     limits.max_events = max_events;
     limits.max_sim_time_ps = max_sim_time.empty() ? 0 : parse_time_ps(max_sim_time, "--max-sim-time");
-    SimulationResult sim = simulate(r.graph, *machine.kind, machine.params, trace_path,
+    SimulationResult sim = simulate(graph, *machine.kind, machine.params, trace_path,
                                     {{"config", resolved}, {"config_path", arch}, {"import_warnings", warnings}}, limits);
     if (!sim.stopped_by.empty()) {
         std::fprintf(stderr, "archsim: error: %s: the run stopped: %s; the trace is kept, marked incomplete, and no metrics.json was written\n",

@@ -12,7 +12,13 @@ struct WorkloadArgs {
     std::vector<std::string> dims;
     int64_t batch = 0;  ///< 0 = as in the model
     bool allow_unsupported = false;
+    /// Runtime profile to lower the graph with (configs/runtimes/<name>.toml or a .toml path):
+    /// for `run` it overrides the machine's `runtime` key; for `graph` "" lists the operators.
+    std::string runtime;
 };
+
+/// Where runtime profiles are looked up by name.
+std::string runtimes_dir();
 
 /// `archsim graph`: per-operator table of the imported graph.
 int cmd_graph(const WorkloadArgs& w, const std::string& format);

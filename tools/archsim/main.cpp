@@ -40,6 +40,9 @@ int main(int argc, char** argv) {
         if (required) m->required();
         sub->add_option("--dim", wl.dims, "Bind a symbolic input dim: NAME=VALUE (repeatable)");
         sub->add_option("--batch", wl.batch, "Set the batch (dim 0 of every model input)")->check(CLI::Range(int64_t(1), int64_t(1) << 40));
+        sub->add_option("--runtime", wl.runtime,
+                        "Runtime whose lowering to apply: a name in configs/runtimes (tensorrt, xla, torch-frozen, ...) or a "
+                        ".toml file; run: overrides the machine's `runtime` key");
         sub->add_flag("--allow-unsupported", wl.allow_unsupported,
                       "Import unknown operators as zero-cost nodes (listed in the report) instead of failing");
         sub->add_option("--format", format, "Output format: table, json or csv")

@@ -13,6 +13,7 @@
 #include "sim/common/atomic_file.h"
 #include "sim/common/error.h"
 #include "traces/metric_catalog.h"
+#include "traces/metrics_report.h"
 
 namespace archsim::cli {
 
@@ -219,13 +220,6 @@ std::vector<Column> columns_of(std::vector<SweepRow>& rows, const std::vector<st
     text("trace", [](const SweepRow& r) { return r.trace; });
     text("error", [](const SweepRow& r) { return r.error; });
     return cols;
-}
-
-std::string csv_field(const std::string& s) {
-    if (s.find_first_of(",\"\n") == std::string::npos) return s;
-    std::string q = "\"";
-    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c == '\n' ? ' ' : c);
-    return q + "\"";
 }
 
 }  // namespace

@@ -103,6 +103,12 @@ OpGraph::OpGraph(std::string model_name, std::string source, std::vector<Tensor>
     }
 }
 
+OpGraph::OpGraph(std::string model_name, std::string source, std::vector<Tensor> tensors, std::vector<Operator> ops,
+                 std::string runtime)
+    : OpGraph(std::move(model_name), std::move(source), std::move(tensors), std::move(ops)) {
+    m_runtime = std::move(runtime);
+}
+
 OpGraph::~OpGraph() = default;
 OpGraph::OpGraph(OpGraph&&) noexcept = default;
 OpGraph& OpGraph::operator=(OpGraph&&) noexcept = default;

@@ -97,6 +97,9 @@ struct Operator {
     std::vector<int32_t> inputs;   ///< tensor indices; -1 for an omitted optional input
     std::vector<int32_t> outputs;  ///< tensor indices
     OpCost cost;
+    /// A kernel of an execution plan (workloads/lowering): the names of the source-graph operators
+    /// it runs, in topological order; empty for an operator of a graph as imported.
+    std::vector<std::string> members;
 };
 
 struct OpGraphTopology;  // Boost.Graph adjacency list, kept out of this header
@@ -109,12 +112,19 @@ public:
     /// Builds the graph; throws UserError(source, ...) naming an operator on a cycle, or a
     /// tensor consumed but never produced (and not an input, weight or constant).
     OpGraph(std::string model_name, std::string source, std::vector<Tensor> tensors, std::vector<Operator> ops);
+    /// The same for an execution plan: `runtime` names the runtime whose passes grouped `ops`
+    /// into kernels (machines then run each kernel as it is and fuse nothing more).
+    OpGraph(std::string model_name, std::string source, std::vector<Tensor> tensors, std::vector<Operator> ops,
+            std::string runtime);
     ~OpGraph();
     OpGraph(OpGraph&&) noexcept;
     OpGraph& operator=(OpGraph&&) noexcept;
 
     const std::string& model_name() const { return m_model_name; }
     const std::string& source() const { return m_source; }
+    /// The runtime whose lowering made these operators kernels; "" for a graph as imported (or the
+    /// `none` runtime), on which machines apply their own epilogue fusion rules.
+    const std::string& runtime() const { return m_runtime; }
     const std::vector<Tensor>& tensors() const { return m_tensors; }
     const std::vector<Operator>& ops() const { return m_ops; }
     /// Operator indices in a dependency-respecting order (stable: file order where free).
@@ -137,6 +147,7 @@ public:
 private:
     std::string m_model_name;
     std::string m_source;
+    std::string m_runtime;
     std::vector<Tensor> m_tensors;
     std::vector<Operator> m_ops;
     std::vector<int32_t> m_topo;

@@ -1,0 +1,80 @@
+// Runtimes end to end: `--runtime none` is the graph as imported (today's numbers exactly), a
+// fusing runtime runs fewer kernels with the same MACs, and the trace says which operators each
+// kernel ran.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "tests/support/cli.h"
+#include "traces/trace_reader.h"
+
+using namespace archsim::test;
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+const std::string kSrc = ARCHSIM_SOURCE_DIR;
+const std::string kA100 = kSrc + "/configs/gpu/a100_sxm4_80gb.toml";
+}  // namespace
+
+TEST_CASE("the none runtime reproduces the machine's default run exactly", "[e2e][runtime]") {
+    const std::string model = kSrc + "/workloads/models/resnet18.onnx";
+    for (const char* cfg : {"gpu/a100_sxm4_80gb.toml", "cpu/host.toml", "tpu/tpu_v1.toml"}) {
+        INFO(cfg);
+        const std::string a = temp_dir("rt_default"), b = temp_dir("rt_none");
+        REQUIRE(run_archsim("run " + model + " --arch " + kSrc + "/configs/" + cfg + " --out " + a + " --format json").exit_code == 0);
+        REQUIRE(run_archsim("run " + model + " --arch " + kSrc + "/configs/" + cfg + " --runtime none --out " + b + " --format json")
+                    .exit_code == 0);
+        CHECK(slurp(a + "/metrics.json") == slurp(b + "/metrics.json"));
+        fs::remove_all(a);
+        fs::remove_all(b);
+    }
+}
+
+TEST_CASE("a fusing runtime runs fewer kernels with the same MACs, and the trace maps kernels to operators", "[e2e][runtime]") {
+    const std::string model = have_shared() ? shared_path("models/bert_like_encoder.onnx") : kSrc + "/workloads/models/resnet18.onnx";
+    const std::string none = temp_dir("rt_none"), trt = temp_dir("rt_trt");
+    REQUIRE(run_archsim("run " + model + " --arch " + kA100 + " --runtime none --out " + none + " --format json").exit_code == 0);
+    REQUIRE(run_archsim("run " + model + " --arch " + kA100 + " --runtime tensorrt --out " + trt + " --format json").exit_code == 0);
+    const json a = json::parse(slurp(none + "/metrics.json")), b = json::parse(slurp(trt + "/metrics.json"));
+    CHECK(b["total"]["macs"] == a["total"]["macs"]);
+    CHECK(b["ops"].size() < a["ops"].size());
+    // fewer launches and no round trips of fused intermediates through HBM
+    CHECK(b["total"]["latency_s"].get<double>() < a["total"]["latency_s"].get<double>());
+    CHECK(b["total"]["traffic_bytes"]["dram"].get<double>() < a["total"]["traffic_bytes"]["dram"].get<double>());
+
+    archsim::TraceReader tr(trt + "/trace.h5");
+    CHECK(tr.attr_string("runtime") == "tensorrt");
+    std::multiset<std::string> ran;
+    for (const auto& k : tr.ops()) {
+        INFO(k.name);
+        CHECK_FALSE(k.members.empty());
+        std::istringstream in(k.members);
+        for (std::string m; std::getline(in, m);) ran.insert(m);
+    }
+    CHECK(ran.size() == a["ops"].size());  // every operator of the graph, each in one kernel
+    archsim::TraceReader tn(none + "/trace.h5");
+    CHECK(tn.attr_string("runtime") == "none");
+    fs::remove_all(none);
+    fs::remove_all(trt);
+}
+
+TEST_CASE("graph --runtime lists the kernels of the plan with their operators", "[e2e][runtime]") {
+    const std::string model = kSrc + "/workloads/models/resnet18.onnx";
+    CliResult r = run_archsim("graph " + model + " --runtime torch-frozen --format json");
+    REQUIRE(r.exit_code == 0);
+    const json j = json::parse(r.out);
+    CHECK(j["runtime"] == "torch-frozen");
+    size_t members = 0, conv_relu = 0;
+    for (const auto& k : j["kernels"]) {
+        members += k["members"].size();
+        conv_relu += k["pattern"].get<std::string>().rfind("Conv+", 0) == 0;
+    }
+    CliResult g = run_archsim("graph " + model + " --format json");
+    REQUIRE(g.exit_code == 0);
+    CHECK(members == json::parse(g.out)["ops"].size());
+    CHECK(conv_relu > 0);  // oneDNN post-ops: Conv+Relu, Conv+Residual+Relu
+}

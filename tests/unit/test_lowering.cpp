@@ -1,0 +1,204 @@
+// Runtime lowering (workloads/lowering): each pattern on a small hand-built graph, the invariants
+// on every shared model (MACs unchanged, every operator in exactly one kernel), and pattern
+// counts on a real export.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "workloads/generators/onnx_builder.h"
+#include "workloads/lowering/lower.h"
+#include "workloads/onnx/importer.h"
+
+using namespace archsim;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string shared_path(const std::string& rel) { return std::string(ARCHSIM_SHARED_DIR) + "/" + rel; }
+bool have_shared() { return fs::is_directory(shared_path("models")); }
+
+/// Imports the graph `body` writes (x: float input of `x_dims`, output "y" of `y_dims`).
+OpGraph build(const std::vector<int64_t>& x_dims, const std::vector<int64_t>& y_dims,
+              const std::function<std::string(gen::Emitter&)>& body) {
+    onnx::ModelProto model;
+    onnx::GraphProto& g = gen::start_model(model, "hand");
+    gen::add_input(g, "x", x_dims);
+    gen::Emitter e(g, "/h");
+    const std::string out = body(e);
+    gen::add_node(g, "Identity", "/h/out", {out}, {"y"});
+    gen::add_output(g, "y", y_dims);
+    return import_onnx_model(model, "hand.onnx").graph;
+}
+
+RuntimeProfile profile(bool epilogues, bool vector_regions, bool layouts) {
+    RuntimeProfile p;
+    p.name = "test";
+    p.epilogues = epilogues;
+    p.vector_regions = vector_regions;
+    p.layouts = layouts;
+    return p;
+}
+
+/// The kernels that do work (views left out).
+std::vector<const Operator*> kernels(const OpGraph& plan) {
+    std::vector<const Operator*> out;
+    for (const auto& k : plan.ops())
+        if (k.cost.cls != OpClass::ShapeOnly) out.push_back(&k);
+    return out;
+}
+
+const Tensor& tensor(const OpGraph& g, const std::string& name) {
+    for (const auto& t : g.tensors())
+        if (t.name == name) return t;
+    FAIL("no tensor " << name);
+    return g.tensors()[0];
+}
+
+std::string layer_norm(gen::Emitter& e, const std::string& x) {
+    onnx::NodeProto* rm = nullptr;
+    const std::string mean = e.node("ReduceMean", {x}, &rm);
+    gen::set_ints(*rm, "axes", {-1});
+    const std::string c = e.node("Sub", {x, mean});
+    onnx::NodeProto* rm2 = nullptr;
+    const std::string var = e.node("ReduceMean", {e.node("Pow", {c, e.scalar(2.0f)})}, &rm2);
+    gen::set_ints(*rm2, "axes", {-1});
+    return e.node("Div", {c, e.node("Sqrt", {e.node("Add", {var, e.scalar(1e-5f)})})});
+}
+
+}  // namespace
+
+TEST_CASE("a GEMM takes its bias and erf GELU into its epilogue", "[unit][lowering]") {
+    OpGraph g = build({4, 8, 16}, {4, 8, 32}, [](gen::Emitter& e) {
+        gen::add_weight(e.graph(), "w", {16, 32});
+        gen::add_weight(e.graph(), "b", {32});
+        return gen::activation(e.graph(), "/h/act", "gelu", e.node("Add", {e.node("MatMul", {"x", "w"}), "b"}));
+    });
+    const OpGraph plan = lower(g, profile(true, false, false));
+    const auto ks = kernels(plan);
+    REQUIRE(ks.size() == 1);
+    CHECK(ks[0]->op_type == "MatMul+Bias+GELU");
+    CHECK(ks[0]->members.size() == 7);  // MatMul, Add, Div, Erf, Add, Mul, Mul
+    CHECK(ks[0]->cost.macs == g.total_macs());
+    CHECK(ks[0]->cost.flops == g.total_flops());
+    // reads x, w and b, writes only the activation's output
+    CHECK(ks[0]->cost.bytes_read == tensor(g, "x").bytes() + tensor(g, "w").bytes() + tensor(g, "b").bytes() + 3 * 4);  // + the GELU scalars
+    REQUIRE(ks[0]->outputs.size() == 1);
+    CHECK(ks[0]->cost.bytes_written == 4 * 8 * 32 * 4);
+    REQUIRE(ks[0]->cost.gemms.size() == 1);
+    CHECK(ks[0]->cost.gemms[0].c.tensor == ks[0]->outputs[0]);  // the epilogue writes C
+}
+
+TEST_CASE("an epilogue never takes an operator that depends on the contraction another way", "[unit][lowering]") {
+    // y = x W; z = y - mean(y): the Sub needs the reduction of the whole row first
+    OpGraph g = build({8, 16}, {8, 32}, [](gen::Emitter& e) {
+        gen::add_weight(e.graph(), "w", {16, 32});
+        const std::string y = e.node("MatMul", {"x", "w"});
+        onnx::NodeProto* rm = nullptr;
+        const std::string m = e.node("ReduceMean", {y}, &rm);
+        gen::set_ints(*rm, "axes", {-1});
+        return e.node("Sub", {y, m});
+    });
+    const OpGraph plan = lower(g, profile(true, false, false));
+    CHECK(kernels(plan).size() == 3);
+    for (const Operator* k : kernels(plan))
+        if (k->cost.cls == OpClass::Contraction) CHECK(k->members.size() == 1);
+}
+
+TEST_CASE("decomposed LayerNorm, RMSNorm and scaled masked softmax each become one kernel", "[unit][lowering]") {
+    SECTION("LayerNorm") {
+        OpGraph g = build({2, 8, 64}, {2, 8, 64}, [](gen::Emitter& e) { return layer_norm(e, "x"); });
+        const auto plan = lower(g, profile(false, true, false));
+        REQUIRE(kernels(plan).size() == 1);
+        CHECK(kernels(plan)[0]->op_type == "LayerNorm");
+        CHECK(kernels(plan)[0]->cost.bytes_read == tensor(g, "x").bytes() + 2 * 4);  // x and the two scalars
+        CHECK(kernels(plan)[0]->cost.flops == g.total_flops());
+    }
+    SECTION("RMSNorm") {
+        OpGraph g = build({2, 8, 64}, {2, 8, 64}, [](gen::Emitter& e) {
+            onnx::NodeProto* rm = nullptr;
+            const std::string ms = e.node("ReduceMean", {e.node("Mul", {"x", "x"})}, &rm);
+            gen::set_ints(*rm, "axes", {-1});
+            return e.node("Mul", {"x", e.node("Reciprocal", {e.node("Sqrt", {e.node("Add", {ms, e.scalar(1e-6f)})})})});
+        });
+        const auto plan = lower(g, profile(false, true, false));
+        REQUIRE(kernels(plan).size() == 1);
+        CHECK(kernels(plan)[0]->op_type == "RMSNorm");
+    }
+    SECTION("softmax with scale and mask") {
+        OpGraph g = build({2, 16, 16}, {2, 16, 16}, [](gen::Emitter& e) {
+            gen::add_weight(e.graph(), "mask", {16, 16});
+            onnx::NodeProto* sm = nullptr;
+            const std::string p = e.node("Softmax", {e.node("Add", {e.node("Mul", {"x", e.scalar(0.125f)}), "mask"})}, &sm);
+            gen::set_int(*sm, "axis", -1);
+            return p;
+        });
+        const auto plan = lower(g, profile(false, true, false));
+        REQUIRE(kernels(plan).size() == 1);
+        CHECK(kernels(plan)[0]->op_type == "Softmax+Scale+Mask");
+    }
+}
+
+TEST_CASE("a transpose feeding a GEMM folds into its operand layout", "[unit][lowering]") {
+    OpGraph g = build({16, 8}, {8, 4}, [](gen::Emitter& e) {
+        gen::add_weight(e.graph(), "w", {16, 4});
+        return e.node("MatMul", {e.transpose("x", {1, 0}), "w"});
+    });
+    const auto plan = lower(g, profile(false, false, true));
+    const auto ks = kernels(plan);
+    REQUIRE(ks.size() == 1);
+    CHECK(ks[0]->op_type == "MatMul");
+    CHECK(ks[0]->members.size() == 2);
+    REQUIRE(ks[0]->cost.gemms.size() == 1);
+    CHECK(plan.tensors()[static_cast<size_t>(ks[0]->cost.gemms[0].a.tensor)].name == "x");  // read where it lies
+    CHECK(ks[0]->cost.bytes_read == tensor(g, "x").bytes() + tensor(g, "w").bytes());
+}
+
+TEST_CASE("every runtime keeps every shared model's MACs and runs each operator exactly once", "[unit][lowering][models]") {
+    if (!have_shared()) {
+        WARN("shared/models not found; skipped");
+        return;
+    }
+    const std::string dir = std::string(ARCHSIM_SOURCE_DIR) + "/configs/runtimes";
+    std::vector<RuntimeProfile> runtimes;
+    for (const auto& name : runtime_names(dir)) runtimes.push_back(load_runtime(name, dir));
+    REQUIRE(runtimes.size() >= 6);
+    for (const auto& e : fs::directory_iterator(shared_path("models"))) {
+        if (e.path().extension() != ".onnx") continue;
+        const OpGraph g = import_onnx(e.path().string()).graph;
+        for (const auto& rt : runtimes) {
+            if (rt.literal()) continue;
+            INFO(e.path().filename().string() << " under " << rt.name);
+            const OpGraph plan = lower(g, rt);
+            CHECK(plan.total_macs() == g.total_macs());
+            CHECK(plan.total_flops() == g.total_flops());
+            std::multiset<std::string> ran;
+            for (const auto& k : plan.ops()) ran.insert(k.members.begin(), k.members.end());
+            CHECK(ran.size() == g.ops().size());
+            for (const auto& o : g.ops()) CHECK(ran.count(o.name) == 1);
+            CHECK(plan.runtime() == rt.name);
+        }
+    }
+}
+
+TEST_CASE("TensorRT's lowering of the BERT-like export finds every LayerNorm, GELU and epilogue", "[unit][lowering][models]") {
+    if (!have_shared()) {
+        WARN("shared/models not found; skipped");
+        return;
+    }
+    const OpGraph g = import_onnx(shared_path("models/bert_like_encoder.onnx")).graph;
+    std::map<std::string, int> src;
+    for (const auto& o : g.ops()) ++src[o.op_type];
+    const int layers = src["Erf"];  // one GELU per encoder layer
+    REQUIRE(layers > 0);
+    REQUIRE(src["ReduceMean"] == 4 * layers);  // two LayerNorms per layer, two means each
+    const OpGraph plan = lower(g, load_runtime("tensorrt", std::string(ARCHSIM_SOURCE_DIR) + "/configs/runtimes"));
+    std::map<std::string, int> k;
+    for (const auto& o : plan.ops()) ++k[o.op_type];
+    CHECK(k["LayerNorm"] + k["Residual+LayerNorm"] == 2 * layers);
+    CHECK(k["MatMul+Bias+GELU"] == layers);
+    CHECK(k["MatMul+Bias+Residual"] == layers);
+    CHECK(k["Softmax"] == layers);
+}

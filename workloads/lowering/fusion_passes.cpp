@@ -1,0 +1,145 @@
+#include "workloads/lowering/fusion_passes.h"
+
+#include <algorithm>
+#include <map>
+
+namespace archsim {
+
+namespace {
+
+const Operator& op_at(const OpGraph& g, int32_t i) { return g.ops()[static_cast<size_t>(i)]; }
+const Tensor& tensor_at(const OpGraph& g, int32_t t) { return g.tensors()[static_cast<size_t>(t)]; }
+
+bool is_vector(const Operator& o) { return o.cost.cls == OpClass::Elementwise || o.cost.cls == OpClass::Reduction; }
+
+/// Whether tensor `t` is an A or B operand of one of `c`'s GEMM views.
+bool is_gemm_operand(const Operator& c, int32_t t) {
+    for (const auto& g : c.cost.gemms)
+        if (g.a.tensor == t || g.b.tensor == t) return true;
+    return false;
+}
+
+/// Inputs of `o` computed at run time (activations and model inputs), not weights or constants.
+int count_activation_inputs(const OpGraph& g, const Operator& o, int64_t min_elems) {
+    int n = 0;
+    for (int32_t t : o.inputs)
+        if (t >= 0) {
+            const Tensor& x = tensor_at(g, t);
+            n += (x.role == TensorRole::Activation || x.role == TensorRole::Input) && x.elems() >= min_elems;
+        }
+    return n;
+}
+
+}  // namespace
+
+void fuse_epilogues(FusionGroups& groups, const std::vector<std::string>& allowed_op_types) {
+    const OpGraph& g = groups.graph();
+    for (int32_t c : g.topo_order()) {
+        const Operator& op = op_at(g, c);
+        if (op.cost.cls != OpClass::Contraction || op.outputs.empty() || op.outputs[0] < 0) continue;
+        const int64_t out_elems = tensor_at(g, op.outputs[0]).elems();
+        // grow until nothing joins: an operator refused because another of its inputs was still
+        // outside (the erf of a GELU) joins once that input's producer has
+        for (bool grew = true; grew;) {
+            grew = false;
+            for (int32_t m : groups.members(c))
+                for (int32_t s : groups.successors(m)) {
+                    if (groups.group_of(s) == groups.group_of(c) || !groups.alone(s)) continue;
+                    const Operator& e = op_at(g, s);
+                    if (e.cost.cls != OpClass::Elementwise || e.outputs.empty() || e.outputs[0] < 0) continue;
+                    if (!allowed_op_types.empty() &&
+                        std::find(allowed_op_types.begin(), allowed_op_types.end(), e.op_type) == allowed_op_types.end())
+                        continue;
+                    if (tensor_at(g, e.outputs[0]).elems() != out_elems) continue;  // an epilogue works per output element
+                    grew = groups.try_merge(c, s) || grew;
+                }
+        }
+    }
+}
+
+void fuse_vector_regions(FusionGroups& groups) {
+    const OpGraph& g = groups.graph();
+    for (int32_t e : g.topo_order()) {
+        if (!is_vector(op_at(g, e)) || groups.has_contraction(e)) continue;
+        for (int32_t t : op_at(g, e).inputs) {
+            if (t < 0) continue;
+            const int32_t p = g.producer(t);
+            if (p < 0 || !is_vector(op_at(g, p)) || groups.has_contraction(p)) continue;
+            groups.try_merge(p, e);
+        }
+    }
+}
+
+void fold_layouts(FusionGroups& groups) {
+    const OpGraph& g = groups.graph();
+    for (int32_t tr : g.topo_order()) {
+        const Operator& op = op_at(g, tr);
+        if (op.op_type != "Transpose" || !groups.alone(tr) || op.outputs.size() != 1 || op.outputs[0] < 0) continue;
+        std::vector<int32_t> chain = {tr};
+        int32_t t = op.outputs[0], target = -1;
+        for (;;) {
+            const auto& cons = groups.consumers(t);
+            if (cons.size() != 1) break;
+            const Operator& c = op_at(g, cons[0]);
+            if (c.cost.cls == OpClass::ShapeOnly && c.outputs.size() == 1 && c.outputs[0] >= 0 && groups.alone(cons[0])) {
+                chain.push_back(cons[0]);
+                t = c.outputs[0];
+                continue;
+            }
+            if (c.cost.cls == OpClass::Contraction && is_gemm_operand(c, t)) target = cons[0];
+            break;
+        }
+        if (target < 0) continue;
+        for (auto it = chain.rbegin(); it != chain.rend(); ++it)
+            if (!groups.try_merge(target, *it)) break;
+    }
+}
+
+std::string kernel_pattern(const OpGraph& graph, const std::vector<int32_t>& members) {
+    if (members.size() == 1) return op_at(graph, members[0]).op_type;
+    std::map<std::string, int> n;
+    int32_t contraction = -1;
+    for (int32_t m : members) {
+        ++n[op_at(graph, m).op_type];
+        if (op_at(graph, m).cost.cls == OpClass::Contraction) contraction = m;
+    }
+    auto has = [&](const char* t) { return n.count(t) > 0; };
+    const bool gelu = has("Gelu") || ((has("Erf") || has("Tanh")) && has("Mul"));
+    const bool silu = has("Sigmoid") && has("Mul");
+    if (contraction >= 0) {
+        std::string s = op_at(graph, contraction).op_type;
+        std::vector<std::string> parts;
+        auto add = [&](const std::string& p) {
+            if (std::find(parts.begin(), parts.end(), p) == parts.end()) parts.push_back(p);
+        };
+        const int64_t out_elems = tensor_at(graph, op_at(graph, contraction).outputs[0]).elems();
+        for (int32_t m : members) {
+            const Operator& o = op_at(graph, m);
+            if (m == contraction || o.cost.cls == OpClass::ShapeOnly || o.op_type == "Transpose") continue;
+            if (o.op_type == "Add" || o.op_type == "Sub")
+                add(count_activation_inputs(graph, o, out_elems) >= 2 ? "Residual" : "Bias");
+            else if (o.op_type == "BatchNormalization") add("BatchNorm");
+            else if (gelu && (o.op_type == "Erf" || o.op_type == "Tanh" || o.op_type == "Gelu")) add("GELU");
+            else if (silu && o.op_type == "Sigmoid") add("SiLU");
+            else if (o.op_type != "Mul" && o.op_type != "Div") add(o.op_type);
+            else if (!gelu && !silu) add("Scale");
+        }
+        for (const auto& p : parts) s += "+" + p;
+        return s;
+    }
+    if (has("LayerNormalization") || (n["ReduceMean"] >= 2 && has("Sub") && (has("Sqrt") || has("Reciprocal"))))
+        return count_activation_inputs(graph, op_at(graph, members[0]), 2) >= 2 && op_at(graph, members[0]).op_type == "Add"
+                   ? "Residual+LayerNorm"
+                   : "LayerNorm";
+    if (has("SimplifiedLayerNormalization") || has("RMSNormalization") ||
+        (n["ReduceMean"] == 1 && !has("Sub") && (has("Sqrt") || has("Reciprocal"))))
+        return "RMSNorm";
+    if (has("Softmax")) return std::string("Softmax") + (has("Mul") || has("Div") ? "+Scale" : "") + (has("Where") || has("Add") ? "+Mask" : "");
+    if (gelu) return "GELU";
+    if (silu) return "SiLU";
+    bool all_elementwise = true;
+    for (int32_t m : members) all_elementwise = all_elementwise && op_at(graph, m).cost.cls == OpClass::Elementwise;
+    return (all_elementwise ? "Elementwise(" : "Fused(") + std::to_string(members.size()) + ")";
+}
+
+}  // namespace archsim

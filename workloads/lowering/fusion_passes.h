@@ -1,0 +1,38 @@
+#pragma once
+// The lowering passes: each merges groups of operators (FusionGroups) by graph structure alone,
+// never by operator names, the way deployed runtimes form kernels:
+// - epilogues: a contraction takes the elementwise operators that consume its output (bias,
+//   batch-norm, activation, residual add) into its epilogue, as TensorRT/cuDNN epilogues and
+//   oneDNN post-ops do;
+// - vector regions: connected elementwise and reduction operators become one kernel (loop and
+//   input fusion, as XLA and TensorRT's pointwise fusion do), so LayerNorm, RMSNorm, GELU, SiLU
+//   and scaled, masked Softmax each read their input once and write their output once;
+// - layouts: a transpose whose result only feeds contractions is folded into their operand
+//   layout (the GEMM reads the untransposed tensor with other strides).
+#include <string>
+#include <vector>
+
+#include "workloads/lowering/fusion_groups.h"
+
+namespace archsim {
+
+/// Merges into each contraction the elementwise operators that consume its output (or another
+/// operator already in its epilogue) and produce a tensor of the contraction's output size.
+/// `allowed_op_types` limits which operator types an epilogue takes (empty = every elementwise
+/// operator); operators a merge would put on a cycle stay out.
+void fuse_epilogues(FusionGroups& groups, const std::vector<std::string>& allowed_op_types);
+
+/// Merges each elementwise or reduction operator outside the contraction kernels with the
+/// producers of its inputs that are elementwise or reduction operators too.
+void fuse_vector_regions(FusionGroups& groups);
+
+/// Folds each Transpose whose output, through views (Reshape, Squeeze, ...), feeds only
+/// contractions into the kernel of its single consumer.
+void fold_layouts(FusionGroups& groups);
+
+/// A name for the kernel made of `members` (operator indices of `graph`, topological order), from
+/// its structure: "LayerNorm", "RMSNorm", "Softmax", "GELU", "SiLU", "<contraction>+<epilogue parts>",
+/// or "Fused(<n> ops)"; a lone operator keeps its op_type.
+std::string kernel_pattern(const OpGraph& graph, const std::vector<int32_t>& members);
+
+}  // namespace archsim

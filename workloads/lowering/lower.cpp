@@ -1,0 +1,115 @@
+#include "workloads/lowering/lower.h"
+
+#include <algorithm>
+#include <map>
+
+#include "workloads/lowering/fusion_passes.h"
+
+namespace archsim {
+
+namespace {
+
+/// A GEMM operand produced inside the kernel (a folded view or transpose) read where it really
+/// lies: follow each member's first input back to a tensor from outside.
+GemmOperand through_folds(const OpGraph& g, const FusionGroups& groups, int32_t group, GemmOperand x) {
+    while (x.tensor >= 0) {
+        const int32_t p = g.producer(x.tensor);
+        if (p < 0 || groups.group_of(p) != group) break;
+        const Operator& op = g.ops()[static_cast<size_t>(p)];
+        if (op.inputs.empty() || op.inputs[0] < 0) break;
+        x.tensor = op.inputs[0];
+    }
+    return x;
+}
+
+}  // namespace
+
+OpGraph build_kernels(const OpGraph& graph, const FusionGroups& groups, const std::string& runtime) {
+    std::map<int32_t, size_t> kernel_of_group;
+    std::vector<Operator> kernels;
+    for (int32_t op : graph.topo_order()) {
+        const int32_t grp = groups.group_of(op);
+        if (kernel_of_group.count(grp)) continue;
+        kernel_of_group[grp] = kernels.size();
+        const std::vector<int32_t> members = groups.members(op);
+        Operator k;
+        for (int32_t m : members) k.members.push_back(graph.ops()[static_cast<size_t>(m)].name);
+        int32_t anchor = members.front(), contraction = -1;
+        for (int32_t m : members)
+            if (graph.ops()[static_cast<size_t>(m)].cost.cls == OpClass::Contraction) anchor = contraction = m;
+        const Operator& a = graph.ops()[static_cast<size_t>(anchor)];
+        k.name = a.name;
+        k.domain = a.domain;
+        k.opset = a.opset;
+        k.op_type = kernel_pattern(graph, members);
+        auto inside = [&](int32_t t) { return t >= 0 && graph.producer(t) >= 0 && groups.group_of(graph.producer(t)) == grp; };
+        for (int32_t m : members) {
+            const Operator& o = graph.ops()[static_cast<size_t>(m)];
+            for (int32_t t : o.inputs)
+                if (t >= 0 && !inside(t) && std::find(k.inputs.begin(), k.inputs.end(), t) == k.inputs.end()) k.inputs.push_back(t);
+            for (int32_t t : o.outputs) {
+                if (t < 0) continue;
+                bool read_outside = graph.consumer_count(t) == 0;  // a model output
+                for (int32_t c : groups.consumers(t)) read_outside = read_outside || groups.group_of(c) != grp;
+                if (read_outside) k.outputs.push_back(t);
+            }
+            k.cost.macs += o.cost.macs;
+            k.cost.flops += o.cost.flops;
+        }
+        // the kernel's class: what the machine runs it as
+        OpClass cls = OpClass::ShapeOnly;
+        auto rank = [](OpClass c) {
+            switch (c) {
+                case OpClass::Contraction: return 6;
+                case OpClass::Reduction: return 5;
+                case OpClass::Pooling: return 4;
+                case OpClass::Elementwise: return 3;
+                case OpClass::DataMovement: return 2;
+                case OpClass::Unsupported: return 1;
+                default: return 0;
+            }
+        };
+        for (int32_t m : members) {
+            const OpClass c = graph.ops()[static_cast<size_t>(m)].cost.cls;
+            if (rank(c) > rank(cls)) cls = c;
+        }
+        k.cost.cls = cls;
+        for (int32_t t : k.inputs) {
+            const Tensor& x = graph.tensors()[static_cast<size_t>(t)];
+            k.cost.bytes_read += x.bytes();
+            if (x.role == TensorRole::Weight) k.cost.params += x.elems();
+        }
+        for (int32_t t : k.outputs) k.cost.bytes_written += graph.tensors()[static_cast<size_t>(t)].bytes();
+        if (contraction >= 0) {
+            const Operator& c = graph.ops()[static_cast<size_t>(contraction)];
+            k.cost.gemms = c.cost.gemms;
+            // C: where the epilogue's last operator writes (the contraction's own output when
+            // it is read outside the kernel)
+            int32_t c_out = c.outputs.empty() ? -1 : c.outputs[0];
+            while (c_out >= 0 && std::find(k.outputs.begin(), k.outputs.end(), c_out) == k.outputs.end()) {
+                int32_t next = -1;
+                for (int32_t cons : groups.consumers(c_out))
+                    if (groups.group_of(cons) == grp) next = cons;  // the last one in topological order
+                if (next < 0 || graph.ops()[static_cast<size_t>(next)].outputs.empty()) break;
+                c_out = graph.ops()[static_cast<size_t>(next)].outputs[0];
+            }
+            for (auto& gv : k.cost.gemms) {
+                gv.a = through_folds(graph, groups, grp, gv.a);
+                gv.b = through_folds(graph, groups, grp, gv.b);
+                if (gv.c.tensor >= 0) gv.c.tensor = c_out;
+            }
+        }
+        kernels.push_back(std::move(k));
+    }
+    return OpGraph(graph.model_name(), graph.source(), graph.tensors(), std::move(kernels), runtime);
+}
+
+OpGraph lower(const OpGraph& graph, const RuntimeProfile& runtime) {
+    FusionGroups groups(graph);
+    if (runtime.epilogues) fuse_epilogues(groups, runtime.epilogue_ops);
+    if (runtime.vector_regions) fuse_vector_regions(groups);
+    if (runtime.layouts) fold_layouts(groups);
+    return build_kernels(graph, groups, runtime.name);
+}
+
+}  // namespace archsim

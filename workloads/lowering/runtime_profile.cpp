@@ -1,0 +1,68 @@
+#include "workloads/lowering/runtime_profile.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "sim/common/error.h"
+
+namespace archsim {
+
+namespace fs = std::filesystem;
+
+const ParamBinder<RuntimeProfile>& runtime_params() {
+    static const ParamBinder<RuntimeProfile> b = [] {
+        ParamBinder<RuntimeProfile> b;
+        using R = RuntimeProfile;
+        b.string("doc", [](R& r) -> std::string& { return r.doc; }, "", {}, "One line: the runtime and version the profile stands for");
+        b.boolean("keep_graph", [](R& r) -> bool& { return r.keep_graph; }, false,
+                  "Run the graph as imported, each operator its own kernel, the machine's own epilogue rule "
+                  "(fusion.elementwise) deciding what fuses; false: the kernels are exactly what the passes below make");
+        b.boolean("passes.epilogues", [](R& r) -> bool& { return r.epilogues; }, false,
+                  "A contraction takes the elementwise operators consuming its output into its epilogue");
+        b.string("passes.epilogue_ops", [](R& r) -> std::string& { return r.epilogue_ops_text; }, "", {},
+                 "Comma-separated op types an epilogue takes (oneDNN post-ops, cuDNN/TensorRT epilogues); empty = every "
+                 "elementwise operator");
+        b.boolean("passes.vector_regions", [](R& r) -> bool& { return r.vector_regions; }, false,
+                  "Connected elementwise and reduction operators run as one kernel (loop and input fusion)");
+        b.boolean("passes.layouts", [](R& r) -> bool& { return r.layouts; }, false,
+                  "Transposes whose result only feeds contractions fold into the contraction's operand layout");
+        return b;
+    }();
+    return b;
+}
+
+std::vector<std::string> runtime_names(const std::string& runtimes_dir) {
+    std::vector<std::string> names;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(runtimes_dir, ec))
+        if (e.path().extension() == ".toml") names.push_back(e.path().stem().string());
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+RuntimeProfile load_runtime(const std::string& name_or_file, const std::string& runtimes_dir) {
+    const bool is_file = fs::path(name_or_file).extension() == ".toml";
+    const std::string file = is_file ? name_or_file : (fs::path(runtimes_dir) / (name_or_file + ".toml")).string();
+    if (!fs::is_regular_file(file)) {
+        std::string known;
+        for (const auto& n : runtime_names(runtimes_dir)) known += (known.empty() ? "" : ", ") + n;
+        throw UserError("runtime " + name_or_file, is_file ? "no such file" : "unknown runtime (known: " + known + ")");
+    }
+    ParamSet p(runtime_params().schema());
+    p.load_toml_file(file);
+    RuntimeProfile r = runtime_params().build(p);
+    r.name = fs::path(file).stem().string();
+    r.source = file;
+    for (size_t at = 0; at < r.epilogue_ops_text.size();) {
+        size_t end = r.epilogue_ops_text.find(',', at);
+        if (end == std::string::npos) end = r.epilogue_ops_text.size();
+        std::string op = r.epilogue_ops_text.substr(at, end - at);
+        op.erase(0, op.find_first_not_of(' '));
+        op.erase(op.find_last_not_of(' ') + 1);
+        if (!op.empty()) r.epilogue_ops.push_back(op);
+        at = end + 1;
+    }
+    return r;
+}
+
+}  // namespace archsim
