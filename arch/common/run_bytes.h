@@ -14,4 +14,14 @@ inline int64_t run_bytes(const Tensor& t, Precision p) {
     return is_float ? t.elems() * operand_bytes(p) : t.bytes();
 }
 
+/// Bytes `op` reads of its input tensor `t` on a machine running in `p`: run_bytes() of the
+/// tensor, or of only the elements it supplies when op.cost.read_elems says fewer (a Gather's
+/// table).
+inline int64_t read_bytes(const Operator& op, int32_t t, const Tensor& tensor, Precision p) {
+    for (size_t i = 0; i < op.inputs.size() && i < op.cost.read_elems.size(); ++i)
+        if (op.inputs[i] == t && op.cost.read_elems[i] >= 0 && op.cost.read_elems[i] < tensor.elems())
+            return tensor.elems() > 0 ? run_bytes(tensor, p) / tensor.elems() * op.cost.read_elems[i] : 0;
+    return run_bytes(tensor, p);
+}
+
 }  // namespace archsim

@@ -205,7 +205,7 @@ private:
         std::vector<Stream> streams;
         for (const int32_t t : inputs) {
             if (t < 0) continue;
-            const int64_t bytes = bytes_of(graph.tensors()[static_cast<size_t>(t)]);
+            const int64_t bytes = read_bytes(op, t, graph.tensors()[static_cast<size_t>(t)], m_cfg.precision);
             if (bytes > 0) streams.push_back({base(t, graph), static_cast<uint64_t>(bytes), false});
         }
         if (write_outputs)

@@ -72,7 +72,9 @@ protected:
         const double start = sim_now_ps();
         double loads_done = start;
         for (int32_t t : op.inputs)
-            if (t >= 0) loads_done = std::max(loads_done, spread(mix_key(4, uint64_t(t)), t, bytes_of(graph, t), false, 0));
+            if (t >= 0)
+                loads_done = std::max(loads_done, spread(mix_key(4, uint64_t(t)), t,
+                                                         read_bytes(op, t, graph.tensors()[static_cast<size_t>(t)], m_cfg.precision), false, 0));
         const bool direct_conv = op.cost.cls == OpClass::Contraction;  // a thin convolution on the CUDA cores
         const int64_t ops = direct_conv ? 2 * op.cost.macs : op.cost.cls == OpClass::DataMovement ? 0 : op.cost.flops;
         const double lanes = static_cast<double>(m_cfg.sms) * m_cfg.cuda_fp32_fma;

@@ -164,7 +164,7 @@ protected:
         int64_t in_bytes = 0, out_bytes = 0, out_elems = 0;
         for (int32_t t : op.inputs) {
             if (t < 0) continue;
-            const int64_t b = bytes_of(t);
+            const int64_t b = read_bytes(op, t, graph.tensors()[static_cast<size_t>(t)], m_cfg.precision);
             in_bytes += b;
             if (!m_l3.hit(whole_key(t))) {
                 w.dram_read_bytes += b;

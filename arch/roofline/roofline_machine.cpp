@@ -53,7 +53,7 @@ private:
     void bound(const Operator& op, const OpGraph& graph, EventKind kind, uint16_t unit, uint64_t ops, double peak) {
         uint64_t in_bytes = 0, out_bytes = 0;
         for (int32_t t : op.inputs)
-            if (t >= 0) in_bytes += static_cast<uint64_t>(run_bytes(graph.tensors()[static_cast<size_t>(t)], m_cfg.precision));
+            if (t >= 0) in_bytes += static_cast<uint64_t>(read_bytes(op, t, graph.tensors()[static_cast<size_t>(t)], m_cfg.precision));
         for (int32_t t : op.outputs) out_bytes += static_cast<uint64_t>(run_bytes(graph.tensors()[static_cast<size_t>(t)], m_cfg.precision));
         const uint64_t compute = static_cast<uint64_t>(std::ceil(static_cast<double>(ops) / peak));
         uint64_t cycles = compute;

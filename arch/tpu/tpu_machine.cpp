@@ -92,7 +92,7 @@ protected:
     void streaming(const Operator& op, const OpGraph& graph) override {
         int64_t in_bytes = 0, out_bytes = 0, out_elems = 0;
         for (int32_t t : op.inputs)
-            if (t >= 0) in_bytes += run_bytes(graph.tensors()[t], m_cfg.precision);
+            if (t >= 0) in_bytes += read_bytes(op, t, graph.tensors()[t], m_cfg.precision);
         for (int32_t t : op.outputs) {
             out_bytes += run_bytes(graph.tensors()[t], m_cfg.precision);
             out_elems += graph.tensors()[t].elems();

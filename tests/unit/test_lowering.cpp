@@ -3,6 +3,7 @@
 // counts on a real export.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -201,4 +202,47 @@ TEST_CASE("TensorRT's lowering of the BERT-like export finds every LayerNorm, GE
     CHECK(k["MatMul+Bias+GELU"] == layers);
     CHECK(k["MatMul+Bias+Residual"] == layers);
     CHECK(k["Softmax"] == layers);
+}
+
+TEST_CASE("a Gather reads only the rows it looks up, in the graph and in its kernel", "[unit][lowering]") {
+    // y = table[idx] + x: a 1000 x 64 embedding table, 4 rows looked up
+    OpGraph g = build({4, 64}, {4, 64}, [](gen::Emitter& e) {
+        gen::add_weight(e.graph(), "table", {1000, 64});
+        gen::add_int64_constant(e.graph(), "idx", {3, 1, 4, 1});
+        return e.node("Add", {e.node("Gather", {"table", "idx"}), "x"});
+    });
+    const Operator* gather = nullptr;
+    for (const auto& o : g.ops())
+        if (o.op_type == "Gather") gather = &o;
+    REQUIRE(gather);
+    REQUIRE(gather->cost.read_elems.size() == gather->inputs.size());
+    CHECK(gather->cost.read_elems[0] == 4 * 64);
+    CHECK(gather->cost.bytes_read == 4 * 64 * 4 + 4 * 8);  // the rows (fp32) and the int64 indices
+    const OpGraph plan = lower(g, profile(false, true, false));
+    for (const auto& k : plan.ops())
+        if (std::find(k.members.begin(), k.members.end(), gather->name) != k.members.end()) {
+            REQUIRE(k.cost.read_elems.size() == k.inputs.size());
+            CHECK(k.cost.bytes_read <= gather->cost.bytes_read + tensor(g, "x").bytes());
+        }
+}
+
+TEST_CASE("a slice reads only what it copies, and a GEMM reads a sliced operand in place", "[unit][lowering]") {
+    // qkv = x W (8 x 96); k = qkv[:, 32:64]; y = x' k^T-like product: MatMul(q, transpose(k))
+    OpGraph g = build({8, 32}, {8, 8}, [](gen::Emitter& e) {
+        gen::add_weight(e.graph(), "w", {32, 96});
+        const std::string qkv = e.node("MatMul", {"x", "w"});
+        const std::string q = e.node("Slice", {qkv, e.ints({0}), e.ints({32}), e.ints({1})});
+        const std::string k = e.node("Slice", {qkv, e.ints({32}), e.ints({64}), e.ints({1})});
+        return e.node("MatMul", {q, e.transpose(k, {1, 0})});
+    });
+    for (const auto& o : g.ops())
+        if (o.op_type == "Slice") {
+            REQUIRE_FALSE(o.cost.read_elems.empty());
+            CHECK(o.cost.read_elems[0] == 8 * 32);  // a third of qkv
+        }
+    const OpGraph plan = lower(g, profile(false, false, true));
+    const auto ks = kernels(plan);
+    REQUIRE(ks.size() == 2);  // the projection, and the product reading q and k where they lie in qkv
+    CHECK(ks[1]->members.size() == 4);  // MatMul, both slices, the transpose
+    CHECK(ks[1]->cost.bytes_read == 2 * 8 * 32 * 4 + 6 * 8);  // two thirds of qkv, and the slices' int64 bounds
 }

@@ -83,6 +83,10 @@ struct OpCost {
     int64_t bytes_written = 0;  ///< every output tensor once, model dtype
     int64_t params = 0;         ///< elements of the Weight-role inputs
     std::vector<GemmView> gemms;  ///< contractions only
+    /// Elements each input (parallel to Operator::inputs) supplies when that is less than the
+    /// whole tensor: a Gather's table gives only the rows it looks up. Empty, or -1 for an
+    /// input: the whole tensor. bytes_read already counts only these.
+    std::vector<int64_t> read_elems;
 
     /// flops / (bytes_read + bytes_written), 0 when nothing moves.
     double arithmetic_intensity() const;

@@ -72,16 +72,21 @@ void fuse_vector_regions(FusionGroups& groups) {
 
 void fold_layouts(FusionGroups& groups) {
     const OpGraph& g = groups.graph();
+    // a strided view a GEMM can read in place: a transpose (other strides), a slice (an offset)
+    auto is_layout = [](const Operator& o) {
+        return o.cost.cls == OpClass::ShapeOnly || o.op_type == "Transpose" || o.op_type == "Slice";
+    };
     for (int32_t tr : g.topo_order()) {
         const Operator& op = op_at(g, tr);
-        if (op.op_type != "Transpose" || !groups.alone(tr) || op.outputs.size() != 1 || op.outputs[0] < 0) continue;
+        if ((op.op_type != "Transpose" && op.op_type != "Slice") || !groups.alone(tr) || op.outputs.size() != 1 || op.outputs[0] < 0)
+            continue;
         std::vector<int32_t> chain = {tr};
         int32_t t = op.outputs[0], target = -1;
         for (;;) {
             const auto& cons = groups.consumers(t);
             if (cons.size() != 1) break;
             const Operator& c = op_at(g, cons[0]);
-            if (c.cost.cls == OpClass::ShapeOnly && c.outputs.size() == 1 && c.outputs[0] >= 0 && groups.alone(cons[0])) {
+            if (is_layout(c) && c.outputs.size() == 1 && c.outputs[0] >= 0 && groups.alone(cons[0])) {
                 chain.push_back(cons[0]);
                 t = c.outputs[0];
                 continue;
@@ -115,7 +120,7 @@ std::string kernel_pattern(const OpGraph& graph, const std::vector<int32_t>& mem
         const int64_t out_elems = tensor_at(graph, op_at(graph, contraction).outputs[0]).elems();
         for (int32_t m : members) {
             const Operator& o = op_at(graph, m);
-            if (m == contraction || o.cost.cls == OpClass::ShapeOnly || o.op_type == "Transpose") continue;
+            if (m == contraction || o.cost.cls == OpClass::ShapeOnly || o.op_type == "Transpose" || o.op_type == "Slice") continue;
             if (o.op_type == "Add" || o.op_type == "Sub")
                 add(count_activation_inputs(graph, o, out_elems) >= 2 ? "Residual" : "Bias");
             else if (o.op_type == "BatchNormalization") add("BatchNorm");

@@ -7,8 +7,8 @@
 // - vector regions: connected elementwise and reduction operators become one kernel (loop and
 //   input fusion, as XLA and TensorRT's pointwise fusion do), so LayerNorm, RMSNorm, GELU, SiLU
 //   and scaled, masked Softmax each read their input once and write their output once;
-// - layouts: a transpose whose result only feeds contractions is folded into their operand
-//   layout (the GEMM reads the untransposed tensor with other strides).
+// - layouts: a transpose or slice whose result only feeds a contraction is folded into its
+//   operand layout (the GEMM reads the tensor in place with other strides or an offset).
 #include <string>
 #include <vector>
 
@@ -26,8 +26,9 @@ void fuse_epilogues(FusionGroups& groups, const std::vector<std::string>& allowe
 /// producers of its inputs that are elementwise or reduction operators too.
 void fuse_vector_regions(FusionGroups& groups);
 
-/// Folds each Transpose whose output, through views (Reshape, Squeeze, ...), feeds only
-/// contractions into the kernel of its single consumer.
+/// Folds each Transpose or Slice whose output, through views (Reshape, Squeeze, ...) and further
+/// transposes or slices, feeds one contraction operand into that contraction's kernel: the GEMM
+/// reads the tensor in place with other strides or an offset.
 void fold_layouts(FusionGroups& groups);
 
 /// A name for the kernel made of `members` (operator indices of `graph`, topological order), from

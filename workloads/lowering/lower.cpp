@@ -74,11 +74,29 @@ OpGraph build_kernels(const OpGraph& graph, const FusionGroups& groups, const st
             if (rank(c) > rank(cls)) cls = c;
         }
         k.cost.cls = cls;
+        // what the kernel reads of each input: all of it, unless every member reading it reads
+        // only part (a Gather's table, slices of a fused QKV tensor: their parts taken as disjoint)
+        bool partial = false;
         for (int32_t t : k.inputs) {
             const Tensor& x = graph.tensors()[static_cast<size_t>(t)];
-            k.cost.bytes_read += x.bytes();
+            int64_t read = -1;
+            bool whole = false;
+            for (int32_t m : members) {
+                const Operator& o = graph.ops()[static_cast<size_t>(m)];
+                for (size_t i = 0; i < o.inputs.size(); ++i) {
+                    if (o.inputs[i] != t) continue;
+                    const int64_t r = i < o.cost.read_elems.size() ? o.cost.read_elems[i] : -1;
+                    if (r < 0) whole = true;
+                    else read = std::min(x.elems(), std::max<int64_t>(read, 0) + r);
+                }
+            }
+            if (whole) read = -1;
+            partial = partial || read >= 0;
+            k.cost.read_elems.push_back(read);
+            k.cost.bytes_read += read >= 0 ? read * x.elem_bytes : x.bytes();
             if (x.role == TensorRole::Weight) k.cost.params += x.elems();
         }
+        if (!partial) k.cost.read_elems.clear();
         for (int32_t t : k.outputs) k.cost.bytes_written += graph.tensors()[static_cast<size_t>(t)].bytes();
         if (contraction >= 0) {
             const Operator& c = graph.ops()[static_cast<size_t>(contraction)];

@@ -87,6 +87,21 @@ OpCost elementwise(const NodeContext& c) {
 /// A copy: no arithmetic; the data input is read and the output written.
 OpCost data_movement(const NodeContext& c) { return base_cost(c, OpClass::DataMovement); }
 
+/// A lookup (Gather, GatherElements, GatherND) or a Slice: it reads the entries it copies, as
+/// many as it writes, not its whole data input (an embedding table, the fused QKV tensor a
+/// slice takes a third of), plus every index or bound.
+OpCost gather(const NodeContext& c) {
+    OpCost k = base_cost(c, OpClass::DataMovement);
+    const Tensor& data = c.input(0);
+    const int64_t gathered = c.output(0).elems();
+    if (gathered < data.elems()) {
+        k.read_elems.assign(c.in.size(), -1);
+        k.read_elems[0] = gathered;
+        k.bytes_read -= (data.elems() - gathered) * data.elem_bytes;
+    }
+    return k;
+}
+
 /// A view (Reshape, Flatten, ...): no data moves, no arithmetic.
 OpCost shape_only(const NodeContext& c) {
     OpCost k;
@@ -346,7 +361,8 @@ const Table& table() {
         t.add("BatchNormalization", per_element(OpClass::Elementwise, 2));
         for (const char* op : {"MaxPool", "AveragePool", "LpPool"}) t.add(op, pool);
         for (const char* op : {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"}) t.add(op, global_pool);
-        for (const char* op : {"Transpose", "Concat", "Slice", "Split", "Gather", "GatherElements", "GatherND",
+        for (const char* op : {"Gather", "GatherElements", "GatherND", "Slice"}) t.add(op, gather);
+        for (const char* op : {"Transpose", "Concat", "Split",
                                "ScatterElements", "ScatterND", "Scatter", "Pad", "Expand", "Tile", "DepthToSpace",
                                "SpaceToDepth", "ConstantOfShape", "OneHot", "Range", "ReverseSequence", "Compress",
                                "NonZero", "EyeLike", "SequenceAt", "Col2Im"})
