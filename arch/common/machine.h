@@ -41,6 +41,9 @@ struct MachineKind {
     /// Runs the config's cross-key checks without building anything (throws UserError), so a
     /// config can be validated outside a simulation (the config fuzzer, `archsim params`).
     void (*validate)(const ParamSet& params);
+    /// Whether the model costs fused attention kernels (MachineBase::attention); the engine
+    /// refuses an execution plan with attention kernels on a kind without it, before simulating.
+    bool fused_attention = false;
 };
 
 }  // namespace archsim

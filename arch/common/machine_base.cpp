@@ -1,10 +1,12 @@
 #include "arch/common/machine_base.h"
 
 #include "arch/common/fusion.h"
+#include "sim/common/error.h"
 
 namespace archsim {
 
 Route route(const Operator& op, const OpGraph& graph, const RoutingRules& rules) {
+    if (!op.cost.attention.empty()) return Route::Attention;
     switch (op.cost.cls) {
         case OpClass::ShapeOnly:
         case OpClass::Unsupported:
@@ -48,6 +50,11 @@ Operator epilogue_of(const Operator& kernel) {
     return e;
 }
 
+void MachineBase::attention(const Operator& op, const OpGraph& graph) {
+    // the engine checks MachineKind::fused_attention before simulating; reaching this is a bug
+    throw std::logic_error("kernel '" + op.name + "': fused attention on a machine without its cost model");
+}
+
 void MachineBase::execute(uint32_t op_index, const Operator& op, const OpGraph& graph) {
     m_rec.set_op(op_index);
     const Route r = route(op, graph, m_rules);
@@ -55,6 +62,7 @@ void MachineBase::execute(uint32_t op_index, const Operator& op, const OpGraph& 
     begin_op(op, graph, r);
     switch (r) {
         case Route::FusedEpilogue: fused_epilogue(op, graph); break;
+        case Route::Attention: attention(op, graph); break;
         case Route::Contraction:
             contraction(op, graph);
             if (!graph.runtime().empty() && op.members.size() > 1) fused_epilogue(epilogue_of(op), graph);

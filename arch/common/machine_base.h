@@ -18,6 +18,7 @@ enum class Route : uint8_t {
     FusedEpilogue,  ///< elementwise work done in its producer's epilogue (reads only its other inputs)
     Contraction,    ///< a GEMM view on the machine's MAC array / tensor cores / blocked GEMM
     Streaming,      ///< a bandwidth-bound kernel: elementwise, reductions, pooling, copies, thin convolutions
+    Attention,      ///< a fused attention kernel of an execution plan (OpCost::attention)
 };
 
 /// Which of the machine-independent routes a machine takes (its config decides).
@@ -71,6 +72,9 @@ protected:
     virtual void contraction(const Operator& op, const OpGraph& graph) = 0;
     /// Runs a bandwidth-bound kernel.
     virtual void streaming(const Operator& op, const OpGraph& graph) = 0;
+    /// Runs a fused attention kernel (op.cost.attention). A model without a fused-attention cost
+    /// model keeps this default, which refuses the kernel with a UserError naming the runtime pass.
+    virtual void attention(const Operator& op, const OpGraph& graph);
     /// Runs elementwise work in its producer's epilogue: an operator fused into its producer
     /// (rules.fuse_elementwise), or the epilogue of a contraction kernel of an execution plan
     /// (epilogue_of()). Its first input arrives in registers; epilogue_side_inputs() it reads.

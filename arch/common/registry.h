@@ -19,11 +19,12 @@ std::vector<std::string> machine_kinds();
 /// The MachineKind of a model whose parameters `Params()` declares (a ParamBinder) and whose
 /// typed config `Make(ParamSet)` builds, running every cross-key check (UserError); `create`
 /// builds the machine. Validation is Make itself, so the checks live in one place.
+/// `fused_attention`: the model costs fused attention kernels (MachineBase::attention).
 template <auto Params, auto Make>
 MachineKind machine_kind(std::string kind, std::string doc,
-                         std::unique_ptr<Machine> (*create)(const ParamSet& params, TraceWriter& trace)) {
+                         std::unique_ptr<Machine> (*create)(const ParamSet& params, TraceWriter& trace), bool fused_attention = false) {
     return MachineKind{std::move(kind), std::move(doc), []() -> const ParamSchema& { return Params().schema(); }, create,
-                       [](const ParamSet& p) { (void)Make(p); }};
+                       [](const ParamSet& p) { (void)Make(p); }, fused_attention};
 }
 
 }  // namespace archsim

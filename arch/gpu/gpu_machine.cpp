@@ -7,6 +7,7 @@
 #include "arch/common/machine_base.h"
 #include "arch/common/run_bytes.h"
 #include "arch/gpu/cta_mapper.h"
+#include "arch/gpu/flash_attention.h"
 #include "arch/gpu/gpu_config.h"
 #include "arch/gpu/l2_cache.h"
 #include "arch/gpu/sm_port.h"
@@ -64,6 +65,55 @@ protected:
                 done = std::max(done, spread(mix_key(7, uint64_t(t)), t, bytes_of(graph, t), false, 0));
         if (done > sim_now_ps()) stall(sim_now_ps(), done - sim_now_ps(), 0, m_operand_load);
         sim_wait_until_ps(done);
+    }
+    /// A fused attention kernel as FlashAttention-2 runs it (flash_attention.h): per wave, each CTA
+    /// loads its Q tile and streams its head's K and V through L2 (the other query tiles of the
+    /// head hit), runs its MMAs and softmax, and stores its O tile; no score reaches L2.
+    void attention(const Operator& op, const OpGraph& graph) override {
+        launch();
+        const AttentionView& a = op.cost.attention.at(0);
+        const FlashPlan p = plan_flash_attention(a, m_cfg);
+        const int64_t eb = operand_bytes(m_cfg.precision), slots = m_cfg.sms * p.ctas_per_sm;
+        const double l2_latency_ps = static_cast<double>(m_cfg.l2_latency_cycles) * m_cfg.cycle_ps();
+        const uint64_t softmax_ops = static_cast<uint64_t>(std::max<int64_t>(0, op.cost.flops - 2 * op.cost.macs));
+        double kernel_end = sim_now_ps();
+        for (int64_t w = 0; w < p.waves; ++w) {
+            const double start = sim_now_ps();
+            const int64_t first = w * slots, last = std::min(p.ctas, first + slots);
+            const int64_t sharing = std::min(p.ctas_per_sm, (last - first + m_cfg.sms - 1) / m_cfg.sms);
+            double wave_end = start, stores_done = start, cta_ps_max = 0;
+            for (int64_t c = first; c < last; ++c) {
+                const int64_t head = c / p.q_tiles, qt = c % p.q_tiles, rows = std::min(p.block_m, a.q_len - qt * p.block_m);
+                SmPort& sm = *m_sms[static_cast<size_t>((c - first) % m_cfg.sms)];
+                const double cta_ps = flash_cta_cycles(a, rows, sharing, m_cfg) * m_cfg.cycle_ps();
+                cta_ps_max = std::max(cta_ps_max, cta_ps);
+                double loaded = sm.access(mix_key(mix_key(11, uint64_t(a.q.tensor)), uint64_t(c)), rows * a.head_dim * eb, a.q.tensor, false, false);
+                loaded = std::max(loaded, sm.access(mix_key(mix_key(12, uint64_t(a.k.tensor)), uint64_t(head)), a.kv_len * a.head_dim * eb,
+                                                    a.k.tensor, false, false));
+                loaded = std::max(loaded, sm.access(mix_key(mix_key(13, uint64_t(a.v.tensor)), uint64_t(head)), a.kv_len * a.v_dim * eb,
+                                                    a.v.tensor, false, false));
+                const double end = std::max(start + l2_latency_ps + cta_ps, loaded);
+                wave_end = std::max(wave_end, end);
+                const Span span = ps_span(start, end - start);
+                const uint64_t scores = static_cast<uint64_t>(rows * a.kv_len), seq = static_cast<uint32_t>(c);
+                m_rec.emit(EventKind::Fold, m_sm_comp[static_cast<size_t>((c - first) % m_cfg.sms)], span,
+                           {0, scores * uint64_t(a.head_dim + a.v_dim), c == first ? m_clock.cycles_of(cta_ps) : 0}, seq);
+                m_rec.emit(EventKind::Vector, m_cuda, span,
+                           {0, softmax_ops * scores / uint64_t(std::max<int64_t>(1, a.batch * a.q_len * a.kv_len)), 0}, seq);
+                // Q stays in shared memory; K and V tiles pass through it once per step
+                const uint64_t smem = static_cast<uint64_t>((rows * a.head_dim + a.kv_len * (a.head_dim + a.v_dim)) * eb);
+                m_rec.emit(EventKind::SramWrite, m_smem, span, {smem}, seq);
+                m_rec.emit(EventKind::SramRead, m_smem, span, {smem}, seq);
+                stores_done = std::max(stores_done, sm.access(mix_key(mix_key(14, uint64_t(a.out.tensor)), uint64_t(c)),
+                                                              rows * a.v_dim * eb, a.out.tensor, false, true, end - sim_now_ps()));
+            }
+            if (wave_end > start + cta_ps_max) stall(start + cta_ps_max, wave_end - (start + cta_ps_max), static_cast<uint32_t>(w), m_operand_load);
+            sim_wait_until_ps(wave_end);
+            kernel_end = std::max(kernel_end, stores_done);
+        }
+        if (kernel_end > sim_now_ps()) stall(sim_now_ps(), kernel_end - sim_now_ps(), 0, m_write_drain);
+        sim_wait_until_ps(kernel_end);
+        for (int32_t t : op.outputs) m_l2->retain(t, bytes_of(graph, t));
     }
     /// Bandwidth-bound kernel: inputs through L2 (a tensor still resident from its producer hits),
     /// arithmetic on the CUDA cores (one operation per core per cycle), outputs stored through L2.

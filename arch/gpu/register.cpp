@@ -15,5 +15,6 @@ GpuConfig make_checked_gpu_config(const ParamSet& p) {
 }  // namespace
 
 ARCHSIM_REGISTER_MACHINE(machine_kind<&gpu_params, &make_checked_gpu_config>(
-    "gpu", "NVIDIA-style GPU: SMs running CTAs in waves on tensor/CUDA cores, shared L2 and HBM/GDDR", &create_gpu_machine));
+    "gpu", "NVIDIA-style GPU: SMs running CTAs in waves on tensor/CUDA cores, shared L2 and HBM/GDDR", &create_gpu_machine,
+    /*fused_attention=*/true));
 }  // namespace archsim

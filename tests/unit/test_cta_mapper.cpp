@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "arch/gpu/cta_mapper.h"
+#include "arch/gpu/flash_attention.h"
 
 using namespace archsim;
 
@@ -79,4 +80,27 @@ TEST_CASE("the contraction path follows the precision the part supports", "[unit
     CHECK(a100({"precision=fp32", "tensor.fp32_as_tf32=false"}).contraction_rate() == 64);  // CUDA cores
     CHECK(a100({"precision=int8"}).contraction_rate() == 2048);
     CHECK(a100({"precision=bf16", "sm.macs_per_cycle.bf16=0"}).contraction_rate() == 64);
+}
+
+TEST_CASE("FlashAttention-2 tiles, occupancy and CTA time on the A100", "[unit][gpu][attention]") {
+    AttentionView a;  // BERT-Base at sequence 128: 12 heads of 64, fp16
+    a.batch = 12, a.q_len = 128, a.kv_len = 128, a.head_dim = 64, a.v_dim = 64, a.ops_per_score = 6;
+    const GpuConfig cfg = a100({"precision=fp16"});
+    const FlashPlan p = plan_flash_attention(a, cfg);
+    CHECK(p.block_m == 128);
+    CHECK(p.block_n == 128);
+    CHECK(p.q_tiles == 1);
+    CHECK(p.ctas == 12);
+    CHECK(p.kv_iters == 1);
+    CHECK(p.smem_bytes_per_cta == (128 + 2 * 128) * 64 * 2);
+    CHECK(p.ctas_per_sm == 164 * 1024 / ((128 + 2 * 128) * 64 * 2));  // shared memory limits it to 3
+    CHECK(p.waves == 1);
+    // 128 x 128 scores: (64 + 64) MACs each at 1024 MACs/cycle, 6 softmax ops each at 64 per cycle
+    CHECK(flash_cta_cycles(a, 128, 1, cfg) == Approx(128.0 * 128 * 128 / 1024 + 128.0 * 128 * 6 / 64));
+    CHECK(flash_cta_cycles(a, 128, 2, cfg) == Approx(2 * flash_cta_cycles(a, 128, 1, cfg)));
+    a.head_dim = a.v_dim = 128, a.q_len = a.kv_len = 512;
+    const FlashPlan q = plan_flash_attention(a, cfg);
+    CHECK(q.block_n == 64);
+    CHECK(q.q_tiles == 4);
+    CHECK(q.kv_iters == 8);
 }

@@ -201,7 +201,48 @@ TEST_CASE("TensorRT's lowering of the BERT-like export finds every LayerNorm, GE
     CHECK(k["LayerNorm"] + k["Residual+LayerNorm"] == 2 * layers);
     CHECK(k["MatMul+Bias+GELU"] == layers);
     CHECK(k["MatMul+Bias+Residual"] == layers);
-    CHECK(k["Softmax"] == layers);
+    CHECK(k["Attention"] == layers);  // Q K^T, scale, softmax, P V and the Q/K/V views in one kernel
+    CHECK(k["Softmax"] == 0);
+    for (const auto& o : plan.ops())
+        if (o.op_type == "Attention") {
+            REQUIRE(o.cost.attention.size() == 1);
+            const AttentionView& a = o.cost.attention[0];
+            CHECK(a.batch * a.q_len * a.kv_len * (a.head_dim + a.v_dim) == o.cost.macs);
+            CHECK(a.q.tensor >= 0);
+            CHECK(a.k.tensor >= 0);
+            CHECK(a.v.tensor >= 0);
+        }
+}
+
+TEST_CASE("an attention block with a scale and a mask becomes one attention kernel", "[unit][lowering]") {
+    // q, k, v: 2 heads x 16 tokens x 8; softmax(q k^T / sqrt(8) + mask) v
+    OpGraph g = build({2, 16, 8}, {2, 16, 8}, [](gen::Emitter& e) {
+        gen::add_weight(e.graph(), "mask", {16, 16});
+        const std::string kt = e.transpose("x", {0, 2, 1});
+        const std::string s = e.node("Add", {e.node("Div", {e.node("MatMul", {"x", kt}), e.scalar(2.83f)}), "mask"});
+        onnx::NodeProto* sm = nullptr;
+        const std::string p = e.node("Softmax", {s}, &sm);
+        gen::set_int(*sm, "axis", -1);
+        return e.node("MatMul", {p, "x"});
+    });
+    RuntimeProfile rt = profile(true, true, true);
+    rt.attention = true;
+    const OpGraph plan = lower(g, rt);
+    const auto ks = kernels(plan);
+    REQUIRE(ks.size() == 1);
+    CHECK(ks[0]->op_type == "Attention");
+    REQUIRE(ks[0]->cost.attention.size() == 1);
+    const AttentionView& a = ks[0]->cost.attention[0];
+    CHECK(a.batch == 2);
+    CHECK(a.q_len == 16);
+    CHECK(a.kv_len == 16);
+    CHECK(a.head_dim == 8);
+    CHECK(a.v_dim == 8);
+    CHECK(a.ops_per_score == Approx(double(g.total_flops() - 2 * g.total_macs()) / (2 * 16 * 16)));
+    CHECK(ks[0]->cost.macs == g.total_macs());
+    // reads x (as Q, K and V) and the mask, writes O: the 2 x 16 x 16 scores never
+    CHECK(ks[0]->cost.bytes_read == tensor(g, "x").bytes() + tensor(g, "mask").bytes() + 4);
+    CHECK(ks[0]->cost.bytes_written == 2 * 16 * 8 * 4);
 }
 
 TEST_CASE("a Gather reads only the rows it looks up, in the graph and in its kernel", "[unit][lowering]") {

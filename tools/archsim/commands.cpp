@@ -185,6 +185,11 @@ int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& o
     std::optional<OpGraph> plan;
     if (!runtime.literal()) plan = lower(r.graph, runtime);
     const OpGraph& graph = plan ? *plan : r.graph;
+    if (!machine.kind->fused_attention)
+        for (const auto& k : graph.ops())
+            if (!k.cost.attention.empty())
+                throw UserError(runtime.source, "passes.attention: the " + machine.kind->kind + " model has no fused-attention cost "
+                                                "model yet (kernel '" + k.name + "'); use a runtime without it");
 
     std::error_code ec;
     fs::create_directories(out_dir, ec);

@@ -74,6 +74,17 @@ struct GemmView {
     int64_t macs() const { return repeat * batch * groups * m * n * k; }
 };
 
+/// A fused attention kernel: O = softmax(Q K^T, scaled and masked) V for `batch` independent
+/// (query, key/value) sets (batch x heads), the score matrix never stored (FlashAttention). Q is
+/// q_len x head_dim, K kv_len x head_dim, V kv_len x v_dim, O q_len x v_dim.
+struct AttentionView {
+    int64_t batch = 0;
+    int64_t q_len = 0, kv_len = 0, head_dim = 0, v_dim = 0;
+    GemmOperand q, k, v, out;
+    /// Vector operations per score element (scale, mask, the softmax's max, exp, sum and rescale).
+    double ops_per_score = 0;
+};
+
 /// Cost of one operator, independent of any machine.
 struct OpCost {
     OpClass cls = OpClass::Elementwise;
@@ -82,7 +93,8 @@ struct OpCost {
     int64_t bytes_read = 0;     ///< every input tensor once, model dtype
     int64_t bytes_written = 0;  ///< every output tensor once, model dtype
     int64_t params = 0;         ///< elements of the Weight-role inputs
-    std::vector<GemmView> gemms;  ///< contractions only
+    std::vector<GemmView> gemms;  ///< contractions only (a fused attention kernel: Q K^T and P V)
+    std::vector<AttentionView> attention;  ///< a fused attention kernel; empty otherwise
     /// Elements each input (parallel to Operator::inputs) supplies when that is less than the
     /// whole tensor: a Gather's table gives only the rows it looks up. Empty, or -1 for an
     /// input: the whole tensor. bytes_read already counts only these.

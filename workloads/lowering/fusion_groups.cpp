@@ -77,10 +77,10 @@ bool FusionGroups::path_through_outside(int32_t from, int32_t to) const {
     return false;
 }
 
-bool FusionGroups::try_merge(int32_t a, int32_t b) {
+bool FusionGroups::try_merge(int32_t a, int32_t b, int max_contractions) {
     int32_t ga = find(a), gb = find(b);
     if (ga == gb) return true;
-    if (m_contractions[static_cast<size_t>(ga)] + m_contractions[static_cast<size_t>(gb)] > 1) return false;
+    if (m_contractions[static_cast<size_t>(ga)] + m_contractions[static_cast<size_t>(gb)] > max_contractions) return false;
     if (path_through_outside(ga, gb) || path_through_outside(gb, ga)) return false;
     if (m_size[static_cast<size_t>(ga)] < m_size[static_cast<size_t>(gb)]) std::swap(ga, gb);
     m_parent[static_cast<size_t>(gb)] = ga;

@@ -32,6 +32,46 @@ int count_activation_inputs(const OpGraph& g, const Operator& o, int64_t min_ele
 
 }  // namespace
 
+void fuse_attention(FusionGroups& groups) {
+    const OpGraph& g = groups.graph();
+    auto activation_product = [&](const Operator& o) {
+        return o.cost.cls == OpClass::Contraction && o.cost.gemms.size() == 1 && !o.cost.gemms[0].b_is_weight;
+    };
+    auto single_consumer = [&](int32_t t) -> int32_t {
+        const auto& c = groups.consumers(t);
+        return c.size() == 1 && g.consumer_count(t) == 1 ? c[0] : -1;
+    };
+    for (int32_t s : g.topo_order()) {
+        const Operator& qk = op_at(g, s);
+        if (!activation_product(qk) || !groups.alone(s) || qk.outputs.empty() || qk.outputs[0] < 0) continue;
+        // Q K^T -> [scale, mask: elementwise of the score size] -> Softmax -> P V
+        std::vector<int32_t> block = {s};
+        const int64_t scores = tensor_at(g, qk.outputs[0]).elems();
+        int32_t t = qk.outputs[0], next = single_consumer(t);
+        while (next >= 0 && op_at(g, next).cost.cls == OpClass::Elementwise && !op_at(g, next).outputs.empty() &&
+               tensor_at(g, op_at(g, next).outputs[0]).elems() == scores) {
+            block.push_back(next);
+            t = op_at(g, next).outputs[0];
+            next = single_consumer(t);
+        }
+        if (next < 0 || op_at(g, next).op_type != "Softmax") continue;
+        block.push_back(next);
+        const int32_t pv = single_consumer(op_at(g, next).outputs[0]);
+        if (pv < 0 || !activation_product(op_at(g, pv)) || op_at(g, pv).cost.gemms[0].a.tensor != op_at(g, next).outputs[0]) continue;
+        block.push_back(pv);
+        // a scale applied to Q or K on the way in (Div by sqrt(d)) when only this block reads it
+        for (const GemmOperand& x : {qk.cost.gemms[0].a, qk.cost.gemms[0].b}) {
+            const int32_t p = x.tensor >= 0 ? g.producer(x.tensor) : -1;
+            if (p >= 0 && op_at(g, p).cost.cls == OpClass::Elementwise && groups.alone(p) && single_consumer(x.tensor) == s &&
+                count_activation_inputs(g, op_at(g, p), 2) == 1)
+                block.push_back(p);
+        }
+        bool ok = true;
+        for (size_t i = 1; i < block.size() && ok; ++i) ok = groups.try_merge(s, block[i], 2);
+        (void)ok;  // a block refused part-way stays as far as it got: still convex, still correct
+    }
+}
+
 void fuse_epilogues(FusionGroups& groups, const std::vector<std::string>& allowed_op_types) {
     const OpGraph& g = groups.graph();
     for (int32_t c : g.topo_order()) {
@@ -95,8 +135,8 @@ void fold_layouts(FusionGroups& groups) {
             break;
         }
         if (target < 0) continue;
-        for (auto it = chain.rbegin(); it != chain.rend(); ++it)
-            if (!groups.try_merge(target, *it)) break;
+        for (auto it = chain.rbegin(); it != chain.rend(); ++it)  // views add no contraction: a fused attention kernel takes them too
+            if (!groups.try_merge(target, *it, 2)) break;
     }
 }
 
@@ -111,6 +151,9 @@ std::string kernel_pattern(const OpGraph& graph, const std::vector<int32_t>& mem
     auto has = [&](const char* t) { return n.count(t) > 0; };
     const bool gelu = has("Gelu") || ((has("Erf") || has("Tanh")) && has("Mul"));
     const bool silu = has("Sigmoid") && has("Mul");
+    int contractions = 0;
+    for (int32_t m : members) contractions += op_at(graph, m).cost.cls == OpClass::Contraction;
+    if (contractions == 2 && has("Softmax")) return "Attention";
     if (contraction >= 0) {
         std::string s = op_at(graph, contraction).op_type;
         std::vector<std::string> parts;

@@ -16,6 +16,12 @@
 
 namespace archsim {
 
+/// Merges each attention block into one kernel: a contraction of two activations (Q K^T), the
+/// elementwise operators of its output's size after it (scale, mask), a Softmax, and the
+/// contraction that takes the softmax as its A operand with another activation (P V); with the
+/// elementwise operator that scales Q or K on the way in, when only this block reads it.
+void fuse_attention(FusionGroups& groups);
+
 /// Merges into each contraction the elementwise operators that consume its output (or another
 /// operator already in its epilogue) and produce a tensor of the contraction's output size.
 /// `allowed_op_types` limits which operator types an epilogue takes (empty = every elementwise

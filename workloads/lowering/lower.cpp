@@ -35,8 +35,12 @@ OpGraph build_kernels(const OpGraph& graph, const FusionGroups& groups, const st
         Operator k;
         for (int32_t m : members) k.members.push_back(graph.ops()[static_cast<size_t>(m)].name);
         int32_t anchor = members.front(), contraction = -1;
+        std::vector<int32_t> contractions;
         for (int32_t m : members)
-            if (graph.ops()[static_cast<size_t>(m)].cost.cls == OpClass::Contraction) anchor = contraction = m;
+            if (graph.ops()[static_cast<size_t>(m)].cost.cls == OpClass::Contraction) {
+                if (contraction < 0) anchor = contraction = m;
+                contractions.push_back(m);
+            }
         const Operator& a = graph.ops()[static_cast<size_t>(anchor)];
         k.name = a.name;
         k.domain = a.domain;
@@ -98,7 +102,24 @@ OpGraph build_kernels(const OpGraph& graph, const FusionGroups& groups, const st
         }
         if (!partial) k.cost.read_elems.clear();
         for (int32_t t : k.outputs) k.cost.bytes_written += graph.tensors()[static_cast<size_t>(t)].bytes();
-        if (contraction >= 0) {
+        if (contractions.size() == 2) {  // a fused attention block (fuse_attention): Q K^T, then P V
+            const GemmView qk = graph.ops()[static_cast<size_t>(contractions[0])].cost.gemms.at(0);
+            const GemmView pv = graph.ops()[static_cast<size_t>(contractions[1])].cost.gemms.at(0);
+            AttentionView a;
+            a.batch = qk.repeat * qk.batch * qk.groups;
+            a.q_len = qk.m, a.head_dim = qk.k, a.kv_len = qk.n, a.v_dim = pv.n;
+            a.q = through_folds(graph, groups, grp, qk.a);
+            a.k = through_folds(graph, groups, grp, qk.b);
+            a.v = through_folds(graph, groups, grp, pv.b);
+            a.out = pv.c;
+            const double score_elems = static_cast<double>(a.batch * a.q_len * a.kv_len);
+            a.ops_per_score = score_elems > 0 ? static_cast<double>(k.cost.flops - 2 * k.cost.macs) / score_elems : 0;
+            GemmView s = qk, o = pv;  // the scores stay on chip
+            s.a = a.q, s.b = a.k, s.c = GemmOperand{};
+            o.a = GemmOperand{}, o.b = a.v;
+            k.cost.gemms = {s, o};
+            k.cost.attention = {a};
+        } else if (contraction >= 0) {
             const Operator& c = graph.ops()[static_cast<size_t>(contraction)];
             k.cost.gemms = c.cost.gemms;
             // C: where the epilogue's last operator writes (the contraction's own output when
@@ -124,6 +145,7 @@ OpGraph build_kernels(const OpGraph& graph, const FusionGroups& groups, const st
 
 OpGraph lower(const OpGraph& graph, const RuntimeProfile& runtime) {
     FusionGroups groups(graph);
+    if (runtime.attention) fuse_attention(groups);
     if (runtime.epilogues) fuse_epilogues(groups, runtime.epilogue_ops);
     if (runtime.vector_regions) fuse_vector_regions(groups);
     if (runtime.layouts) fold_layouts(groups);

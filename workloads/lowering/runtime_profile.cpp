@@ -24,6 +24,9 @@ const ParamBinder<RuntimeProfile>& runtime_params() {
                  "elementwise operator");
         b.boolean("passes.vector_regions", [](R& r) -> bool& { return r.vector_regions; }, false,
                   "Connected elementwise and reduction operators run as one kernel (loop and input fusion)");
+        b.boolean("passes.attention", [](R& r) -> bool& { return r.attention; }, false,
+                  "Q K^T, scale, mask, softmax and P V run as one fused attention kernel whose scores never leave the chip "
+                  "(FlashAttention); a machine without a fused-attention model refuses such a kernel");
         b.boolean("passes.layouts", [](R& r) -> bool& { return r.layouts; }, false,
                   "Transposes whose result only feeds contractions fold into the contraction's operand layout");
         return b;

@@ -19,6 +19,7 @@ struct RuntimeProfile {
     std::string epilogue_ops_text;             ///< comma-separated op types an epilogue takes; "" = every elementwise one
     bool vector_regions = false;               ///< connected elementwise/reduction operators become one kernel
     bool layouts = false;                      ///< transposes feeding contractions fold into their operand layout
+    bool attention = false;                    ///< attention blocks become one fused kernel (FlashAttention)
     std::vector<std::string> epilogue_ops;     ///< epilogue_ops_text split
 
     /// True when the graph runs as imported and machines keep their own epilogue rules

@@ -1,0 +1,31 @@
+#include "arch/gpu/flash_attention.h"
+
+#include <algorithm>
+
+namespace archsim {
+
+FlashPlan plan_flash_attention(const AttentionView& a, const GpuConfig& cfg) {
+    FlashPlan p;
+    if (a.head_dim <= 64) p.block_m = 128, p.block_n = 128;
+    else if (a.head_dim <= 128) p.block_m = 128, p.block_n = 64;
+    else p.block_m = 64, p.block_n = 64;
+    const int64_t eb = operand_bytes(cfg.precision);
+    p.q_tiles = (a.q_len + p.block_m - 1) / p.block_m;
+    p.ctas = p.q_tiles * a.batch;
+    p.kv_iters = (a.kv_len + p.block_n - 1) / p.block_n;
+    p.smem_bytes_per_cta = (p.block_m + 2 * p.block_n) * std::max(a.head_dim, a.v_dim) * eb;
+    const int64_t by_smem = std::max<int64_t>(1, cfg.smem_kib_per_sm * 1024 / std::max<int64_t>(1, p.smem_bytes_per_cta));
+    p.ctas_per_sm = std::max<int64_t>(1, std::min({cfg.max_ctas_per_sm, cfg.max_warps_per_sm / p.warps, by_smem}));
+    const int64_t slots = cfg.sms * p.ctas_per_sm;
+    p.waves = (p.ctas + slots - 1) / slots;
+    return p;
+}
+
+double flash_cta_cycles(const AttentionView& a, int64_t rows, int64_t sharing, const GpuConfig& cfg) {
+    const double scores = static_cast<double>(rows) * static_cast<double>(a.kv_len);
+    const double macs = scores * static_cast<double>(a.head_dim + a.v_dim);
+    const double share = static_cast<double>(std::max<int64_t>(1, sharing));
+    return macs / (cfg.contraction_rate() / share) + scores * a.ops_per_score / (cfg.cuda_fp32_fma / share);
+}
+
+}  // namespace archsim

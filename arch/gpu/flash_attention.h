@@ -1,0 +1,36 @@
+#pragma once
+// How a FlashAttention-2 forward kernel (T. Dao, "FlashAttention-2: Faster Attention with Better
+// Parallelism and Work Partitioning", 2023) covers a fused attention kernel on a GPU: one CTA
+// per (query tile, batch x head) keeps its Q tile in shared memory, streams K and V in tiles,
+// computes S = Q K^T and P V on the tensor cores and the online softmax on the CUDA cores, and
+// writes only O: the score matrix never reaches L2 or HBM.
+#include <cstdint>
+
+#include "arch/gpu/gpu_config.h"
+#include "workloads/graph/op_graph.h"
+
+namespace archsim {
+
+/// The kernel's tiling, occupancy and per-CTA time.
+struct FlashPlan {
+    /// Query rows per CTA and key/value rows per main-loop step, with 4 warps: the sm80 choices
+    /// of flash-attention's csrc/flash_attn/src/flash_fwd_launch_template.h (head dim <= 64:
+    /// 128 x 128; <= 128: 128 x 64); larger heads 64 x 64 (our choice, to fit shared memory).
+    int64_t block_m = 0, block_n = 0, warps = 4;
+    int64_t q_tiles = 0;               ///< ceil(q_len / block_m)
+    int64_t ctas = 0;                  ///< q_tiles x batch
+    int64_t kv_iters = 0;              ///< ceil(kv_len / block_n)
+    int64_t smem_bytes_per_cta = 0;    ///< (block_m + 2 block_n) x max(head_dim, v_dim) x operand bytes: Q, K and V tiles
+    int64_t ctas_per_sm = 0;           ///< min of the CTA, warp and shared-memory limits (>= 1)
+    int64_t waves = 0;                 ///< ceil(ctas / (SMs x ctas_per_sm))
+};
+
+/// Plans `a` on `cfg` (operand bytes of cfg.precision).
+FlashPlan plan_flash_attention(const AttentionView& a, const GpuConfig& cfg);
+
+/// One CTA's time, cycles, when `sharing` CTAs share its SM: its MMAs (rows x kv_len x
+/// (head_dim + v_dim) MACs at the SM's tensor rate / sharing) then its softmax (rows x kv_len x
+/// ops_per_score on the CUDA cores / sharing), not overlapped (FlashAttention-2 on Ampere).
+double flash_cta_cycles(const AttentionView& a, int64_t rows, int64_t sharing, const GpuConfig& cfg);
+
+}  // namespace archsim
