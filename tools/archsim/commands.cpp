@@ -167,7 +167,11 @@ int cmd_graph(const WorkloadArgs& w, const std::string& format) {
 int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& out_dir, const std::string& precision,
             const std::vector<std::string>& sets, const std::string& format, uint64_t max_events, const std::string& max_sim_time) {
     const ReportFormat f = parse_report_format(format);
-    if (is_llm_workload(w.model)) return cmd_run_llm(w, arch, out_dir, precision, sets, format);
+    if (is_llm_workload(w.model)) {  // each phase is a run of its own: the runtime goes with it
+        std::vector<std::string> phase_sets = sets;
+        if (!w.runtime.empty()) phase_sets.push_back("runtime=" + w.runtime);
+        return cmd_run_llm(w, arch, out_dir, precision, phase_sets, format);
+    }
     // Config first: it is cheap, and a typo there should not wait for a big import.
     std::vector<KeyOverride> overrides = set_overrides(sets);
     if (!w.runtime.empty()) overrides.push_back({"runtime=" + w.runtime, "--runtime"});
