@@ -25,10 +25,10 @@ ojson to_json(const MetricValue& v) {
 
 bool has_value(const MetricValue& v) { return !std::holds_alternative<std::monostate>(v); }
 
-/// One object holding the metrics of `scope` for `index`, in declaration order.
-ojson object_of(const Metrics& m, MetricScope scope, size_t index) {
+/// One object holding the metrics `decls` (one scope's, in declaration order) for `index`.
+ojson object_of(const Metrics& m, const std::vector<const MetricDecl*>& decls, size_t index) {
     ojson o = ojson::object();
-    for (const MetricDecl* d : metrics_of(scope))
+    for (const MetricDecl* d : decls)
         if (const MetricValue v = d->get(m, index); has_value(v)) o[d->name] = to_json(v);
     return o;
 }
@@ -157,12 +157,13 @@ ReportFormat parse_report_format(const std::string& s) {
 }
 
 std::string metrics_to_json(const Metrics& m) {
-    ojson j = object_of(m, MetricScope::Run, 0);
-    j["total"] = object_of(m, MetricScope::Total, 0);
+    ojson j = object_of(m, metrics_of(MetricScope::Run), 0);
+    j["total"] = object_of(m, metrics_of(MetricScope::Total), 0);
     j["ops"] = ojson::array();
-    for (size_t i = 0; i < m.ops.size(); ++i) j["ops"].push_back(object_of(m, MetricScope::Op, i));
+    const auto op_decls = metrics_of(MetricScope::Op), component_decls = metrics_of(MetricScope::Component);
+    for (size_t i = 0; i < m.ops.size(); ++i) j["ops"].push_back(object_of(m, op_decls, i));
     j["components"] = ojson::array();
-    for (size_t i = 0; i < m.components.size(); ++i) j["components"].push_back(object_of(m, MetricScope::Component, i));
+    for (size_t i = 0; i < m.components.size(); ++i) j["components"].push_back(object_of(m, component_decls, i));
     return j.dump(2) + "\n";
 }
 

@@ -42,11 +42,8 @@ Operator epilogue_of(const Operator& kernel) {
     e.cost.cls = OpClass::Elementwise;
     e.cost.flops = std::max<int64_t>(0, kernel.cost.flops - 2 * kernel.cost.macs);
     e.inputs = {-1};
-    for (int32_t t : kernel.inputs) {
-        bool operand = false;
-        for (const auto& g : kernel.cost.gemms) operand = operand || g.a.tensor == t || g.b.tensor == t;
-        if (t >= 0 && !operand) e.inputs.push_back(t);
-    }
+    for (int32_t t : kernel.inputs)
+        if (t >= 0 && !kernel.cost.is_gemm_operand(t)) e.inputs.push_back(t);
     return e;
 }
 

@@ -32,13 +32,17 @@ SweepRow failed_row(const SweepPoint& p, const std::string& error) {
 
 namespace {
 
-/// The declarations that are sweep results: Run, Total and Point scope with a `sweep` column.
-std::vector<const MetricDecl*> sweep_metrics() {
-    std::vector<const MetricDecl*> out;
-    for (const auto& d : metric_catalog())
-        if (!d.sweep.empty() && (d.scope == MetricScope::Run || d.scope == MetricScope::Total || d.scope == MetricScope::Point))
-            out.push_back(&d);
-    return out;
+/// The declarations that are sweep results: Run, Total and Point scope with a `sweep` column
+/// (the catalogue is immutable, so the list is made once).
+const std::vector<const MetricDecl*>& sweep_metrics() {
+    static const std::vector<const MetricDecl*> decls = [] {
+        std::vector<const MetricDecl*> out;
+        for (const auto& d : metric_catalog())
+            if (!d.sweep.empty() && (d.scope == MetricScope::Run || d.scope == MetricScope::Total || d.scope == MetricScope::Point))
+                out.push_back(&d);
+        return out;
+    }();
+    return decls;
 }
 
 }  // namespace
@@ -196,7 +200,7 @@ std::vector<Column> columns_of(std::vector<SweepRow>& rows, const std::vector<st
         });
     text("status", [](const SweepRow& r) { return r.status; });
     // the declared sweep metrics: scalars first, then one column per key any row has
-    const auto metrics = sweep_metrics();
+    const auto& metrics = sweep_metrics();
     for (const MetricDecl* d : metrics)
         if (!is_per_key(d->sweep))
             number(d->sweep, [&](const SweepRow& r) {

@@ -41,6 +41,12 @@ double OpCost::arithmetic_intensity() const {
     return b > 0 ? static_cast<double>(flops) / static_cast<double>(b) : 0.0;
 }
 
+bool OpCost::is_gemm_operand(int32_t t) const {
+    for (const auto& g : gemms)
+        if (g.a.tensor == t || g.b.tensor == t) return true;
+    return false;
+}
+
 std::string shape_string(const std::vector<int64_t>& shape) {
     if (shape.empty()) return "scalar";
     std::string s;

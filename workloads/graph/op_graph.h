@@ -102,6 +102,8 @@ struct OpCost {
 
     /// flops / (bytes_read + bytes_written), 0 when nothing moves.
     double arithmetic_intensity() const;
+    /// Whether tensor `t` is the A or B operand of one of the GEMM views.
+    bool is_gemm_operand(int32_t t) const;
 };
 
 /// One operator (an ONNX node that survived constant folding).

@@ -7,7 +7,6 @@ namespace archsim {
 FusionGroups::FusionGroups(const OpGraph& graph) : m_graph(graph) {
     const size_t n = graph.ops().size();
     m_parent.resize(n);
-    m_size.assign(n, 1);
     m_contractions.assign(n, 0);
     m_pos.assign(n, 0);
     for (size_t i = 0; i < n; ++i) {
@@ -82,9 +81,8 @@ bool FusionGroups::try_merge(int32_t a, int32_t b, int max_contractions) {
     if (ga == gb) return true;
     if (m_contractions[static_cast<size_t>(ga)] + m_contractions[static_cast<size_t>(gb)] > max_contractions) return false;
     if (path_through_outside(ga, gb) || path_through_outside(gb, ga)) return false;
-    if (m_size[static_cast<size_t>(ga)] < m_size[static_cast<size_t>(gb)]) std::swap(ga, gb);
+    if (m_members[static_cast<size_t>(ga)].size() < m_members[static_cast<size_t>(gb)].size()) std::swap(ga, gb);
     m_parent[static_cast<size_t>(gb)] = ga;
-    m_size[static_cast<size_t>(ga)] += m_size[static_cast<size_t>(gb)];
     m_contractions[static_cast<size_t>(ga)] += m_contractions[static_cast<size_t>(gb)];
     auto& into = m_members[static_cast<size_t>(ga)];
     auto& from = m_members[static_cast<size_t>(gb)];

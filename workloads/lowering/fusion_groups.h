@@ -21,7 +21,7 @@ public:
     /// Whether the group of `op` holds a contraction (GEMM / convolution).
     bool has_contraction(int32_t op) const { return m_contractions[static_cast<size_t>(group_of(op))] > 0; }
     /// Whether the group of `op` is that operator alone.
-    bool alone(int32_t op) const { return m_size[static_cast<size_t>(group_of(op))] == 1; }
+    bool alone(int32_t op) const { return m_members[static_cast<size_t>(group_of(op))].size() == 1; }
     /// Merges the groups of `a` and `b` unless that would make a cycle (a path from one group to
     /// the other through an operator outside both) or put more than `max_contractions`
     /// contractions in one group (2 for an attention kernel). Returns whether the groups are one now.
@@ -41,7 +41,7 @@ private:
 
     const OpGraph& m_graph;
     mutable std::vector<int32_t> m_parent;
-    std::vector<int32_t> m_size, m_contractions, m_last_pos;  ///< by representative
+    std::vector<int32_t> m_contractions, m_last_pos;  ///< by representative
     std::vector<std::vector<int32_t>> m_members;             ///< by representative
     std::vector<int32_t> m_pos;                                           ///< by operator
     std::vector<std::vector<int32_t>> m_consumers;                         ///< by tensor

@@ -12,13 +12,6 @@ const Tensor& tensor_at(const OpGraph& g, int32_t t) { return g.tensors()[static
 
 bool is_vector(const Operator& o) { return o.cost.cls == OpClass::Elementwise || o.cost.cls == OpClass::Reduction; }
 
-/// Whether tensor `t` is an A or B operand of one of `c`'s GEMM views.
-bool is_gemm_operand(const Operator& c, int32_t t) {
-    for (const auto& g : c.cost.gemms)
-        if (g.a.tensor == t || g.b.tensor == t) return true;
-    return false;
-}
-
 /// Inputs of `o` computed at run time (activations and model inputs), not weights or constants.
 int count_activation_inputs(const OpGraph& g, const Operator& o, int64_t min_elems) {
     int n = 0;
@@ -66,9 +59,8 @@ void fuse_attention(FusionGroups& groups) {
                 count_activation_inputs(g, op_at(g, p), 2) == 1)
                 block.push_back(p);
         }
-        bool ok = true;
-        for (size_t i = 1; i < block.size() && ok; ++i) ok = groups.try_merge(s, block[i], 2);
-        (void)ok;  // a block refused part-way stays as far as it got: still convex, still correct
+        for (size_t i = 1; i < block.size(); ++i)  // a block refused part-way stays as far as it got: still convex, still correct
+            if (!groups.try_merge(s, block[i], 2)) break;
     }
 }
 
@@ -131,7 +123,7 @@ void fold_layouts(FusionGroups& groups) {
                 t = c.outputs[0];
                 continue;
             }
-            if (c.cost.cls == OpClass::Contraction && is_gemm_operand(c, t)) target = cons[0];
+            if (c.cost.cls == OpClass::Contraction && c.cost.is_gemm_operand(t)) target = cons[0];
             break;
         }
         if (target < 0) continue;

@@ -1,7 +1,7 @@
 #include "workloads/lowering/lower.h"
 
 #include <algorithm>
-#include <map>
+#include <set>
 
 #include "workloads/lowering/fusion_passes.h"
 
@@ -25,12 +25,11 @@ GemmOperand through_folds(const OpGraph& g, const FusionGroups& groups, int32_t 
 }  // namespace
 
 OpGraph build_kernels(const OpGraph& graph, const FusionGroups& groups, const std::string& runtime) {
-    std::map<int32_t, size_t> kernel_of_group;
+    std::set<int32_t> seen;  ///< groups already made kernels
     std::vector<Operator> kernels;
     for (int32_t op : graph.topo_order()) {
         const int32_t grp = groups.group_of(op);
-        if (kernel_of_group.count(grp)) continue;
-        kernel_of_group[grp] = kernels.size();
+        if (!seen.insert(grp).second) continue;
         const std::vector<int32_t> members = groups.members(op);
         Operator k;
         for (int32_t m : members) k.members.push_back(graph.ops()[static_cast<size_t>(m)].name);
