@@ -29,8 +29,13 @@ struct FlashPlan {
 FlashPlan plan_flash_attention(const AttentionView& a, const GpuConfig& cfg);
 
 /// One CTA's time, cycles, when `sharing` CTAs share its SM: its MMAs (rows x kv_len x
-/// (head_dim + v_dim) MACs at the SM's tensor rate / sharing) then its softmax (rows x kv_len x
-/// ops_per_score on the CUDA cores / sharing), not overlapped (FlashAttention-2 on Ampere).
+/// (head_dim + v_dim) MACs at the SM's tensor rate / sharing) then its softmax, not overlapped
+/// with them (FlashAttention-2 on Ampere). The softmax takes, per score, the longer of two pipes
+/// that issue side by side: the FMA pipe (ops_per_score - 1 operations: scale, mask, max,
+/// subtract, sum, normalize) and the quarter-rate special-function pipe (cuda.sfu_ops_per_cycle:
+/// the one exponential, plus for int8 operands the int32 -> fp32 dequantization of the score and
+/// the fp32 -> int8 requantization of P, both type conversions on that pipe per the CUDA C++
+/// Programming Guide's throughput table).
 double flash_cta_cycles(const AttentionView& a, int64_t rows, int64_t sharing, const GpuConfig& cfg);
 
 }  // namespace archsim

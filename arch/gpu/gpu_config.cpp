@@ -28,6 +28,10 @@ const ParamBinder<GpuConfig>& gpu_params() {
         above(b.real("cuda.macs_per_cycle", [](C& c) -> double& { return c.cuda_fp32_fma; }, 64.0, "MACs/SM/cycle",
                      "FP32 MACs (FMA) per SM per cycle on the CUDA cores: 108 x 64 x 2 x 1.41 GHz = 19.5 TFLOPS (" + wp + ")"), 0);
         b.rename("cuda.fp32_fma_per_sm_per_cycle", "cuda.macs_per_cycle");
+        above(b.real("cuda.sfu_ops_per_cycle", [](C& c) -> double& { return c.sfu_ops; }, 16.0, "ops/SM/cycle",
+                     "Special-function results per SM per cycle: exp2, reciprocal, and the type conversions that are not "
+                     "8/16-bit integer widening (CUDA C++ Programming Guide, 'Arithmetic Instructions' throughput table: "
+                     "16 for compute capability 7.5, 8.0, 8.6 and 9.0)"), 0);
         declare_per_precision<C>(b, "sm.macs_per_cycle", [](C& c) -> PerPrecision& { return c.tensor; }, {2048, 1024, 1024, 512},
                                  "MACs/SM/cycle", "Dense tensor-core MACs (FMA) per SM per cycle, 0 = no tensor path", "",
                                  {"624 TOPS (" + wp + ")", "4 tensor cores x 256 = 312 TFLOPS (" + wp + ")", "312 TFLOPS (" + wp + ")",

@@ -20,6 +20,7 @@ struct GpuConfig {
     std::string precision_name;
     Precision precision = Precision::Fp16;
     double cuda_fp32_fma = 0;                 ///< FP32 FMA per SM per cycle on CUDA cores
+    double sfu_ops = 0;                       ///< exp2 / reciprocal / type conversions per SM per cycle (the quarter-rate pipe)
     PerPrecision tensor;                      ///< dense tensor-core MACs per SM per cycle (fp32: TF32); 0 = none
     bool fp32_as_tf32 = true;
     int64_t regs_per_sm = 0, smem_kib_per_sm = 0, smem_kib_per_cta = 0, max_ctas_per_sm = 0, max_warps_per_sm = 0;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "arch/common/dram_port.h"
 #include "arch/common/machine_base.h"
@@ -82,6 +84,10 @@ protected:
             const int64_t first = w * slots, last = std::min(p.ctas, first + slots);
             const int64_t sharing = std::min(p.ctas_per_sm, (last - first + m_cfg.sms - 1) / m_cfg.sms);
             double wave_end = start, stores_done = start, cta_ps_max = 0;
+            // every CTA's loads first (all issued at the wave's start), then the O stores in
+            // completion order, so each SM port and the L2 see their requests in time order
+            std::vector<std::pair<double, int64_t>> ends;
+            ends.reserve(static_cast<size_t>(last - first));
             for (int64_t c = first; c < last; ++c) {
                 const int64_t head = c / p.q_tiles, qt = c % p.q_tiles, rows = std::min(p.block_m, a.q_len - qt * p.block_m);
                 SmPort& sm = *m_sms[static_cast<size_t>((c - first) % m_cfg.sms)];
@@ -92,12 +98,17 @@ protected:
                                                     a.k.tensor, false, false));
                 loaded = std::max(loaded, sm.access(mix_key(mix_key(13, uint64_t(a.v.tensor)), uint64_t(head)), a.kv_len * a.v_dim * eb,
                                                     a.v.tensor, false, false));
-                const double end = std::max(start + l2_latency_ps + cta_ps, loaded);
+                ends.emplace_back(std::max(start + l2_latency_ps + cta_ps, loaded), c);
+            }
+            std::sort(ends.begin(), ends.end());
+            for (const auto& [end, c] : ends) {
+                const int64_t qt = c % p.q_tiles, rows = std::min(p.block_m, a.q_len - qt * p.block_m);
+                SmPort& sm = *m_sms[static_cast<size_t>((c - first) % m_cfg.sms)];
                 wave_end = std::max(wave_end, end);
                 const Span span = ps_span(start, end - start);
                 const uint64_t scores = static_cast<uint64_t>(rows * a.kv_len), seq = static_cast<uint32_t>(c);
                 m_rec.emit(EventKind::Fold, m_sm_comp[static_cast<size_t>((c - first) % m_cfg.sms)], span,
-                           {0, scores * uint64_t(a.head_dim + a.v_dim), c == first ? m_clock.cycles_of(cta_ps) : 0}, seq);
+                           {0, scores * uint64_t(a.head_dim + a.v_dim), c == first ? m_clock.cycles_of(cta_ps_max) : 0}, seq);
                 m_rec.emit(EventKind::Vector, m_cuda, span,
                            {0, softmax_ops * scores / uint64_t(std::max<int64_t>(1, a.batch * a.q_len * a.kv_len)), 0}, seq);
                 // Q stays in shared memory; K and V tiles pass through it once per step

@@ -157,6 +157,21 @@ TEST_CASE("a transpose feeding a GEMM folds into its operand layout", "[unit][lo
     CHECK(ks[0]->cost.bytes_read == tensor(g, "x").bytes() + tensor(g, "w").bytes());
 }
 
+TEST_CASE("a transpose feeding a residual add and its LayerNorm folds into that kernel's index map", "[unit][lowering]") {
+    OpGraph g = build({8, 2, 64}, {2, 8, 64}, [](gen::Emitter& e) {
+        gen::add_weight(e.graph(), "r", {2, 8, 64});
+        return layer_norm(e, e.node("Add", {e.transpose("x", {1, 0, 2}), "r"}));
+    });
+    const auto plan = lower(g, profile(false, true, true));
+    const auto ks = kernels(plan);
+    REQUIRE(ks.size() == 1);
+    CHECK(ks[0]->op_type == "Residual+LayerNorm");
+    CHECK(ks[0]->name.find("Add") != std::string::npos);  // named after its first computing operator, not the view
+    CHECK(ks[0]->cost.bytes_read == tensor(g, "x").bytes() + tensor(g, "r").bytes() + 2 * 4);  // no copy of x
+    // without the layout pass the transpose stays a copy kernel of its own
+    CHECK(kernels(lower(g, profile(false, true, false))).size() == 2);
+}
+
 TEST_CASE("every runtime keeps every shared model's MACs and runs each operator exactly once", "[unit][lowering][models]") {
     if (!have_shared()) {
         WARN("shared/models not found; skipped");
@@ -203,6 +218,8 @@ TEST_CASE("TensorRT's lowering of the BERT-like export finds every LayerNorm, GE
     CHECK(k["MatMul+Bias+Residual"] == layers);
     CHECK(k["Attention"] == layers);  // Q K^T, scale, softmax, P V and the Q/K/V views in one kernel
     CHECK(k["Softmax"] == 0);
+    CHECK(k["Transpose"] + k["Slice"] == 0);  // every view folded into its consumer: 7 kernels a layer, as TensorRT runs
+    CHECK(kernels(plan).size() == static_cast<size_t>(7 * layers));
     for (const auto& o : plan.ops())
         if (o.op_type == "Attention") {
             REQUIRE(o.cost.attention.size() == 1);

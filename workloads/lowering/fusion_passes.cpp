@@ -25,6 +25,10 @@ int count_activation_inputs(const OpGraph& g, const Operator& o, int64_t min_ele
 
 }  // namespace
 
+bool is_layout_view(const Operator& o) {
+    return o.cost.cls == OpClass::ShapeOnly || o.op_type == "Transpose" || o.op_type == "Slice";
+}
+
 void fuse_attention(FusionGroups& groups) {
     const OpGraph& g = groups.graph();
     auto activation_product = [&](const Operator& o) {
@@ -104,10 +108,6 @@ void fuse_vector_regions(FusionGroups& groups) {
 
 void fold_layouts(FusionGroups& groups) {
     const OpGraph& g = groups.graph();
-    // a strided view a GEMM can read in place: a transpose (other strides), a slice (an offset)
-    auto is_layout = [](const Operator& o) {
-        return o.cost.cls == OpClass::ShapeOnly || o.op_type == "Transpose" || o.op_type == "Slice";
-    };
     for (int32_t tr : g.topo_order()) {
         const Operator& op = op_at(g, tr);
         if ((op.op_type != "Transpose" && op.op_type != "Slice") || !groups.alone(tr) || op.outputs.size() != 1 || op.outputs[0] < 0)
@@ -118,12 +118,14 @@ void fold_layouts(FusionGroups& groups) {
             const auto& cons = groups.consumers(t);
             if (cons.size() != 1) break;
             const Operator& c = op_at(g, cons[0]);
-            if (is_layout(c) && c.outputs.size() == 1 && c.outputs[0] >= 0 && groups.alone(cons[0])) {
+            if (is_layout_view(c) && c.outputs.size() == 1 && c.outputs[0] >= 0 && groups.alone(cons[0])) {
                 chain.push_back(cons[0]);
                 t = c.outputs[0];
                 continue;
             }
-            if (c.cost.cls == OpClass::Contraction && c.cost.is_gemm_operand(t)) target = cons[0];
+            // a GEMM operand read in place, or an elementwise / reduction kernel (an epilogue,
+            // a prologue such as the scale on Q, a normalization) that reads through the index map
+            if ((c.cost.cls == OpClass::Contraction && c.cost.is_gemm_operand(t)) || is_vector(c)) target = cons[0];
             break;
         }
         if (target < 0) continue;
@@ -155,7 +157,7 @@ std::string kernel_pattern(const OpGraph& graph, const std::vector<int32_t>& mem
         const int64_t out_elems = tensor_at(graph, op_at(graph, contraction).outputs[0]).elems();
         for (int32_t m : members) {
             const Operator& o = op_at(graph, m);
-            if (m == contraction || o.cost.cls == OpClass::ShapeOnly || o.op_type == "Transpose" || o.op_type == "Slice") continue;
+            if (m == contraction || is_layout_view(o)) continue;
             if (o.op_type == "Add" || o.op_type == "Sub")
                 add(count_activation_inputs(graph, o, out_elems) >= 2 ? "Residual" : "Bias");
             else if (o.op_type == "BatchNormalization") add("BatchNorm");
@@ -167,8 +169,12 @@ std::string kernel_pattern(const OpGraph& graph, const std::vector<int32_t>& mem
         for (const auto& p : parts) s += "+" + p;
         return s;
     }
+    // the first operator that computes (folded views ahead of it read in place)
+    const Operator& head = op_at(graph, *std::find_if(members.begin(), members.end(), [&](int32_t m) {
+        return !is_layout_view(op_at(graph, m)) || m == members.back();
+    }));
     if (has("LayerNormalization") || (n["ReduceMean"] >= 2 && has("Sub") && (has("Sqrt") || has("Reciprocal"))))
-        return count_activation_inputs(graph, op_at(graph, members[0]), 2) >= 2 && op_at(graph, members[0]).op_type == "Add"
+        return count_activation_inputs(graph, head, 2) >= 2 && head.op_type == "Add"
                    ? "Residual+LayerNorm"
                    : "LayerNorm";
     if (has("SimplifiedLayerNormalization") || has("RMSNormalization") ||

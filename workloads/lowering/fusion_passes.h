@@ -7,14 +7,19 @@
 // - vector regions: connected elementwise and reduction operators become one kernel (loop and
 //   input fusion, as XLA and TensorRT's pointwise fusion do), so LayerNorm, RMSNorm, GELU, SiLU
 //   and scaled, masked Softmax each read their input once and write their output once;
-// - layouts: a transpose or slice whose result only feeds a contraction is folded into its
-//   operand layout (the GEMM reads the tensor in place with other strides or an offset).
+// - layouts: a transpose or slice whose result only feeds a contraction, or an elementwise or
+//   reduction operator, is folded into that consumer's kernel (the GEMM reads its operand in
+//   place with other strides or an offset; a vector kernel reads through the permuted index).
 #include <string>
 #include <vector>
 
 #include "workloads/lowering/fusion_groups.h"
 
 namespace archsim {
+
+/// Whether `o` only re-indexes its input (a view: Reshape, Squeeze, ...; a Transpose: other
+/// strides; a Slice: an offset), so a fused kernel can read through it in place.
+bool is_layout_view(const Operator& o);
 
 /// Merges each attention block into one kernel: a contraction of two activations (Q K^T), the
 /// elementwise operators of its output's size after it (scale, mask), a Softmax, and the
@@ -33,8 +38,9 @@ void fuse_epilogues(FusionGroups& groups, const std::vector<std::string>& allowe
 void fuse_vector_regions(FusionGroups& groups);
 
 /// Folds each Transpose or Slice whose output, through views (Reshape, Squeeze, ...) and further
-/// transposes or slices, feeds one contraction operand into that contraction's kernel: the GEMM
-/// reads the tensor in place with other strides or an offset.
+/// transposes or slices, feeds one contraction operand, or one elementwise or reduction operator,
+/// into that consumer's kernel: the GEMM reads the tensor in place with other strides or an
+/// offset, a vector kernel through the permuted index (no copy kernel, no extra bytes).
 void fold_layouts(FusionGroups& groups);
 
 /// A name for the kernel made of `members` (operator indices of `graph`, topological order), from

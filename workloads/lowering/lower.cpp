@@ -33,7 +33,13 @@ OpGraph build_kernels(const OpGraph& graph, const FusionGroups& groups, const st
         const std::vector<int32_t> members = groups.members(op);
         Operator k;
         for (int32_t m : members) k.members.push_back(graph.ops()[static_cast<size_t>(m)].name);
+        // named after its contraction, else its first operator that computes (not a folded view)
         int32_t anchor = members.front(), contraction = -1;
+        for (int32_t m : members)
+            if (!is_layout_view(graph.ops()[static_cast<size_t>(m)])) {
+                anchor = m;
+                break;
+            }
         std::vector<int32_t> contractions;
         for (int32_t m : members)
             if (graph.ops()[static_cast<size_t>(m)].cost.cls == OpClass::Contraction) {
