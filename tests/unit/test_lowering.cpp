@@ -159,7 +159,7 @@ TEST_CASE("a transpose feeding a GEMM folds into its operand layout", "[unit][lo
 
 TEST_CASE("a transpose feeding a residual add and its LayerNorm folds into that kernel's index map", "[unit][lowering]") {
     OpGraph g = build({8, 2, 64}, {2, 8, 64}, [](gen::Emitter& e) {
-        gen::add_weight(e.graph(), "r", {2, 8, 64});
+        gen::add_input(e.graph(), "r", {2, 8, 64});  // the residual stream
         return layer_norm(e, e.node("Add", {e.transpose("x", {1, 0, 2}), "r"}));
     });
     const auto plan = lower(g, profile(false, true, true));
