@@ -16,12 +16,14 @@ const std::vector<CtaTile>& cta_tile_menu() {
     return menu;
 }
 
-KernelPlan plan_kernel(const GemmView& g, const GpuConfig& cfg, const CtaTile& tile) {
+KernelPlan plan_kernel(const GemmView& g, const GpuConfig& cfg, const CtaTile& tile, int64_t split_k) {
     KernelPlan p;
     p.tile = tile;
+    p.split_k = std::max<int64_t>(1, split_k);
     const int64_t eb = operand_bytes(cfg.precision);
     p.bk = 64 / eb;
-    p.k_iters = ceil_div(std::max<int64_t>(g.k, 1), p.bk);
+    p.k_per_split = ceil_div(ceil_div(std::max<int64_t>(g.k, 1), p.split_k), p.bk) * p.bk;
+    p.k_iters = p.k_per_split / p.bk;
     p.smem_bytes_per_cta = tile.stages * (tile.bm + tile.bn) * p.bk * eb;
     const int64_t threads = tile.warps * 32;
     p.regs_per_thread = std::min<int64_t>(255, tile.bm * tile.bn / threads + 40);
@@ -41,25 +43,41 @@ KernelPlan plan_kernel(const GemmView& g, const GpuConfig& cfg, const CtaTile& t
         }
     p.fits = p.ctas_per_sm >= 1;
     if (!p.fits) return p;
-    p.ctas = ceil_div(g.m, tile.bm) * ceil_div(g.n, tile.bn) * g.batch * g.groups;
-    p.waves = ceil_div(p.ctas, cfg.sms * p.ctas_per_sm);
-    const double rate_per_cta = cfg.contraction_rate() / static_cast<double>(p.ctas_per_sm);
-    p.cta_cycles = static_cast<double>(tile.bm * tile.bn * p.k_iters * p.bk) / rate_per_cta;
-    p.est_cycles = static_cast<double>(p.waves) * p.cta_cycles;
+    const int64_t tiles = ceil_div(g.m, tile.bm) * ceil_div(g.n, tile.bn) * g.batch * g.groups;
+    p.ctas = tiles * p.split_k;
+    const int64_t slots = cfg.sms * p.ctas_per_sm;
+    p.waves = ceil_div(p.ctas, slots);
+    const double macs_per_cta = static_cast<double>(tile.bm * tile.bn * p.k_iters * p.bk);
+    p.cta_cycles = macs_per_cta / (cfg.contraction_rate() / static_cast<double>(p.ctas_per_sm));
+    const double latency_floor = static_cast<double>(p.k_iters * cfg.l2_latency_cycles) / static_cast<double>(std::max<int64_t>(1, tile.stages - 1));
+    const double operand_bytes_per_cta = static_cast<double>((tile.bm + tile.bn) * p.k_per_split * eb);
+    for (int64_t w = 0; w < p.waves; ++w) {
+        const int64_t in_wave = std::min(slots, p.ctas - w * slots);
+        const int64_t per_sm = std::min(p.ctas_per_sm, ceil_div(in_wave, cfg.sms));
+        const double compute = macs_per_cta / (cfg.contraction_rate() / static_cast<double>(per_sm));
+        const double l2 = static_cast<double>(in_wave) * operand_bytes_per_cta / cfg.l2_bytes_per_cycle;
+        const double port = static_cast<double>(per_sm) * operand_bytes_per_cta / cfg.sm_l2_bytes_per_cycle;
+        p.est_cycles += std::max({latency_floor, compute, l2, port});
+    }
+    const double partial_bytes = static_cast<double>((p.split_k - 1) * tiles * tile.bm * tile.bn) * 4.0 * 2.0;
+    p.est_cycles += partial_bytes / cfg.l2_bytes_per_cycle;
     return p;
 }
 
 KernelPlan choose_kernel(const GemmView& g, const GpuConfig& cfg) {
     KernelPlan best;
     bool have = false;
-    for (const auto& t : cta_tile_menu()) {
-        KernelPlan p = plan_kernel(g, cfg, t);
-        if (!p.fits) continue;
-        if (!have || p.est_cycles < best.est_cycles * (1 - 1e-9)) {
-            best = p;
-            have = true;
+    for (const auto& t : cta_tile_menu())
+        for (const int64_t split : {1, 2, 3, 4, 6, 8, 12, 16}) {
+            KernelPlan p = plan_kernel(g, cfg, t, split);
+            if (!p.fits) break;
+            if (split > 1 && (p.k_iters < 4 || p.ctas / split >= cfg.sms * p.ctas_per_sm)) break;
+            if (!have || p.est_cycles < best.est_cycles * (1 - 1e-9) ||
+                (p.est_cycles <= best.est_cycles * (1 + 1e-9) && p.split_k < best.split_k)) {
+                best = p;
+                have = true;
+            }
         }
-    }
     if (!have) throw std::logic_error("no CTA tile of the menu fits this GPU's shared memory and registers");
     return best;
 }

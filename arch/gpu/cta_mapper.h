@@ -23,25 +23,35 @@ const std::vector<CtaTile>& cta_tile_menu();
 /// One GEMM kernel's launch shape on a GPU.
 struct KernelPlan {
     CtaTile tile;
+    int64_t split_k = 1;             ///< CTAs sharing one output tile, each over a K range (serial split-K)
     int64_t bk = 0;                  ///< K elements per main-loop iteration
-    int64_t k_iters = 0;             ///< ceil(K / bk)
+    int64_t k_per_split = 0;         ///< K elements of one CTA: ceil(K / split_k) rounded up to bk
+    int64_t k_iters = 0;             ///< main-loop iterations of one CTA: k_per_split / bk
     int64_t smem_bytes_per_cta = 0;  ///< stages x (BM + BN) x BK x operand bytes
     int64_t regs_per_thread = 0;     ///< BM x BN fp32 accumulators over the CTA's threads + 40, <= 255
     int64_t ctas_per_sm = 0;         ///< occupancy: min of the CTA, warp, register and shared-memory limits
     std::string limiter;             ///< which limit set ctas_per_sm: "ctas", "warps", "registers", "smem"
-    int64_t ctas = 0;                ///< ceil(M/BM) x ceil(N/BN) x batch x groups
+    int64_t ctas = 0;                ///< ceil(M/BM) x ceil(N/BN) x split_k x batch x groups
     int64_t waves = 0;               ///< ceil(ctas / (SMs x ctas_per_sm)); the last may be partial
-    double cta_cycles = 0;           ///< one CTA's main loop: BM x BN x k_iters x BK / (SM rate / ctas_per_sm)
-    double est_cycles = 0;           ///< waves x cta_cycles: the compute-bound kernel time
+    double cta_cycles = 0;           ///< one CTA's main loop in a full wave: BM x BN x k_iters x BK / (SM rate / ctas_per_sm)
+    /// The kernel's estimated cycles: per wave, the longest of a CTA's main loop at the SM rate
+    /// shared by the CTAs that wave puts on an SM (a tail wave's fewer), k_iters x L2 latency /
+    /// (stages - 1) (Little's law on the multistage pipeline), the wave's A and B tiles through
+    /// the L2's bandwidth and one SM's tiles through its port; plus split-K's partial tiles
+    /// (fp32, written and read back once per extra split) through the L2.
+    double est_cycles = 0;
     bool fits = false;               ///< false if the tile cannot be resident at all
 };
 
-/// Plans `g` (one repeat step) with a given tile.
-KernelPlan plan_kernel(const GemmView& g, const GpuConfig& cfg, const CtaTile& tile);
+/// Plans `g` (one repeat step) with a given tile, its K split over `split_k` CTAs.
+KernelPlan plan_kernel(const GemmView& g, const GpuConfig& cfg, const CtaTile& tile, int64_t split_k = 1);
 
-/// Picks the tile as cuBLAS's heuristics do in spirit: among the menu tiles that fit, the one
-/// with the fewest compute-bound cycles (which includes the tail wave's quantization); on a tie
-/// the larger tile (fewer CTAs, less operand traffic). Throws std::logic_error if none fits.
+/// Picks the tile and split as cuBLAS's heuristics do in spirit: among the menu tiles that fit,
+/// each with split-K of 1, 2, 3, 4, 6, 8, 12 or 16 (a split keeps at least 4 main-loop
+/// iterations; only while the tiles alone fill less than one wave), the plan with the fewest
+/// estimated cycles; on a tie the fewer splits, then the larger tile (fewer CTAs, less operand
+/// traffic). Split-K is what cuBLAS and CUTLASS use for GEMMs with few output tiles and a long K
+/// (CUTLASS GemmSplitKSerial). Throws std::logic_error if no tile fits.
 KernelPlan choose_kernel(const GemmView& g, const GpuConfig& cfg);
 
 /// The config's cross-key check for the tile menu: throws UserError(key, reason) naming the SM

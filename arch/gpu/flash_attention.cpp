@@ -25,9 +25,8 @@ double flash_cta_cycles(const AttentionView& a, int64_t rows, int64_t sharing, c
     const double scores = static_cast<double>(rows) * static_cast<double>(a.kv_len);
     const double macs = scores * static_cast<double>(a.head_dim + a.v_dim);
     const double share = static_cast<double>(std::max<int64_t>(1, sharing));
-    const double sfu_per_score = 1.0 + (cfg.precision == Precision::Int8 ? 2.0 : 0.0);
     const double fma_per_score = std::max(0.0, a.ops_per_score - 1.0);
-    const double softmax = std::max(scores * fma_per_score / cfg.cuda_fp32_fma, scores * sfu_per_score / cfg.sfu_ops);
+    const double softmax = std::max(scores * fma_per_score / cfg.cuda_fp32_fma, scores / cfg.sfu_ops);
     return (macs / cfg.contraction_rate() + softmax) * share;
 }
 

@@ -32,10 +32,11 @@ FlashPlan plan_flash_attention(const AttentionView& a, const GpuConfig& cfg);
 /// (head_dim + v_dim) MACs at the SM's tensor rate / sharing) then its softmax, not overlapped
 /// with them (FlashAttention-2 on Ampere). The softmax takes, per score, the longer of two pipes
 /// that issue side by side: the FMA pipe (ops_per_score - 1 operations: scale, mask, max,
-/// subtract, sum, normalize) and the quarter-rate special-function pipe (cuda.sfu_ops_per_cycle:
-/// the one exponential, plus for int8 operands the int32 -> fp32 dequantization of the score and
-/// the fp32 -> int8 requantization of P, both type conversions on that pipe per the CUDA C++
-/// Programming Guide's throughput table).
+/// subtract, sum, normalize) and the quarter-rate special-function pipe (cuda.sfu_ops_per_cycle)
+/// for the one exponential (MUFU.EX2; FlashAttention-3, Shah et al. 2024, names its throughput
+/// as the softmax's bound). int8's dequantization of S and requantization of P are not priced:
+/// a kernel can do them at full rate (magic-number conversions) or on the quarter-rate pipe, and
+/// which TensorRT's kernels do is not published.
 double flash_cta_cycles(const AttentionView& a, int64_t rows, int64_t sharing, const GpuConfig& cfg);
 
 }  // namespace archsim

@@ -58,15 +58,23 @@ protected:
             for (int64_t rep = 0; rep < g.repeat; ++rep) gemm_kernel(g, gi, rep);
         });
     }
-    /// A fused epilogue still reads its operator's other inputs (a residual for an Add, a scale
-    /// for a Mul; scalars live in registers): those bytes stream through L2 after the producer.
+    /// A fused epilogue (bias, activation, residual, ...) still does its arithmetic and reads its
+    /// operators' other inputs (a residual for an Add, a scale for a Mul; scalars live in
+    /// registers). Its operations run on every SM's CUDA cores (one per core per cycle) after the
+    /// producer's main loops, as CUTLASS 2.x epilogues do on Ampere; the side inputs stream
+    /// through L2 meanwhile.
     void fused_epilogue(const Operator& op, const OpGraph& graph) override {
-        double done = sim_now_ps();
+        const double start = sim_now_ps();
+        const double lanes = static_cast<double>(m_cfg.sms) * m_cfg.cuda_fp32_fma;
+        const double compute_ps = std::ceil(static_cast<double>(op.cost.flops) / lanes) * m_cfg.cycle_ps();
+        if (op.cost.flops > 0)
+            m_rec.emit(EventKind::Vector, m_cuda, ps_span(start, compute_ps), {0, uint64_t(op.cost.flops), m_clock.cycles_of(compute_ps)});
+        double done = start;
         for (int32_t t : epilogue_side_inputs(op))
             if (graph.tensors()[static_cast<size_t>(t)].elems() > 1)
                 done = std::max(done, spread(mix_key(7, uint64_t(t)), t, bytes_of(graph, t), false, 0));
-        if (done > sim_now_ps()) stall(sim_now_ps(), done - sim_now_ps(), 0, m_operand_load);
-        sim_wait_until_ps(done);
+        if (done > start + compute_ps) stall(start + compute_ps, done - (start + compute_ps), 0, m_operand_load);
+        sim_wait_until_ps(std::max(done, start + compute_ps));
     }
     /// A fused attention kernel as FlashAttention-2 runs it (flash_attention.h): per wave, each CTA
     /// loads its Q tile and streams its head's K and V through L2 (the other query tiles of the
@@ -177,72 +185,94 @@ private:
         return done;
     }
 
+    /// One GEMM kernel: CTAs in waves (cta_mapper.h picks the tile and the split-K). A CTA loads
+    /// its A and B tiles for its K range and runs its main loop; fused epilogue arithmetic is
+    /// timed by fused_epilogue(). With split-K each CTA but the tile's first reads the fp32
+    /// partial sum of the one before and each but the last writes one (CUTLASS
+    /// GemmSplitKSerial); the last writes C.
     void gemm_kernel(const GemmView& g, size_t gi, int64_t rep) {
         launch();
         const KernelPlan plan = choose_kernel(g, m_cfg);
         const int64_t eb = operand_bytes(m_cfg.precision);
         const int32_t a_tensor = g.a.tensor, b_tensor = g.b.tensor, c_tensor = g.c.tensor;
         const double a_ratio = g.a_unique_elems > 0 ? std::min(1.0, double(g.a_unique_elems) / (double(g.m) * g.k)) : 1.0;
-        const int64_t col_tiles = (g.n + plan.tile.bn - 1) / plan.tile.bn;
-        const int64_t per_instance = (g.m + plan.tile.bm - 1) / plan.tile.bm * col_tiles;
+        const int64_t col_tiles = (g.n + plan.tile.bn - 1) / plan.tile.bn, split = plan.split_k;
+        const int64_t per_instance = (g.m + plan.tile.bm - 1) / plan.tile.bm * col_tiles * split;
         const int64_t slots = m_cfg.sms * plan.ctas_per_sm;
         const double l2_latency_ps = static_cast<double>(m_cfg.l2_latency_cycles) * m_cfg.cycle_ps();
         const double dram_latency_ps = m_cfg.dram.ideal ? 0.0 : m_cfg.dram.latency_ns * 1e3;
-        const double macs_per_cta_iter = static_cast<double>(plan.tile.bm * plan.tile.bn * plan.bk);
         double kernel_end = sim_now_ps();
         for (int64_t w = 0; w < plan.waves; ++w) {
             const double start = sim_now_ps();
-            // the SMs of a partial (tail) wave host fewer CTAs, which share the MMA rate among fewer
+            // the SMs of a partial (tail) wave host fewer CTAs, which share the SM among fewer
             const int64_t in_wave = std::min(plan.ctas - w * slots, slots);
-            const int64_t per_sm = std::min(plan.ctas_per_sm, (in_wave + m_cfg.sms - 1) / m_cfg.sms);
-            const double cta_ps = static_cast<double>(plan.k_iters) * macs_per_cta_iter /
-                                  (m_cfg.contraction_rate() / static_cast<double>(per_sm)) * m_cfg.cycle_ps();
-            double wave_end = start + l2_latency_ps + cta_ps, stores_done = start;
+            const double per_sm = static_cast<double>(std::min(plan.ctas_per_sm, (in_wave + m_cfg.sms - 1) / m_cfg.sms));
+            double wave_end = start, stores_done = start, cta_ps_max = 0;
             const int64_t first = w * slots, last = std::min(plan.ctas, first + slots);
             // Loads of every CTA of the wave first (all issued at the wave's start), then the
             // epilogue stores in completion order, so the shared L2 and DRAM servers see their
             // requests in time order.
-            struct Cta { int64_t index; int64_t m, n; double end; };
+            struct Cta { int64_t index; int64_t m, n, k, sk; double end, store_at; };
             std::vector<Cta> ctas;
             ctas.reserve(static_cast<size_t>(last - first));
             for (int64_t c = first; c < last; ++c) {
-                const int64_t inst = c / per_instance, r = c % per_instance, bi = r / col_tiles, bj = r % col_tiles;
+                const int64_t inst = c / per_instance, r = c % per_instance, tile = r / split, sk = r % split;
+                const int64_t bi = tile / col_tiles, bj = tile % col_tiles;
                 const int64_t m = std::min(plan.tile.bm, g.m - bi * plan.tile.bm), n = std::min(plan.tile.bn, g.n - bj * plan.tile.bn);
+                const int64_t k = std::max<int64_t>(0, std::min(plan.k_per_split, g.k - sk * plan.k_per_split));
+                const int64_t k_iters = (k + plan.bk - 1) / plan.bk;
                 SmPort& sm = *m_sms[static_cast<size_t>((c - first) % m_cfg.sms)];
-                const uint64_t a_key = mix_key(mix_key(mix_key(1, uint64_t(a_tensor)), rep * 1000003 + inst), bi);
-                const uint64_t b_key = g.b_is_weight ? mix_key(mix_key(mix_key(2, uint64_t(b_tensor)), gi), mix_key(inst % g.groups, bj))
-                                                     : mix_key(mix_key(mix_key(2, uint64_t(b_tensor)), rep * 1000003 + inst), bj);
+                const uint64_t a_key = mix_key(mix_key(mix_key(mix_key(1, uint64_t(a_tensor)), rep * 1000003 + inst), bi), sk);
+                const uint64_t b_key = g.b_is_weight ? mix_key(mix_key(mix_key(2, uint64_t(b_tensor)), gi), mix_key(mix_key(inst % g.groups, bj), sk))
+                                                     : mix_key(mix_key(mix_key(mix_key(2, uint64_t(b_tensor)), rep * 1000003 + inst), bj), sk);
                 bool a_miss = false, b_miss = false;
-                const double a_done = sm.access(a_key, static_cast<int64_t>(std::ceil(m * g.k * a_ratio)) * eb, a_tensor, false, false, 0, &a_miss);
-                const double b_done = sm.access(b_key, g.k * n * eb, g.b_is_weight ? -1 : b_tensor, false, false, 0, &b_miss);
+                double loaded = sm.access(a_key, static_cast<int64_t>(std::ceil(m * k * a_ratio)) * eb, a_tensor, false, false, 0, &a_miss);
+                loaded = std::max(loaded, sm.access(b_key, k * n * eb, g.b_is_weight ? -1 : b_tensor, false, false, 0, &b_miss));
+                // the main loop at the SM's rate shared by the wave's CTAs on it
+                const double mma_ps = static_cast<double>(k_iters * plan.bk * plan.tile.bm * plan.tile.bn) /
+                                      (m_cfg.contraction_rate() / per_sm) * m_cfg.cycle_ps();
+                cta_ps_max = std::max(cta_ps_max, mma_ps);
                 // Little's law on the multistage pipeline: with stages - 1 K-steps in flight, each
                 // taking a load latency (L2, plus DRAM on a miss), a K-step takes at least
                 // latency / (stages - 1); the main loop starts after its first stage arrives.
                 const double stage_latency = l2_latency_ps + ((a_miss || b_miss) ? dram_latency_ps : 0.0);
-                const double loop_ps = std::max(cta_ps, static_cast<double>(plan.k_iters) * stage_latency /
+                const double loop_ps = std::max(mma_ps, static_cast<double>(k_iters) * stage_latency /
                                                             static_cast<double>(std::max<int64_t>(1, plan.tile.stages - 1)));
-                ctas.push_back({c, m, n, std::max(start + l2_latency_ps + loop_ps, std::max(a_done, b_done))});
+                const double end = std::max(start + l2_latency_ps + loop_ps, loaded);
+                ctas.push_back({c, m, n, k, sk, end, end});
             }
             std::sort(ctas.begin(), ctas.end(), [](const Cta& x, const Cta& y) { return x.end < y.end; });
+            for (Cta& cta : ctas) {
+                wave_end = std::max(wave_end, cta.end);
+                if (cta.sk == 0) continue;
+                // split-K: the previous split's fp32 partial tile (resident in L2), read and added before the store
+                SmPort& sm = *m_sms[static_cast<size_t>((cta.index - first) % m_cfg.sms)];
+                const uint64_t key = mix_key(mix_key(mix_key(6, uint64_t(c_tensor)), cta.index - cta.sk), cta.sk - 1);
+                cta.store_at = sm.access(key, cta.m * cta.n * 4, -1, false, false, cta.end - sim_now_ps());
+                wave_end = std::max(wave_end, cta.store_at);
+            }
+            std::sort(ctas.begin(), ctas.end(), [](const Cta& x, const Cta& y) { return x.store_at < y.store_at; });
             for (const Cta& cta : ctas) {
                 const int64_t c = cta.index;
                 const uint32_t seq = static_cast<uint32_t>(c);
-                wave_end = std::max(wave_end, cta.end);
                 // operands pass through shared memory into registers; accumulators stay in registers
-                const uint64_t smem_bytes = static_cast<uint64_t>((cta.m + cta.n) * g.k * eb);
+                const uint64_t smem_bytes = static_cast<uint64_t>((cta.m + cta.n) * cta.k * eb);
                 const Span span = ps_span(start, cta.end - start);
                 m_rec.emit(EventKind::Fold, m_sm_comp[(c - first) % m_cfg.sms], span,
-                           {0, uint64_t(cta.m * cta.n * g.k), c == first ? m_clock.cycles_of(cta_ps) : 0}, seq);
+                           {0, uint64_t(cta.m * cta.n * cta.k), c == first ? m_clock.cycles_of(cta_ps_max) : 0}, seq);
                 m_rec.emit(EventKind::SramRead, m_smem, span, {smem_bytes}, seq);
                 m_rec.emit(EventKind::SramWrite, m_smem, span, {smem_bytes}, seq);
                 m_rec.emit(EventKind::SramRead, m_rf, span, {2 * smem_bytes}, seq);
-                // epilogue: the C tile goes back through L2 (written through to DRAM)
+                // epilogue: the C tile (or a partial sum) goes back through L2 (written through to DRAM)
                 SmPort& sm = *m_sms[static_cast<size_t>((c - first) % m_cfg.sms)];
-                const uint64_t c_key = mix_key(mix_key(3, uint64_t(c_tensor)), static_cast<uint64_t>(c));
-                stores_done = std::max(stores_done, sm.access(c_key, cta.m * cta.n * eb, c_tensor, false, true, cta.end - sim_now_ps()));
+                const bool last_split = cta.sk == split - 1;
+                const uint64_t c_key = last_split ? mix_key(mix_key(3, uint64_t(c_tensor)), static_cast<uint64_t>(c))
+                                                  : mix_key(mix_key(mix_key(6, uint64_t(c_tensor)), c - cta.sk), cta.sk);
+                stores_done = std::max(stores_done, sm.access(c_key, cta.m * cta.n * (last_split ? eb : 4), last_split ? c_tensor : -1,
+                                                              !last_split, true, cta.store_at - sim_now_ps()));
             }
-            if (wave_end > start + cta_ps)  // waiting for operands: the first stage, or loads slower than the MMAs
-                stall(start + cta_ps, wave_end - (start + cta_ps), static_cast<uint32_t>(w), m_operand_load);
+            if (wave_end > start + cta_ps_max)  // waiting for operands: the first stage, or loads slower than the MMAs
+                stall(start + cta_ps_max, wave_end - (start + cta_ps_max), static_cast<uint32_t>(w), m_operand_load);
             sim_wait_until_ps(wave_end);
             kernel_end = std::max(kernel_end, stores_done);
         }

@@ -46,7 +46,7 @@ void L2Cache::b_transport(int /*sm*/, tlm::tlm_generic_payload& p, sc_core::sc_t
     } else {
         const double dram_done = m_dram.transfer(bytes, /*write=*/true, start - now);
         done = std::max(done, dram_done);
-        if (tag && tag->whole && tag->tensor >= 0) m_lines.insert(whole_key(tag->tensor), bytes);
+        if (tag && tag->whole) m_lines.insert(tag->tensor >= 0 ? whole_key(tag->tensor) : key, bytes);
     }
     TraceEvent e;
     e.t_ps = static_cast<uint64_t>(std::llround(start));

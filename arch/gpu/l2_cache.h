@@ -14,7 +14,8 @@ class TraceWriter;
 class Dma;
 
 /// Carried by every SM -> L2 transaction: the tensor the bytes belong to, and whether a store
-/// writes that tensor whole (so later kernels find it resident).
+/// writes that tensor whole (so later kernels find it resident) or, with no tensor (-1), writes
+/// a workspace tile (a split-K partial sum) that stays resident under its key for its reader.
 struct TensorTag : tlm::tlm_extension<TensorTag> {
     int32_t tensor = -1;
     bool whole = false;
