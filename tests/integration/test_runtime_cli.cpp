@@ -64,17 +64,26 @@ TEST_CASE("a fusing runtime runs fewer kernels with the same MACs, and the trace
 
 TEST_CASE("graph --runtime lists the kernels of the plan with their operators", "[e2e][runtime]") {
     const std::string model = kSrc + "/workloads/models/resnet18.onnx";
-    CliResult r = run_archsim("graph " + model + " --runtime torch-frozen --format json");
-    REQUIRE(r.exit_code == 0);
-    const json j = json::parse(r.out);
-    CHECK(j["runtime"] == "torch-frozen");
-    size_t members = 0, conv_relu = 0;
-    for (const auto& k : j["kernels"]) {
-        members += k["members"].size();
-        conv_relu += k["pattern"].get<std::string>().rfind("Conv+", 0) == 0;
-    }
     CliResult g = run_archsim("graph " + model + " --format json");
     REQUIRE(g.exit_code == 0);
-    CHECK(members == json::parse(g.out)["ops"].size());
-    CHECK(conv_relu > 0);  // oneDNN post-ops: Conv+Relu, Conv+Residual+Relu
+    const size_t ops = json::parse(g.out)["ops"].size();
+    for (const std::string rt : {"tensorrt", "torch-frozen"}) {
+        CliResult r = run_archsim("graph " + model + " --runtime " + rt + " --format json");
+        REQUIRE(r.exit_code == 0);
+        const json j = json::parse(r.out);
+        CHECK(j["runtime"] == rt);
+        size_t members = 0, conv_relu = 0, reorders = 0;
+        for (const auto& k : j["kernels"]) {
+            members += k["members"].size();
+            conv_relu += k["pattern"].get<std::string>().rfind("Conv+", 0) == 0;
+            reorders += k["pattern"] == "Reorder" && k["members"].empty();
+        }
+        CHECK(members == ops);  // every operator in exactly one kernel; conversions run none
+        if (rt == "tensorrt") CHECK(conv_relu > 0);  // epilogues: Conv+Relu, Conv+Residual+Relu
+        // PyTorch frozen: ReLU stays its own kernel, oneDNN's blocked layout is entered at the
+        // input and left before the classifier's matmul
+        if (rt == "torch-frozen") CHECK(conv_relu == 0);
+        if (rt == "torch-frozen") CHECK(reorders == 2);
+        if (rt == "tensorrt") CHECK(reorders == 0);
+    }
 }

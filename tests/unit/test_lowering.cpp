@@ -172,6 +172,49 @@ TEST_CASE("a transpose feeding a residual add and its LayerNorm folds into that 
     CHECK(kernels(lower(g, profile(false, true, false))).size() == 2);
 }
 
+TEST_CASE("a decomposed activation of one tensor becomes one kernel; a product of two tensors does not", "[unit][lowering]") {
+    // silu(conv(x)) * sigmoid(y): SiLU is x * sigmoid(x) (one kernel); the gate multiplies two tensors
+    OpGraph g = build({1, 8, 6, 6}, {1, 8, 6, 6}, [](gen::Emitter& e) {
+        gen::add_input(e.graph(), "gate", {1, 8, 6, 6});
+        const std::string c = gen::conv(e.graph(), "/h/conv", "x", "w", {8, 8, 3, 3}, 1, 1, 1, true);
+        const std::string act = gen::activation(e.graph(), "/h/act", "silu", c);
+        return e.node("Mul", {act, e.node("Sigmoid", {"gate"})});
+    });
+    RuntimeProfile rt = profile(false, false, false);
+    rt.activations = true;
+    const auto ks = kernels(lower(g, rt));
+    std::map<std::string, int> n;
+    for (const Operator* k : ks) ++n[k->op_type];
+    CHECK(n["SiLU"] == 1);
+    CHECK(n["Sigmoid"] == 1);  // the gate's sigmoid stays on its own
+    CHECK(n["Mul"] == 1);      // and so does the product of the two
+    CHECK(ks.size() == 4);
+}
+
+TEST_CASE("a framework's library layout is entered and left by one conversion per tensor and direction", "[unit][lowering]") {
+    // conv -> relu -> sigmoid -> conv -> (output): the convolutions and the ReLU are the library's
+    OpGraph g = build({1, 8, 6, 6}, {1, 8, 6, 6}, [](gen::Emitter& e) {
+        const std::string a = gen::conv(e.graph(), "/h/c1", "x", "w1", {8, 8, 3, 3}, 1, 1, 1, true);
+        const std::string s = e.node("Sigmoid", {e.node("Relu", {a})});
+        return gen::conv(e.graph(), "/h/c2", s, "w2", {8, 8, 3, 3}, 1, 1, 1, true);
+    });
+    RuntimeProfile rt = profile(false, false, false);
+    rt.conversions = true;
+    rt.library_ops = {"Conv", "Relu"};
+    const OpGraph plan = lower(g, rt);
+    std::vector<std::string> order;
+    for (const Operator* k : kernels(plan)) order.push_back(k->op_type);
+    // in, to blocked; conv; relu; to plain for the sigmoid; back to blocked; conv; out, to plain
+    CHECK(order == std::vector<std::string>{"Reorder", "Conv", "Relu", "Reorder", "Sigmoid", "Reorder", "Conv", "Reorder"});
+    for (const Operator* k : kernels(plan))
+        if (k->op_type == "Reorder") {
+            CHECK(k->members.empty());
+            CHECK(k->cost.bytes_read == k->cost.bytes_written);
+            CHECK(k->cost.bytes_read == tensor(g, "x").bytes());  // every tensor here is 1 x 8 x 6 x 6
+        }
+    CHECK(plan.total_macs() == g.total_macs());
+}
+
 TEST_CASE("every runtime keeps every shared model's MACs and runs each operator exactly once", "[unit][lowering][models]") {
     if (!have_shared()) {
         WARN("shared/models not found; skipped");

@@ -106,6 +106,34 @@ void fuse_vector_regions(FusionGroups& groups) {
     }
 }
 
+void fuse_activations(FusionGroups& groups) {
+    const OpGraph& g = groups.graph();
+    // by operator: the one tensor the unary function its group computes is of (-1: none)
+    std::vector<int32_t> source(g.ops().size(), -1);
+    for (int32_t e : g.topo_order()) {
+        const Operator& op = op_at(g, e);
+        if (op.cost.cls != OpClass::Elementwise || op.outputs.size() != 1 || op.outputs[0] < 0 || !groups.alone(e)) continue;
+        const int64_t elems = tensor_at(g, op.outputs[0]).elems();
+        int32_t x = -1;
+        bool unary = true;
+        std::vector<int32_t> join;  // producers of this function of x, already grouped
+        for (int32_t t : op.inputs) {
+            if (t < 0) continue;
+            const Tensor& in = tensor_at(g, t);
+            if ((in.role != TensorRole::Activation && in.role != TensorRole::Input) || in.elems() <= 1) continue;  // constants
+            const int32_t p = g.producer(t);
+            const int32_t from = p >= 0 && source[static_cast<size_t>(p)] >= 0 ? source[static_cast<size_t>(p)] : t;
+            if (p >= 0 && source[static_cast<size_t>(p)] >= 0) join.push_back(p);
+            unary = unary && (x < 0 || x == from) && in.elems() == elems;
+            x = from;
+        }
+        if (!unary || x < 0 || tensor_at(g, x).elems() != elems) continue;
+        bool joined = join.empty();
+        for (int32_t p : join) joined = groups.try_merge(p, e) || joined;
+        if (joined) source[static_cast<size_t>(e)] = x;
+    }
+}
+
 void fold_layouts(FusionGroups& groups) {
     const OpGraph& g = groups.graph();
     for (int32_t tr : g.topo_order()) {
@@ -183,6 +211,7 @@ std::string kernel_pattern(const OpGraph& graph, const std::vector<int32_t>& mem
     if (has("Softmax")) return std::string("Softmax") + (has("Mul") || has("Div") ? "+Scale" : "") + (has("Where") || has("Add") ? "+Mask" : "");
     if (gelu) return "GELU";
     if (silu) return "SiLU";
+    if (has("HardSigmoid") && has("Mul") && members.size() == 2) return "HardSwish";
     bool all_elementwise = true;
     for (int32_t m : members) all_elementwise = all_elementwise && op_at(graph, m).cost.cls == OpClass::Elementwise;
     return (all_elementwise ? "Elementwise(" : "Fused(") + std::to_string(members.size()) + ")";

@@ -33,6 +33,13 @@ void fuse_attention(FusionGroups& groups);
 /// operator); operators a merge would put on a cycle stay out.
 void fuse_epilogues(FusionGroups& groups, const std::vector<std::string>& allowed_op_types);
 
+/// Merges each connected set of elementwise operators that computes a unary function of one
+/// tensor (every activation input is that tensor or an output of the set, all of its size) into
+/// one kernel: the framework's native activation the exporter decomposed (SiLU x * sigmoid(x),
+/// GELU in its erf and tanh forms, HardSwish, Mish). A product of two different tensors (a
+/// squeeze-excitation scale, a residual add) stays out.
+void fuse_activations(FusionGroups& groups);
+
 /// Merges each elementwise or reduction operator outside the contraction kernels with the
 /// producers of its inputs that are elementwise or reduction operators too.
 void fuse_vector_regions(FusionGroups& groups);

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "workloads/lowering/fusion_passes.h"
+#include "workloads/lowering/layout_conversions.h"
 
 namespace archsim {
 
@@ -24,12 +25,14 @@ GemmOperand through_folds(const OpGraph& g, const FusionGroups& groups, int32_t 
 
 }  // namespace
 
-OpGraph build_kernels(const OpGraph& graph, const FusionGroups& groups, const std::string& runtime) {
+OpGraph build_kernels(const OpGraph& graph, const FusionGroups& groups, const std::string& runtime,
+                      std::vector<int32_t>* kernel_groups) {
     std::set<int32_t> seen;  ///< groups already made kernels
     std::vector<Operator> kernels;
     for (int32_t op : graph.topo_order()) {
         const int32_t grp = groups.group_of(op);
         if (!seen.insert(grp).second) continue;
+        if (kernel_groups) kernel_groups->push_back(grp);
         const std::vector<int32_t> members = groups.members(op);
         Operator k;
         for (int32_t m : members) k.members.push_back(graph.ops()[static_cast<size_t>(m)].name);
@@ -152,9 +155,26 @@ OpGraph lower(const OpGraph& graph, const RuntimeProfile& runtime) {
     FusionGroups groups(graph);
     if (runtime.attention) fuse_attention(groups);
     if (runtime.epilogues) fuse_epilogues(groups, runtime.epilogue_ops);
+    if (runtime.activations) fuse_activations(groups);
     if (runtime.vector_regions) fuse_vector_regions(groups);
     if (runtime.layouts) fold_layouts(groups);
-    return build_kernels(graph, groups, runtime.name);
+    std::vector<int32_t> kernel_groups;
+    OpGraph plan = build_kernels(graph, groups, runtime.name, &kernel_groups);
+    if (!runtime.conversions) return plan;
+    // a library kernel: its pattern (HardSwish, ...) is listed, or every operator in it that computes is
+    auto listed = [&](const std::string& type) {
+        return std::find(runtime.library_ops.begin(), runtime.library_ops.end(), type) != runtime.library_ops.end();
+    };
+    std::vector<bool> in_library;
+    for (size_t k = 0; k < kernel_groups.size(); ++k) {
+        bool all = true;
+        for (int32_t m : groups.members(kernel_groups[k])) {
+            const Operator& o = graph.ops()[static_cast<size_t>(m)];
+            all = all && (is_layout_view(o) || listed(o.op_type));
+        }
+        in_library.push_back(all || listed(plan.ops()[k].op_type));
+    }
+    return insert_layout_conversions(plan, in_library);
 }
 
 }  // namespace archsim

@@ -3,6 +3,8 @@
 // stage between the workload and the machines. A kernel is an Operator whose `members` are the
 // source operators it runs: its MACs and FLOPs are theirs summed, its bytes only what crosses
 // the kernel's boundary.
+#include <vector>
+
 #include "workloads/graph/op_graph.h"
 #include "workloads/lowering/fusion_groups.h"
 #include "workloads/lowering/runtime_profile.h"
@@ -14,11 +16,16 @@ namespace archsim {
 /// and writing those read outside it (or read by nothing: the model's outputs). A contraction
 /// kernel keeps its GEMM views with the operands followed through folded views and transposes to
 /// the tensors the kernel really reads, and C to the tensor its epilogue writes.
-OpGraph build_kernels(const OpGraph& graph, const FusionGroups& groups, const std::string& runtime);
+/// `kernel_groups`, when given, receives each kernel's group (a member operator's index), in
+/// kernel order.
+OpGraph build_kernels(const OpGraph& graph, const FusionGroups& groups, const std::string& runtime,
+                      std::vector<int32_t>* kernel_groups = nullptr);
 
-/// Applies `runtime`'s passes to `graph` (epilogues, then vector regions, then layouts) and
-/// builds the kernel graph. Call only for a profile that is not literal() (a literal runtime
-/// runs the graph as it is).
+/// Applies `runtime`'s passes to `graph` (attention, epilogues, vector regions, layouts), builds
+/// the kernel graph and, when the profile asks for them, inserts the layout conversions around
+/// its library's kernels (layout_conversions.h; a kernel is the library's when every operator in
+/// it that computes is of a `library.ops` type). Call only for a profile that is not literal() (a
+/// literal runtime runs the graph as it is).
 OpGraph lower(const OpGraph& graph, const RuntimeProfile& runtime);
 
 }  // namespace archsim

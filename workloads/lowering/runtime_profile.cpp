@@ -27,8 +27,17 @@ const ParamBinder<RuntimeProfile>& runtime_params() {
         b.boolean("passes.attention", [](R& r) -> bool& { return r.attention; }, false,
                   "Q K^T, scale, mask, softmax and P V run as one fused attention kernel whose scores never leave the chip "
                   "(FlashAttention); a machine without a fused-attention model refuses such a kernel");
+        b.boolean("passes.activations", [](R& r) -> bool& { return r.activations; }, false,
+                  "Elementwise operators computing a unary function of one tensor (SiLU as x * sigmoid(x), GELU's erf "
+                  "and tanh forms, HardSwish) run as one kernel: the framework's native activation");
         b.boolean("passes.layouts", [](R& r) -> bool& { return r.layouts; }, false,
                   "Transposes whose result only feeds contractions fold into the contraction's operand layout");
+        b.string("library.ops", [](R& r) -> std::string& { return r.library_ops_text; }, "", {},
+                 "Comma-separated op types the runtime's fast library runs on tensors in its own blocked layout "
+                 "(PyTorch's oneDNN path: nChw16c); a kernel is the library's when all its computing operators are");
+        b.boolean("library.conversions", [](R& r) -> bool& { return r.conversions; }, false,
+                  "Copy every activation that crosses between a library kernel and any other kernel into the other "
+                  "layout (PyTorch's to_mkldnn / to_dense), one Reorder kernel per tensor and direction");
         return b;
     }();
     return b;
@@ -43,6 +52,25 @@ std::vector<std::string> runtime_names(const std::string& runtimes_dir) {
     return names;
 }
 
+namespace {
+
+/// "A, B ,C" -> {"A", "B", "C"}: a comma-separated list with the blanks around items dropped.
+std::vector<std::string> split_list(const std::string& text) {
+    std::vector<std::string> out;
+    for (size_t at = 0; at < text.size();) {
+        size_t end = text.find(',', at);
+        if (end == std::string::npos) end = text.size();
+        std::string item = text.substr(at, end - at);
+        item.erase(0, item.find_first_not_of(' '));
+        item.erase(item.find_last_not_of(' ') + 1);
+        if (!item.empty()) out.push_back(item);
+        at = end + 1;
+    }
+    return out;
+}
+
+}  // namespace
+
 RuntimeProfile load_runtime(const std::string& name_or_file, const std::string& runtimes_dir) {
     const bool is_file = fs::path(name_or_file).extension() == ".toml";
     const std::string file = is_file ? name_or_file : (fs::path(runtimes_dir) / (name_or_file + ".toml")).string();
@@ -56,15 +84,8 @@ RuntimeProfile load_runtime(const std::string& name_or_file, const std::string& 
     RuntimeProfile r = runtime_params().build(p);
     r.name = fs::path(file).stem().string();
     r.source = file;
-    for (size_t at = 0; at < r.epilogue_ops_text.size();) {
-        size_t end = r.epilogue_ops_text.find(',', at);
-        if (end == std::string::npos) end = r.epilogue_ops_text.size();
-        std::string op = r.epilogue_ops_text.substr(at, end - at);
-        op.erase(0, op.find_first_not_of(' '));
-        op.erase(op.find_last_not_of(' ') + 1);
-        if (!op.empty()) r.epilogue_ops.push_back(op);
-        at = end + 1;
-    }
+    r.epilogue_ops = split_list(r.epilogue_ops_text);
+    r.library_ops = split_list(r.library_ops_text);
     return r;
 }
 

@@ -20,7 +20,11 @@ struct RuntimeProfile {
     bool vector_regions = false;               ///< connected elementwise/reduction operators become one kernel
     bool layouts = false;                      ///< transposes feeding contractions fold into their operand layout
     bool attention = false;                    ///< attention blocks become one fused kernel (FlashAttention)
+    bool activations = false;                  ///< decomposed activations (SiLU, GELU, ...) become one kernel each
+    std::string library_ops_text;              ///< comma-separated op types the fast library runs in its blocked layout
+    bool conversions = false;                  ///< layout conversions around the library's kernels
     std::vector<std::string> epilogue_ops;     ///< epilogue_ops_text split
+    std::vector<std::string> library_ops;      ///< library_ops_text split
 
     /// True when the graph runs as imported and machines keep their own epilogue rules
     /// (`fusion.elementwise`): the `none` runtime. Any other profile, even one with no pass on,
