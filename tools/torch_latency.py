@@ -14,15 +14,16 @@ values), eval mode, BatchNorm folded into the preceding convolution (the ONNX ex
 untimed runs then the median of `--reps` timed runs (10th and 90th percentiles as the spread).
 Two ways to run it (`--mode`):
   frozen (default): torch.jit.freeze + torch.jit.optimize_for_inference, PyTorch's own inference
-      path: oneDNN convolutions with weights prepacked once, ReLU/Add/SiLU still separate ops
-      (the profile shows them unfused). The model runs with fusion.elementwise=false and
-      prepacked weights.
+      path: oneDNN convolutions with weights prepacked once, ReLU/Add/SiLU still separate ops,
+      to_mkldnn / to_dense around the operators oneDNN does not take. The model runs under the
+      torch-frozen runtime profile (configs/runtimes/torch-frozen.toml) with prepacked weights.
   eager: plain module calls; oneDNN reorders the weights at every call, and a few operators take
-      non-oneDNN paths (max pooling, some convolutions). The model runs with
-      fusion.elementwise=false and gemm.prepacked_weights=false.
-In both, the framework's own cost per operator (dispatch, allocation) is measured here, on a
-chain of 200 ReLUs on a one-element tensor run the same way, and given to the model as
-core.op_overhead_us: a measurement of this machine, not a fitted number.
+      non-oneDNN paths (max pooling, some convolutions). The model runs under the torch-eager
+      profile with gemm.prepacked_weights=false.
+In both, the framework's own cost per operator (dispatch, allocation, oneDNN's per-primitive
+setup) is measured here, on a chain of 100 tiny 1x1 convolutions each followed by a ReLU, run the
+same way, and given to the model as core.op_overhead_us: a measurement of this machine, not a
+fitted number.
 
 Usage: /usr/bin/python3 tools/torch_latency.py [--models resnet18,resnet50,...] [--threads 2]
        [--arch configs/cpu/host.calibrated.toml] [--archsim build/archsim] [--csv OUT.csv]
@@ -45,7 +46,8 @@ import torchvision  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-MODELS = ["resnet18", "resnet50", "mobilenet_v2", "efficientnet_b0"]
+MODELS = ["resnet18", "resnet50", "mobilenet_v2", "efficientnet_b0", "squeezenet1_1", "shufflenet_v2_x1_0",
+          "mobilenet_v3_small", "vgg16"]
 
 
 def fold_batchnorm(module):
@@ -78,6 +80,16 @@ def blas_in_use():
     return f"{name} (OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')})"
 
 
+def cpu_model():
+    """This machine's CPU as lscpu names it, with its logical CPU count."""
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+    except OSError:
+        return "unknown (no lscpu)"
+    info = dict(line.split(":", 1) for line in out.splitlines() if ":" in line)
+    return f"{info.get('Model name', '?').strip()}, {info.get('CPU(s)', '?').strip()} CPUs"
+
+
 def prepare(model, mode):
     """The module as `mode` runs it."""
     if mode == "frozen":
@@ -99,19 +111,27 @@ def timed(fn, x, warmup, reps):
     return statistics.median(times), q[0], q[-1]
 
 
-class ReluChain(torch.nn.Module):
-    """200 ReLUs on a tiny tensor: the time is the framework's per-operator cost."""
+class ConvReluChain(torch.nn.Module):
+    """100 pairs of a 1x1 convolution (8 -> 8 channels) and a ReLU on a 1 x 8 x 1 x 1 tensor: no
+    arithmetic to speak of, so the time is the framework's cost per operator on the path a
+    network's operators take (in frozen mode oneDNN's, blocked layout and all; a chain of ReLUs
+    on a plain tensor would miss oneDNN's per-primitive cost: 0.6 against 11 us here)."""
+
+    def __init__(self, pairs=100):
+        super().__init__()
+        self.convs = torch.nn.ModuleList([torch.nn.Conv2d(8, 8, 1) for _ in range(pairs)])
 
     def forward(self, x):
-        for _ in range(200):
-            x = torch.relu(x)
+        for conv in self.convs:
+            x = torch.relu(conv(x))
         return x
 
 
 def op_overhead_us(mode, threads):
     torch.set_num_threads(threads)
-    med, _, _ = timed(prepare(ReluChain().eval(), mode), torch.randn(1), 20, 50)
-    return med / 200 * 1e6
+    chain = ConvReluChain().eval()
+    med, _, _ = timed(prepare(chain, mode), torch.randn(1, 8, 1, 1), 20, 50)
+    return med / (2 * len(chain.convs)) * 1e6
 
 
 def measure(name, mode, threads, warmup, reps):
@@ -124,7 +144,7 @@ def measure(name, mode, threads, warmup, reps):
 def simulate(archsim, model_path, arch, mode, overhead_us):
     with tempfile.TemporaryDirectory() as out:
         cmd = [archsim, "run", model_path, "--arch", arch, "--out", out, "--format", "json",
-               "--set", "fusion.elementwise=false",
+               "--runtime", "torch-" + mode,
                "--set", "gemm.prepacked_weights=" + ("true" if mode == "frozen" else "false"),
                "--set", f"core.op_overhead_us={overhead_us:.3f}"]
         r = subprocess.run(cmd, capture_output=True, text=True)
@@ -167,8 +187,10 @@ def main():
     for r in rows:
         print(f"| {r['model']} | {r['measured_ms']:.2f} ({r['p10_ms']:.2f}-{r['p90_ms']:.2f}) | "
               f"{r['predicted_ms']:.2f} | {r['error_pct']:+.1f}% |")
-    print(f"\ntorch {torch.__version__} ({args.mode}), {args.threads} threads, framework cost per operator "
-          f"{overhead:.2f} us, BLAS {blas_in_use()}, config {args.arch}")
+    errs = [abs(r["error_pct"]) for r in rows]
+    print(f"\nMAPE {statistics.mean(errs):.1f}%, worst {max(errs):.1f}%, within 20%: {sum(e <= 20 for e in errs)} of {len(errs)}")
+    print(f"torch {torch.__version__} ({args.mode}, runtime torch-{args.mode}), {args.threads} threads, framework cost "
+          f"per operator {overhead:.2f} us, BLAS {blas_in_use()}, config {args.arch}, CPU {cpu_model()}")
     if args.csv:
         with open(args.csv, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))

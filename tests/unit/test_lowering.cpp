@@ -172,7 +172,7 @@ TEST_CASE("a transpose feeding a residual add and its LayerNorm folds into that 
     CHECK(kernels(lower(g, profile(false, true, false))).size() == 2);
 }
 
-TEST_CASE("a decomposed activation of one tensor becomes one kernel; a product of two tensors does not", "[unit][lowering]") {
+TEST_CASE("a decomposed activation of one tensor becomes one kernel, a product of two tensors does not", "[unit][lowering]") {
     // silu(conv(x)) * sigmoid(y): SiLU is x * sigmoid(x) (one kernel); the gate multiplies two tensors
     OpGraph g = build({1, 8, 6, 6}, {1, 8, 6, 6}, [](gen::Emitter& e) {
         gen::add_input(e.graph(), "gate", {1, 8, 6, 6});
