@@ -21,8 +21,15 @@ FlashPlan plan_flash_attention(const AttentionView& a, const GpuConfig& cfg) {
     return p;
 }
 
-double flash_cta_cycles(const AttentionView& a, int64_t rows, int64_t sharing, const GpuConfig& cfg) {
-    const double scores = static_cast<double>(rows) * static_cast<double>(a.kv_len);
+int64_t flash_kv_seen(const AttentionView& a, const FlashPlan& p, int64_t q_tile) {
+    if (!a.causal) return a.kv_len;
+    const int64_t last_row = std::min(a.q_len, (q_tile + 1) * p.block_m) - 1;
+    const int64_t visible = last_row + 1 + (a.kv_len - a.q_len);
+    return std::min(a.kv_len, (visible + p.block_n - 1) / p.block_n * p.block_n);
+}
+
+double flash_cta_cycles(const AttentionView& a, int64_t rows, int64_t kv_seen, int64_t sharing, const GpuConfig& cfg) {
+    const double scores = static_cast<double>(rows) * static_cast<double>(kv_seen);
     const double macs = scores * static_cast<double>(a.head_dim + a.v_dim);
     const double share = static_cast<double>(std::max<int64_t>(1, sharing));
     const double fma_per_score = std::max(0.0, a.ops_per_score - 1.0);

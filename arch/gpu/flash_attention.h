@@ -28,7 +28,13 @@ struct FlashPlan {
 /// Plans `a` on `cfg` (operand bytes of cfg.precision).
 FlashPlan plan_flash_attention(const AttentionView& a, const GpuConfig& cfg);
 
-/// One CTA's time, cycles, when `sharing` CTAs share its SM: its MMAs (rows x kv_len x
+/// The key/value positions query tile `q_tile` processes: all kv_len, or under a causal mask
+/// only the blocks up to its last row's diagonal (FlashAttention-2 skips the blocks that are
+/// masked out entirely; the diagonal block is computed and masked in registers).
+int64_t flash_kv_seen(const AttentionView& a, const FlashPlan& p, int64_t q_tile);
+
+/// One CTA's time, cycles, when `sharing` CTAs share its SM and it processes `kv_seen` key
+/// positions (flash_kv_seen): its MMAs (rows x kv_seen x
 /// (head_dim + v_dim) MACs at the SM's tensor rate / sharing) then its softmax, not overlapped
 /// with them (FlashAttention-2 on Ampere). The softmax takes, per score, the longer of two pipes
 /// that issue side by side: the FMA pipe (ops_per_score - 1 operations: scale, mask, max,
@@ -37,6 +43,6 @@ FlashPlan plan_flash_attention(const AttentionView& a, const GpuConfig& cfg);
 /// as the softmax's bound). int8's dequantization of S and requantization of P are not priced:
 /// a kernel can do them at full rate (magic-number conversions) or on the quarter-rate pipe, and
 /// which TensorRT's kernels do is not published.
-double flash_cta_cycles(const AttentionView& a, int64_t rows, int64_t sharing, const GpuConfig& cfg);
+double flash_cta_cycles(const AttentionView& a, int64_t rows, int64_t kv_seen, int64_t sharing, const GpuConfig& cfg);
 
 }  // namespace archsim

@@ -77,8 +77,10 @@ protected:
         sim_wait_until_ps(std::max(done, start + compute_ps));
     }
     /// A fused attention kernel as FlashAttention-2 runs it (flash_attention.h): per wave, each CTA
-    /// loads its Q tile and streams its head's K and V through L2 (the other query tiles of the
-    /// head hit), runs its MMAs and softmax, and stores its O tile; no score reaches L2.
+    /// loads its Q tile and streams its head's K and V blocks through L2 (the head's other query
+    /// tiles hit), only those up to its diagonal under a causal mask, runs its MMAs and softmax,
+    /// and stores its O tile; no score reaches L2. The trace's MACs are those executed (a causal
+    /// kernel skips the masked blocks, so fewer than the graph's).
     void attention(const Operator& op, const OpGraph& graph) override {
         launch();
         const AttentionView& a = op.cost.attention.at(0);
@@ -98,29 +100,35 @@ protected:
             ends.reserve(static_cast<size_t>(last - first));
             for (int64_t c = first; c < last; ++c) {
                 const int64_t head = c / p.q_tiles, qt = c % p.q_tiles, rows = std::min(p.block_m, a.q_len - qt * p.block_m);
+                const int64_t kv = flash_kv_seen(a, p, qt);
                 SmPort& sm = *m_sms[static_cast<size_t>((c - first) % m_cfg.sms)];
-                const double cta_ps = flash_cta_cycles(a, rows, sharing, m_cfg) * m_cfg.cycle_ps();
+                const double cta_ps = flash_cta_cycles(a, rows, kv, sharing, m_cfg) * m_cfg.cycle_ps();
                 cta_ps_max = std::max(cta_ps_max, cta_ps);
+                // K and V stream in block_n rows at a time: the first kv rows (keyed per block, so
+                // the head's other query tiles find the blocks they share in L2)
                 double loaded = sm.access(mix_key(mix_key(11, uint64_t(a.q.tensor)), uint64_t(c)), rows * a.head_dim * eb, a.q.tensor, false, false);
-                loaded = std::max(loaded, sm.access(mix_key(mix_key(12, uint64_t(a.k.tensor)), uint64_t(head)), a.kv_len * a.head_dim * eb,
-                                                    a.k.tensor, false, false));
-                loaded = std::max(loaded, sm.access(mix_key(mix_key(13, uint64_t(a.v.tensor)), uint64_t(head)), a.kv_len * a.v_dim * eb,
-                                                    a.v.tensor, false, false));
+                for (int64_t j = 0; j < kv; j += p.block_n) {
+                    const int64_t n = std::min(p.block_n, kv - j);
+                    loaded = std::max(loaded, sm.access(mix_key(mix_key(mix_key(12, uint64_t(a.k.tensor)), uint64_t(head)), uint64_t(j)),
+                                                        n * a.head_dim * eb, a.k.tensor, false, false));
+                    loaded = std::max(loaded, sm.access(mix_key(mix_key(mix_key(13, uint64_t(a.v.tensor)), uint64_t(head)), uint64_t(j)),
+                                                        n * a.v_dim * eb, a.v.tensor, false, false));
+                }
                 ends.emplace_back(std::max(start + l2_latency_ps + cta_ps, loaded), c);
             }
             std::sort(ends.begin(), ends.end());
             for (const auto& [end, c] : ends) {
-                const int64_t qt = c % p.q_tiles, rows = std::min(p.block_m, a.q_len - qt * p.block_m);
+                const int64_t qt = c % p.q_tiles, rows = std::min(p.block_m, a.q_len - qt * p.block_m), kv = flash_kv_seen(a, p, qt);
                 SmPort& sm = *m_sms[static_cast<size_t>((c - first) % m_cfg.sms)];
                 wave_end = std::max(wave_end, end);
                 const Span span = ps_span(start, end - start);
-                const uint64_t scores = static_cast<uint64_t>(rows * a.kv_len), seq = static_cast<uint32_t>(c);
+                const uint64_t scores = static_cast<uint64_t>(rows * kv), seq = static_cast<uint32_t>(c);
                 m_rec.emit(EventKind::Fold, m_sm_comp[static_cast<size_t>((c - first) % m_cfg.sms)], span,
                            {0, scores * uint64_t(a.head_dim + a.v_dim), c == first ? m_clock.cycles_of(cta_ps_max) : 0}, seq);
                 m_rec.emit(EventKind::Vector, m_cuda, span,
                            {0, softmax_ops * scores / uint64_t(std::max<int64_t>(1, a.batch * a.q_len * a.kv_len)), 0}, seq);
                 // Q stays in shared memory; K and V tiles pass through it once per step
-                const uint64_t smem = static_cast<uint64_t>((rows * a.head_dim + a.kv_len * (a.head_dim + a.v_dim)) * eb);
+                const uint64_t smem = static_cast<uint64_t>((rows * a.head_dim + kv * (a.head_dim + a.v_dim)) * eb);
                 m_rec.emit(EventKind::SramWrite, m_smem, span, {smem}, seq);
                 m_rec.emit(EventKind::SramRead, m_smem, span, {smem}, seq);
                 stores_done = std::max(stores_done, sm.access(mix_key(mix_key(14, uint64_t(a.out.tensor)), uint64_t(c)),

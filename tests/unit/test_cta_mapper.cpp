@@ -114,14 +114,21 @@ TEST_CASE("FlashAttention-2 tiles, occupancy and CTA time on the A100", "[unit][
     CHECK(p.waves == 1);
     // 128 x 128 scores: (64 + 64) MACs each at 1024 MACs/cycle; the softmax's 5 FMA-pipe ops at
     // 64 per cycle outlast its exponential at 16 per cycle
-    CHECK(flash_cta_cycles(a, 128, 1, cfg) == Approx(128.0 * 128 * 128 / 1024 + 128.0 * 128 * 5 / 64));
-    CHECK(flash_cta_cycles(a, 128, 2, cfg) == Approx(2 * flash_cta_cycles(a, 128, 1, cfg)));
+    CHECK(flash_cta_cycles(a, 128, 128, 1, cfg) == Approx(128.0 * 128 * 128 / 1024 + 128.0 * 128 * 5 / 64));
+    CHECK(flash_cta_cycles(a, 128, 128, 2, cfg) == Approx(2 * flash_cta_cycles(a, 128, 128, 1, cfg)));
     // few FMA-pipe operations: the exponential at 16 per cycle binds
     a.ops_per_score = 3;
-    CHECK(flash_cta_cycles(a, 128, 1, cfg) == Approx(128.0 * 128 * 128 / 1024 + 128.0 * 128 / 16));
+    CHECK(flash_cta_cycles(a, 128, 128, 1, cfg) == Approx(128.0 * 128 * 128 / 1024 + 128.0 * 128 / 16));
     a.head_dim = a.v_dim = 128, a.q_len = a.kv_len = 512;
     const FlashPlan q = plan_flash_attention(a, cfg);
     CHECK(q.block_n == 64);
     CHECK(q.q_tiles == 4);
     CHECK(q.kv_iters == 8);
+    // causal: query tile t (128 rows) sees the key blocks up to its diagonal, 128 (t + 1) keys
+    CHECK(flash_kv_seen(a, q, 0) == 512);
+    a.causal = true;
+    for (int64_t t = 0; t < 4; ++t) CHECK(flash_kv_seen(a, q, t) == 128 * (t + 1));
+    // decode-like: one query row at the end of 300 keys sees them all
+    a.q_len = 1, a.kv_len = 300;
+    CHECK(flash_kv_seen(a, plan_flash_attention(a, cfg), 0) == 300);
 }

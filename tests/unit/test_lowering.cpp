@@ -11,6 +11,7 @@
 
 #include "workloads/generators/onnx_builder.h"
 #include "workloads/lowering/lower.h"
+#include "workloads/onnx/causal_mask.h"
 #include "workloads/onnx/importer.h"
 
 using namespace archsim;
@@ -303,6 +304,82 @@ TEST_CASE("an attention block with a scale and a mask becomes one attention kern
     // reads x (as Q, K and V) and the mask, writes O: the 2 x 16 x 16 scores never
     CHECK(ks[0]->cost.bytes_read == tensor(g, "x").bytes() + tensor(g, "mask").bytes() + 4);
     CHECK(ks[0]->cost.bytes_written == 2 * 16 * 8 * 4);
+}
+
+TEST_CASE("a causal mask is recognised by its values, in either polarity and as an additive mask", "[unit][lowering]") {
+    auto mask = [](int64_t q, int64_t kv, int type, const std::function<double(int64_t, int64_t)>& value) {
+        onnx::TensorProto t;
+        t.set_data_type(type);
+        for (int64_t d : {int64_t(1), int64_t(1), q, kv}) t.add_dims(d);
+        for (int64_t i = 0; i < q; ++i)
+            for (int64_t j = 0; j < kv; ++j) {
+                if (type == onnx::TensorProto::FLOAT) t.add_float_data(static_cast<float>(value(i, j)));
+                else t.add_int32_data(static_cast<int32_t>(value(i, j)));
+            }
+        return t;
+    };
+    const int B = onnx::TensorProto::BOOL, F = onnx::TensorProto::FLOAT;
+    CHECK(is_causal_mask(mask(8, 8, B, [](int64_t i, int64_t j) { return j > i; })));    // true where masked out
+    CHECK(is_causal_mask(mask(8, 8, B, [](int64_t i, int64_t j) { return j <= i; })));   // true where kept
+    CHECK(is_causal_mask(mask(4, 8, B, [](int64_t i, int64_t j) { return j > i + 4; })));  // the last 4 of 8 positions
+    CHECK(is_causal_mask(mask(8, 8, F, [](int64_t i, int64_t j) { return j > i ? -1e9 : 0.0; })));
+    CHECK_FALSE(is_causal_mask(mask(8, 8, B, [](int64_t i, int64_t j) { return j >= i; })));  // off by one
+    CHECK_FALSE(is_causal_mask(mask(8, 8, B, [](int64_t, int64_t) { return 0; })));
+    CHECK_FALSE(is_causal_mask(mask(8, 8, F, [](int64_t i, int64_t j) { return j > i ? -1.0 : 0.0; })));  // a bias, not a mask
+    // values not in the file (a shape-only export): a boolean [q, kv] constant is taken as causal
+    onnx::TensorProto ext = mask(8, 8, B, [](int64_t, int64_t) { return 0; });
+    ext.clear_int32_data();
+    ext.set_data_location(onnx::TensorProto_DataLocation_EXTERNAL);
+    CHECK(is_causal_mask(ext));
+    ext.set_data_type(F);
+    CHECK_FALSE(is_causal_mask(ext));
+}
+
+TEST_CASE("the GPT-2 export's attention blocks are causal, BERT's are not", "[unit][lowering][models]") {
+    if (!have_shared()) {
+        WARN("shared/models not found; skipped");
+        return;
+    }
+    const std::string runtimes = std::string(ARCHSIM_SOURCE_DIR) + "/configs/runtimes";
+    for (const auto& [model, causal] : {std::pair<std::string, bool>{"gpt2_small_stack", true}, {"bert_like_encoder", false}}) {
+        const OpGraph plan = lower(import_onnx(shared_path("models/" + model + ".onnx")).graph, load_runtime("tensorrt", runtimes));
+        int attention = 0;
+        for (const auto& k : plan.ops())
+            if (k.op_type == "Attention") {
+                ++attention;
+                CHECK(k.cost.attention.at(0).causal == causal);
+            }
+        CHECK(attention > 0);
+    }
+}
+
+TEST_CASE("grouped-query attention: K and V repeated by Expand fold into one attention kernel that reads them once", "[unit][lowering]") {
+    // 4 query heads share 2 KV heads (torch's repeat_kv: Unsqueeze, Expand, Reshape); 16 tokens of 8
+    OpGraph g = build({1, 4, 16, 8}, {1, 4, 16, 8}, [](gen::Emitter& e) {
+        gen::add_input(e.graph(), "kv", {1, 2, 16, 8});
+        auto repeat = [&](const std::string& t) {
+            const std::string u = e.reshape(t, {1, 2, 1, 16, 8});
+            return e.reshape(e.node("Expand", {u, e.ints({1, 2, 2, 16, 8})}), {1, 4, 16, 8});
+        };
+        const std::string k = repeat("kv"), v = repeat("kv");
+        onnx::NodeProto* sm = nullptr;
+        const std::string p = e.node("Softmax", {e.node("Mul", {e.node("MatMul", {"x", e.transpose(k, {0, 1, 3, 2})}), e.scalar(0.35f)})}, &sm);
+        gen::set_int(*sm, "axis", -1);
+        return e.node("MatMul", {p, v});
+    });
+    RuntimeProfile rt = profile(true, true, true);
+    rt.attention = true;
+    const OpGraph plan = lower(g, rt);
+    const auto ks = kernels(plan);
+    REQUIRE(ks.size() == 1);
+    CHECK(ks[0]->op_type == "Attention");
+    const AttentionView& a = ks[0]->cost.attention.at(0);
+    CHECK(plan.tensors()[static_cast<size_t>(a.k.tensor)].name == "kv");  // read where it lies, not the repeated copy
+    CHECK(plan.tensors()[static_cast<size_t>(a.v.tensor)].name == "kv");
+    // the KV heads read once (plus the scale and the views' small shape constants), not once per query head
+    CHECK(ks[0]->cost.bytes_read >= tensor(g, "x").bytes() + tensor(g, "kv").bytes());
+    CHECK(ks[0]->cost.bytes_read < tensor(g, "x").bytes() + tensor(g, "kv").bytes() + 256);
+    CHECK(ks[0]->cost.macs == g.total_macs());
 }
 
 TEST_CASE("a Gather reads only the rows it looks up, in the graph and in its kernel", "[unit][lowering]") {

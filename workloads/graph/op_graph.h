@@ -19,6 +19,9 @@ struct Tensor {
     int32_t onnx_dtype = 1;       ///< onnx::TensorProto_DataType value (1 = FLOAT)
     int64_t elem_bytes = 4;       ///< bytes per element in the model's own dtype
     TensorRole role = TensorRole::Activation;
+    /// A constant causal attention mask (workloads/onnx/causal_mask.h): an attention block that
+    /// applies it is causal, and a fused kernel skips the masked score blocks.
+    bool causal_mask = false;
 
     /// Product of the dims (1 for a scalar).
     int64_t elems() const;
@@ -83,6 +86,8 @@ struct AttentionView {
     GemmOperand q, k, v, out;
     /// Vector operations per score element (scale, mask, the softmax's max, exp, sum and rescale).
     double ops_per_score = 0;
+    /// Query i sees only key positions j <= i + (kv_len - q_len) (a causal mask in the block).
+    bool causal = false;
 };
 
 /// Cost of one operator, independent of any machine.

@@ -26,7 +26,8 @@ int count_activation_inputs(const OpGraph& g, const Operator& o, int64_t min_ele
 }  // namespace
 
 bool is_layout_view(const Operator& o) {
-    return o.cost.cls == OpClass::ShapeOnly || o.op_type == "Transpose" || o.op_type == "Slice";
+    return o.cost.cls == OpClass::ShapeOnly || o.op_type == "Transpose" || o.op_type == "Slice" || o.op_type == "Split" ||
+           o.op_type == "Expand";
 }
 
 void fuse_attention(FusionGroups& groups) {
@@ -136,29 +137,50 @@ void fuse_activations(FusionGroups& groups) {
 
 void fold_layouts(FusionGroups& groups) {
     const OpGraph& g = groups.graph();
-    for (int32_t tr : g.topo_order()) {
-        const Operator& op = op_at(g, tr);
-        if ((op.op_type != "Transpose" && op.op_type != "Slice") || !groups.alone(tr) || op.outputs.size() != 1 || op.outputs[0] < 0)
-            continue;
-        std::vector<int32_t> chain = {tr};
-        int32_t t = op.outputs[0], target = -1;
+    // from tensor t through alone views to the kernel that reads it in place: a GEMM operand, or
+    // an elementwise / reduction kernel (an epilogue, a prologue such as the scale on Q, a
+    // normalization) that reads through the index map; -1 when the chain ends elsewhere
+    auto walk = [&](int32_t t, std::vector<int32_t>& chain) {
         for (;;) {
             const auto& cons = groups.consumers(t);
-            if (cons.size() != 1) break;
+            if (cons.size() != 1) return -1;
             const Operator& c = op_at(g, cons[0]);
             if (is_layout_view(c) && c.outputs.size() == 1 && c.outputs[0] >= 0 && groups.alone(cons[0])) {
                 chain.push_back(cons[0]);
                 t = c.outputs[0];
                 continue;
             }
-            // a GEMM operand read in place, or an elementwise / reduction kernel (an epilogue,
-            // a prologue such as the scale on Q, a normalization) that reads through the index map
-            if ((c.cost.cls == OpClass::Contraction && c.cost.is_gemm_operand(t)) || is_vector(c)) target = cons[0];
-            break;
+            return (c.cost.cls == OpClass::Contraction && c.cost.is_gemm_operand(t)) || is_vector(c) ? cons[0] : -1;
         }
-        if (target < 0) continue;
-        for (auto it = chain.rbegin(); it != chain.rend(); ++it)  // views add no contraction: a fused attention kernel takes them too
-            if (!groups.try_merge(target, *it, 2)) break;
+    };
+    for (int32_t tr : g.topo_order()) {
+        const Operator& op = op_at(g, tr);
+        if (!is_layout_view(op) || op.cost.cls == OpClass::ShapeOnly || !groups.alone(tr) || op.outputs.empty()) continue;
+        // every output (a Split's parts: Q, K and V) must end in the same kernel
+        std::vector<std::vector<int32_t>> chains;
+        int32_t target = -1;
+        bool ok = true;
+        for (int32_t t : op.outputs) {
+            std::vector<int32_t> chain;
+            const int32_t to = t >= 0 ? walk(t, chain) : -1;
+            ok = ok && to >= 0 && (target < 0 || groups.group_of(to) == groups.group_of(target));
+            target = to;
+            chains.push_back(std::move(chain));
+        }
+        if (!ok) continue;
+        // views add no contraction: a fused attention kernel takes them too
+        bool merged = true;
+        for (const auto& chain : chains)
+            for (auto it = chain.rbegin(); merged && it != chain.rend(); ++it) merged = groups.try_merge(target, *it, 2);
+        if (!merged || !groups.try_merge(target, tr, 2)) continue;
+        // and the views in front of it that only it reads (an Unsqueeze before GQA's Expand)
+        for (int32_t t = op.inputs.empty() ? -1 : op.inputs[0]; t >= 0;) {
+            const int32_t p = g.producer(t);
+            if (p < 0 || op_at(g, p).cost.cls != OpClass::ShapeOnly || !groups.alone(p) || groups.consumers(t).size() != 1 ||
+                !groups.try_merge(target, p, 2))
+                break;
+            t = op_at(g, p).inputs.empty() ? -1 : op_at(g, p).inputs[0];
+        }
     }
 }
 
@@ -186,8 +208,17 @@ std::string kernel_pattern(const OpGraph& graph, const std::vector<int32_t>& mem
         for (int32_t m : members) {
             const Operator& o = op_at(graph, m);
             if (m == contraction || is_layout_view(o)) continue;
-            if (o.op_type == "Add" || o.op_type == "Sub")
-                add(count_activation_inputs(graph, o, out_elems) >= 2 ? "Residual" : "Bias");
+            if (o.op_type == "Add" || o.op_type == "Sub") {
+                // a residual adds a full-size tensor from outside the kernel (an add inside a GELU does not)
+                bool outside = false;
+                for (int32_t t : o.inputs) {
+                    const int32_t p = t >= 0 ? graph.producer(t) : -1;
+                    const bool from_outside = p < 0 || std::find(members.begin(), members.end(), p) == members.end();
+                    outside = outside || (from_outside && t >= 0 && tensor_at(graph, t).elems() >= out_elems &&
+                                          (tensor_at(graph, t).role == TensorRole::Activation || tensor_at(graph, t).role == TensorRole::Input));
+                }
+                add(outside ? "Residual" : "Bias");
+            }
             else if (o.op_type == "BatchNormalization") add("BatchNorm");
             else if (gelu && (o.op_type == "Erf" || o.op_type == "Tanh" || o.op_type == "Gelu")) add("GELU");
             else if (silu && o.op_type == "Sigmoid") add("SiLU");

@@ -18,7 +18,8 @@
 namespace archsim {
 
 /// Whether `o` only re-indexes its input (a view: Reshape, Squeeze, ...; a Transpose: other
-/// strides; a Slice: an offset), so a fused kernel can read through it in place.
+/// strides; a Slice or a Split: offsets; an Expand: a broadcast, stride 0, as PyTorch's expand
+/// view and GQA's repeat_kv), so a fused kernel can read through it in place.
 bool is_layout_view(const Operator& o);
 
 /// Merges each attention block into one kernel: a contraction of two activations (Q K^T), the
@@ -44,9 +45,10 @@ void fuse_activations(FusionGroups& groups);
 /// producers of its inputs that are elementwise or reduction operators too.
 void fuse_vector_regions(FusionGroups& groups);
 
-/// Folds each Transpose or Slice whose output, through views (Reshape, Squeeze, ...) and further
-/// transposes or slices, feeds one contraction operand, or one elementwise or reduction operator,
-/// into that consumer's kernel: the GEMM reads the tensor in place with other strides or an
+/// Folds each Transpose, Slice, Split or Expand whose outputs, through views (Reshape, Squeeze, ...) and
+/// further transposes or slices, each feed one contraction operand, or one elementwise or
+/// reduction operator, all of the same kernel (a Split of Q, K and V: the attention kernel), into
+/// that kernel: the GEMM reads the tensor in place with other strides or an
 /// offset, a vector kernel through the permuted index (no copy kernel, no extra bytes).
 void fold_layouts(FusionGroups& groups);
 

@@ -122,6 +122,9 @@ OpGraph build_kernels(const OpGraph& graph, const FusionGroups& groups, const st
             a.out = pv.c;
             const double score_elems = static_cast<double>(a.batch * a.q_len * a.kv_len);
             a.ops_per_score = score_elems > 0 ? static_cast<double>(k.cost.flops - 2 * k.cost.macs) / score_elems : 0;
+            for (int32_t m : members)
+                for (int32_t t : graph.ops()[static_cast<size_t>(m)].inputs)
+                    a.causal = a.causal || (t >= 0 && graph.tensors()[static_cast<size_t>(t)].causal_mask);
             GemmView s = qk, o = pv;  // the scores stay on chip
             s.a = a.q, s.b = a.k, s.c = GemmOperand{};
             o.a = GemmOperand{}, o.b = a.v;

@@ -19,6 +19,7 @@
 #include <unordered_map>
 
 #include "sim/common/error.h"
+#include "workloads/onnx/causal_mask.h"
 #include "workloads/onnx/const_fold.h"
 #include "workloads/load_workload.h"
 #include "workloads/onnx/op_handlers.h"
@@ -411,6 +412,7 @@ ImportResult import_onnx_model(onnx::ModelProto model, const std::string& path, 
             n *= d;
         }
         x.role = (is_float_type(t.data_type()) && n > 1) ? TensorRole::Weight : TensorRole::Constant;
+        x.causal_mask = is_causal_mask(t);
         add_tensor(std::move(x));
     }
     std::unordered_map<std::string, const onnx::TypeProto*> types;
@@ -509,6 +511,9 @@ ImportResult import_onnx_model(onnx::ModelProto model, const std::string& path, 
         for (auto t : op.outputs) ctx.out.push_back(&tensors[t]);
         ctx.in_ids = op.inputs;
         ctx.out_ids = op.outputs;
+        if (n.op_type() == "Constant" && !op.outputs.empty())  // a mask too large to fold into an initializer
+            for (const auto& a : n.attribute())
+                if (a.name() == "value" && a.has_t()) tensors[static_cast<size_t>(op.outputs[0])].causal_mask = is_causal_mask(a.t());
         if (h) {
             op.cost = (*h)(ctx);
         } else if (opt.allow_unsupported) {
