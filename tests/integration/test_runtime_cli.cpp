@@ -56,6 +56,12 @@ TEST_CASE("a fusing runtime runs fewer kernels with the same MACs, and the trace
         for (std::string m; std::getline(in, m);) ran.insert(m);
     }
     CHECK(ran.size() == a["ops"].size());  // every operator of the graph, each in one kernel
+    // trace ops --by operator: one row per source operator, against its kernel
+    CliResult by_op = run_archsim("trace ops " + trt + "/trace.h5 --by operator");
+    REQUIRE(by_op.exit_code == 0);
+    CHECK(by_op.out.find(std::to_string(a["ops"].size()) + " operators in " + std::to_string(b["ops"].size()) + " of " +
+                         std::to_string(b["ops"].size()) + " kernels") != std::string::npos);
+    CHECK(run_archsim("trace ops " + trt + "/trace.h5 --by layer").exit_code != 0);
     archsim::TraceReader tn(none + "/trace.h5");
     CHECK(tn.attr_string("runtime") == "none");
     fs::remove_all(none);

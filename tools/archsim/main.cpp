@@ -110,6 +110,11 @@ int main(int argc, char** argv) {
     t_ops->add_option("trace", trace_file, "trace.h5")->required();
     t_ops->add_option("--sort", sort_key, "latency, energy, macs or stall")->capture_default_str();
     t_ops->add_option("--where", op_where, "Filter: name=, op_type=, op_class= or bound= (repeatable)");
+    std::string ops_by = "kernel";
+    t_ops->add_option("--by", ops_by, "kernel: one row per kernel the machine ran; operator: one row per source-graph operator, "
+                                      "with the kernel it ran in (a lowered run's kernels list their operators)")
+        ->check(CLI::IsMember({"kernel", "operator"}))
+        ->capture_default_str();
     auto* t_timeline = trace->add_subcommand("timeline", "Events in a time window, as a table");
     t_timeline->add_option("trace", trace_file, "trace.h5")->required();
     t_timeline->add_option("--from", t_from, "Window start (12.5us, 3ms, 400ns, 1000ps; default 0)");
@@ -173,7 +178,7 @@ int main(int argc, char** argv) {
         if (*calibrate) return cli::cmd_calibrate(cal);
         if (*sweep) return cli::run_sweep(sw);
         if (*t_summary) return cli::cmd_trace_summary(trace_file);
-        if (*t_ops) return cli::cmd_trace_ops(trace_file, sort_key, op_where);
+        if (*t_ops) return cli::cmd_trace_ops(trace_file, sort_key, op_where, ops_by == "operator");
         if (*t_timeline) return cli::cmd_trace_timeline(trace_file, t_from, t_to, t_comp, t_limit);
         if (*t_export) return cli::cmd_trace_export(trace_file, perfetto, max_events);
         if (*t_diff) return cli::cmd_trace_diff(trace_file, trace_b, diff_top);

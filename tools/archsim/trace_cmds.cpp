@@ -90,7 +90,7 @@ int cmd_trace_summary(const std::string& path) {
     return 0;
 }
 
-int cmd_trace_ops(const std::string& path, const std::string& sort, const std::vector<std::string>& where) {
+int cmd_trace_ops(const std::string& path, const std::string& sort, const std::vector<std::string>& where, bool by_operator) {
     static const std::vector<std::string> sorts = {"latency", "energy", "macs", "stall"};
     if (std::find(sorts.begin(), sorts.end(), sort) == sorts.end())
         throw UserError("--sort " + sort, "must be latency, energy, macs or stall");
@@ -120,6 +120,29 @@ int cmd_trace_ops(const std::string& path, const std::string& sort, const std::v
         return o.latency_ps;
     };
     std::stable_sort(rows.begin(), rows.end(), [&](const OpMetrics* a, const OpMetrics* b) { return key(*a) > key(*b); });
+    if (by_operator) {  // each source operator against the kernel it ran in: the time is the kernel's, shared by its operators
+        std::string out = fmt::format("{:<44} {:<40} {:<22} {:>11} {:>11} {:>8}\n", "operator", "kernel", "pattern", "start_us",
+                                      "kernel_us", "sharing");
+        size_t n = 0;
+        for (const OpMetrics* o : rows) {
+            const std::string& members = tr.ops()[static_cast<size_t>(o - m.ops.data())].members;
+            std::vector<std::string> names;
+            for (size_t at = 0; at < members.size();) {
+                size_t nl = members.find('\n', at);
+                if (nl == std::string::npos) nl = members.size();
+                if (nl > at) names.push_back(members.substr(at, nl - at));
+                at = nl + 1;
+            }
+            if (names.empty()) names.push_back(o->name);  // an operator run as its own kernel (or a conversion the runtime added)
+            for (const auto& name : names)
+                out += fmt::format("{:<44} {:<40} {:<22} {:>11.3f} {:>11.3f} {:>8}\n", name.substr(0, 44), o->name.substr(0, 40),
+                                   o->op_type.substr(0, 22), us(o->start_ps), us(o->latency_ps), names.size());
+            n += names.size();
+        }
+        out += fmt::format("{} operators in {} of {} kernels\n", n, rows.size(), m.ops.size());
+        std::fputs(out.c_str(), stdout);
+        return 0;
+    }
     const double peak_macs_s = m.peak_macs_per_cycle * m.clock_hz;
     std::string out = fmt::format("{:<40} {:<16} {:>11} {:>11} {:>8} {:>7} {:>12} {:>11} {:>7} {:>9}  {}\n", "operator", "op_type", "start_us",
                                   "dur_us", "compute%", "stall%", "MACs", "TMAC/s", "of_peak", "FLOP/B", "bound");

@@ -16,7 +16,7 @@ int cmd_trace_summary(const std::string& trace);
 /// vs peak MAC rate, arithmetic intensity in FLOPs per DRAM byte, the bound), sorted by `sort`
 /// (latency | energy | macs | stall, largest first) and kept when every `where` (KEY=VALUE on
 /// name, op_type, op_class or bound) holds. Throws UserError for an unknown sort or filter key.
-int cmd_trace_ops(const std::string& trace, const std::string& sort, const std::vector<std::string>& where);
+int cmd_trace_ops(const std::string& trace, const std::string& sort, const std::vector<std::string>& where, bool by_operator = false);
 
 /// `trace timeline`: the events overlapping [from, to) (times like 12.5us, 3ms, 400ns, 1000ps, or
 /// plain picoseconds; defaults: the whole run), optionally only on components whose name starts
