@@ -16,6 +16,15 @@ const std::vector<CtaTile>& cta_tile_menu() {
     return menu;
 }
 
+double kstep_cycles(const CtaTile& tile, int64_t bk, const GpuConfig& cfg) {
+    const int64_t eb = operand_bytes(cfg.precision);
+    const bool tall = tile.bm >= tile.bn;
+    const int64_t wm = tile.warps >= 8 ? (tall ? 4 : 2) : 2, wn = tile.warps / wm;
+    const double smem_bytes = static_cast<double>(((tile.bm + tile.bn) + (tile.bm * wn + tile.bn * wm)) * bk * eb);
+    const double mma = static_cast<double>(tile.bm * tile.bn * bk) / cfg.contraction_rate();
+    return std::max(mma, smem_bytes / cfg.smem_bytes_per_cycle);
+}
+
 KernelPlan plan_kernel(const GemmView& g, const GpuConfig& cfg, const CtaTile& tile, int64_t split_k) {
     KernelPlan p;
     p.tile = tile;
@@ -47,14 +56,14 @@ KernelPlan plan_kernel(const GemmView& g, const GpuConfig& cfg, const CtaTile& t
     p.ctas = tiles * p.split_k;
     const int64_t slots = cfg.sms * p.ctas_per_sm;
     p.waves = ceil_div(p.ctas, slots);
-    const double macs_per_cta = static_cast<double>(tile.bm * tile.bn * p.k_iters * p.bk);
-    p.cta_cycles = macs_per_cta / (cfg.contraction_rate() / static_cast<double>(p.ctas_per_sm));
+    const double loop_alone = static_cast<double>(p.k_iters) * kstep_cycles(tile, p.bk, cfg);  // a CTA alone on its SM
+    p.cta_cycles = loop_alone * static_cast<double>(p.ctas_per_sm);
     const double latency_floor = static_cast<double>(p.k_iters * cfg.l2_latency_cycles) / static_cast<double>(std::max<int64_t>(1, tile.stages - 1));
     const double operand_bytes_per_cta = static_cast<double>((tile.bm + tile.bn) * p.k_per_split * eb);
     for (int64_t w = 0; w < p.waves; ++w) {
         const int64_t in_wave = std::min(slots, p.ctas - w * slots);
         const int64_t per_sm = std::min(p.ctas_per_sm, ceil_div(in_wave, cfg.sms));
-        const double compute = macs_per_cta / (cfg.contraction_rate() / static_cast<double>(per_sm));
+        const double compute = loop_alone * static_cast<double>(per_sm);
         const double l2 = static_cast<double>(in_wave) * operand_bytes_per_cta / cfg.l2_bytes_per_cycle;
         const double port = static_cast<double>(per_sm) * operand_bytes_per_cta / cfg.sm_l2_bytes_per_cycle;
         p.est_cycles += std::max({latency_floor, compute, l2, port});

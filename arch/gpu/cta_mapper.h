@@ -20,6 +20,14 @@ struct CtaTile {
 /// 64x128 (4), 64x64 (4), as in CUTLASS's default GEMM configurations.
 const std::vector<CtaTile>& cta_tile_menu();
 
+/// Cycles of one main-loop iteration (a BK step) of a CTA of `tile` alone on its SM: the longer
+/// of its MMAs (BM x BN x BK at the SM's tensor rate) and its shared-memory traffic at
+/// sm.smem_bytes_per_cycle: the A and B tiles written once by the asynchronous copies, then read
+/// by every warp for its warp tile (warps in a 2 x 2 grid, 8 warps 4 x 2 along the longer side,
+/// as CUTLASS's default configurations): (BM + BN) BK + (BM wn + BN wm) BK operand bytes. Small
+/// tiles are bound by the second (64 x 64: 1.5x their MMA time on an A100).
+double kstep_cycles(const CtaTile& tile, int64_t bk, const GpuConfig& cfg);
+
 /// One GEMM kernel's launch shape on a GPU.
 struct KernelPlan {
     CtaTile tile;
@@ -33,9 +41,9 @@ struct KernelPlan {
     std::string limiter;             ///< which limit set ctas_per_sm: "ctas", "warps", "registers", "smem"
     int64_t ctas = 0;                ///< ceil(M/BM) x ceil(N/BN) x split_k x batch x groups
     int64_t waves = 0;               ///< ceil(ctas / (SMs x ctas_per_sm)); the last may be partial
-    double cta_cycles = 0;           ///< one CTA's main loop in a full wave: BM x BN x k_iters x BK / (SM rate / ctas_per_sm)
-    /// The kernel's estimated cycles: per wave, the longest of a CTA's main loop at the SM rate
-    /// shared by the CTAs that wave puts on an SM (a tail wave's fewer), k_iters x L2 latency /
+    double cta_cycles = 0;           ///< one CTA's main loop in a full wave: k_iters x kstep_cycles x ctas_per_sm
+    /// The kernel's estimated cycles: per wave, the longest of a CTA's main loop (kstep_cycles)
+    /// with the SM shared by the CTAs that wave puts on it (a tail wave's fewer), k_iters x L2 latency /
     /// (stages - 1) (Little's law on the multistage pipeline), the wave's A and B tiles through
     /// the L2's bandwidth and one SM's tiles through its port; plus split-K's partial tiles
     /// (fp32, written and read back once per extra split) through the L2.

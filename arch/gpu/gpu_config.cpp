@@ -43,6 +43,9 @@ const ParamBinder<GpuConfig>& gpu_params() {
                   "fp32 contractions run as TF32 on the tensor cores where the part has them (cuDNN's default for convolutions)");
         at_least(b.integer("sm.registers", [](C& c) -> int64_t& { return c.regs_per_sm; }, 65536, "32-bit registers", "Register file per SM (" + wp + ")"), 1);
         at_least(b.integer("sm.smem_kib", [](C& c) -> int64_t& { return c.smem_kib_per_sm; }, 164, "KiB", "Shared memory per SM at the largest carve-out (" + wp + ")"), 1);
+        above(b.real("sm.smem_bytes_per_cycle", [](C& c) -> double& { return c.smem_bytes_per_cycle; }, 128.0, "bytes/cycle",
+                     "Shared-memory bandwidth per SM: 32 banks of 4 bytes each per cycle (CUDA C++ Programming Guide, "
+                     "shared memory, compute capability 5.x and later)"), 0);
         at_least(b.integer("sm.smem_kib_per_cta", [](C& c) -> int64_t& { return c.smem_kib_per_cta; }, 163, "KiB", "Largest shared memory one CTA may use (CUDA programming guide, cc 8.0)"), 1);
         at_least(b.integer("sm.max_ctas", [](C& c) -> int64_t& { return c.max_ctas_per_sm; }, 32, "CTAs", "Resident CTAs per SM (CUDA programming guide, cc 8.0)"), 1);
         at_least(b.integer("sm.max_warps", [](C& c) -> int64_t& { return c.max_warps_per_sm; }, 64, "warps", "Resident warps per SM (CUDA programming guide, cc 8.0)"), 1);

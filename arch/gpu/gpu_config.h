@@ -24,6 +24,7 @@ struct GpuConfig {
     PerPrecision tensor;                      ///< dense tensor-core MACs per SM per cycle (fp32: TF32); 0 = none
     bool fp32_as_tf32 = true;
     int64_t regs_per_sm = 0, smem_kib_per_sm = 0, smem_kib_per_cta = 0, max_ctas_per_sm = 0, max_warps_per_sm = 0;
+    double smem_bytes_per_cycle = 0;          ///< shared-memory bandwidth per SM, bytes per cycle
     double sm_l2_bytes_per_cycle = 0;         ///< one SM's port to the L2, bytes per cycle
     int64_t l2_mib = 0;
     double l2_bytes_per_cycle = 0;

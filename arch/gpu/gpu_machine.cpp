@@ -209,6 +209,7 @@ private:
         const int64_t slots = m_cfg.sms * plan.ctas_per_sm;
         const double l2_latency_ps = static_cast<double>(m_cfg.l2_latency_cycles) * m_cfg.cycle_ps();
         const double dram_latency_ps = m_cfg.dram.ideal ? 0.0 : m_cfg.dram.latency_ns * 1e3;
+        const double kstep = kstep_cycles(plan.tile, plan.bk, m_cfg);
         double kernel_end = sim_now_ps();
         for (int64_t w = 0; w < plan.waves; ++w) {
             const double start = sim_now_ps();
@@ -236,9 +237,8 @@ private:
                 bool a_miss = false, b_miss = false;
                 double loaded = sm.access(a_key, static_cast<int64_t>(std::ceil(m * k * a_ratio)) * eb, a_tensor, false, false, 0, &a_miss);
                 loaded = std::max(loaded, sm.access(b_key, k * n * eb, g.b_is_weight ? -1 : b_tensor, false, false, 0, &b_miss));
-                // the main loop at the SM's rate shared by the wave's CTAs on it
-                const double mma_ps = static_cast<double>(k_iters * plan.bk * plan.tile.bm * plan.tile.bn) /
-                                      (m_cfg.contraction_rate() / per_sm) * m_cfg.cycle_ps();
+                // the main loop (MMAs or shared-memory traffic) with the SM shared by the wave's CTAs on it
+                const double mma_ps = static_cast<double>(k_iters) * kstep * per_sm * m_cfg.cycle_ps();
                 cta_ps_max = std::max(cta_ps_max, mma_ps);
                 // Little's law on the multistage pipeline: with stages - 1 K-steps in flight, each
                 // taking a load latency (L2, plus DRAM on a miss), a K-step takes at least

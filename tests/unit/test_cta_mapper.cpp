@@ -77,6 +77,16 @@ TEST_CASE("the chooser trades tile size against wave quantization", "[unit][gpu]
     CHECK(big.waves >= 2);
 }
 
+TEST_CASE("a main-loop step takes the longer of its MMAs and its shared-memory traffic", "[unit][gpu]") {
+    const GpuConfig cfg = a100();  // fp16: 1024 MACs and 128 shared-memory bytes per cycle per SM, BK = 32
+    // 128 x 128, 2 x 2 warps: writes (128 + 128) x 32 x 2 bytes, reads (128 x 2 + 128 x 2) x 32 x 2: 384 cycles < 512 of MMAs
+    CHECK(kstep_cycles(k128x128, 32, cfg) == Approx(128.0 * 128 * 32 / 1024));
+    // 64 x 64: 128 cycles of MMAs, but (128 + 256) x 32 x 2 = 24 KiB through shared memory: 192 cycles
+    CHECK(kstep_cycles(CtaTile{64, 64, 4, 3}, 32, cfg) == Approx((64.0 + 64 + 64 * 2 + 64 * 2) * 32 * 2 / 128));
+    // 256 x 128 with 8 warps (4 x 2): MMAs bind
+    CHECK(kstep_cycles(CtaTile{256, 128, 8, 3}, 32, cfg) == Approx(256.0 * 128 * 32 / 1024));
+}
+
 TEST_CASE("a GEMM with few output tiles and a long K splits K over more CTAs", "[unit][gpu]") {
     const GpuConfig cfg = a100();
     // BERT-Base's second FFN GEMM at 128 tokens: 128 x 768 outputs, K = 3072
