@@ -21,7 +21,7 @@ double kstep_cycles(const CtaTile& tile, int64_t bk, const GpuConfig& cfg) {
     const bool tall = tile.bm >= tile.bn;
     const int64_t wm = tile.warps >= 8 ? (tall ? 4 : 2) : 2, wn = tile.warps / wm;
     const double smem_bytes = static_cast<double>(((tile.bm + tile.bn) + (tile.bm * wn + tile.bn * wm)) * bk * eb);
-    const double mma = static_cast<double>(tile.bm * tile.bn * bk) / cfg.contraction_rate();
+    const double mma = static_cast<double>(tile.bm * tile.bn * bk) / cfg.sustained_rate();
     return std::max(mma, smem_bytes / cfg.smem_bytes_per_cycle);
 }
 

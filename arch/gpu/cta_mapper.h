@@ -21,7 +21,7 @@ struct CtaTile {
 const std::vector<CtaTile>& cta_tile_menu();
 
 /// Cycles of one main-loop iteration (a BK step) of a CTA of `tile` alone on its SM: the longer
-/// of its MMAs (BM x BN x BK at the SM's tensor rate) and its shared-memory traffic at
+/// of its MMAs (BM x BN x BK at the SM's sustained tensor rate, GpuConfig::sustained_rate) and its shared-memory traffic at
 /// sm.smem_bytes_per_cycle: the A and B tiles written once by the asynchronous copies, then read
 /// by every warp for its warp tile (warps in a 2 x 2 grid, 8 warps 4 x 2 along the longer side,
 /// as CUTLASS's default configurations): (BM + BN) BK + (BM wn + BN wm) BK operand bytes. Small

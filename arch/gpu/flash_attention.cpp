@@ -34,7 +34,7 @@ double flash_cta_cycles(const AttentionView& a, int64_t rows, int64_t kv_seen, i
     const double share = static_cast<double>(std::max<int64_t>(1, sharing));
     const double fma_per_score = std::max(0.0, a.ops_per_score - 1.0);
     const double softmax = std::max(scores * fma_per_score / cfg.cuda_fp32_fma, scores / cfg.sfu_ops);
-    return (macs / cfg.contraction_rate() + softmax) * share;
+    return (macs / cfg.sustained_rate() + softmax) * share;
 }
 
 }  // namespace archsim

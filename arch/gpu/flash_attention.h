@@ -35,7 +35,7 @@ int64_t flash_kv_seen(const AttentionView& a, const FlashPlan& p, int64_t q_tile
 
 /// One CTA's time, cycles, when `sharing` CTAs share its SM and it processes `kv_seen` key
 /// positions (flash_kv_seen): its MMAs (rows x kv_seen x
-/// (head_dim + v_dim) MACs at the SM's tensor rate / sharing) then its softmax, not overlapped
+/// (head_dim + v_dim) MACs at the SM's sustained tensor rate / sharing) then its softmax, not overlapped
 /// with them (FlashAttention-2 on Ampere). The softmax takes, per score, the longer of two pipes
 /// that issue side by side: the FMA pipe (ops_per_score - 1 operations: scale, mask, max,
 /// subtract, sum, normalize) and the quarter-rate special-function pipe (cuda.sfu_ops_per_cycle)

@@ -39,6 +39,11 @@ const ParamBinder<GpuConfig>& gpu_params() {
         for (const char* p : {"int8", "fp16", "bf16"})
             b.rename(std::string("tensor.") + p + "_fma_per_sm_per_cycle", std::string("sm.macs_per_cycle.") + p);
         b.rename("tensor.tf32_fma_per_sm_per_cycle", "sm.macs_per_cycle.fp32");
+        at_most(above(b.real("sm.mma_efficiency", [](C& c) -> double& { return c.mma_efficiency; }, 1.0, "fraction",
+                             "Fraction of the tensor-core rate a GEMM main loop sustains under load: the best measured matmul "
+                             "throughput over the datasheet peak (1 = the datasheet rate, where no measurement is published)"),
+                      0),
+                1);
         b.boolean("tensor.fp32_as_tf32", [](C& c) -> bool& { return c.fp32_as_tf32; }, true,
                   "fp32 contractions run as TF32 on the tensor cores where the part has them (cuDNN's default for convolutions)");
         at_least(b.integer("sm.registers", [](C& c) -> int64_t& { return c.regs_per_sm; }, 65536, "32-bit registers", "Register file per SM (" + wp + ")"), 1);

@@ -22,6 +22,7 @@ struct GpuConfig {
     double cuda_fp32_fma = 0;                 ///< FP32 FMA per SM per cycle on CUDA cores
     double sfu_ops = 0;                       ///< exp2 / reciprocal / type conversions per SM per cycle (the quarter-rate pipe)
     PerPrecision tensor;                      ///< dense tensor-core MACs per SM per cycle (fp32: TF32); 0 = none
+    double mma_efficiency = 1.0;              ///< fraction of the tensor-core rate a GEMM main loop sustains
     bool fp32_as_tf32 = true;
     int64_t regs_per_sm = 0, smem_kib_per_sm = 0, smem_kib_per_cta = 0, max_ctas_per_sm = 0, max_warps_per_sm = 0;
     double smem_bytes_per_cycle = 0;          ///< shared-memory bandwidth per SM, bytes per cycle
@@ -45,6 +46,9 @@ struct GpuConfig {
     double tensor_rate() const;
     /// FMA per SM per cycle a contraction gets: tensor_rate(), or the CUDA cores' FP32 rate.
     double contraction_rate() const { return tensor_rate() > 0 ? tensor_rate() : cuda_fp32_fma; }
+    /// FMA per SM per cycle a main loop sustains: contraction_rate() times mma_efficiency on the
+    /// tensor path (the CUDA-core path at its full rate).
+    double sustained_rate() const { return tensor_rate() > 0 ? tensor_rate() * mma_efficiency : cuda_fp32_fma; }
     /// Energy of one contraction FMA on the path contraction_rate() uses, pJ.
     double contraction_fma_pj() const;
 };
