@@ -382,6 +382,37 @@ TEST_CASE("grouped-query attention: K and V repeated by Expand fold into one att
     CHECK(ks[0]->cost.macs == g.total_macs());
 }
 
+TEST_CASE("the Q, K and V projections of one input merge into one GEMM, grouped-query sizes included", "[unit][lowering]") {
+    // x: 16 tokens of 64; Q to 64, K and V to 32 (two KV heads of four query heads), each with a bias
+    OpGraph g = build({16, 64}, {16, 128}, [](gen::Emitter& e) {
+        std::vector<std::string> outs;
+        for (const auto& [w, n] : {std::pair<std::string, int64_t>{"wq", 64}, {"wk", 32}, {"wv", 32}}) {
+            gen::add_weight(e.graph(), w, {64, n});
+            gen::add_weight(e.graph(), w + "_b", {n});
+            outs.push_back(e.node("Add", {e.node("MatMul", {"x", w}), w + "_b"}));
+        }
+        onnx::NodeProto* cat = nullptr;
+        const std::string y = e.node("Concat", outs, &cat);
+        gen::set_int(*cat, "axis", 1);
+        return y;
+    });
+    RuntimeProfile rt = profile(true, false, false);
+    rt.projections = true;
+    const OpGraph plan = lower(g, rt);
+    const auto ks = kernels(plan);
+    REQUIRE(ks.size() == 2);  // the merged GEMM (with its three bias epilogues) and the Concat
+    const Operator& k = *ks[0];
+    CHECK(k.op_type == "MergedMatMul(3)");
+    REQUIRE(k.cost.gemms.size() == 1);
+    CHECK(k.cost.gemms[0].m == 16);
+    CHECK(k.cost.gemms[0].k == 64);
+    CHECK(k.cost.gemms[0].n == 64 + 32 + 32);
+    CHECK(k.cost.macs == g.total_macs());
+    CHECK(k.members.size() == 6);
+    // without the pass: three GEMM kernels
+    CHECK(kernels(lower(g, profile(true, false, false))).size() == 4);
+}
+
 TEST_CASE("a Gather reads only the rows it looks up, in the graph and in its kernel", "[unit][lowering]") {
     // y = table[idx] + x: a 1000 x 64 embedding table, 4 rows looked up
     OpGraph g = build({4, 64}, {4, 64}, [](gen::Emitter& e) {

@@ -79,7 +79,8 @@ bool FusionGroups::path_through_outside(int32_t from, int32_t to) const {
 bool FusionGroups::try_merge(int32_t a, int32_t b, int max_contractions) {
     int32_t ga = find(a), gb = find(b);
     if (ga == gb) return true;
-    if (m_contractions[static_cast<size_t>(ga)] + m_contractions[static_cast<size_t>(gb)] > max_contractions) return false;
+    const int32_t ca = m_contractions[static_cast<size_t>(ga)], cb = m_contractions[static_cast<size_t>(gb)];
+    if (ca > 0 && cb > 0 && ca + cb > max_contractions) return false;
     if (path_through_outside(ga, gb) || path_through_outside(gb, ga)) return false;
     if (m_members[static_cast<size_t>(ga)].size() < m_members[static_cast<size_t>(gb)].size()) std::swap(ga, gb);
     m_parent[static_cast<size_t>(gb)] = ga;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 namespace archsim {
 
@@ -69,6 +70,23 @@ void fuse_attention(FusionGroups& groups) {
     }
 }
 
+void merge_projections(FusionGroups& groups) {
+    const OpGraph& g = groups.graph();
+    for (size_t t = 0; t < g.tensors().size(); ++t) {
+        // contractions of this activation with weights, by (m, k, batch): Q, K and V of one input
+        std::map<std::tuple<int64_t, int64_t, int64_t>, std::vector<int32_t>> by_shape;
+        for (int32_t c : groups.consumers(static_cast<int32_t>(t))) {
+            const Operator& op = op_at(g, c);
+            if (op.cost.cls != OpClass::Contraction || op.cost.gemms.size() != 1 || !groups.alone(c)) continue;
+            const GemmView& v = op.cost.gemms[0];
+            if (!v.b_is_weight || v.a.tensor != static_cast<int32_t>(t) || v.repeat != 1 || v.groups != 1) continue;
+            by_shape[{v.m, v.k, v.batch}].push_back(c);
+        }
+        for (const auto& [shape, ops] : by_shape)
+            for (size_t i = 1; i < ops.size(); ++i) groups.try_merge(ops[0], ops[i], static_cast<int>(ops.size()));
+    }
+}
+
 void fuse_epilogues(FusionGroups& groups, const std::vector<std::string>& allowed_op_types) {
     const OpGraph& g = groups.graph();
     for (int32_t c : g.topo_order()) {
@@ -88,6 +106,10 @@ void fuse_epilogues(FusionGroups& groups, const std::vector<std::string>& allowe
                         std::find(allowed_op_types.begin(), allowed_op_types.end(), e.op_type) == allowed_op_types.end())
                         continue;
                     if (tensor_at(g, e.outputs[0]).elems() != out_elems) continue;  // an epilogue works per output element
+                    // a value only reductions read is their prologue (RMSNorm's x^2), not an epilogue
+                    bool only_reductions = g.consumer_count(e.outputs[0]) > 0;
+                    for (int32_t r : groups.consumers(e.outputs[0])) only_reductions = only_reductions && op_at(g, r).cost.cls == OpClass::Reduction;
+                    if (only_reductions) continue;
                     grew = groups.try_merge(c, s) || grew;
                 }
         }
@@ -198,6 +220,7 @@ std::string kernel_pattern(const OpGraph& graph, const std::vector<int32_t>& mem
     int contractions = 0;
     for (int32_t m : members) contractions += op_at(graph, m).cost.cls == OpClass::Contraction;
     if (contractions == 2 && has("Softmax")) return "Attention";
+    if (contractions > 1) return "Merged" + op_at(graph, contraction).op_type + "(" + std::to_string(contractions) + ")";
     if (contraction >= 0) {
         std::string s = op_at(graph, contraction).op_type;
         std::vector<std::string> parts;

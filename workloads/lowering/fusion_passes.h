@@ -28,8 +28,15 @@ bool is_layout_view(const Operator& o);
 /// elementwise operator that scales Q or K on the way in, when only this block reads it.
 void fuse_attention(FusionGroups& groups);
 
+/// Merges the contractions that multiply one activation by different weights with the same M,
+/// K and batch (the Q, K and V projections of an attention layer; a SwiGLU's gate and up
+/// projections) into one kernel: one GEMM over the concatenated weights, N the sum of theirs,
+/// as TensorRT and XLA merge them (horizontal fusion).
+void merge_projections(FusionGroups& groups);
+
 /// Merges into each contraction the elementwise operators that consume its output (or another
-/// operator already in its epilogue) and produce a tensor of the contraction's output size.
+/// operator already in its epilogue) and produce a tensor of the contraction's output size,
+/// except one whose result only reductions read (RMSNorm's x^2 belongs to the norm's kernel).
 /// `allowed_op_types` limits which operator types an epilogue takes (empty = every elementwise
 /// operator); operators a merge would put on a cycle stay out.
 void fuse_epilogues(FusionGroups& groups, const std::vector<std::string>& allowed_op_types);

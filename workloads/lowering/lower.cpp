@@ -110,7 +110,13 @@ OpGraph build_kernels(const OpGraph& graph, const FusionGroups& groups, const st
         }
         if (!partial) k.cost.read_elems.clear();
         for (int32_t t : k.outputs) k.cost.bytes_written += graph.tensors()[static_cast<size_t>(t)].bytes();
-        if (contractions.size() == 2) {  // a fused attention block (fuse_attention): Q K^T, then P V
+        const bool attention = contractions.size() == 2 && k.op_type == "Attention";
+        if (contractions.size() > 1 && !attention) {  // merged projections (merge_projections): one GEMM, N concatenated
+            GemmView merged = graph.ops()[static_cast<size_t>(contractions[0])].cost.gemms.at(0);
+            for (size_t i = 1; i < contractions.size(); ++i) merged.n += graph.ops()[static_cast<size_t>(contractions[i])].cost.gemms.at(0).n;
+            merged.a = through_folds(graph, groups, grp, merged.a);
+            k.cost.gemms = {merged};
+        } else if (attention) {  // a fused attention block (fuse_attention): Q K^T, then P V
             const GemmView qk = graph.ops()[static_cast<size_t>(contractions[0])].cost.gemms.at(0);
             const GemmView pv = graph.ops()[static_cast<size_t>(contractions[1])].cost.gemms.at(0);
             AttentionView a;
@@ -157,6 +163,7 @@ OpGraph build_kernels(const OpGraph& graph, const FusionGroups& groups, const st
 OpGraph lower(const OpGraph& graph, const RuntimeProfile& runtime) {
     FusionGroups groups(graph);
     if (runtime.attention) fuse_attention(groups);
+    if (runtime.projections) merge_projections(groups);
     if (runtime.epilogues) fuse_epilogues(groups, runtime.epilogue_ops);
     if (runtime.activations) fuse_activations(groups);
     if (runtime.vector_regions) fuse_vector_regions(groups);

@@ -27,6 +27,9 @@ const ParamBinder<RuntimeProfile>& runtime_params() {
         b.boolean("passes.attention", [](R& r) -> bool& { return r.attention; }, false,
                   "Q K^T, scale, mask, softmax and P V run as one fused attention kernel whose scores never leave the chip "
                   "(FlashAttention); a machine without a fused-attention model refuses such a kernel");
+        b.boolean("passes.projections", [](R& r) -> bool& { return r.projections; }, false,
+                  "Contractions of one input with different weights and the same shape (Q, K and V projections; a "
+                  "SwiGLU's gate and up) run as one GEMM over the concatenated weights (horizontal fusion)");
         b.boolean("passes.activations", [](R& r) -> bool& { return r.activations; }, false,
                   "Elementwise operators computing a unary function of one tensor (SiLU as x * sigmoid(x), GELU's erf "
                   "and tanh forms, HardSwish) run as one kernel: the framework's native activation");

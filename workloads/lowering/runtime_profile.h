@@ -21,6 +21,7 @@ struct RuntimeProfile {
     bool layouts = false;                      ///< transposes feeding contractions fold into their operand layout
     bool attention = false;                    ///< attention blocks become one fused kernel (FlashAttention)
     bool activations = false;                  ///< decomposed activations (SiLU, GELU, ...) become one kernel each
+    bool projections = false;                  ///< projections of one input (Q, K, V) merge into one GEMM
     std::string library_ops_text;              ///< comma-separated op types the fast library runs in its blocked layout
     bool conversions = false;                  ///< layout conversions around the library's kernels
     std::vector<std::string> epilogue_ops;     ///< epilogue_ops_text split
