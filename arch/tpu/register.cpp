@@ -5,5 +5,6 @@
 
 namespace archsim {
 ARCHSIM_REGISTER_MACHINE(machine_kind<&tpu_params, &make_tpu_config>(
-    "tpu", "TPU-style systolic array (WS/OS/IS) with SRAM buffers, vector unit and DRAM", &create_tpu_machine));
+    "tpu", "TPU-style systolic array (WS/OS/IS) with SRAM buffers, vector unit and DRAM", &create_tpu_machine,
+    /*fused_attention=*/true));
 }  // namespace archsim

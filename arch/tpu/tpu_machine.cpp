@@ -86,6 +86,42 @@ protected:
         m_pipe.flush(/*last=*/true);
         m_pipe.drain(m_array);
     }
+    /// A fused attention kernel (lowering's attention pass): S = Q K^T folds on the array, the
+    /// softmax on the vector unit, then P V folds, with the scores kept in the ofmap buffer and
+    /// fed back as P from it, never through DRAM, when one head's q_len x kv_len scores fit that
+    /// buffer; otherwise they spill to DRAM and back as the literal graph would. Q, K, V and O
+    /// move as in any contraction.
+    void attention(const Operator& op, const OpGraph&) override {
+        const AttentionView& a = op.cost.attention.at(0);
+        const int64_t eb = operand_bytes(m_cfg.precision);
+        const int64_t head_scores_bytes = a.q_len * a.kv_len * eb, scores_bytes = a.batch * head_scores_bytes;
+        const bool on_chip = head_scores_bytes <= m_buffers[static_cast<int>(Buffer::Ofmap)].capacity_bytes();
+        const GemmView& s = op.cost.gemms.at(0);
+        const GemmView& o = op.cost.gemms.at(1);
+        for_each_fold(s, 0, m_cfg, [&](FoldWork w) {
+            if (on_chip) w.dram_write_bytes = 0;  // S stays in the ofmap buffer
+            m_pipe.push({w, false});
+        });
+        FoldWork softmax;  // reads and rewrites the scores in the ofmap buffer
+        const int64_t ops = std::max<int64_t>(0, op.cost.flops - 2 * op.cost.macs);
+        softmax.macs = ops;
+        softmax.cycles = static_cast<int64_t>(std::ceil(static_cast<double>(ops) / (double(m_cfg.vector_lanes) * m_cfg.vector_ops_per_lane)));
+        softmax.sram_read_bytes[static_cast<int>(Buffer::Ofmap)] = softmax.sram_write_bytes[static_cast<int>(Buffer::Ofmap)] = scores_bytes;
+        if (!on_chip) {
+            softmax.loads[0] = {0, scores_bytes, Buffer::Ofmap, false};
+            softmax.n_loads = 1;
+            softmax.dram_write_bytes = scores_bytes;
+        }
+        m_pipe.push({softmax, true});
+        for_each_fold(o, 1, m_cfg, [&](FoldWork w) {
+            if (on_chip)  // P comes from the ofmap buffer
+                for (int l = 0; l < w.n_loads; ++l)
+                    if (w.loads[l].buffer == Buffer::Ifmap) w.loads[l].dram_bytes = 0;
+            m_pipe.push({w, false});
+        });
+        m_pipe.flush(/*last=*/true);
+        m_pipe.drain(m_array);
+    }
     /// Non-GEMM operators on the vector unit: inputs stream through the ifmap buffer in chunks of
     /// half its size; a chunk costs ceil(ops / (lanes x ops_per_lane)) cycles (a copy moves one
     /// element per lane per cycle) and writes its share of the outputs.

@@ -93,3 +93,20 @@ TEST_CASE("graph --runtime lists the kernels of the plan with their operators", 
         if (rt == "tensorrt") CHECK(reorders == 0);
     }
 }
+
+TEST_CASE("the TPU runs a fused attention kernel with its scores kept in the ofmap buffer", "[e2e][runtime]") {
+    const std::string model = kSrc + "/tests/bad_inputs/workloads.toml#tiny_encoder";
+    const std::string tpu = kSrc + "/configs/tpu/tpu_v1.toml";
+    const std::string fused = temp_dir("rt_tpu_fused"), split = temp_dir("rt_tpu_split");
+    REQUIRE(run_archsim("run " + model + " --arch " + tpu + " --runtime tensorrt --out " + fused + " --format json").exit_code == 0);
+    REQUIRE(run_archsim("run " + model + " --arch " + tpu + " --runtime xla --out " + split + " --format json").exit_code == 0);
+    const json f = json::parse(slurp(fused + "/metrics.json")), s = json::parse(slurp(split + "/metrics.json"));
+    CHECK(f["total"]["macs"] == s["total"]["macs"]);
+    int attention = 0;
+    for (const auto& o : f["ops"]) attention += o["op_type"] == "Attention";
+    CHECK(attention == 1);  // one layer: one kernel for both heads
+    // the scores neither leave nor come back through DRAM
+    CHECK(f["total"]["traffic_bytes"]["dram"].get<double>() < s["total"]["traffic_bytes"]["dram"].get<double>());
+    fs::remove_all(fused);
+    fs::remove_all(split);
+}
