@@ -157,6 +157,35 @@ protected:
         });
         m_pipe.flush();
     }
+    /// A lowered contraction's fused epilogue, run as further recurrences of its wavefront: its
+    /// operations on the PEs (no fill or drain of its own: the wavefront is already in flight)
+    /// and its side inputs (a residual; scalars live in the PEs) from L3, fetched on a miss; the
+    /// contraction's wave already wrote the kernel's output.
+    void fused_epilogue(const Operator& op, const OpGraph& graph) override {
+        Wave w;
+        w.contraction = false;
+        int64_t in_bytes = 0;
+        for (int32_t t : epilogue_side_inputs(op)) {
+            if (graph.tensors()[static_cast<size_t>(t)].elems() <= 1) continue;
+            const int64_t b = bytes_of(t);
+            in_bytes += b;
+            if (!m_l3.hit(whole_key(t))) {
+                w.dram_read_bytes += b;
+                m_l3.insert(whole_key(t), b);
+            }
+        }
+        if (in_bytes == 0 && op.cost.flops == 0) return;
+        const int64_t pes = m_cfg.compute_tiles() * m_cfg.pes_per_tile();
+        w.pe_ops = op.cost.flops;
+        w.compute_cycles = (op.cost.flops + pes - 1) / pes;
+        w.mover_bytes = w.streamer_bytes = in_bytes;
+        w.mover_bytes_max_tile = w.streamer_bytes_max_tile = (in_bytes + m_cfg.compute_tiles() - 1) / m_cfg.compute_tiles();
+        w.l3_read = in_bytes;
+        w.l3_write = w.dram_read_bytes;
+        w.l2_read = w.l2_write = w.l1_read = w.l1_write = in_bytes;
+        m_pipe.push(std::move(w));
+        m_pipe.flush();
+    }
     /// Other operators on the PEs: one wave, every input from L3 (fetched on a miss).
     void streaming(const Operator& op, const OpGraph& graph) override {
         Wave w;

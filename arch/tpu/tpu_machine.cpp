@@ -122,6 +122,26 @@ protected:
         m_pipe.flush(/*last=*/true);
         m_pipe.drain(m_array);
     }
+    /// A lowered contraction's fused epilogue (bias, activation, residual): its operations on the
+    /// vector unit after the folds, its side inputs (a residual; scalars live in registers)
+    /// streamed in through the ifmap buffer; the folds already wrote the kernel's output.
+    void fused_epilogue(const Operator& op, const OpGraph& graph) override {
+        int64_t side_bytes = 0;
+        for (int32_t t : epilogue_side_inputs(op))
+            if (graph.tensors()[static_cast<size_t>(t)].elems() > 1) side_bytes += run_bytes(graph.tensors()[static_cast<size_t>(t)], m_cfg.precision);
+        if (side_bytes == 0 && op.cost.flops == 0) return;
+        FoldWork w;
+        w.macs = op.cost.flops;
+        w.cycles = static_cast<int64_t>(std::ceil(static_cast<double>(op.cost.flops) / (double(m_cfg.vector_lanes) * m_cfg.vector_ops_per_lane)));
+        if (side_bytes > 0) {
+            w.loads[0] = {0, side_bytes, Buffer::Ifmap, false};
+            w.n_loads = 1;
+            w.sram_read_bytes[0] = side_bytes;
+        }
+        m_pipe.push({w, true});
+        m_pipe.flush();
+        m_pipe.drain(m_vector);
+    }
     /// Non-GEMM operators on the vector unit: inputs stream through the ifmap buffer in chunks of
     /// half its size; a chunk costs ceil(ops / (lanes x ops_per_lane)) cycles (a copy moves one
     /// element per lane per cycle) and writes its share of the outputs.

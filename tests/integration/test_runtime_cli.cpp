@@ -110,3 +110,27 @@ TEST_CASE("the TPU runs a fused attention kernel with its scores kept in the ofm
     fs::remove_all(fused);
     fs::remove_all(split);
 }
+
+TEST_CASE("the TPU and KPU run every lowered kernel's epilogue arithmetic", "[e2e][runtime]") {
+    const std::string model = kSrc + "/tests/bad_inputs/workloads.toml#tiny_encoder";
+    CliResult g = run_archsim("graph " + model + " --runtime xla --format json");
+    REQUIRE(g.exit_code == 0);
+    uint64_t vector_ops = 0, macs = 0;  // bias, GELU, residual in the GEMM kernels; norms and softmax alone
+    const json plan = json::parse(g.out);
+    for (const auto& k : plan["kernels"]) {
+        macs += k["macs"].get<uint64_t>();
+        if (k["class"] != "data_movement") vector_ops += k["flops"].get<uint64_t>() - 2 * k["macs"].get<uint64_t>();
+    }
+    REQUIRE(vector_ops > 0);
+    for (const char* cfg : {"tpu/tpu_v1.toml", "kpu/t64.toml"}) {
+        INFO(cfg);
+        const std::string out = temp_dir("rt_epilogue");
+        REQUIRE(run_archsim("run " + model + " --arch " + kSrc + "/configs/" + cfg + " --runtime xla --out " + out + " --format json")
+                    .exit_code == 0);
+        const json m = json::parse(slurp(out + "/metrics.json"));
+        uint64_t ops = 0;
+        for (const auto& c : m["components"]) ops += c["ops"].get<uint64_t>();  // TPU: array + vector; KPU: the fabric
+        CHECK(ops == macs + vector_ops);
+        fs::remove_all(out);
+    }
+}
