@@ -53,7 +53,7 @@ Metrics reduce_trace(const TraceReader& tr) {
                 break;
         }
         end_ps = std::max<uint64_t>(end_ps, e.t_ps + e.dur_ps);
-        double pj = 0;
+        const double pj = event_energy_pj(e, c);
         switch (static_cast<EventKind>(e.kind)) {
             case EventKind::Op:
                 o.start_ps = static_cast<double>(e.t_ps);
@@ -64,24 +64,17 @@ Metrics reduce_trace(const TraceReader& tr) {
                 [[fallthrough]];
             case EventKind::Vector:
                 o.compute_cycles += e.cycles;
-                pj = static_cast<double>(e.ops) * c.pj_per_op;
                 break;
             case EventKind::DramRead:
             case EventKind::SramRead:
+            case EventKind::Transfer:  // a mover: bytes priced per byte, a network per byte-hop
                 o.traffic_bytes[c.level] += e.bytes;
                 m.read_bytes[c.level] += e.bytes;
-                pj = static_cast<double>(e.bytes) * c.pj_per_byte_read;
                 break;
             case EventKind::DramWrite:
             case EventKind::SramWrite:
                 o.traffic_bytes[c.level] += e.bytes;
                 m.write_bytes[c.level] += e.bytes;
-                pj = static_cast<double>(e.bytes) * c.pj_per_byte_write;
-                break;
-            case EventKind::Transfer:  // a mover: bytes priced per byte, a network per byte-hop
-                o.traffic_bytes[c.level] += e.bytes;
-                m.read_bytes[c.level] += e.bytes;
-                pj = static_cast<double>(e.bytes) * c.pj_per_byte_read + static_cast<double>(e.ops) * c.pj_per_op;
                 break;
             case EventKind::Stall:
                 o.stall_cycles += e.cycles;

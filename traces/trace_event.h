@@ -81,6 +81,28 @@ struct ComponentInfo {
     double clock_hz = 0;          ///< the component's clock
 };
 
+/// The dynamic energy of event `e` on component `c`, pJ: a Fold or Vector event's operations at
+/// pj_per_op, a read's or write's bytes at the component's per-byte energy, a Transfer's bytes
+/// (read side) plus its operations (byte-hops on a network); 0 for spans and stalls. The one
+/// pricing rule the reducer and a machine's power estimate share.
+inline double event_energy_pj(const TraceEvent& e, const ComponentInfo& c) {
+    switch (static_cast<EventKind>(e.kind)) {
+        case EventKind::Fold:
+        case EventKind::Vector:
+            return static_cast<double>(e.ops) * c.pj_per_op;
+        case EventKind::DramRead:
+        case EventKind::SramRead:
+            return static_cast<double>(e.bytes) * c.pj_per_byte_read;
+        case EventKind::DramWrite:
+        case EventKind::SramWrite:
+            return static_cast<double>(e.bytes) * c.pj_per_byte_write;
+        case EventKind::Transfer:
+            return static_cast<double>(e.bytes) * c.pj_per_byte_read + static_cast<double>(e.ops) * c.pj_per_op;
+        default:
+            return 0.0;
+    }
+}
+
 /// One operator as recorded in the trace (static information from the operator graph).
 struct OpInfo {
     std::string name;

@@ -37,11 +37,15 @@ public:
 
     /// Appends one event (buffered; a full buffer is written as one chunk).
     void emit(const TraceEvent& e) {
+        m_dynamic_pj += event_energy_pj(e, m_components[e.component]);
         m_buffer.push_back(e);
         if (m_buffer.size() == kChunkEvents) flush();
     }
     /// Events emitted so far.
     uint64_t event_count() const { return m_written + m_buffer.size(); }
+    /// Dynamic energy of the events emitted so far, pJ, priced as the reducer prices them
+    /// (event_energy_pj): what a machine reads to estimate its own power while it runs.
+    double dynamic_energy_pj() const { return m_dynamic_pj; }
     /// Writes what is buffered, the tables and `complete` (1, or 0 when `complete` is false: a run
     /// stopped by a limit, whose trace readers then refuse), closes and renames. Idempotent.
     void finish(bool complete = true);
@@ -57,6 +61,7 @@ private:
     std::vector<OpInfo> m_ops;
     std::vector<StallCauseInfo> m_stall_causes{{"none", "not a stall"}};
     uint64_t m_written = 0;
+    double m_dynamic_pj = 0;
     bool m_finished = false;
 };
 

@@ -1,5 +1,9 @@
 #include "arch/gpu/gpu_config.h"
 
+#include <string>
+
+#include "sim/common/error.h"
+
 #include "arch/common/runtime_key.h"
 #include "arch/energy/process_node.h"
 #include "arch/memory/dram_params.h"
@@ -106,6 +110,13 @@ const ParamBinder<GpuConfig>& gpu_params() {
                      [](const ParamSet& p) { return 1024.0 * 1024.0 * static_cast<double>(p.get_int("l2.mib")); }, "l2.mib");
         b.rename("energy.l2_pj_per_byte", "l2.pj_per_byte");
         at_least(b.real("energy.static_w", [](C& c) -> double& { return c.static_w; }, 0.0, "W", "Static power; 0 = not modeled (no vendor figure)"), 0);
+        at_least(b.real("power.tdp_w", [](C& c) -> double& { return c.tdp_w; }, 0.0, "W",
+                        "Board power limit the SM clock is lowered to fit (GpuMachine's power controller); 0 = no limit"),
+                 0);
+        above(b.real("power.window_us", [](C& c) -> double& { return c.power_window_us; }, 1000.0, "us",
+                     "Window the power controller averages power over before it sets the next clock (assumption: GPU Boost "
+                     "reacts on millisecond scales; no vendor figure)"),
+              0);
         return b;
     }();
     return b;
@@ -114,6 +125,9 @@ const ParamBinder<GpuConfig>& gpu_params() {
 GpuConfig make_gpu_config(const ParamSet& p) {
     GpuConfig c = gpu_params().build(p);
     c.precision = parse_precision(c.precision_name, "precision");
+    if (c.tdp_w > 0 && c.tdp_w <= c.static_w)
+        throw UserError("power.tdp_w", "a limit of " + std::to_string(c.tdp_w) + " W leaves nothing above energy.static_w (" +
+                                           std::to_string(c.static_w) + " W) for the SMs to run on");
     return c;
 }
 

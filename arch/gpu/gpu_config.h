@@ -39,6 +39,8 @@ struct GpuConfig {
     double cuda_mac_pj = 0;                   ///< energy per CUDA-core FP32 FMA, pJ
     double rf_pj_per_byte = 0, smem_pj_per_byte = 0, l2_pj_per_byte = 0;
     double static_w = 0;
+    double tdp_w = 0;                         ///< board power limit, W; 0 = none
+    double power_window_us = 1000;            ///< the power controller's averaging window, us
 
     double cycle_ps() const { return 1e6 / clock_mhz; }
     /// Tensor-core FMA per SM per cycle for the run's precision (TF32 for fp32 when allowed);

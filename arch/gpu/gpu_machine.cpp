@@ -13,6 +13,7 @@
 #include "arch/gpu/gpu_config.h"
 #include "arch/gpu/l2_cache.h"
 #include "arch/gpu/sm_port.h"
+#include "traces/trace_writer.h"
 #include "sim/common/hash.h"
 
 namespace archsim {
@@ -176,7 +177,30 @@ private:
     void stall(double from_ps, double dur_ps, uint32_t seq, StallCauseId cause) {
         m_rec.emit(EventKind::Stall, m_gpu, ps_span(from_ps, dur_ps), {0, 0, m_clock.cycles_of(dur_ps)}, seq, cause);
     }
+    /// The power controller, run at each kernel launch: once power.window_us has passed, the
+    /// window's average power (the dynamic energy of its events, priced as the reducer prices
+    /// them, over its length, plus static_w) sets the SM clock for what follows. The rule: at a
+    /// fixed energy per operation dynamic power is proportional to the clock (P = C V^2 f at
+    /// fixed V: Weste & Harris, CMOS VLSI Design, 4th ed., sec. 5.1), so the clock that fits the
+    /// limit is f = f_boost x min(1, (tdp - static) / P_dyn(f_boost)). Real DVFS also lowers the
+    /// voltage, which this rule does not (it throttles more than a part would). The L2, the SM
+    /// ports and HBM keep their rates; cycles in the trace stay counted at the boost clock.
+    void power_control() {
+        if (m_cfg.tdp_w <= 0) return;
+        const double now = sim_now_ps(), window_ps = m_cfg.power_window_us * 1e6;
+        if (now - m_window_start_ps < window_ps) return;
+        const double pj = m_rec.trace().dynamic_energy_pj();
+        const double p_dyn_w = (pj - m_window_pj) / (now - m_window_start_ps);  // pJ per ps = W
+        const double p_dyn_at_boost_w = p_dyn_w * m_boost_mhz / m_cfg.clock_mhz;
+        const double budget_w = m_cfg.tdp_w - m_cfg.static_w;
+        m_cfg.clock_mhz = p_dyn_at_boost_w > budget_w ? m_boost_mhz * budget_w / p_dyn_at_boost_w : m_boost_mhz;
+        m_min_clock_mhz = std::min(m_min_clock_mhz, m_cfg.clock_mhz);
+        m_rec.trace().set_attr("power.min_clock_mhz", m_min_clock_mhz);
+        m_window_start_ps = now;
+        m_window_pj = pj;
+    }
     void launch() {
+        power_control();
         const double gap = m_cfg.launch_overhead_us * 1e6;
         if (gap <= 0) return;
         const double t = sim_now_ps();
@@ -290,6 +314,8 @@ private:
     }
 
     GpuConfig m_cfg;
+    double m_boost_mhz = m_cfg.clock_mhz, m_min_clock_mhz = m_cfg.clock_mhz;  ///< the power controller's clocks
+    double m_window_start_ps = 0, m_window_pj = 0;                            ///< its current window
     uint16_t m_gpu = 0, m_cuda = 0, m_smem = 0, m_rf = 0;
     StallCauseId m_launch = 0, m_operand_load = 0, m_write_drain = 0;
     std::vector<uint16_t> m_sm_comp;
