@@ -21,11 +21,12 @@ namespace archsim {
 OpGraph build_kernels(const OpGraph& graph, const FusionGroups& groups, const std::string& runtime,
                       std::vector<int32_t>* kernel_groups = nullptr);
 
-/// Applies `runtime`'s passes to `graph` (attention, epilogues, vector regions, layouts), builds
-/// the kernel graph and, when the profile asks for them, inserts the layout conversions around
-/// its library's kernels (layout_conversions.h; a kernel is the library's when every operator in
-/// it that computes is of a `library.ops` type). Call only for a profile that is not literal() (a
-/// literal runtime runs the graph as it is).
+/// Applies `runtime`'s passes to `graph` (attention, projections, epilogues, activations, vector
+/// regions, layouts), builds the kernel graph and, when the profile asks for them, inserts the
+/// layout conversions around its library's kernels (layout_conversions.h; a kernel is the
+/// library's when every operator in it that computes is of a `library.ops` type, or its pattern
+/// is listed there). Call only for a profile that is not literal() (a literal runtime runs the
+/// graph as it is).
 OpGraph lower(const OpGraph& graph, const RuntimeProfile& runtime);
 
 }  // namespace archsim
