@@ -25,7 +25,7 @@ import tomllib
 
 METRICS = [("latency_s", "latency of one run, whole batch (s)"), ("energy_j", "energy of one run, whole batch (J)"),
            ("throughput_per_s", "throughput (inferences/s)"), ("utilization", "MAC utilization")]
-FIXED = {"index", "id", "model", "machine", "kind", "status", "latency_s", "throughput_per_s", "energy_j", "macs",
+FIXED = {"index", "id", "model", "machine", "kind", "runtime", "status", "latency_s", "throughput_per_s", "energy_j", "macs",
          "utilization", "stall_share", "peak_macs_per_cycle", "clock_hz", "trace", "error"}
 
 

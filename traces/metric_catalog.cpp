@@ -67,6 +67,8 @@ std::vector<MetricDecl> declare_all() {
         Declare(S::Run, "machine", "", "machine name (config `name`)", run([](const Metrics& m) { return m.machine; })),
         Declare(S::Run, "precision", "", "operand precision of the run (fp32, tf32, bf16, fp16, int8)",
                 run([](const Metrics& m) { return m.precision; })),
+        Declare(S::Run, "runtime", "", "runtime profile whose kernels ran (configs/runtimes/; none = the graph as imported)",
+                run([](const Metrics& m) { return m.runtime; })),
         Declare(S::Run, "clock_hz", "Hz", "the machine's clock (cycles are counted at it)", run([](const Metrics& m) { return m.clock_hz; }))
             .sweep("clock_hz"),
         // ---- totals

@@ -12,6 +12,8 @@ Metrics reduce_trace(const TraceReader& tr) {
     m.model = tr.attr_string("model");
     m.machine = tr.attr_string("machine");
     m.precision = tr.attr_string("precision");
+    m.runtime = tr.attr_string("runtime");
+    if (m.runtime.empty()) m.runtime = "none";  // traces of schema 2 and older ran the graph as imported
     m.clock_hz = tr.attr_double("clock_hz");
     m.static_power_w = tr.attr_double("static_power_w");
     m.events = tr.event_count();

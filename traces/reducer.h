@@ -45,6 +45,7 @@ struct Metrics {
     std::string model;
     std::string machine;
     std::string precision;
+    std::string runtime;  ///< the runtime profile whose kernels ran ("none": the graph as imported)
     double clock_hz = 0;
     double latency_ps = 0;
     uint64_t latency_cycles = 0;

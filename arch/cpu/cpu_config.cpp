@@ -58,7 +58,7 @@ const ParamBinder<CpuConfig>& cpu_params() {
         using C = CpuConfig;
         const std::string sog = "AMD SOG 56665, Zen 3";
         b.string("name", [](C& c) -> std::string& { return c.name; }, "cpu", {}, "Free-text name shown in reports");
-        declare_runtime_key(b, "none", "none: the graph as imported (the runtime profiles are not yet the default; see README, Runtimes)");
+        declare_runtime_key(b, "torch-frozen", "torch-frozen: TorchScript freeze + optimize_for_inference on oneDNN, what PyTorch deployments run on a CPU (docs/cpu_networks.md)");
         above(b.real("clock_mhz", [](C& c) -> double& { return c.clock_mhz; }, 2450.0, "MHz",
                      "Core clock under all-core load (EPYC 7763 base 2.45 GHz)"),
               0);

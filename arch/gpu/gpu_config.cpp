@@ -24,7 +24,7 @@ const ParamBinder<GpuConfig>& gpu_params() {
         using C = GpuConfig;
         const std::string wp = "A100 whitepaper";
         b.string("name", [](C& c) -> std::string& { return c.name; }, "gpu", {}, "Free-text name shown in reports");
-        declare_runtime_key(b, "none", "none: the graph as imported (the runtime profiles are not yet the default; see README, Runtimes)");
+        declare_runtime_key(b, "tensorrt", "tensorrt: NVIDIA's inference runtime (fused attention, GEMM epilogues, pointwise fusion; docs/gpu_validation.md)");
         above(b.real("clock_mhz", [](C& c) -> double& { return c.clock_mhz; }, 1410.0, "MHz", "SM clock (boost; " + wp + ")"), 0);
         at_most(at_least(b.integer("sms", [](C& c) -> int64_t& { return c.sms; }, 108, "SMs", "Streaming multiprocessors (" + wp + ")"), 1), 1024);
         b.string("precision", [](C& c) -> std::string& { return c.precision_name; }, "fp16", {"int8", "fp16", "bf16", "fp32"},

@@ -37,7 +37,7 @@ const ParamBinder<KpuConfig>& kpu_params() {
         using C = KpuConfig;
         const std::string sw = "Stillwater T256 design point";
         b.string("name", [](C& c) -> std::string& { return c.name; }, "kpu", {}, "Free-text name shown in reports");
-        declare_runtime_key(b, "none", "none: the graph as imported (the runtime profiles are not yet the default; see README, Runtimes)");
+        declare_runtime_key(b, "kpu-domain-flow", "kpu-domain-flow: elementwise consumers and reductions as further recurrences of the same wavefront");
         b.string("power_mode", [](C& c) -> std::string& { return c.power_mode; }, "mid", {"low", "mid", "high"},
                  "Operating point: selects clock.<mode>_mhz and power.<mode>_w");
         above(b.real("clock.low_mhz", [](C& c) -> double& { return c.clock_low_mhz; }, 450.0, "MHz", "Clock at power_mode = low (" + sw + ")"), 0);

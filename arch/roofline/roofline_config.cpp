@@ -11,7 +11,7 @@ const ParamBinder<RooflineConfig>& roofline_params() {
         ParamBinder<RooflineConfig> b;
         using C = RooflineConfig;
         b.string("name", [](C& c) -> std::string& { return c.name; }, "roofline", {}, "Free-text name shown in reports");
-        declare_runtime_key(b, "none", "none: the graph as imported (the runtime profiles are not yet the default; see README, Runtimes)");
+        declare_runtime_key(b, "none", "none: the bound of the graph as imported; each roofline config in configs/roofline/ names its detailed twin's runtime");
         above(b.real("clock_mhz", [](C& c) -> double& { return c.clock_mhz; }, 1000.0, "MHz",
                      "Clock that cycles in reports count (the rates below are per cycle of it)"), 0);
         b.string("precision", [](C& c) -> std::string& { return c.precision_name; }, "int8", {"int8", "fp16", "bf16", "fp32"},

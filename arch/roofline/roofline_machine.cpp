@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <vector>
 
 #include "arch/common/machine_base.h"
 #include "arch/common/registry.h"
@@ -34,12 +35,21 @@ public:
 
 protected:
     void contraction(const Operator& op, const OpGraph& graph) override {
-        bound(op, graph, EventKind::Fold, m_compute, static_cast<uint64_t>(op.cost.macs), m_cfg.macs_per_cycle.at(m_cfg.precision));
+        bound(op, graph, {{EventKind::Fold, m_compute, static_cast<uint64_t>(op.cost.macs), m_cfg.macs_per_cycle.at(m_cfg.precision)}});
     }
     /// A copy does no arithmetic: only its bytes take time.
     void streaming(const Operator& op, const OpGraph& graph) override {
         const int64_t ops = op.cost.cls == OpClass::DataMovement ? 0 : op.cost.flops;
-        bound(op, graph, EventKind::Vector, m_vector, static_cast<uint64_t>(ops), m_cfg.vector_ops_per_cycle);
+        bound(op, graph, {{EventKind::Vector, m_vector, static_cast<uint64_t>(ops), m_cfg.vector_ops_per_cycle}});
+    }
+    /// A fused attention kernel (Q K^T, scale, mask, softmax, P V): its MACs on the MAC units and
+    /// its other arithmetic (flops - 2 MACs: the softmax) on the vector unit, the two overlapped
+    /// (separate units), and only the bytes crossing the kernel's boundary (Q, K, V, O).
+    void attention(const Operator& op, const OpGraph& graph) override {
+        const int64_t vector_ops = std::max<int64_t>(0, op.cost.flops - 2 * op.cost.macs);
+        bound(op, graph,
+              {{EventKind::Fold, m_compute, static_cast<uint64_t>(op.cost.macs), m_cfg.macs_per_cycle.at(m_cfg.precision)},
+               {EventKind::Vector, m_vector, static_cast<uint64_t>(vector_ops), m_cfg.vector_ops_per_cycle}});
     }
 
 private:
@@ -49,13 +59,23 @@ private:
         EventKind read, write;
     };
 
-    /// Runs one operator: `ops` on `unit` at `peak` per cycle, its tensors through every level.
-    void bound(const Operator& op, const OpGraph& graph, EventKind kind, uint16_t unit, uint64_t ops, double peak) {
+    /// Arithmetic of one operator on one unit: `ops` at `peak` per cycle.
+    struct Work {
+        EventKind kind;
+        uint16_t unit;
+        uint64_t ops;
+        double peak;
+    };
+
+    /// Runs one operator: each `work` on its unit (units overlap), its tensors through every level;
+    /// the operator takes the longest of them. The time beyond the slowest unit is a memory_bound stall.
+    void bound(const Operator& op, const OpGraph& graph, const std::vector<Work>& work) {
         uint64_t in_bytes = 0, out_bytes = 0;
         for (int32_t t : op.inputs)
             if (t >= 0) in_bytes += static_cast<uint64_t>(read_bytes(op, t, graph.tensors()[static_cast<size_t>(t)], m_cfg.precision));
         for (int32_t t : op.outputs) out_bytes += static_cast<uint64_t>(run_bytes(graph.tensors()[static_cast<size_t>(t)], m_cfg.precision));
-        const uint64_t compute = static_cast<uint64_t>(std::ceil(static_cast<double>(ops) / peak));
+        uint64_t compute = 0;
+        for (const Work& w : work) compute = std::max(compute, static_cast<uint64_t>(std::ceil(static_cast<double>(w.ops) / w.peak)));
         uint64_t cycles = compute;
         for (const Level& l : m_levels) {  // bytes per cycle = GB/s x 1e9 / Hz
             const double bytes_per_cycle = l.level.bandwidth_gbps * 1e3 / m_cfg.clock_mhz;
@@ -63,9 +83,13 @@ private:
         }
         const uint64_t start = m_clock.now_cycle();
         const Span span = m_clock.span(start, cycles);
-        m_rec.emit(kind, unit, m_clock.span(start, compute), {0, ops, compute});
+        for (const Work& w : work) {
+            if (w.ops == 0 && work.size() > 1) continue;  // a unit with nothing to do in a kernel of several
+            const uint64_t busy = static_cast<uint64_t>(std::ceil(static_cast<double>(w.ops) / w.peak));
+            m_rec.emit(w.kind, w.unit, m_clock.span(start, busy), {0, w.ops, busy});
+        }
         if (cycles > compute)
-            m_rec.emit(EventKind::Stall, unit, m_clock.span(start + compute, cycles - compute), {0, 0, cycles - compute}, 0,
+            m_rec.emit(EventKind::Stall, work.front().unit, m_clock.span(start + compute, cycles - compute), {0, 0, cycles - compute}, 0,
                        m_memory_bound);
         for (const Level& l : m_levels) {
             if (in_bytes) m_rec.emit(l.read, l.component, span, {in_bytes});
@@ -89,6 +113,6 @@ std::unique_ptr<Machine> create_roofline(const ParamSet& p, TraceWriter& trace) 
 ARCHSIM_REGISTER_MACHINE(machine_kind<&roofline_params, &make_roofline_config>(
     "roofline", "Analytical roofline: peak compute per precision and bandwidth per memory level, operator by operator "
                 "(a lower bound to compare the detailed models with)",
-    &create_roofline));
+    &create_roofline, /*fused_attention=*/true));
 
 }  // namespace archsim

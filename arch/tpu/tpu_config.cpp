@@ -14,7 +14,7 @@ const ParamBinder<TpuConfig>& tpu_params() {
         ParamBinder<TpuConfig> b;
         using C = TpuConfig;
         b.string("name", [](C& c) -> std::string& { return c.name; }, "tpu", {}, "Free-text name shown in reports");
-        declare_runtime_key(b, "none", "none: the graph as imported (the runtime profiles are not yet the default; see README, Runtimes)");
+        declare_runtime_key(b, "xla", "xla: the TPU compiler (output, loop and input fusion; transposes folded into dot layouts)");
         above(b.real("clock_mhz", [](C& c) -> double& { return c.clock_mhz; }, 1000.0, "MHz",
                      "Clock of the array, vector unit and buffers"), 0);
         b.string("precision", [](C& c) -> std::string& { return c.precision_name; }, "int8",

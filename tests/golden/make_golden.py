@@ -2,9 +2,11 @@
 """Records the metrics.json of every shared model on every machine config (the matrix the
 "every shared model runs on ..." tests walk) as the golden values those tests compare against.
 
-Usage: tests/golden/make_golden.py BUILD_DIR [--jobs N] [--only CONFIG_SUBSTRING] [--models SUBSTRING] [--check]
+Usage: tests/golden/make_golden.py BUILD_DIR [--jobs N] [--only CONFIG_SUBSTRING] [--models SUBSTRING] [--none] [--check]
 Writes tests/golden/metrics/<config stem>[.<precision>].json: {model file: {"total": {...},
-"ops": [[latency_s, energy_j, compute_cycles, stall_cycles] per operator in metrics.json order]}}, one model a line.
+"ops": [[latency_s, energy_j, compute_cycles, stall_cycles] per operator in metrics.json order]}}, one model a line,
+each run under its config's default runtime. --none: the NONE_MODELS under `--runtime none` (the graph as
+imported, what every run was before runtime profiles) into tests/golden/metrics_none/ instead.
 Run it only when a change is meant to move numbers, and say so in the commit. --check compares
 with the stored files instead (what the tests do, but in parallel) and lists every difference.
 """
@@ -27,6 +29,10 @@ MATRIX = [
     ("roofline/tpu_v1.toml", [""]), ("roofline/kpu_t256.toml", [""]), ("roofline/a100_sxm4_80gb.toml", [""]),
     ("roofline/host.toml", [""]),
 ]
+
+# The models whose graph-as-imported runs are kept (tests/golden/metrics_none/): a GEMM chain, a
+# convolution block and a raw transformer export, each small enough for every config under ASan.
+NONE_MODELS = ["models/mlp.onnx", "models/resnet_basic_block.onnx", "models/raw/bert_like_encoder.onnx"]
 
 
 def models():
@@ -66,10 +72,10 @@ def differences(want, got, path):
         yield f"{path}: golden {want}, now {got}"
 
 
-def run_one(binary, config, prec, model):
+def run_one(binary, config, prec, model, runtime=""):
     with tempfile.TemporaryDirectory() as out:
         cmd = [binary, "run", os.path.join(SHARED, model), "--arch", os.path.join(SRC, "configs", config),
-               "--out", out, "--format", "csv"] + (["--precision", prec] if prec else [])
+               "--out", out, "--format", "csv"] + (["--precision", prec] if prec else []) + (["--runtime", runtime] if runtime else [])
         r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         if r.returncode != 0:
             sys.exit(f"{' '.join(cmd)}: exit {r.returncode}: {r.stderr.strip()}")
@@ -83,19 +89,22 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--only", default="")
     ap.add_argument("--models", default="")
+    ap.add_argument("--none", action="store_true")
     ap.add_argument("--check", action="store_true")
     a = ap.parse_args()
     binary = os.path.join(os.path.abspath(a.build), "archsim")
-    os.makedirs(os.path.join(HERE, "metrics"), exist_ok=True)
-    ms = [m for m in models() if a.models in m]
+    folder = os.path.join(HERE, "metrics_none" if a.none else "metrics")
+    runtime = "none" if a.none else ""
+    os.makedirs(folder, exist_ok=True)
+    ms = [m for m in (NONE_MODELS if a.none else models()) if a.models in m]
     bad = 0
     for config, precs in MATRIX:
         if a.only and a.only not in config:
             continue
         for prec in precs:
             with ThreadPoolExecutor(a.jobs) as pool:
-                res = list(pool.map(lambda m: run_one(binary, config, prec, m), ms))
-            path = os.path.join(HERE, "metrics", golden_name(config, prec))
+                res = list(pool.map(lambda m: run_one(binary, config, prec, m, runtime), ms))
+            path = os.path.join(folder, golden_name(config, prec))
             if a.check:
                 with open(path) as f:
                     want = json.load(f)

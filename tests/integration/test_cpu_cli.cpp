@@ -20,11 +20,12 @@ const std::string kBundled = std::string(ARCHSIM_SOURCE_DIR) + "/workloads/model
 TEST_CASE("a GEMM whose blocks fit the caches runs at the compute roof", "[e2e][cpu]") {
     // C (256 x 256) = A (256 x 256) B (256 x 256), fp32, one core, free packing, ideal DRAM: the
     // MAC time is exactly MACs / (fp32 FMA/cycle x efficiency.gemm); cold L2/L3 fills add a few %.
+    // The machine on the operator itself (--runtime none: no framework layout conversions).
     const std::string dir = temp_dir("cpu_gemm");
     std::ofstream(dir + "/gemm.csv") << "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, "
                                         "Num Filter, Strides,\ngemm,16,16,1,1,256,256,1,\n";
     json m = run_json_ok("run " + dir + "/gemm.csv --arch " + kHost +
-                         " --precision fp32 --set cores=1 --set core.pack_bytes_per_cycle=1e9 --set dram.ideal=true"
+                         " --runtime none --precision fp32 --set cores=1 --set core.pack_bytes_per_cycle=1e9 --set dram.ideal=true"
                          " --set core.macs_per_cycle.fp32=32 --set efficiency.gemm=0.5");
     const double macs = 256.0 * 256 * 256;
     const double roof_cycles = macs / (32 * 0.5);
@@ -34,7 +35,7 @@ TEST_CASE("a GEMM whose blocks fit the caches runs at the compute roof", "[e2e][
     CHECK(m["total"]["latency_cycles"].get<double>() <= roof_cycles * 1.03);
     // twice the efficiency halves the compute time
     json fast = run_json_ok("run " + dir + "/gemm.csv --arch " + kHost +
-                            " --precision fp32 --set cores=1 --set core.pack_bytes_per_cycle=1e9 --set dram.ideal=true"
+                            " --runtime none --precision fp32 --set cores=1 --set core.pack_bytes_per_cycle=1e9 --set dram.ideal=true"
                             " --set core.macs_per_cycle.fp32=32 --set efficiency.gemm=1.0");
     CHECK(fast["total"]["compute_cycles"].get<double>() == Approx(roof_cycles / 2).epsilon(0.001));
     fs::remove_all(dir);
@@ -48,8 +49,9 @@ TEST_CASE("a streaming kernel runs at exactly the sustained DRAM bandwidth", "[e
     }
     // 2^20 x 20 fp32 elements in and out (80 MiB each), far beyond the caches: every input line
     // and every output line (write-allocate) comes from DRAM, most dirty output lines go back.
+    // The machine on the operator itself (--runtime none: no framework layout conversions).
     json m = run_json_ok("run " + relu + " --arch " + kHost +
-                         " --batch 1048576 --set dram.latency_ns=0 --set dram.bandwidth_gbps=40 --set efficiency.dram=0.5");
+                         " --runtime none --batch 1048576 --set dram.latency_ns=0 --set dram.bandwidth_gbps=40 --set efficiency.dram=0.5");
     const double tensor = 1048576.0 * 20 * 4;
     const double dram = m["total"]["traffic_bytes"]["dram"].get<double>();
     CHECK(dram >= 2 * tensor);

@@ -1,6 +1,8 @@
-// Every shared model on every machine config: each run succeeds and its metrics.json equals the
-// golden values recorded by tests/golden/make_golden.py (totals to a relative 1e-9, and every
-// operator's latency, energy, compute and stall cycles). A refactoring that is meant to keep the
+// Every shared model on every machine config: each run (under the config's default runtime)
+// succeeds and its metrics.json equals the golden values recorded by tests/golden/make_golden.py
+// (totals to a relative 1e-9, and every operator's latency, energy, compute and stall cycles);
+// and `--runtime none` still gives the graph-as-imported values recorded before runtime profiles
+// became the defaults (tests/golden/metrics_none/, three models on every config). A refactoring that is meant to keep the
 // numbers keeps this test green; a change meant to move them regenerates the golden files and
 // says so in its commit.
 #include <catch2/catch.hpp>
@@ -46,35 +48,30 @@ void check_equal(const json& want, const json& got, const std::string& path) {
     CHECK(want == got);
 }
 
-/// The golden file of `config` at `precision` ("" = the config's own), as make_golden.py names it.
-json golden(const std::string& config, const std::string& precision) {
+/// The golden file of `config` at `precision` ("" = the config's own) in tests/golden/`folder`, as
+/// make_golden.py names it.
+json golden(const std::string& folder, const std::string& config, const std::string& precision) {
     std::string stem = config.substr(0, config.size() - 5);
     for (auto& c : stem)
         if (c == '/') c = '_';
-    const std::string path = kSrc + "/tests/golden/metrics/" + stem + (precision.empty() ? "" : "." + precision) + ".json";
+    const std::string path = kSrc + "/tests/golden/" + folder + "/" + stem + (precision.empty() ? "" : "." + precision) + ".json";
     const std::string text = slurp(path);
     INFO(path);
     REQUIRE_FALSE(text.empty());
     return json::parse(text);
 }
 
-void run_every_model_on(const std::string& config, const std::vector<std::string>& precisions = {""}) {
-    if (!have_shared()) {
-        WARN("shared/models not found; skipped");
-        return;
-    }
-    std::vector<std::string> models;
-    for (const char* dir : {"models", "models/raw"})
-        for (const auto& e : fs::directory_iterator(shared_path(dir)))
-            if (e.path().extension() == ".onnx") models.push_back(std::string(dir) + "/" + e.path().filename().string());
-    REQUIRE(models.size() >= 17);
+/// Runs each of `models` (paths under ../shared) on `config` at each of `precisions` with `extra`
+/// arguments and compares every metrics.json with tests/golden/`folder`.
+void check_models_on(const std::vector<std::string>& models, const std::string& config, const std::vector<std::string>& precisions,
+                     const std::string& folder, const std::string& extra) {
     for (const auto& p : precisions) {
-        const json want_all = golden(config, p);
+        const json want_all = golden(folder, config, p);
         for (const auto& m : models) {
-            INFO(m << " on " << config << " " << p);
+            INFO(m << " on " << config << " " << p << extra);
             const std::string out = temp_dir("all");
             CliResult r = run_archsim("run " + shared_path(m) + " --arch " + kSrc + "/configs/" + config + " --out " + out +
-                                      " --format csv" + (p.empty() ? "" : " --precision " + p));
+                                      " --format csv" + (p.empty() ? "" : " --precision " + p) + extra);
             CHECK(r.exit_code == 0);
             CHECK(fs::exists(out + "/trace.h5"));
             const std::string text = slurp(out + "/metrics.json");
@@ -93,6 +90,19 @@ void run_every_model_on(const std::string& config, const std::vector<std::string
             }
         }
     }
+}
+
+void run_every_model_on(const std::string& config, const std::vector<std::string>& precisions = {""}) {
+    if (!have_shared()) {
+        WARN("shared/models not found; skipped");
+        return;
+    }
+    std::vector<std::string> models;
+    for (const char* dir : {"models", "models/raw"})
+        for (const auto& e : fs::directory_iterator(shared_path(dir)))
+            if (e.path().extension() == ".onnx") models.push_back(std::string(dir) + "/" + e.path().filename().string());
+    REQUIRE(models.size() >= 17);
+    check_models_on(models, config, precisions, "metrics", "");
 }
 
 }  // namespace
@@ -124,4 +134,22 @@ TEST_CASE("every shared model runs on the EPYC 9654", "[e2e][models][cpu]") { ru
 TEST_CASE("every shared model runs on the roofline of every device", "[e2e][models][roofline]") {
     for (const char* c : {"roofline/tpu_v1.toml", "roofline/kpu_t256.toml", "roofline/a100_sxm4_80gb.toml", "roofline/host.toml"})
         run_every_model_on(c);
+}
+
+TEST_CASE("the none runtime reproduces the graph-as-imported values on every config", "[e2e][models][runtime]") {
+    if (!have_shared()) {
+        WARN("shared/models not found; skipped");
+        return;
+    }
+    // as tests/golden/make_golden.py's NONE_MODELS and MATRIX
+    const std::vector<std::string> models = {"models/mlp.onnx", "models/resnet_basic_block.onnx", "models/raw/bert_like_encoder.onnx"};
+    const std::vector<std::pair<std::string, std::vector<std::string>>> matrix = {
+        {"tpu/tpu_32x32_ws.toml", {""}}, {"tpu/tpu_32x32_os.toml", {""}}, {"tpu/tpu_32x32_is.toml", {""}},
+        {"tpu/tpu_128x128_ws.toml", {""}}, {"tpu/tpu_128x128_os.toml", {""}}, {"tpu/tpu_128x128_is.toml", {""}},
+        {"tpu/tpu_v1.toml", {""}}, {"kpu/t64.toml", {""}}, {"kpu/t256.toml", {""}}, {"kpu/t768.toml", {""}},
+        {"gpu/a100_sxm4_80gb.toml", {"fp32", "fp16", "int8"}}, {"gpu/h100_sxm5_80gb.toml", {"fp32", "fp16", "int8"}},
+        {"gpu/t4.toml", {"fp32", "fp16", "int8"}}, {"cpu/host.toml", {""}}, {"cpu/xeon_8480p.toml", {"bf16", "int8"}},
+        {"cpu/epyc_9654.toml", {""}}, {"roofline/tpu_v1.toml", {""}}, {"roofline/kpu_t256.toml", {""}},
+        {"roofline/a100_sxm4_80gb.toml", {""}}, {"roofline/host.toml", {""}}};
+    for (const auto& [config, precisions] : matrix) check_models_on(models, config, precisions, "metrics_none", " --runtime none");
 }

@@ -94,7 +94,8 @@ void check_metrics_equal_event_sums(const std::string& config) {
     CHECK(t["energy_j"].get<double>() == Approx(parts));
     // required report fields
     for (const char* k : {"latency_s", "latency_cycles", "energy_j", "macs", "utilization"}) CHECK(t.contains(k));
-    REQUIRE(m["ops"].size() == 49);
+    REQUIRE(m["ops"].size() == tr.ops().size());  // one row per kernel the runtime launched
+    REQUIRE(m["ops"].size() >= 20);                  // ResNet-18: 49 operators in at least 20 kernels
     for (const char* k : {"name", "op_type", "macs", "start_s", "latency_s", "compute_cycles", "stall_cycles", "energy_j",
                           "traffic_bytes"})
         CHECK(m["ops"][0].contains(k));

@@ -1,6 +1,6 @@
-// Runtimes end to end: `--runtime none` is the graph as imported (today's numbers exactly), a
-// fusing runtime runs fewer kernels with the same MACs, and the trace says which operators each
-// kernel ran.
+// Runtimes end to end: each machine kind runs its deployed runtime by default, `--runtime none`
+// is the graph as imported, a fusing runtime runs fewer kernels with the same MACs, and the trace
+// says which operators each kernel ran.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -20,17 +20,28 @@ const std::string kSrc = ARCHSIM_SOURCE_DIR;
 const std::string kA100 = kSrc + "/configs/gpu/a100_sxm4_80gb.toml";
 }  // namespace
 
-TEST_CASE("the none runtime reproduces the machine's default run exactly", "[e2e][runtime]") {
+TEST_CASE("each kind runs its deployed runtime by default, and naming it reproduces the default run exactly", "[e2e][runtime]") {
     const std::string model = kSrc + "/workloads/models/resnet18.onnx";
-    for (const char* cfg : {"gpu/a100_sxm4_80gb.toml", "cpu/host.toml", "tpu/tpu_v1.toml"}) {
+    const std::vector<std::pair<std::string, std::string>> defaults = {
+        {"gpu/a100_sxm4_80gb.toml", "tensorrt"}, {"cpu/host.toml", "torch-frozen"}, {"tpu/tpu_v1.toml", "xla"},
+        {"kpu/t64.toml", "kpu-domain-flow"}, {"roofline/tpu_v1.toml", "xla"}};
+    for (const auto& [cfg, rt] : defaults) {
         INFO(cfg);
-        const std::string a = temp_dir("rt_default"), b = temp_dir("rt_none");
+        const std::string a = temp_dir("rt_default"), b = temp_dir("rt_named"), c = temp_dir("rt_none");
         REQUIRE(run_archsim("run " + model + " --arch " + kSrc + "/configs/" + cfg + " --out " + a + " --format json").exit_code == 0);
-        REQUIRE(run_archsim("run " + model + " --arch " + kSrc + "/configs/" + cfg + " --runtime none --out " + b + " --format json")
+        REQUIRE(run_archsim("run " + model + " --arch " + kSrc + "/configs/" + cfg + " --runtime " + rt + " --out " + b + " --format json")
                     .exit_code == 0);
+        REQUIRE(run_archsim("run " + model + " --arch " + kSrc + "/configs/" + cfg + " --runtime none --out " + c + " --format json")
+                    .exit_code == 0);
+        const json def = json::parse(slurp(a + "/metrics.json")), none = json::parse(slurp(c + "/metrics.json"));
+        CHECK(def["runtime"] == rt);
+        CHECK(none["runtime"] == "none");
         CHECK(slurp(a + "/metrics.json") == slurp(b + "/metrics.json"));
-        fs::remove_all(a);
-        fs::remove_all(b);
+        CHECK(def["total"]["macs"] == none["total"]["macs"]);
+        // every default runtime lowers ResNet-18 into other kernels than its operators (the CPU's
+        // torch-frozen adds oneDNN layout conversions, more kernels than operators)
+        CHECK(def["ops"].size() != none["ops"].size());
+        for (const auto& d : {a, b, c}) fs::remove_all(d);
     }
 }
 

@@ -187,3 +187,32 @@ TEST_CASE("a study holds its own generated workloads and their tags reach the re
     CHECK(rep.out.find("(1 shown") != std::string::npos);
     fs::remove_all(dir);
 }
+
+TEST_CASE("the runtime is a results column, and an axis like any key", "[e2e][sweep][runtime]") {
+    const std::string dir = temp_dir("sweep_runtime");
+    const std::string path = dir + "/study.toml";
+    std::ofstream(path) << "name = \"rt\"\nmodels = [\"" << kSrc << "/workloads/models/resnet18.onnx\"]\n"
+                        << "[[machine]]\nlabel = \"a100\"\nconfig = \"" << kSrc << "/configs/gpu/a100_sxm4_80gb.toml\"\n"
+                        << "axes = { runtime = [\"none\", \"tensorrt\"] }\n"
+                        << "[[machine]]\nlabel = \"tpu\"\nconfig = \"" << kSrc << "/configs/tpu/tpu_128x128_ws.toml\"\n";
+    const std::string out = dir + "/out";
+    REQUIRE(run_archsim("sweep " + path + " --out " + out + " --traces none").exit_code == 0);
+    const auto rows = lines_of(results(out));
+    REQUIRE(rows.size() == 1 + 3);
+    // header: index,id,model,machine,kind,runtime,status,... (the swept runtime is that one column)
+    CHECK(rows[0].rfind("index,id,model,machine,kind,runtime,status,", 0) == 0);
+    std::multiset<std::string> ran;
+    for (size_t i = 1; i < rows.size(); ++i) {
+        std::vector<std::string> f;
+        std::stringstream ss(rows[i]);
+        for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+        REQUIRE(f.size() > 6);
+        CHECK(f[6] == "ok");
+        ran.insert(f[4] + ":" + f[5]);
+    }
+    CHECK(ran == std::multiset<std::string>{"gpu:none", "gpu:tensorrt", "tpu:xla"});  // the TPU's default
+    CliResult rep = run_archsim("report " + out + " --where runtime=tensorrt --no-plots");
+    REQUIRE(rep.exit_code == 0);
+    CHECK(rep.out.find("3 finished points (1 shown, 0 failed)") != std::string::npos);
+    fs::remove_all(dir);
+}
