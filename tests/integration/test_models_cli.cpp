@@ -136,20 +136,34 @@ TEST_CASE("every shared model runs on the roofline of every device", "[e2e][mode
         run_every_model_on(c);
 }
 
-TEST_CASE("the none runtime reproduces the graph-as-imported values on every config", "[e2e][models][runtime]") {
+namespace {
+/// `--runtime none` on every (config, precisions) of `matrix` gives the graph-as-imported values
+/// of tests/golden/metrics_none/ for make_golden.py's NONE_MODELS.
+void check_none_runtime(const std::vector<std::pair<std::string, std::vector<std::string>>>& matrix) {
     if (!have_shared()) {
         WARN("shared/models not found; skipped");
         return;
     }
-    // as tests/golden/make_golden.py's NONE_MODELS and MATRIX
     const std::vector<std::string> models = {"models/mlp.onnx", "models/resnet_basic_block.onnx", "models/raw/bert_like_encoder.onnx"};
-    const std::vector<std::pair<std::string, std::vector<std::string>>> matrix = {
-        {"tpu/tpu_32x32_ws.toml", {""}}, {"tpu/tpu_32x32_os.toml", {""}}, {"tpu/tpu_32x32_is.toml", {""}},
-        {"tpu/tpu_128x128_ws.toml", {""}}, {"tpu/tpu_128x128_os.toml", {""}}, {"tpu/tpu_128x128_is.toml", {""}},
-        {"tpu/tpu_v1.toml", {""}}, {"kpu/t64.toml", {""}}, {"kpu/t256.toml", {""}}, {"kpu/t768.toml", {""}},
-        {"gpu/a100_sxm4_80gb.toml", {"fp32", "fp16", "int8"}}, {"gpu/h100_sxm5_80gb.toml", {"fp32", "fp16", "int8"}},
-        {"gpu/t4.toml", {"fp32", "fp16", "int8"}}, {"cpu/host.toml", {""}}, {"cpu/xeon_8480p.toml", {"bf16", "int8"}},
-        {"cpu/epyc_9654.toml", {""}}, {"roofline/tpu_v1.toml", {""}}, {"roofline/kpu_t256.toml", {""}},
-        {"roofline/a100_sxm4_80gb.toml", {""}}, {"roofline/host.toml", {""}}};
     for (const auto& [config, precisions] : matrix) check_models_on(models, config, precisions, "metrics_none", " --runtime none");
+}
+}  // namespace
+
+// One case per kind (ctest runs them side by side), together make_golden.py's MATRIX.
+TEST_CASE("the none runtime reproduces the graph-as-imported values on every TPU config", "[e2e][models][runtime]") {
+    check_none_runtime({{"tpu/tpu_32x32_ws.toml", {""}}, {"tpu/tpu_32x32_os.toml", {""}}, {"tpu/tpu_32x32_is.toml", {""}},
+                        {"tpu/tpu_128x128_ws.toml", {""}}, {"tpu/tpu_128x128_os.toml", {""}}, {"tpu/tpu_128x128_is.toml", {""}},
+                        {"tpu/tpu_v1.toml", {""}}});
+}
+TEST_CASE("the none runtime reproduces the graph-as-imported values on every KPU and roofline config", "[e2e][models][runtime]") {
+    check_none_runtime({{"kpu/t64.toml", {""}}, {"kpu/t256.toml", {""}}, {"kpu/t768.toml", {""}}, {"roofline/tpu_v1.toml", {""}},
+                        {"roofline/kpu_t256.toml", {""}}, {"roofline/a100_sxm4_80gb.toml", {""}}, {"roofline/host.toml", {""}}});
+}
+TEST_CASE("the none runtime reproduces the graph-as-imported values on every GPU config", "[e2e][models][runtime]") {
+    check_none_runtime({{"gpu/a100_sxm4_80gb.toml", {"fp32", "fp16", "int8"}},
+                        {"gpu/h100_sxm5_80gb.toml", {"fp32", "fp16", "int8"}},
+                        {"gpu/t4.toml", {"fp32", "fp16", "int8"}}});
+}
+TEST_CASE("the none runtime reproduces the graph-as-imported values on every CPU config", "[e2e][models][runtime]") {
+    check_none_runtime({{"cpu/host.toml", {""}}, {"cpu/xeon_8480p.toml", {"bf16", "int8"}}, {"cpu/epyc_9654.toml", {""}}});
 }
