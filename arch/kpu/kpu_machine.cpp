@@ -119,44 +119,86 @@ protected:
         m_pipe.begin();
     }
     void contraction(const Operator& op, const OpGraph&) override {
-        const int64_t eb = operand_bytes(m_cfg.precision);
-        const int64_t R = m_cfg.pe_rows, C = m_cfg.pe_cols;
-        for_each_gemm(op, [&](size_t gi, const GemmView& g) {
-            const int32_t a_tensor = g.a.tensor, b_tensor = g.b.tensor;  // -1: on chip (a recurrent state)
-            const double a_ratio = g.a_unique_elems > 0 ? std::min(1.0, double(g.a_unique_elems) / (double(g.m) * g.k)) : 1.0;
-            const FabricPlan plan = plan_gemm(g, m_cfg);
-            for (int64_t rep = 0; rep < g.repeat; ++rep) {
-                for_each_wave(g, m_cfg, [&](int64_t wi, const std::vector<FabricBlock>& blocks) {
-                    Wave w;
-                    w.blocks = blocks;
-                    w.k = g.k;
-                    w.compute_cycles = plan.k_cycles;
-                    if (wi == 0) w.compute_cycles += (R - 1) + (C - 1) + m_cfg.fill_cycles;
-                    if (wi == plan.waves - 1) w.compute_cycles += m_cfg.drain_cycles;
-                    std::unordered_set<uint64_t> seen;
-                    size_t tile = 0;
-                    for (const auto& b : blocks) {
-                        TileBuffer& l2 = m_l2[tile++];
-                        const int64_t a_bytes = static_cast<int64_t>(std::ceil(b.m * g.k * a_ratio)) * eb;
-                        const int64_t b_bytes = g.k * b.n * eb, out_bytes = b.m * b.n * eb;
-                        const uint64_t a_key = mix_key(mix_key(mix_key(mix_key(1, uint64_t(a_tensor)), gi), rep * 1000003 + b.instance), b.bi);
-                        const uint64_t b_key = g.b_is_weight ? mix_key(mix_key(mix_key(2, uint64_t(b_tensor)), gi), mix_key(b.instance % g.groups, b.bj))
-                                                             : mix_key(mix_key(mix_key(mix_key(2, uint64_t(b_tensor)), gi), rep * 1000003 + b.instance), b.bj);
-                        if (seen.insert(a_key).second && a_tensor >= 0) w.dram_read_bytes += fetch_panel(a_key, a_bytes, a_tensor, w.prefetch_ready_ps);
-                        if (seen.insert(b_key).second) w.dram_read_bytes += fetch_panel(b_key, b_bytes, b_tensor, w.prefetch_ready_ps);
-                        // a panel still in this tile's L2 (its previous block used it) is not moved again
-                        const int64_t a_move = l2.hit(a_key) ? 0 : a_bytes, b_move = l2.hit(b_key) ? 0 : b_bytes;
-                        if (a_move) l2.insert(a_key, a_bytes);
-                        if (b_move) l2.insert(b_key, b_bytes);
-                        w.add_block(a_move + b_move, out_bytes, (b.m + b.n) * g.k * eb);
-                    }
-                    w.l3_write += w.dram_read_bytes;  // DMA fills
-                    m_pipe.push(std::move(w));
-                });
-            }
-        });
+        for_each_gemm(op, [&](size_t gi, const GemmView& g) { gemm_waves(gi, g, 0); });
         m_pipe.flush();
     }
+    /// A fused attention kernel (lowering's attention pass) as three systems of recurrences on
+    /// the fabric: S = Q K^T as a wavefront, the softmax (scale, mask, max, exp, sum, normalize:
+    /// flops - 2 MACs operations) on the PEs over the scores, and P V as a wavefront whose P
+    /// operand is where S left it. The scores are tiled through the on-chip buffers: every score
+    /// block leaves the fabric through its tile's L2 into the L3 and comes back for the softmax
+    /// and for P V. While all heads' scores fit the L3 they never reach DRAM; otherwise S is
+    /// written to DRAM and read back for the softmax, and P likewise for P V (the literal graph's
+    /// traffic). Q, K, V and O move as in any contraction.
+    void attention(const Operator& op, const OpGraph&) override {
+        const AttentionView& a = op.cost.attention.at(0);
+        const int64_t scores = a.batch * a.q_len * a.kv_len * operand_bytes(m_cfg.precision);
+        const bool on_chip = scores <= m_l3.capacity_bytes();
+        gemm_waves(0, op.cost.gemms.at(0), 0);
+        m_pipe.flush();
+        if (!on_chip) m_pipe.note_write(dma(scores, /*write=*/true, m_l3c));  // S spilled
+        Wave w;
+        w.contraction = false;
+        const int64_t pes = m_cfg.compute_tiles() * m_cfg.pes_per_tile();
+        w.pe_ops = std::max<int64_t>(0, op.cost.flops - 2 * op.cost.macs);
+        w.compute_cycles = (w.pe_ops + pes - 1) / pes;
+        const int64_t moved = 2 * scores;  // each score in and out
+        w.mover_bytes = w.streamer_bytes = moved;
+        w.mover_bytes_max_tile = w.streamer_bytes_max_tile = (moved + m_cfg.compute_tiles() - 1) / m_cfg.compute_tiles();
+        w.dram_read_bytes = on_chip ? 0 : scores;
+        w.l3_read = scores;
+        w.l3_write = scores + w.dram_read_bytes;
+        w.l2_read = w.l2_write = w.l1_read = w.l1_write = moved;
+        m_pipe.push(std::move(w));
+        m_pipe.flush();
+        if (!on_chip) m_pipe.note_write(dma(scores, /*write=*/true, m_l3c));  // P spilled
+        gemm_waves(1, op.cost.gemms.at(1), on_chip ? 0 : scores);
+        m_pipe.flush();
+    }
+
+private:
+    /// Pushes the waves of GEMM `gi` of the current operator (`g`) into the operand pipeline;
+    /// the first wave also reads `extra_dram_bytes` from DRAM (an operand that is not one of
+    /// `g`'s tensors: spilled attention scores).
+    void gemm_waves(size_t gi, const GemmView& g, int64_t extra_dram_bytes) {
+        const int64_t eb = operand_bytes(m_cfg.precision);
+        const int64_t R = m_cfg.pe_rows, C = m_cfg.pe_cols;
+        const int32_t a_tensor = g.a.tensor, b_tensor = g.b.tensor;  // -1: on chip (a recurrent state)
+        const double a_ratio = g.a_unique_elems > 0 ? std::min(1.0, double(g.a_unique_elems) / (double(g.m) * g.k)) : 1.0;
+        const FabricPlan plan = plan_gemm(g, m_cfg);
+        for (int64_t rep = 0; rep < g.repeat; ++rep) {
+            for_each_wave(g, m_cfg, [&](int64_t wi, const std::vector<FabricBlock>& blocks) {
+                Wave w;
+                w.blocks = blocks;
+                w.k = g.k;
+                w.compute_cycles = plan.k_cycles;
+                if (wi == 0) w.compute_cycles += (R - 1) + (C - 1) + m_cfg.fill_cycles;
+                if (wi == plan.waves - 1) w.compute_cycles += m_cfg.drain_cycles;
+                std::unordered_set<uint64_t> seen;
+                size_t tile = 0;
+                for (const auto& b : blocks) {
+                    TileBuffer& l2 = m_l2[tile++];
+                    const int64_t a_bytes = static_cast<int64_t>(std::ceil(b.m * g.k * a_ratio)) * eb;
+                    const int64_t b_bytes = g.k * b.n * eb, out_bytes = b.m * b.n * eb;
+                    const uint64_t a_key = mix_key(mix_key(mix_key(mix_key(1, uint64_t(a_tensor)), gi), rep * 1000003 + b.instance), b.bi);
+                    const uint64_t b_key = g.b_is_weight ? mix_key(mix_key(mix_key(2, uint64_t(b_tensor)), gi), mix_key(b.instance % g.groups, b.bj))
+                                                         : mix_key(mix_key(mix_key(mix_key(2, uint64_t(b_tensor)), gi), rep * 1000003 + b.instance), b.bj);
+                    if (seen.insert(a_key).second && a_tensor >= 0) w.dram_read_bytes += fetch_panel(a_key, a_bytes, a_tensor, w.prefetch_ready_ps);
+                    if (seen.insert(b_key).second) w.dram_read_bytes += fetch_panel(b_key, b_bytes, b_tensor, w.prefetch_ready_ps);
+                    // a panel still in this tile's L2 (its previous block used it) is not moved again
+                    const int64_t a_move = l2.hit(a_key) ? 0 : a_bytes, b_move = l2.hit(b_key) ? 0 : b_bytes;
+                    if (a_move) l2.insert(a_key, a_bytes);
+                    if (b_move) l2.insert(b_key, b_bytes);
+                    w.add_block(a_move + b_move, out_bytes, (b.m + b.n) * g.k * eb);
+                }
+                if (wi == 0 && rep == 0) w.dram_read_bytes += extra_dram_bytes;
+                w.l3_write += w.dram_read_bytes;  // DMA fills
+                m_pipe.push(std::move(w));
+            });
+        }
+    }
+
+protected:
     /// A lowered contraction's fused epilogue, run as further recurrences of its wavefront: its
     /// operations on the PEs (no fill or drain of its own: the wavefront is already in flight)
     /// and its side inputs (a residual; scalars live in the PEs) from L3, fetched on a miss; the

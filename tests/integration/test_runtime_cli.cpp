@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -120,6 +121,36 @@ TEST_CASE("the TPU runs a fused attention kernel with its scores kept in the ofm
     CHECK(f["total"]["traffic_bytes"]["dram"].get<double>() < s["total"]["traffic_bytes"]["dram"].get<double>());
     fs::remove_all(fused);
     fs::remove_all(split);
+}
+
+TEST_CASE("the KPU runs a fused attention kernel with its scores through L3, spilling them only when they do not fit", "[e2e][runtime][kpu]") {
+    // one layer, 8 heads of 512 x 512 int8 scores: 2 MiB, inside T64's 16 MiB of L3
+    const std::string dir = temp_dir("rt_kpu_attention");
+    std::ofstream(dir + "/w.toml") << "[enc]\nfamily = \"transformer_encoder\"\nlayers = 1\nd_model = 64\nheads = 8\nffn = 128\nsequence = 512\n";
+    const std::string base = "run " + dir + "/w.toml#enc --arch " + kSrc + "/configs/kpu/t64.toml --format json --out ";
+    REQUIRE(run_archsim(base + dir + "/fused --runtime tensorrt").exit_code == 0);
+    REQUIRE(run_archsim(base + dir + "/split --runtime kpu-domain-flow").exit_code == 0);
+    // a 2 x 2 fabric with 256 KiB of L3 per tile: 1 MiB, less than the scores
+    REQUIRE(run_archsim(base + dir + "/spill --runtime tensorrt --set tiles.rows=2 --set tiles.cols=2 --set l3.kib_per_tile=256").exit_code == 0);
+    const json f = json::parse(slurp(dir + "/fused/metrics.json")), s = json::parse(slurp(dir + "/split/metrics.json"));
+    const json sp = json::parse(slurp(dir + "/spill/metrics.json"));
+    CHECK(f["total"]["macs"] == s["total"]["macs"]);
+    const auto attention = [](const json& m) {
+        json found;
+        int n = 0;
+        for (const auto& o : m["ops"])
+            if (o["op_type"] == "Attention") found = o, ++n;
+        REQUIRE(n == 1);  // one layer: one kernel for all heads
+        return found;
+    };
+    const double scores = 8.0 * 512 * 512;  // bytes at int8
+    const json a = attention(f), b = attention(sp);
+    CHECK(a["macs"] == b["macs"]);
+    CHECK(a["traffic_bytes"]["dram"].get<double>() < scores / 100);      // Q, K, V already in L3; no score in DRAM
+    CHECK(a["traffic_bytes"]["l3"].get<double>() >= 2 * scores);          // every score block to L3 and back
+    CHECK(b["traffic_bytes"]["dram"].get<double>() >= 4 * scores);        // S and P each written and read back
+    CHECK(b["traffic_bytes"]["dram"].get<double>() < 4 * scores + scores / 100);
+    fs::remove_all(dir);
 }
 
 TEST_CASE("the TPU and KPU run every lowered kernel's epilogue arithmetic", "[e2e][runtime]") {
