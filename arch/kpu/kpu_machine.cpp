@@ -137,18 +137,10 @@ protected:
         gemm_waves(0, op.cost.gemms.at(0), 0);
         m_pipe.flush();
         if (!on_chip) m_pipe.note_write(dma(scores, /*write=*/true, m_l3c));  // S spilled
-        Wave w;
-        w.contraction = false;
-        const int64_t pes = m_cfg.compute_tiles() * m_cfg.pes_per_tile();
-        w.pe_ops = std::max<int64_t>(0, op.cost.flops - 2 * op.cost.macs);
-        w.compute_cycles = (w.pe_ops + pes - 1) / pes;
-        const int64_t moved = 2 * scores;  // each score in and out
-        w.mover_bytes = w.streamer_bytes = moved;
-        w.mover_bytes_max_tile = w.streamer_bytes_max_tile = (moved + m_cfg.compute_tiles() - 1) / m_cfg.compute_tiles();
+        Wave w;  // the softmax: each score in from L3 and back
         w.dram_read_bytes = on_chip ? 0 : scores;
-        w.l3_read = scores;
-        w.l3_write = scores + w.dram_read_bytes;
-        w.l2_read = w.l2_write = w.l1_read = w.l1_write = moved;
+        const int64_t softmax_ops = std::max<int64_t>(0, op.cost.flops - 2 * op.cost.macs);
+        shape_pe_wave(w, softmax_ops, softmax_ops, scores, scores, /*own_pass=*/false);
         m_pipe.push(std::move(w));
         m_pipe.flush();
         if (!on_chip) m_pipe.note_write(dma(scores, /*write=*/true, m_l3c));  // P spilled
@@ -205,7 +197,6 @@ protected:
     /// contraction's wave already wrote the kernel's output.
     void fused_epilogue(const Operator& op, const OpGraph& graph) override {
         Wave w;
-        w.contraction = false;
         int64_t in_bytes = 0;
         for (int32_t t : epilogue_side_inputs(op)) {
             if (graph.tensors()[static_cast<size_t>(t)].elems() <= 1) continue;
@@ -217,21 +208,13 @@ protected:
             }
         }
         if (in_bytes == 0 && op.cost.flops == 0) return;
-        const int64_t pes = m_cfg.compute_tiles() * m_cfg.pes_per_tile();
-        w.pe_ops = op.cost.flops;
-        w.compute_cycles = (op.cost.flops + pes - 1) / pes;
-        w.mover_bytes = w.streamer_bytes = in_bytes;
-        w.mover_bytes_max_tile = w.streamer_bytes_max_tile = (in_bytes + m_cfg.compute_tiles() - 1) / m_cfg.compute_tiles();
-        w.l3_read = in_bytes;
-        w.l3_write = w.dram_read_bytes;
-        w.l2_read = w.l2_write = w.l1_read = w.l1_write = in_bytes;
+        shape_pe_wave(w, op.cost.flops, op.cost.flops, in_bytes, 0, /*own_pass=*/false);
         m_pipe.push(std::move(w));
         m_pipe.flush();
     }
     /// Other operators on the PEs: one wave, every input from L3 (fetched on a miss).
     void streaming(const Operator& op, const OpGraph& graph) override {
         Wave w;
-        w.contraction = false;
         int64_t in_bytes = 0, out_bytes = 0, out_elems = 0;
         for (int32_t t : op.inputs) {
             if (t < 0) continue;
@@ -246,16 +229,8 @@ protected:
             out_bytes += bytes_of(t);
             out_elems += graph.tensors()[t].elems();
         }
-        const int64_t pes = m_cfg.compute_tiles() * m_cfg.pes_per_tile();
-        w.pe_ops = op.cost.cls == OpClass::DataMovement ? 0 : op.cost.flops;
-        const int64_t work = op.cost.cls == OpClass::DataMovement ? out_elems : op.cost.flops;
-        w.compute_cycles = (work + pes - 1) / pes + m_cfg.fill_cycles + m_cfg.drain_cycles;
-        const int64_t moved = in_bytes + out_bytes;
-        w.mover_bytes = w.streamer_bytes = moved;
-        w.mover_bytes_max_tile = w.streamer_bytes_max_tile = (moved + m_cfg.compute_tiles() - 1) / m_cfg.compute_tiles();
-        w.l3_read = in_bytes;
-        w.l3_write = out_bytes + w.dram_read_bytes;
-        w.l2_read = w.l2_write = w.l1_read = w.l1_write = moved;
+        const bool copy = op.cost.cls == OpClass::DataMovement;
+        shape_pe_wave(w, copy ? 0 : op.cost.flops, copy ? out_elems : op.cost.flops, in_bytes, out_bytes, /*own_pass=*/true);
         m_pipe.push(std::move(w));
         m_pipe.flush();
     }
@@ -284,6 +259,23 @@ private:
         emit(EventKind::Transfer, m_dma, start, end > start ? end - start : 0, {uint64_t(bytes)});
         if (write) emit(EventKind::SramRead, l3_side, start, end > start ? end - start : 0, {uint64_t(bytes)});
         return end;
+    }
+    /// Makes `w` a wave on the PEs (no wavefront): `ops` operations, `work` of them spread over
+    /// every PE of the compute tiles (one a cycle each), plus the fabric's fill and drain when it
+    /// is a pass of its own (not further recurrences of a wavefront in flight); `in_bytes` come
+    /// from L3 and `out_bytes` go back, through the block movers, L2, streamers and L1, evenly
+    /// over the tiles. `w.dram_read_bytes` must already hold what the DMA fills into L3 for it.
+    void shape_pe_wave(Wave& w, int64_t ops, int64_t work, int64_t in_bytes, int64_t out_bytes, bool own_pass) const {
+        const int64_t pes = m_cfg.compute_tiles() * m_cfg.pes_per_tile();
+        w.contraction = false;
+        w.pe_ops = ops;
+        w.compute_cycles = (work + pes - 1) / pes + (own_pass ? m_cfg.fill_cycles + m_cfg.drain_cycles : 0);
+        const int64_t moved = in_bytes + out_bytes;
+        w.mover_bytes = w.streamer_bytes = moved;
+        w.mover_bytes_max_tile = w.streamer_bytes_max_tile = (moved + m_cfg.compute_tiles() - 1) / m_cfg.compute_tiles();
+        w.l3_read = in_bytes;
+        w.l3_write = out_bytes + w.dram_read_bytes;
+        w.l2_read = w.l2_write = w.l1_read = w.l1_write = moved;
     }
     int64_t bytes_of(int32_t t) const { return run_bytes(m_graph->tensors()[static_cast<size_t>(t)], m_cfg.precision); }
     static uint64_t whole_key(int32_t tensor) { return mix_key(0xA11, static_cast<uint64_t>(tensor)); }
