@@ -40,7 +40,7 @@ Operator epilogue_of(const Operator& kernel) {
     e.name = kernel.name;
     e.op_type = "epilogue";
     e.cost.cls = OpClass::Elementwise;
-    e.cost.flops = std::max<int64_t>(0, kernel.cost.flops - 2 * kernel.cost.macs);
+    e.cost.flops = kernel.cost.non_mac_flops();
     e.inputs = {-1};
     for (int32_t t : kernel.inputs)
         if (t >= 0 && !kernel.cost.is_gemm_operand(t)) e.inputs.push_back(t);

@@ -88,7 +88,7 @@ protected:
         const FlashPlan p = plan_flash_attention(a, m_cfg);
         const int64_t eb = operand_bytes(m_cfg.precision), slots = m_cfg.sms * p.ctas_per_sm;
         const double l2_latency_ps = static_cast<double>(m_cfg.l2_latency_cycles) * m_cfg.cycle_ps();
-        const uint64_t softmax_ops = static_cast<uint64_t>(std::max<int64_t>(0, op.cost.flops - 2 * op.cost.macs));
+        const uint64_t softmax_ops = static_cast<uint64_t>(op.cost.non_mac_flops());
         double kernel_end = sim_now_ps();
         for (int64_t w = 0; w < p.waves; ++w) {
             const double start = sim_now_ps();

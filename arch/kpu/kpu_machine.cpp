@@ -139,7 +139,7 @@ protected:
         if (!on_chip) m_pipe.note_write(dma(scores, /*write=*/true, m_l3c));  // S spilled
         Wave w;  // the softmax: each score in from L3 and back
         w.dram_read_bytes = on_chip ? 0 : scores;
-        const int64_t softmax_ops = std::max<int64_t>(0, op.cost.flops - 2 * op.cost.macs);
+        const int64_t softmax_ops = op.cost.non_mac_flops();
         shape_pe_wave(w, softmax_ops, softmax_ops, scores, scores, /*own_pass=*/false);
         m_pipe.push(std::move(w));
         m_pipe.flush();

@@ -46,10 +46,9 @@ protected:
     /// its other arithmetic (flops - 2 MACs: the softmax) on the vector unit, the two overlapped
     /// (separate units), and only the bytes crossing the kernel's boundary (Q, K, V, O).
     void attention(const Operator& op, const OpGraph& graph) override {
-        const int64_t vector_ops = std::max<int64_t>(0, op.cost.flops - 2 * op.cost.macs);
         bound(op, graph,
               {{EventKind::Fold, m_compute, static_cast<uint64_t>(op.cost.macs), m_cfg.macs_per_cycle.at(m_cfg.precision)},
-               {EventKind::Vector, m_vector, static_cast<uint64_t>(vector_ops), m_cfg.vector_ops_per_cycle}});
+               {EventKind::Vector, m_vector, static_cast<uint64_t>(op.cost.non_mac_flops()), m_cfg.vector_ops_per_cycle}});
     }
 
 private:
@@ -74,8 +73,9 @@ private:
         for (int32_t t : op.inputs)
             if (t >= 0) in_bytes += static_cast<uint64_t>(read_bytes(op, t, graph.tensors()[static_cast<size_t>(t)], m_cfg.precision));
         for (int32_t t : op.outputs) out_bytes += static_cast<uint64_t>(run_bytes(graph.tensors()[static_cast<size_t>(t)], m_cfg.precision));
-        uint64_t compute = 0;
-        for (const Work& w : work) compute = std::max(compute, static_cast<uint64_t>(std::ceil(static_cast<double>(w.ops) / w.peak)));
+        std::vector<uint64_t> busy;  // each unit's cycles
+        for (const Work& w : work) busy.push_back(static_cast<uint64_t>(std::ceil(static_cast<double>(w.ops) / w.peak)));
+        const uint64_t compute = *std::max_element(busy.begin(), busy.end());
         uint64_t cycles = compute;
         for (const Level& l : m_levels) {  // bytes per cycle = GB/s x 1e9 / Hz
             const double bytes_per_cycle = l.level.bandwidth_gbps * 1e3 / m_cfg.clock_mhz;
@@ -83,10 +83,9 @@ private:
         }
         const uint64_t start = m_clock.now_cycle();
         const Span span = m_clock.span(start, cycles);
-        for (const Work& w : work) {
-            if (w.ops == 0 && work.size() > 1) continue;  // a unit with nothing to do in a kernel of several
-            const uint64_t busy = static_cast<uint64_t>(std::ceil(static_cast<double>(w.ops) / w.peak));
-            m_rec.emit(w.kind, w.unit, m_clock.span(start, busy), {0, w.ops, busy});
+        for (size_t i = 0; i < work.size(); ++i) {
+            if (work[i].ops == 0 && work.size() > 1) continue;  // a unit with nothing to do in a kernel of several
+            m_rec.emit(work[i].kind, work[i].unit, m_clock.span(start, busy[i]), {0, work[i].ops, busy[i]});
         }
         if (cycles > compute)
             m_rec.emit(EventKind::Stall, work.front().unit, m_clock.span(start + compute, cycles - compute), {0, 0, cycles - compute}, 0,

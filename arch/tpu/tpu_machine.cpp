@@ -103,7 +103,7 @@ protected:
             m_pipe.push({w, false});
         });
         FoldWork softmax;  // reads and rewrites the scores in the ofmap buffer
-        const int64_t ops = std::max<int64_t>(0, op.cost.flops - 2 * op.cost.macs);
+        const int64_t ops = op.cost.non_mac_flops();
         softmax.macs = ops;
         softmax.cycles = static_cast<int64_t>(std::ceil(static_cast<double>(ops) / (double(m_cfg.vector_lanes) * m_cfg.vector_ops_per_lane)));
         softmax.sram_read_bytes[static_cast<int>(Buffer::Ofmap)] = softmax.sram_write_bytes[static_cast<int>(Buffer::Ofmap)] = scores_bytes;

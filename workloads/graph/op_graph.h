@@ -109,6 +109,9 @@ struct OpCost {
     double arithmetic_intensity() const;
     /// Whether tensor `t` is the A or B operand of one of the GEMM views.
     bool is_gemm_operand(int32_t t) const;
+    /// The arithmetic beyond the contractions' 2 FLOPs per MAC (a fused kernel's epilogue, an
+    /// attention kernel's scale, mask and softmax): max(0, flops - 2 macs) operations.
+    int64_t non_mac_flops() const { return flops > 2 * macs ? flops - 2 * macs : 0; }
 };
 
 /// One operator (an ONNX node that survived constant folding).
