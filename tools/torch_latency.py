@@ -23,7 +23,10 @@ Two ways to run it (`--mode`):
 In both, the framework's own cost per operator (dispatch, allocation, oneDNN's per-primitive
 setup) is measured here, on a chain of 100 tiny 1x1 convolutions each followed by a ReLU, run the
 same way, and given to the model as core.op_overhead_us: a measurement of this machine, not a
-fitted number.
+fitted number. Linear layers go to the system BLAS on one thread (the profiles' [blas] section, simulated with
+threads = 1);
+the rate at which it packs a weight is calibrated here too, on a 2048 x 2048 layer with one
+input row (timed, then simulated), and given as core.blas_pack_bytes_per_cycle.
 
 Usage: /usr/bin/python3 tools/torch_latency.py [--models resnet18,resnet50,...] [--threads 2]
        [--arch configs/cpu/host.calibrated.toml] [--archsim build/archsim] [--csv OUT.csv]
@@ -33,6 +36,7 @@ import argparse
 import csv
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -134,6 +138,32 @@ def op_overhead_us(mode, threads):
     return med / (2 * len(chain.convs)) * 1e6
 
 
+def blas_pack_bytes_per_cycle(archsim, arch, mode, threads, overhead_us):
+    """core.blas_pack_bytes_per_cycle for this machine, calibrated on one Linear layer with one
+    input row (1 x 2048 by a 2048 x 2048 fp32 weight: no shared network's shape). The layer is
+    timed through PyTorch (the system BLAS packs its weight at every call), exported to ONNX and
+    simulated at two packing rates; the model's time is a + b / rate (the rest of the call plus
+    the packing), so the rate at which the model takes the measured time is b / (measured - a).
+    Returns (rate in bytes/cycle, the layer's measured time in s)."""
+    torch.set_num_threads(threads)
+    layer = torch.nn.Linear(2048, 2048).eval()
+    x = torch.randn(1, 2048)
+    measured, _, _ = timed(layer, x, 5, 30)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "linear_2048.onnx")
+        with torch.no_grad():
+            torch.onnx.export(layer, x, path, input_names=["x"], output_names=["y"])
+        r1, r2 = 1.0, 4.0
+        t1 = simulate(archsim, path, arch, mode, overhead_us, r1)
+        t2 = simulate(archsim, path, arch, mode, overhead_us, r2)
+    b = (t1 - t2) / (1 / r1 - 1 / r2)
+    a = t1 - b / r1
+    if b <= 0 or measured <= a:
+        raise RuntimeError(f"BLAS calibration: the model's Linear takes {a * 1e6:.0f} us without packing, "
+                           f"measured {measured * 1e6:.0f} us: no packing rate fits")
+    return b / (measured - a), measured
+
+
 def measure(name, mode, threads, warmup, reps):
     torch.set_num_threads(threads)
     model = getattr(torchvision.models, name)(weights=None).eval()
@@ -141,12 +171,27 @@ def measure(name, mode, threads, warmup, reps):
     return timed(prepare(model, mode), torch.randn(1, 3, 224, 224), warmup, reps)
 
 
-def simulate(archsim, model_path, arch, mode, overhead_us):
+def runtime_file(mode, tmp):
+    """A copy of configs/runtimes/torch-<mode>.toml in `tmp` whose BLAS runs on one thread, as
+    OpenBLAS does here (OPENBLAS_NUM_THREADS=1); returns its path."""
+    with open(os.path.join(ROOT, "configs", "runtimes", f"torch-{mode}.toml")) as f:
+        text = f.read()
+    one = re.sub(r"(?m)^threads = 0\b", "threads = 1", text)
+    if one == text:
+        raise RuntimeError(f"configs/runtimes/torch-{mode}.toml: no '[blas] threads = 0' line to set to 1")
+    path = os.path.join(tmp, f"torch-{mode}.toml")
+    with open(path, "w") as f:
+        f.write(one)
+    return path
+
+
+def simulate(archsim, model_path, arch, mode, overhead_us, blas_bpc):
     with tempfile.TemporaryDirectory() as out:
         cmd = [archsim, "run", model_path, "--arch", arch, "--out", out, "--format", "json",
-               "--runtime", "torch-" + mode,
+               "--runtime", runtime_file(mode, out),
                "--set", "gemm.prepacked_weights=" + ("true" if mode == "frozen" else "false"),
-               "--set", f"core.op_overhead_us={overhead_us:.3f}"]
+               "--set", f"core.op_overhead_us={overhead_us:.3f}",
+               "--set", f"core.blas_pack_bytes_per_cycle={blas_bpc:.3f}"]
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             raise RuntimeError(f"{model_path}: archsim failed: {r.stderr.strip().splitlines()[-1:]}")
@@ -169,6 +214,9 @@ def main():
 
     overhead = op_overhead_us(args.mode, args.threads)
     print(f"  framework cost per operator ({args.mode}): {overhead:.2f} us", file=sys.stderr)
+    blas_bpc, blas_s = blas_pack_bytes_per_cycle(args.archsim, args.arch, args.mode, args.threads, overhead)
+    print(f"  BLAS weight packing: {blas_bpc:.2f} bytes/cycle (2048 x 2048 Linear: {blas_s * 1e3:.2f} ms)",
+          file=sys.stderr)
     rows = []
     for name in [m for m in args.models.split(",") if m]:
         path = os.path.join(args.shared, name + ".onnx")
@@ -176,10 +224,11 @@ def main():
             print(f"torch_latency: {name}: not a torchvision model with {path}", file=sys.stderr)
             return 1
         med, p10, p90 = measure(name, args.mode, args.threads, args.warmup, args.reps)
-        pred = simulate(args.archsim, path, args.arch, args.mode, overhead)
+        pred = simulate(args.archsim, path, args.arch, args.mode, overhead, blas_bpc)
         rows.append({"model": name, "measured_ms": med * 1e3, "p10_ms": p10 * 1e3, "p90_ms": p90 * 1e3,
                      "predicted_ms": pred * 1e3, "error_pct": 100 * (pred - med) / med, "threads": args.threads,
-                     "mode": args.mode, "op_overhead_us": round(overhead, 3), "blas": blas_in_use(),
+                     "mode": args.mode, "op_overhead_us": round(overhead, 3),
+                     "blas_pack_bytes_per_cycle": round(blas_bpc, 3), "blas": blas_in_use(),
                      "torch": torch.__version__})
         print(f"  {name}: measured {med * 1e3:.2f} ms, predicted {pred * 1e3:.2f} ms", file=sys.stderr)
 
@@ -190,7 +239,7 @@ def main():
     errs = [abs(r["error_pct"]) for r in rows]
     print(f"\nMAPE {statistics.mean(errs):.1f}%, worst {max(errs):.1f}%, within 20%: {sum(e <= 20 for e in errs)} of {len(errs)}")
     print(f"torch {torch.__version__} ({args.mode}, runtime torch-{args.mode}), {args.threads} threads, framework cost "
-          f"per operator {overhead:.2f} us, BLAS {blas_in_use()}, config {args.arch}, CPU {cpu_model()}")
+          f"per operator {overhead:.2f} us, BLAS {blas_in_use()} packing {blas_bpc:.2f} bytes/cycle, config {args.arch}, CPU {cpu_model()}")
     if args.csv:
         with open(args.csv, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))

@@ -94,6 +94,13 @@ const ParamBinder<CpuConfig>& cpu_params() {
         above(b.real("core.pack_bytes_per_cycle", [](C& c) -> double& { return c.pack_bytes_per_cycle; }, 32.0, "bytes/cycle",
                      "Bytes a core copies per cycle while packing a GEMM block (one vector load + store per cycle)"),
               0);
+        at_least(b.real("core.blas_pack_bytes_per_cycle", [](C& c) -> double& { return c.blas_pack_bytes_per_cycle; }, 0.0,
+                        "bytes/cycle",
+                        "Bytes of weight a core packs per cycle in the system BLAS, which repacks its weight operand at "
+                        "every call (kernels a runtime profile's blas.ops sends there); 0 = core.pack_bytes_per_cycle. "
+                        "tools/torch_latency.py calibrates it on the machine it runs on (OpenBLAS on one thread: "
+                        "1.5-2.0 bytes/cycle, about 6 GB/s, on the 2026-11-24 host)"),
+                 0);
         at_least(b.integer("line_bytes", [](C& c) -> int64_t& { return c.line_bytes; }, 64, "bytes", "Cache line size (" + sog + ")"), 8);
         CacheLevelConfig l1{32, 8, 4, 64.0, 0};  // access energies derived from capacity and node
         CacheLevelConfig l2{512, 8, 12, 32.0, 0};

@@ -38,7 +38,9 @@ constexpr uint64_t kVectorChunkBytes = 64 * 1024; // a core streams a memory-bou
 /// the micro-kernel reads the input in place (no im2col copy; the kh x kw taps of an output pixel
 /// map onto that pixel's channel lines, so halos between blocks are not modeled); depthwise
 /// convolutions run as direct memory-bound kernels. Weights are in panel layout from load time
-/// (gemm.prepacked_weights). Partial sums between kc slices are kept in C at the output's element
+/// (gemm.prepacked_weights), except in kernels the runtime sends to the system BLAS (Operator::blas),
+/// which packs both operands at every call at core.blas_pack_bytes_per_cycle, on Operator::threads
+/// cores. Partial sums between kc slices are kept in C at the output's element
 /// size. Each operator pays core.op_overhead_us (dispatch, fork/join) first. Elementwise operators
 /// consuming a kernel's only output fuse into it (oneDNN post-ops) when fusion.elementwise is set.
 class CpuMachine : public MachineBase {
@@ -76,9 +78,10 @@ protected:
     }
     void end_op(const Operator&, const OpGraph&, Route) override { sim_wait_until_ps(m_sched->end_ps()); }
     void contraction(const Operator& op, const OpGraph& graph) override {
+        const int64_t cores = op.threads > 0 ? std::min<int64_t>(op.threads, m_cfg.cores) : m_cfg.cores;
         for_each_gemm(op, [&](size_t, const GemmView& g) {
             for (int64_t rep = 0; rep < g.repeat; ++rep)
-                for (int64_t inst = 0; inst < g.batch * g.groups; ++inst) gemm(graph, g, inst);
+                for (int64_t inst = 0; inst < g.batch * g.groups; ++inst) gemm(graph, g, inst, cores, op.blas);
         });
     }
     void streaming(const Operator& op, const OpGraph& graph) override { stream_kernel(op, graph, op.inputs, true); }
@@ -100,14 +103,16 @@ private:
     }
 
     // ---- kernels ------------------------------------------------------------------------------
-    /// One GEMM instance (batch entry x group) of GEMM view `g`, blocked and split over the cores.
-    void gemm(const OpGraph& graph, const GemmView& g, int64_t inst) {
+    /// One GEMM instance (batch entry x group) of GEMM view `g`, blocked and split over the first
+    /// `cores` cores. `blas`: the system BLAS's driver, which packs both operands at every call
+    /// (whatever their shape, weights included) at core.blas_pack_bytes_per_cycle.
+    void gemm(const OpGraph& graph, const GemmView& g, int64_t inst, int64_t cores, bool blas) {
         Blocking b = fit_blocking(m_block, g.m, g.n, g.k);
         // BLIS divides the ic loop's rows evenly among the threads: with more rows than one block
         // per core, mc shrinks so that every core gets the same number of blocks
-        if (g.m > b.mc || (m_cfg.cores > 1 && g.m > m_cfg.cores * b.mr)) {
-            const int64_t per_core = (g.m + b.mc * m_cfg.cores - 1) / (b.mc * m_cfg.cores);  // blocks per core
-            const int64_t rows = (g.m + per_core * m_cfg.cores - 1) / (per_core * m_cfg.cores);
+        if (g.m > b.mc || (cores > 1 && g.m > cores * b.mr)) {
+            const int64_t per_core = (g.m + b.mc * cores - 1) / (b.mc * cores);  // blocks per core
+            const int64_t rows = (g.m + per_core * cores - 1) / (per_core * cores);
             b.mc = std::min(b.mc, (rows + b.mr - 1) / b.mr * b.mr);
         }
         const uint64_t e = static_cast<uint64_t>(operand_bytes(m_cfg.precision));
@@ -124,10 +129,12 @@ private:
         // column (n <= nr) of calls is read in place, as oneDNN's GEMV-like kernels do. Weights
         // reordered at load time are already in panel layout. A convolution's input is read in
         // place (oneDNN's direct convolution on a blocked layout: no im2col copy).
-        const bool prepacked = g.b_is_weight && m_cfg.prepacked_weights;
-        const bool pack_b = g.m > b.mr && !prepacked, pack_a = g.n > b.nr && !g.a.in_place;
-        const double pack_rate = m_cfg.pack_bytes_per_cycle;
-        const int64_t cores = m_cfg.cores;
+        const bool prepacked = g.b_is_weight && m_cfg.prepacked_weights && !blas;
+        const bool pack_b = blas || (g.m > b.mr && !prepacked), pack_a = blas || (g.n > b.nr && !g.a.in_place);
+        // cycles per packed byte: a load and a store per byte at core.pack_bytes_per_cycle, or the
+        // BLAS's measured rate per byte packed
+        const double pack_cycles_per_byte = blas && m_cfg.blas_pack_bytes_per_cycle > 0 ? 1.0 / m_cfg.blas_pack_bytes_per_cycle
+                                                                                       : 2.0 / m_cfg.pack_bytes_per_cycle;
         for (int64_t jc = 0; jc < g.n; jc += b.nc) {
             const int64_t ncb = std::min(b.nc, g.n - jc);
             for (int64_t pc = 0; pc < g.k; pc += b.kc) {
@@ -142,7 +149,7 @@ private:
                                   static_cast<uint64_t>(g.n) * e, false);
                     cc.touch(kPackedB + static_cast<uint64_t>(r0 * ncb) * e, static_cast<uint64_t>(rows * ncb) * e, true);
                     const uint64_t bytes = static_cast<uint64_t>(rows * ncb) * e;
-                    m_sched->finish_block(c, static_cast<double>(2 * bytes) / pack_rate * m_cfg.cycle_ps(), 0, 0, 0, bytes);
+                    m_sched->finish_block(c, static_cast<double>(bytes) * pack_cycles_per_byte * m_cfg.cycle_ps(), 0, 0, 0, bytes);
                 }
                 if (pack_b) m_sched->barrier();
                 // macro-kernel work: mc-row blocks; with fewer blocks than cores, split the nr panels too
@@ -190,7 +197,7 @@ private:
                             macs += static_cast<uint64_t>(rows * cols * kcb);
                         }
                     }
-                    m_sched->finish_block(c, static_cast<double>(2 * packed) / pack_rate * m_cfg.cycle_ps(),
+                    m_sched->finish_block(c, static_cast<double>(packed) * pack_cycles_per_byte * m_cfg.cycle_ps(),
                                  static_cast<double>(macs) / rate * m_cfg.cycle_ps(), macs, 0, packed);
                 }
                 m_sched->barrier();

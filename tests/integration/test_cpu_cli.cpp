@@ -71,6 +71,38 @@ TEST_CASE("a smaller L3 spills: more DRAM traffic and a slower run", "[e2e][cpu]
     CHECK(big["total"]["macs"].get<uint64_t>() == 8 * 1814073344ULL);
 }
 
+TEST_CASE("a kernel the runtime sends to the BLAS runs on its threads and packs its whole weight at every call", "[e2e][cpu][runtime]") {
+    // one Linear layer, 1 x 1024 by 1024 x 1024 fp32: oneDNN's path (the none runtime, weights
+    // prepacked at load) reads the weight in place on both cores; a runtime whose blas.ops takes
+    // Gemm/MatMul on one thread packs the weight and the input row on core 0 at the set rate
+    const std::string dir = temp_dir("cpu_blas");
+    std::ofstream(dir + "/lin.toml") << "[lin]\nfamily = \"mlp\"\nlayers = 1\ninput = 1024\nwidth = 1024\noutput = 1024\n"
+                                        "batch = 1\n";
+    std::ofstream(dir + "/blas1.toml") << "doc = \"one BLAS thread\"\n[blas]\nops = \"Gemm, MatMul\"\nthreads = 1\n";
+    const std::string args = "run " + dir + "/lin.toml#lin --arch " + kHost +
+                             " --precision fp32 --set cores=2 --set dram.ideal=true --set core.blas_pack_bytes_per_cycle=2";
+    auto component = [](const json& m, const std::string& name) {
+        for (const auto& c : m["components"])
+            if (c["name"] == name) return c;
+        FAIL("no component " << name);
+        return json();
+    };
+    json blas = run_json_ok(args + " --runtime " + dir + "/blas1.toml");
+    json none = run_json_ok(args + " --runtime none");
+    const double macs = 1024.0 * 1024, packed = 1024.0 * 1024 * 4 + 1024 * 4;
+    CHECK(component(blas, "core0")["ops"].get<double>() == macs);
+    CHECK(component(blas, "core1")["ops"].get<double>() == 0);
+    CHECK(component(blas, "packing")["bytes"].get<double>() == packed);
+    const double clock_hz = blas["clock_hz"].get<double>();
+    CHECK(component(blas, "packing")["busy_s"].get<double>() * clock_hz == Approx(packed / 2).epsilon(1e-6));
+    CHECK(blas["total"]["latency_cycles"].get<double>() >= packed / 2);
+    CHECK(component(none, "packing")["bytes"].get<double>() <= 2 * 1024 * 4);  // the input row per core, never the weight
+    CHECK(component(none, "core1")["ops"].get<double>() > 0);
+    CHECK(none["total"]["macs"].get<double>() == macs);
+    CHECK(none["total"]["latency_s"].get<double>() < blas["total"]["latency_s"].get<double>());
+    fs::remove_all(dir);
+}
+
 TEST_CASE("a bad CPU cache geometry is one line naming the config file", "[e2e][cpu][bad]") {
     CliResult r = run_archsim("run " + kBundled + " --arch " + kHost + " --set l1d.ways=7 --out " + temp_dir("cpu_bad"));
     CHECK(r.exit_code != 0);

@@ -217,6 +217,58 @@ TEST_CASE("a framework's library layout is entered and left by one conversion pe
     CHECK(plan.total_macs() == g.total_macs());
 }
 
+TEST_CASE("a runtime's BLAS kernels carry its thread count; its library's kernels never go to the BLAS", "[unit][lowering]") {
+    // conv -> flatten -> MatMul: the convolution is the library's, the MatMul goes to the BLAS
+    OpGraph g = build({1, 8, 4, 4}, {1, 16}, [](gen::Emitter& e) {
+        const std::string a = gen::conv(e.graph(), "/h/c1", "x", "w1", {8, 8, 3, 3}, 1, 1, 1, true);
+        const std::string f = e.node("Flatten", {a});
+        gen::add_weight(e.graph(), "w2", {128, 16});
+        return e.node("MatMul", {f, "w2"});
+    });
+    RuntimeProfile rt = profile(false, false, false);
+    rt.library_ops = {"Conv"};
+    rt.blas_ops = {"Gemm", "MatMul"};
+    rt.blas_threads = 1;
+    int blas = 0;
+    const OpGraph plan = lower(g, rt);
+    for (const Operator* k : kernels(plan)) {
+        CHECK(k->blas == (k->op_type == "MatMul"));
+        CHECK(k->threads == (k->blas ? 1 : 0));
+        blas += k->blas;
+    }
+    CHECK(blas == 1);
+    rt.blas_precisions = {"fp32"};  // PyTorch: bf16 matmuls take oneDNN, not the BLAS
+    const OpGraph bf16 = lower(g, rt, "bf16");
+    for (const Operator* k : kernels(bf16)) CHECK_FALSE(k->blas);
+    rt.blas_precisions.clear();
+    rt.library_ops = {"Conv", "MatMul"};  // a library that takes the MatMul keeps it
+    const OpGraph library = lower(g, rt);
+    for (const Operator* k : kernels(library)) CHECK_FALSE(k->blas);
+}
+
+TEST_CASE("PyTorch's rule sends small ungrouped batch-1 convolutions to im2col + BLAS, the rest to its library", "[unit][lowering]") {
+    // 1 x 8 x 64 x 64 (32768 elements) -> 3x3 conv, stride 2 -> 1 x 8 x 32 x 32 (8192): the second
+    // 3x3 conv is small enough, the depthwise one after it is grouped, the 5x5 one too large a kernel
+    OpGraph g = build({1, 8, 64, 64}, {1, 8, 32, 32}, [](gen::Emitter& e) {
+        std::string a = gen::conv(e.graph(), "/h/big", "x", "w1", {8, 8, 3, 3}, 2, 1, 1, true);
+        a = gen::conv(e.graph(), "/h/small", a, "w2", {8, 8, 3, 3}, 1, 1, 1, true);
+        a = gen::conv(e.graph(), "/h/dw", a, "w3", {8, 1, 3, 3}, 1, 1, 8, true);
+        return gen::conv(e.graph(), "/h/five", a, "w4", {8, 8, 5, 5}, 1, 2, 1, true);
+    });
+    RuntimeProfile rt = profile(false, false, false);
+    rt.library_ops = {"Conv"};
+    rt.blas_conv_max_input_elems = 20480;
+    rt.blas_threads = 1;
+    std::map<std::string, bool> blas;
+    const OpGraph eager = lower(g, rt);
+    for (const Operator* k : kernels(eager))
+        if (k->op_type == "Conv") blas[k->name] = k->blas;
+    CHECK(blas == std::map<std::string, bool>{{"/h/big", false}, {"/h/small", true}, {"/h/dw", false}, {"/h/five", false}});
+    rt.blas_conv_max_input_elems = 0;  // the frozen graph: every convolution oneDNN's
+    const OpGraph frozen = lower(g, rt);
+    for (const Operator* k : kernels(frozen)) CHECK_FALSE(k->blas);
+}
+
 TEST_CASE("every runtime keeps every shared model's MACs and runs each operator exactly once", "[unit][lowering][models]") {
     if (!have_shared()) {
         WARN("shared/models not found; skipped");

@@ -187,7 +187,7 @@ int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& o
 
     ImportResult r = load(w);
     std::optional<OpGraph> plan;
-    if (!runtime.literal()) plan = lower(r.graph, runtime);
+    if (!runtime.literal()) plan = lower(r.graph, runtime, machine.params.get_string("precision"));
     const OpGraph& graph = plan ? *plan : r.graph;
     if (!machine.kind->fused_attention)
         for (const auto& k : graph.ops())

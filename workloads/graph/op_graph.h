@@ -126,6 +126,13 @@ struct Operator {
     /// A kernel of an execution plan (workloads/lowering): the names of the source-graph operators
     /// it runs, in topological order; empty for an operator of a graph as imported.
     std::vector<std::string> members;
+    /// A kernel its runtime hands to the system BLAS (PyTorch's aten::mm/addmm -> sgemm) instead
+    /// of the machine's own fast library: a GotoBLAS-style driver that packs its weight operand
+    /// at every call (Goto and van de Geijn, ACM TOMS 34(3), 2008). The CPU model prices it; the
+    /// other machines (GPU, TPU, KPU) and the roofline bound ignore it and `threads`.
+    bool blas = false;
+    /// Threads the kernel runs on (a BLAS run with OPENBLAS_NUM_THREADS=1: 1); 0 = every core.
+    int32_t threads = 0;
 };
 
 struct OpGraphTopology;  // Boost.Graph adjacency list, kept out of this header

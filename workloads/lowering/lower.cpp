@@ -23,6 +23,20 @@ GemmOperand through_folds(const OpGraph& g, const FusionGroups& groups, int32_t 
     return x;
 }
 
+/// PyTorch's rule (1.13, aten/src/ATen/native/Convolution.cpp, ConvParams::use_mkldnn, run on more
+/// than one thread) for a convolution it leaves to its native im2col + BLAS GEMM path
+/// (thnn_conv2d) instead of oneDNN: batch 1, ungrouped, a kernel not larger than 3 in both dims
+/// and an input of at most `max_input_elems` elements (20480 there).
+bool native_conv(const OpGraph& g, const Operator& conv, int64_t max_input_elems) {
+    if (max_input_elems <= 0 || conv.op_type != "Conv" || conv.inputs.size() < 2 || conv.inputs[0] < 0 || conv.inputs[1] < 0)
+        return false;
+    const Tensor& x = g.tensors()[static_cast<size_t>(conv.inputs[0])];
+    const Tensor& w = g.tensors()[static_cast<size_t>(conv.inputs[1])];
+    if (x.shape.size() != 4 || w.shape.size() != 4) return false;
+    const int64_t groups = conv.cost.gemms.empty() ? 1 : conv.cost.gemms[0].groups;
+    return x.shape[0] == 1 && groups == 1 && !(w.shape[2] > 3 && w.shape[3] > 3) && x.elems() <= max_input_elems;
+}
+
 }  // namespace
 
 OpGraph build_kernels(const OpGraph& graph, const FusionGroups& groups, const std::string& runtime,
@@ -160,7 +174,7 @@ OpGraph build_kernels(const OpGraph& graph, const FusionGroups& groups, const st
     return OpGraph(graph.model_name(), graph.source(), graph.tensors(), std::move(kernels), runtime);
 }
 
-OpGraph lower(const OpGraph& graph, const RuntimeProfile& runtime) {
+OpGraph lower(const OpGraph& graph, const RuntimeProfile& runtime, const std::string& precision) {
     FusionGroups groups(graph);
     if (runtime.attention) fuse_attention(groups);
     if (runtime.projections) merge_projections(groups);
@@ -170,21 +184,33 @@ OpGraph lower(const OpGraph& graph, const RuntimeProfile& runtime) {
     if (runtime.layouts) fold_layouts(groups);
     std::vector<int32_t> kernel_groups;
     OpGraph plan = build_kernels(graph, groups, runtime.name, &kernel_groups);
-    if (!runtime.conversions) return plan;
-    // a library kernel: its pattern (HardSwish, ...) is listed, or every operator in it that computes is
-    auto listed = [&](const std::string& type) {
-        return std::find(runtime.library_ops.begin(), runtime.library_ops.end(), type) != runtime.library_ops.end();
+    const bool to_blas = runtime.blas_at(precision);
+    if (!runtime.conversions && !to_blas) return plan;
+    auto in = [](const std::vector<std::string>& list, const std::string& type) {
+        return std::find(list.begin(), list.end(), type) != list.end();
     };
+    // a library kernel: its pattern (HardSwish, ...) is listed, or every operator in it that computes is;
+    // a BLAS kernel: not the library's, and its contraction is of a blas.ops type or a convolution
+    // the framework leaves to its native im2col + GEMM path (native_conv)
     std::vector<bool> in_library;
+    std::vector<Operator> kernels = plan.ops();
     for (size_t k = 0; k < kernel_groups.size(); ++k) {
-        bool all = true;
+        bool all = true, blas = false, native = false;
         for (int32_t m : groups.members(kernel_groups[k])) {
             const Operator& o = graph.ops()[static_cast<size_t>(m)];
-            all = all && (is_layout_view(o) || listed(o.op_type));
+            all = all && (is_layout_view(o) || in(runtime.library_ops, o.op_type));
+            blas = blas || (to_blas && o.cost.cls == OpClass::Contraction && in(runtime.blas_ops, o.op_type));
+            native = native || (to_blas && native_conv(graph, o, runtime.blas_conv_max_input_elems));
         }
-        in_library.push_back(all || listed(plan.ops()[k].op_type));
+        in_library.push_back(!native && (all || in(runtime.library_ops, plan.ops()[k].op_type)));
+        if ((blas || native) && !in_library.back()) {
+            kernels[k].blas = true;
+            kernels[k].threads = static_cast<int32_t>(runtime.blas_threads);
+        }
     }
-    return insert_layout_conversions(plan, in_library);
+    OpGraph placed(plan.model_name(), plan.source(), plan.tensors(), std::move(kernels), runtime.name);
+    if (!runtime.conversions) return placed;
+    return insert_layout_conversions(placed, in_library);
 }
 
 }  // namespace archsim

@@ -25,8 +25,11 @@ OpGraph build_kernels(const OpGraph& graph, const FusionGroups& groups, const st
 /// regions, layouts), builds the kernel graph and, when the profile asks for them, inserts the
 /// layout conversions around its library's kernels (layout_conversions.h; a kernel is the
 /// library's when every operator in it that computes is of a `library.ops` type, or its pattern
-/// is listed there). Call only for a profile that is not literal() (a literal runtime runs the
-/// graph as it is).
-OpGraph lower(const OpGraph& graph, const RuntimeProfile& runtime);
+/// is listed there). In a run at `precision` where the profile's BLAS takes its ops
+/// (RuntimeProfile::blas_at), a kernel whose contraction is of a `blas.ops` type (and is not the
+/// library's), or a small convolution under `blas.conv_max_input_elems` (PyTorch's native im2col +
+/// GEMM path), is marked Operator::blas, on `blas.threads` threads. Call only for a profile
+/// that is not literal() (a literal runtime runs the graph as it is).
+OpGraph lower(const OpGraph& graph, const RuntimeProfile& runtime, const std::string& precision = "fp32");
 
 }  // namespace archsim

@@ -41,6 +41,25 @@ const ParamBinder<RuntimeProfile>& runtime_params() {
         b.boolean("library.conversions", [](R& r) -> bool& { return r.conversions; }, false,
                   "Copy every activation that crosses between a library kernel and any other kernel into the other "
                   "layout (PyTorch's to_mkldnn / to_dense), one Reorder kernel per tensor and direction");
+        b.string("blas.ops", [](R& r) -> std::string& { return r.blas_ops_text; }, "", {},
+                 "Comma-separated op types the runtime hands to the system BLAS instead of its fast library (PyTorch's "
+                 "Linear: aten::mm / addmm -> sgemm); a kernel goes there when its contraction is of a listed type and "
+                 "it is not a library kernel. The BLAS packs its weight operand at every call");
+        at_most(at_least(b.integer("blas.threads", [](R& r) -> int64_t& { return r.blas_threads; }, 0, "threads",
+                                   "Threads the BLAS runs on (OPENBLAS_NUM_THREADS; tools/torch_latency.py runs with 1 so "
+                                   "that OpenBLAS's threads do not fight PyTorch's); 0 = every core"),
+                         0),
+                1024);
+        at_least(b.integer("blas.conv_max_input_elems", [](R& r) -> int64_t& { return r.blas_conv_max_input_elems; }, 0,
+                           "elements",
+                           "A batch-1, ungrouped convolution whose kernel is not larger than 3 in both dims and whose input "
+                           "has at most this many elements runs as im2col + BLAS GEMM instead of in the fast library "
+                           "(PyTorch 1.13 eager: 20480, ConvParams::use_mkldnn in aten/src/ATen/native/Convolution.cpp); "
+                           "0 = none"),
+                 0);
+        b.string("blas.precisions", [](R& r) -> std::string& { return r.blas_precisions_text; }, "", {},
+                 "Comma-separated run precisions (fp32, bf16, fp16, int8) at which blas.ops go to the BLAS; empty = every "
+                 "precision (PyTorch 1.13 sends fp32 matmuls to the BLAS and bf16 ones to oneDNN)");
         return b;
     }();
     return b;
@@ -89,6 +108,8 @@ RuntimeProfile load_runtime(const std::string& name_or_file, const std::string& 
     r.source = file;
     r.epilogue_ops = split_list(r.epilogue_ops_text);
     r.library_ops = split_list(r.library_ops_text);
+    r.blas_ops = split_list(r.blas_ops_text);
+    r.blas_precisions = split_list(r.blas_precisions_text);
     return r;
 }
 

@@ -2,6 +2,7 @@
 // A runtime profile: what a deployed runtime (TensorRT, PyTorch, XLA, a KPU compiler) does to an
 // operator graph before it runs, as data (configs/runtimes/<name>.toml): which lowering passes it
 // applies and which operators its epilogues take.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -24,8 +25,20 @@ struct RuntimeProfile {
     bool projections = false;                  ///< projections of one input (Q, K, V) merge into one GEMM
     std::string library_ops_text;              ///< comma-separated op types the fast library runs in its blocked layout
     bool conversions = false;                  ///< layout conversions around the library's kernels
+    std::string blas_ops_text;                 ///< comma-separated op types the runtime sends to the system BLAS
+    int64_t blas_threads = 0;                  ///< threads the BLAS runs on; 0 = every core
+    int64_t blas_conv_max_input_elems = 0;     ///< small batch-1 convolutions run as im2col + BLAS GEMM; 0 = none
+    std::string blas_precisions_text;          ///< comma-separated precisions at which blas.ops go there; "" = all
     std::vector<std::string> epilogue_ops;     ///< epilogue_ops_text split
     std::vector<std::string> library_ops;      ///< library_ops_text split
+    std::vector<std::string> blas_ops;         ///< blas_ops_text split
+    std::vector<std::string> blas_precisions;  ///< blas_precisions_text split
+
+    /// Whether blas.ops go to the BLAS in a run at `precision` ("fp32", ...).
+    bool blas_at(const std::string& precision) const {
+        return (!blas_ops.empty() || blas_conv_max_input_elems > 0) &&
+               (blas_precisions.empty() || std::find(blas_precisions.begin(), blas_precisions.end(), precision) != blas_precisions.end());
+    }
 
     /// True when the graph runs as imported and machines keep their own epilogue rules
     /// (`fusion.elementwise`): the `none` runtime. Any other profile, even one with no pass on,
