@@ -110,6 +110,9 @@ RuntimeProfile load_runtime(const std::string& name_or_file, const std::string& 
     r.library_ops = split_list(r.library_ops_text);
     r.blas_ops = split_list(r.blas_ops_text);
     r.blas_precisions = split_list(r.blas_precisions_text);
+    for (const auto& p : r.blas_precisions)
+        if (p != "fp32" && p != "bf16" && p != "fp16" && p != "int8")
+            throw UserError(file, "blas.precisions: unknown precision '" + p + "' (fp32, bf16, fp16, int8)");
     return r;
 }
 
