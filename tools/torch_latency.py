@@ -26,7 +26,9 @@ same way, and given to the model as core.op_overhead_us: a measurement of this m
 fitted number. Linear layers go to the system BLAS on one thread (the profiles' [blas] section, simulated with
 threads = 1);
 the rate at which it packs a weight is calibrated here too, on a 2048 x 2048 layer with one
-input row (timed, then simulated), and given as core.blas_pack_bytes_per_cycle.
+input row (timed, then simulated), and given as core.blas_pack_bytes_per_cycle; ATen's scalar max
+pooling, which both modes run for a pool outside oneDNN, is timed on a 1 x 32 x 64 x 64 tensor and
+given as core.reference_cycles_per_op.
 
 Usage: /usr/bin/python3 tools/torch_latency.py [--models resnet18,resnet50,...] [--threads 2]
        [--arch configs/cpu/host.calibrated.toml] [--archsim build/archsim] [--csv OUT.csv]
@@ -42,6 +44,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
@@ -164,6 +167,19 @@ def blas_pack_bytes_per_cycle(archsim, arch, mode, threads, overhead_us):
     return b / (measured - a), measured
 
 
+def reference_cycles_per_op(threads, clock_mhz):
+    """core.reference_cycles_per_op for this machine: ATen's scalar NCHW max pooling (what both
+    modes run for a pool outside oneDNN) timed on a 1 x 32 x 64 x 64 tensor, 3 x 3 window,
+    stride 2 (no shared network's shape), as core cycles per window element with the elements
+    split over the threads. The clock is the machine config's (clock_mhz)."""
+    torch.set_num_threads(threads)
+    pool = torch.nn.MaxPool2d(3, 2, 1)
+    x = torch.randn(1, 32, 64, 64)
+    med, _, _ = timed(pool, x, 5, 50)
+    ops = pool(x).numel() * 9
+    return med * clock_mhz * 1e6 * threads / ops
+
+
 def measure(name, mode, threads, warmup, reps):
     torch.set_num_threads(threads)
     model = getattr(torchvision.models, name)(weights=None).eval()
@@ -185,13 +201,14 @@ def runtime_file(mode, tmp):
     return path
 
 
-def simulate(archsim, model_path, arch, mode, overhead_us, blas_bpc):
+def simulate(archsim, model_path, arch, mode, overhead_us, blas_bpc, ref_cpo=0.0):
     with tempfile.TemporaryDirectory() as out:
         cmd = [archsim, "run", model_path, "--arch", arch, "--out", out, "--format", "json",
                "--runtime", runtime_file(mode, out),
                "--set", "gemm.prepacked_weights=" + ("true" if mode == "frozen" else "false"),
                "--set", f"core.op_overhead_us={overhead_us:.3f}",
-               "--set", f"core.blas_pack_bytes_per_cycle={blas_bpc:.3f}"]
+               "--set", f"core.blas_pack_bytes_per_cycle={blas_bpc:.3f}",
+               "--set", f"core.reference_cycles_per_op={ref_cpo:.3f}"]
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             raise RuntimeError(f"{model_path}: archsim failed: {r.stderr.strip().splitlines()[-1:]}")
@@ -217,6 +234,10 @@ def main():
     blas_bpc, blas_s = blas_pack_bytes_per_cycle(args.archsim, args.arch, args.mode, args.threads, overhead)
     print(f"  BLAS weight packing: {blas_bpc:.2f} bytes/cycle (2048 x 2048 Linear: {blas_s * 1e3:.2f} ms)",
           file=sys.stderr)
+    with open(args.arch, "rb") as f:
+        clock_mhz = tomllib.load(f).get("clock_mhz", 2450.0)  # 2450: the CPU config's own default
+    ref_cpo = reference_cycles_per_op(args.threads, clock_mhz)
+    print(f"  scalar max pooling: {ref_cpo:.1f} cycles per window element", file=sys.stderr)
     rows = []
     for name in [m for m in args.models.split(",") if m]:
         path = os.path.join(args.shared, name + ".onnx")
@@ -224,11 +245,12 @@ def main():
             print(f"torch_latency: {name}: not a torchvision model with {path}", file=sys.stderr)
             return 1
         med, p10, p90 = measure(name, args.mode, args.threads, args.warmup, args.reps)
-        pred = simulate(args.archsim, path, args.arch, args.mode, overhead, blas_bpc)
+        pred = simulate(args.archsim, path, args.arch, args.mode, overhead, blas_bpc, ref_cpo)
         rows.append({"model": name, "measured_ms": med * 1e3, "p10_ms": p10 * 1e3, "p90_ms": p90 * 1e3,
                      "predicted_ms": pred * 1e3, "error_pct": 100 * (pred - med) / med, "threads": args.threads,
                      "mode": args.mode, "op_overhead_us": round(overhead, 3),
-                     "blas_pack_bytes_per_cycle": round(blas_bpc, 3), "blas": blas_in_use(),
+                     "blas_pack_bytes_per_cycle": round(blas_bpc, 3), "reference_cycles_per_op": round(ref_cpo, 2),
+                     "blas": blas_in_use(),
                      "torch": torch.__version__})
         print(f"  {name}: measured {med * 1e3:.2f} ms, predicted {pred * 1e3:.2f} ms", file=sys.stderr)
 
@@ -239,7 +261,7 @@ def main():
     errs = [abs(r["error_pct"]) for r in rows]
     print(f"\nMAPE {statistics.mean(errs):.1f}%, worst {max(errs):.1f}%, within 20%: {sum(e <= 20 for e in errs)} of {len(errs)}")
     print(f"torch {torch.__version__} ({args.mode}, runtime torch-{args.mode}), {args.threads} threads, framework cost "
-          f"per operator {overhead:.2f} us, BLAS {blas_in_use()} packing {blas_bpc:.2f} bytes/cycle, config {args.arch}, CPU {cpu_model()}")
+          f"per operator {overhead:.2f} us, BLAS {blas_in_use()} packing {blas_bpc:.2f} bytes/cycle, scalar max pooling {ref_cpo:.1f} cycles/element, config {args.arch}, CPU {cpu_model()}")
     if args.csv:
         with open(args.csv, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))

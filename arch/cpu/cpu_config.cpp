@@ -99,7 +99,14 @@ const ParamBinder<CpuConfig>& cpu_params() {
                         "Bytes of weight a core packs per cycle in the system BLAS, which repacks its weight operand at "
                         "every call (kernels a runtime profile's blas.ops sends there); 0 = core.pack_bytes_per_cycle. "
                         "tools/torch_latency.py calibrates it on the machine it runs on (OpenBLAS on one thread: "
-                        "1.5-2.0 bytes/cycle, about 6 GB/s, on the 2026-11-24 host)"),
+                        "1.5-2.1 bytes/cycle, 5-7 GB/s, on the 2026-11-24 host)"),
+                 0);
+        at_least(b.real("core.reference_cycles_per_op", [](C& c) -> double& { return c.reference_cycles_per_op; }, 0.0,
+                        "cycles/op",
+                        "Core cycles per operation (a pooling window element, ...) of a kernel the runtime runs in the "
+                        "framework's scalar reference code (a runtime profile's reference.ops: ATen's NCHW max pooling), "
+                        "the operations split over the cores; 0 = such kernels run at the SIMD rate like any other. "
+                        "tools/torch_latency.py calibrates it on the machine it runs on (13 cycles on the 2026-11-24 host)"),
                  0);
         at_least(b.integer("line_bytes", [](C& c) -> int64_t& { return c.line_bytes; }, 64, "bytes", "Cache line size (" + sog + ")"), 8);
         CacheLevelConfig l1{32, 8, 4, 64.0, 0};  // access energies derived from capacity and node

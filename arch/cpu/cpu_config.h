@@ -42,6 +42,7 @@ struct CpuConfig {
     double eff_cache = 0;           ///< fraction of the L2 -> L1 and L3 -> L2 bandwidths streams sustain
     double pack_bytes_per_cycle = 0;///< bytes a core copies per cycle while packing a block
     double blas_pack_bytes_per_cycle = 0;///< bytes of weight a core packs per cycle in the system BLAS (0 = pack_bytes_per_cycle)
+    double reference_cycles_per_op = 0;  ///< cycles per operation of a framework's scalar reference kernel (0 = the SIMD rate)
     double op_overhead_us = 0;      ///< fixed cost of starting one operator (dispatch, thread fork/join), us
     bool fuse_elementwise = true;   ///< elementwise consumers run as post-ops of their producer
     bool prepacked_weights = true;  ///< weights sit in the micro-kernel's panel layout (reordered at load)

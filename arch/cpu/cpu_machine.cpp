@@ -40,7 +40,8 @@ constexpr uint64_t kVectorChunkBytes = 64 * 1024; // a core streams a memory-bou
 /// convolutions run as direct memory-bound kernels. Weights are in panel layout from load time
 /// (gemm.prepacked_weights), except in kernels the runtime sends to the system BLAS (Operator::blas),
 /// which packs both operands at every call at core.blas_pack_bytes_per_cycle, on Operator::threads
-/// cores. Partial sums between kc slices are kept in C at the output's element
+/// cores; kernels it runs in the framework's scalar reference code (KernelPath::Reference) take
+/// core.reference_cycles_per_op per operation. Partial sums between kc slices are kept in C at the output's element
 /// size. Each operator pays core.op_overhead_us (dispatch, fork/join) first. Elementwise operators
 /// consuming a kernel's only output fuse into it (oneDNN post-ops) when fusion.elementwise is set.
 class CpuMachine : public MachineBase {
@@ -81,7 +82,7 @@ protected:
         const int64_t cores = op.threads > 0 ? std::min<int64_t>(op.threads, m_cfg.cores) : m_cfg.cores;
         for_each_gemm(op, [&](size_t, const GemmView& g) {
             for (int64_t rep = 0; rep < g.repeat; ++rep)
-                for (int64_t inst = 0; inst < g.batch * g.groups; ++inst) gemm(graph, g, inst, cores, op.blas);
+                for (int64_t inst = 0; inst < g.batch * g.groups; ++inst) gemm(graph, g, inst, cores, op.path == KernelPath::Blas);
         });
     }
     void streaming(const Operator& op, const OpGraph& graph) override { stream_kernel(op, graph, op.inputs, true); }
@@ -223,7 +224,10 @@ private:
         const bool direct = op.cost.cls == OpClass::Contraction;
         const uint64_t total_macs = direct ? static_cast<uint64_t>(op.cost.macs) : 0;
         const uint64_t total_ops = op.cost.cls == OpClass::DataMovement ? 0 : (direct ? 2 * total_macs : static_cast<uint64_t>(op.cost.flops));
-        const double flops_per_cycle = 2.0 * m_cfg.simd_macs.fp32 * m_cfg.eff_vector;  // an FMA lane does 2 FLOPs
+        // an FMA lane does 2 FLOPs; a scalar reference kernel takes core.reference_cycles_per_op each
+        const double flops_per_cycle = op.path == KernelPath::Reference && m_cfg.reference_cycles_per_op > 0
+                                           ? 1.0 / m_cfg.reference_cycles_per_op
+                                           : 2.0 * m_cfg.simd_macs.fp32 * m_cfg.eff_vector;
         const uint64_t cores = static_cast<uint64_t>(m_cfg.cores);
         uint64_t largest = 0;
         for (const auto& s : streams) largest = std::max(largest, (s.bytes + cores - 1) / cores);

@@ -103,6 +103,26 @@ TEST_CASE("a kernel the runtime sends to the BLAS runs on its threads and packs 
     fs::remove_all(dir);
 }
 
+TEST_CASE("a kernel in the framework's scalar reference code takes core.reference_cycles_per_op per operation", "[e2e][cpu][runtime]") {
+    const std::string pool = "/usr/share/libonnx-testdata/data/node/test_maxpool_2d_default/model.onnx";  // 1x3x32x32, 2x2
+    if (!fs::exists(pool)) {
+        WARN("libonnx-testdata not installed; skipped");
+        return;
+    }
+    const std::string dir = temp_dir("cpu_reference");
+    std::ofstream(dir + "/scalar.toml") << "doc = \"ATen's scalar max pooling\"\n[reference]\nops = \"MaxPool\"\n";
+    // 3 x 31 x 31 outputs x 4 window elements, split over 2 cores at 10 cycles each
+    json m = run_json_ok("run " + pool + " --arch " + kHost + " --runtime " + dir +
+                         "/scalar.toml --set cores=2 --set core.reference_cycles_per_op=10 --set core.op_overhead_us=0");
+    const double ops = 3.0 * 31 * 31 * 4;
+    CHECK(m["total"]["compute_cycles"].get<double>() == Approx(ops / 2 * 10).epsilon(1e-3));
+    CHECK(m["total"]["latency_cycles"].get<double>() >= ops / 2 * 10);
+    // 0: the SIMD rate, as every other kernel
+    json simd = run_json_ok("run " + pool + " --arch " + kHost + " --runtime " + dir + "/scalar.toml --set cores=2 --set core.op_overhead_us=0");
+    CHECK(simd["total"]["compute_cycles"].get<double>() < ops / 2);
+    fs::remove_all(dir);
+}
+
 TEST_CASE("a bad CPU cache geometry is one line naming the config file", "[e2e][cpu][bad]") {
     CliResult r = run_archsim("run " + kBundled + " --arch " + kHost + " --set l1d.ways=7 --out " + temp_dir("cpu_bad"));
     CHECK(r.exit_code != 0);

@@ -232,18 +232,18 @@ TEST_CASE("a runtime's BLAS kernels carry its thread count; its library's kernel
     int blas = 0;
     const OpGraph plan = lower(g, rt);
     for (const Operator* k : kernels(plan)) {
-        CHECK(k->blas == (k->op_type == "MatMul"));
-        CHECK(k->threads == (k->blas ? 1 : 0));
-        blas += k->blas;
+        CHECK((k->path == KernelPath::Blas) == (k->op_type == "MatMul"));
+        CHECK(k->threads == ((k->path == KernelPath::Blas) ? 1 : 0));
+        blas += k->path == KernelPath::Blas;
     }
     CHECK(blas == 1);
     rt.blas_precisions = {"fp32"};  // PyTorch: bf16 matmuls take oneDNN, not the BLAS
     const OpGraph bf16 = lower(g, rt, "bf16");
-    for (const Operator* k : kernels(bf16)) CHECK_FALSE(k->blas);
+    for (const Operator* k : kernels(bf16)) CHECK_FALSE((k->path == KernelPath::Blas));
     rt.blas_precisions.clear();
     rt.library_ops = {"Conv", "MatMul"};  // a library that takes the MatMul keeps it
     const OpGraph library = lower(g, rt);
-    for (const Operator* k : kernels(library)) CHECK_FALSE(k->blas);
+    for (const Operator* k : kernels(library)) CHECK_FALSE((k->path == KernelPath::Blas));
 }
 
 TEST_CASE("PyTorch's rule sends small ungrouped batch-1 convolutions to im2col + BLAS, the rest to its library", "[unit][lowering]") {
@@ -262,11 +262,49 @@ TEST_CASE("PyTorch's rule sends small ungrouped batch-1 convolutions to im2col +
     std::map<std::string, bool> blas;
     const OpGraph eager = lower(g, rt);
     for (const Operator* k : kernels(eager))
-        if (k->op_type == "Conv") blas[k->name] = k->blas;
+        if (k->op_type == "Conv") blas[k->name] = (k->path == KernelPath::Blas);
     CHECK(blas == std::map<std::string, bool>{{"/h/big", false}, {"/h/small", true}, {"/h/dw", false}, {"/h/five", false}});
     rt.blas_conv_max_input_elems = 0;  // the frozen graph: every convolution oneDNN's
     const OpGraph frozen = lower(g, rt);
-    for (const Operator* k : kernels(frozen)) CHECK_FALSE(k->blas);
+    for (const Operator* k : kernels(frozen)) CHECK_FALSE((k->path == KernelPath::Blas));
+}
+
+TEST_CASE("a library region starts at an entry operator; a pool fed from outside it runs the reference kernel", "[unit][lowering]") {
+    // x -> maxpool -> conv -> relu -> concat(relu, relu) -> maxpool -> conv: PyTorch's frozen graph
+    // starts its oneDNN region at the first convolution, so the first pool (fed by the input) and
+    // the second (fed by the concatenation, which oneDNN does not take) stay plain and run ATen's
+    // scalar kernel; the ReLU joins the convolution's region
+    OpGraph g = build({1, 8, 16, 16}, {1, 8, 4, 4}, [](gen::Emitter& e) {
+        onnx::NodeProto* p1 = nullptr;
+        std::string a = e.node("MaxPool", {"x"}, &p1);
+        gen::set_ints(*p1, "kernel_shape", {2, 2});
+        gen::set_ints(*p1, "strides", {2, 2});
+        a = e.node("Relu", {gen::conv(e.graph(), "/h/c1", a, "w1", {8, 8, 3, 3}, 1, 1, 1, true)});
+        onnx::NodeProto* cat = nullptr;
+        a = e.node("Concat", {a, a}, &cat);
+        gen::set_int(*cat, "axis", 1);
+        onnx::NodeProto* p2 = nullptr;
+        a = e.node("MaxPool", {a}, &p2);
+        gen::set_ints(*p2, "kernel_shape", {2, 2});
+        gen::set_ints(*p2, "strides", {2, 2});
+        return gen::conv(e.graph(), "/h/c2", a, "w2", {8, 16, 1, 1}, 1, 0, 1, true);
+    });
+    RuntimeProfile rt = profile(false, false, false);
+    rt.conversions = true;
+    rt.library_ops = {"Conv", "Relu", "MaxPool"};
+    rt.library_entry_ops = {"Conv"};
+    rt.reference_ops = {"MaxPool"};
+    const OpGraph plan = lower(g, rt);
+    std::vector<std::string> order;
+    for (const Operator* k : kernels(plan))
+        order.push_back(k->op_type + (k->path == KernelPath::Reference ? "*" : ""));
+    // * = the reference kernel; Reorders only where a tensor enters or leaves the region
+    CHECK(order == std::vector<std::string>{"MaxPool*", "Reorder", "Conv", "Relu", "Reorder", "Concat", "MaxPool*", "Reorder",
+                                            "Conv", "Reorder"});
+    rt.library_entry_ops.clear();  // every listed operator the library's: both pools in oneDNN
+    const OpGraph anywhere = lower(g, rt);
+    for (const Operator* k : kernels(anywhere)) CHECK(k->path == KernelPath::Machine);
+    CHECK(plan.total_macs() == g.total_macs());
 }
 
 TEST_CASE("every runtime keeps every shared model's MACs and runs each operator exactly once", "[unit][lowering][models]") {

@@ -114,6 +114,18 @@ struct OpCost {
     int64_t non_mac_flops() const { return flops > 2 * macs ? flops - 2 * macs : 0; }
 };
 
+/// The code a runtime runs a kernel with, where it is not the machine's own fast path.
+enum class KernelPath : uint8_t {
+    Machine,    ///< the machine's fast library (oneDNN on the CPU) or its own kernels
+    /// The system BLAS (PyTorch's fp32 aten::mm / addmm -> sgemm): a GotoBLAS-style driver that
+    /// packs both operands, weights included, at every call (Goto and van de Geijn, ACM TOMS
+    /// 34(3), 2008)
+    Blas,
+    /// The framework's scalar reference kernel (ATen's max_pool2d_with_indices on NCHW tensors):
+    /// one operation per cost.flops at a measured cost per operation, no SIMD
+    Reference,
+};
+
 /// One operator (an ONNX node that survived constant folding).
 struct Operator {
     std::string name;
@@ -126,11 +138,9 @@ struct Operator {
     /// A kernel of an execution plan (workloads/lowering): the names of the source-graph operators
     /// it runs, in topological order; empty for an operator of a graph as imported.
     std::vector<std::string> members;
-    /// A kernel its runtime hands to the system BLAS (PyTorch's aten::mm/addmm -> sgemm) instead
-    /// of the machine's own fast library: a GotoBLAS-style driver that packs its weight operand
-    /// at every call (Goto and van de Geijn, ACM TOMS 34(3), 2008). The CPU model prices it; the
-    /// other machines (GPU, TPU, KPU) and the roofline bound ignore it and `threads`.
-    bool blas = false;
+    /// Which code runs the kernel (workloads/lowering, a runtime's choice). The CPU model prices
+    /// the paths; the other machines (GPU, TPU, KPU) and the roofline bound ignore it and `threads`.
+    KernelPath path = KernelPath::Machine;
     /// Threads the kernel runs on (a BLAS run with OPENBLAS_NUM_THREADS=1: 1); 0 = every core.
     int32_t threads = 0;
 };

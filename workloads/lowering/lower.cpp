@@ -1,6 +1,7 @@
 #include "workloads/lowering/lower.h"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 #include "workloads/lowering/fusion_passes.h"
@@ -185,27 +186,49 @@ OpGraph lower(const OpGraph& graph, const RuntimeProfile& runtime, const std::st
     std::vector<int32_t> kernel_groups;
     OpGraph plan = build_kernels(graph, groups, runtime.name, &kernel_groups);
     const bool to_blas = runtime.blas_at(precision);
-    if (!runtime.conversions && !to_blas) return plan;
+    if (!runtime.conversions && !to_blas && runtime.reference_ops.empty()) return plan;
     auto in = [](const std::vector<std::string>& list, const std::string& type) {
         return std::find(list.begin(), list.end(), type) != list.end();
     };
-    // a library kernel: its pattern (HardSwish, ...) is listed, or every operator in it that computes is;
-    // a BLAS kernel: not the library's, and its contraction is of a blas.ops type or a convolution
-    // the framework leaves to its native im2col + GEMM path (native_conv)
+    // a library kernel: its pattern (HardSwish, ...) is listed, or every operator in it that
+    // computes is; with library.entry_ops, a kernel of another listed type joins only when every
+    // activation it reads is in the library's layout already (PyTorch's MKLDNN groups start at a
+    // convolution and grow into consumers). A BLAS kernel: not the library's, and its contraction
+    // is of a blas.ops type or a convolution the framework leaves to its native im2col + GEMM path
+    // (native_conv). A reference kernel: not the library's, and of a reference.ops type.
     std::vector<bool> in_library;
     std::vector<Operator> kernels = plan.ops();
+    // whether tensor t is in the library's layout: made by a library kernel, through views
+    std::function<bool(int32_t)> blocked = [&](int32_t t) {
+        const int32_t p = t >= 0 ? plan.producer(t) : -1;
+        if (p < 0 || static_cast<size_t>(p) >= in_library.size()) return false;
+        const Operator& k = plan.ops()[static_cast<size_t>(p)];
+        if (k.cost.cls == OpClass::ShapeOnly) return !k.inputs.empty() && blocked(k.inputs[0]);
+        return static_cast<bool>(in_library[static_cast<size_t>(p)]);
+    };
     for (size_t k = 0; k < kernel_groups.size(); ++k) {
-        bool all = true, blas = false, native = false;
+        bool all = true, blas = false, native = false, entry = runtime.library_entry_ops.empty(), reference = true;
         for (int32_t m : groups.members(kernel_groups[k])) {
             const Operator& o = graph.ops()[static_cast<size_t>(m)];
             all = all && (is_layout_view(o) || in(runtime.library_ops, o.op_type));
+            entry = entry || in(runtime.library_entry_ops, o.op_type);
+            reference = reference && (is_layout_view(o) || in(runtime.reference_ops, o.op_type));
             blas = blas || (to_blas && o.cost.cls == OpClass::Contraction && in(runtime.blas_ops, o.op_type));
             native = native || (to_blas && native_conv(graph, o, runtime.blas_conv_max_input_elems));
         }
-        in_library.push_back(!native && (all || in(runtime.library_ops, plan.ops()[k].op_type)));
-        if ((blas || native) && !in_library.back()) {
-            kernels[k].blas = true;
+        const Operator& kern = plan.ops()[k];
+        bool library = !native && (all || in(runtime.library_ops, kern.op_type));
+        if (library && !entry && kern.cost.cls != OpClass::ShapeOnly)
+            for (int32_t t : kern.inputs)
+                if (t >= 0 && !blocked(t) && (plan.tensors()[static_cast<size_t>(t)].role == TensorRole::Activation ||
+                                               plan.tensors()[static_cast<size_t>(t)].role == TensorRole::Input))
+                    library = false;
+        in_library.push_back(library);
+        if ((blas || native) && !library) {
+            kernels[k].path = KernelPath::Blas;
             kernels[k].threads = static_cast<int32_t>(runtime.blas_threads);
+        } else if (reference && !library && kern.cost.cls != OpClass::ShapeOnly && !runtime.reference_ops.empty()) {
+            kernels[k].path = KernelPath::Reference;
         }
     }
     OpGraph placed(plan.model_name(), plan.source(), plan.tensors(), std::move(kernels), runtime.name);

@@ -41,6 +41,14 @@ const ParamBinder<RuntimeProfile>& runtime_params() {
         b.boolean("library.conversions", [](R& r) -> bool& { return r.conversions; }, false,
                   "Copy every activation that crosses between a library kernel and any other kernel into the other "
                   "layout (PyTorch's to_mkldnn / to_dense), one Reorder kernel per tensor and direction");
+        b.string("library.entry_ops", [](R& r) -> std::string& { return r.library_entry_ops_text; }, "", {},
+                 "Comma-separated op types that start a region of the library's layout; a kernel of another library.ops "
+                 "type runs in the library only when every activation it reads is in that layout already (PyTorch's "
+                 "frozen graph: MKLDNN groups start at a convolution and grow into its consumers); empty = every "
+                 "library.ops kernel is the library's wherever it is");
+        b.string("reference.ops", [](R& r) -> std::string& { return r.reference_ops_text; }, "", {},
+                 "Comma-separated op types that, when not the library's, run the framework's scalar reference kernel "
+                 "(ATen's max_pool2d_with_indices on NCHW tensors), at core.reference_cycles_per_op per operation");
         b.string("blas.ops", [](R& r) -> std::string& { return r.blas_ops_text; }, "", {},
                  "Comma-separated op types the runtime hands to the system BLAS instead of its fast library (PyTorch's "
                  "Linear: aten::mm / addmm -> sgemm); a kernel goes there when its contraction is of a listed type and "
@@ -109,6 +117,8 @@ RuntimeProfile load_runtime(const std::string& name_or_file, const std::string& 
     r.epilogue_ops = split_list(r.epilogue_ops_text);
     r.library_ops = split_list(r.library_ops_text);
     r.blas_ops = split_list(r.blas_ops_text);
+    r.library_entry_ops = split_list(r.library_entry_ops_text);
+    r.reference_ops = split_list(r.reference_ops_text);
     r.blas_precisions = split_list(r.blas_precisions_text);
     for (const auto& p : r.blas_precisions)
         if (p != "fp32" && p != "bf16" && p != "fp16" && p != "int8")

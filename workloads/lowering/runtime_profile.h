@@ -25,6 +25,8 @@ struct RuntimeProfile {
     bool projections = false;                  ///< projections of one input (Q, K, V) merge into one GEMM
     std::string library_ops_text;              ///< comma-separated op types the fast library runs in its blocked layout
     bool conversions = false;                  ///< layout conversions around the library's kernels
+    std::string library_entry_ops_text;        ///< comma-separated op types that start a library-layout region
+    std::string reference_ops_text;            ///< comma-separated op types run by the framework's scalar kernel off the library
     std::string blas_ops_text;                 ///< comma-separated op types the runtime sends to the system BLAS
     int64_t blas_threads = 0;                  ///< threads the BLAS runs on; 0 = every core
     int64_t blas_conv_max_input_elems = 0;     ///< small batch-1 convolutions run as im2col + BLAS GEMM; 0 = none
@@ -32,6 +34,8 @@ struct RuntimeProfile {
     std::vector<std::string> epilogue_ops;     ///< epilogue_ops_text split
     std::vector<std::string> library_ops;      ///< library_ops_text split
     std::vector<std::string> blas_ops;         ///< blas_ops_text split
+    std::vector<std::string> library_entry_ops;///< library_entry_ops_text split
+    std::vector<std::string> reference_ops;    ///< reference_ops_text split
     std::vector<std::string> blas_precisions;  ///< blas_precisions_text split
 
     /// Whether blas.ops go to the BLAS in a run at `precision` ("fp32", ...).
