@@ -103,6 +103,10 @@ TEST_CASE("graph --runtime lists the kernels of the plan with their operators", 
         if (rt == "torch-frozen") CHECK(conv_relu == 0);
         if (rt == "torch-frozen") CHECK(reorders == 2);
         if (rt == "tensorrt") CHECK(reorders == 0);
+        // the classifier's Gemm goes to the BLAS under PyTorch, nothing does under TensorRT
+        size_t blas = 0;
+        for (const auto& k : j["kernels"]) blas += k["path"] == "blas";
+        CHECK(blas == (rt == "torch-frozen" ? 1u : 0u));
     }
 }
 

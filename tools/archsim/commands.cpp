@@ -54,8 +54,19 @@ static std::string human(double v) {
 
 std::string runtimes_dir() { return std::string(ARCHSIM_SOURCE_DIR) + "/configs/runtimes"; }
 
-/// The kernels of `g` lowered with runtime `name`: per kernel its pattern, MACs, bytes at its
-/// boundary and the operators it runs.
+/// Where a kernel runs, for `graph --runtime`: "" (the machine's own path), "blas" with its
+/// thread count when set, or "reference" (the framework's scalar kernel).
+static std::string path_text(const Operator& k) {
+    switch (k.path) {
+        case KernelPath::Blas: return k.threads > 0 ? fmt::format("blas x{}", k.threads) : "blas";
+        case KernelPath::Reference: return "reference";
+        default: return "";
+    }
+}
+
+/// The kernels of `g` lowered with runtime `name` (at fp32, the precision of an imported graph):
+/// per kernel its pattern, where it runs (path_text), MACs, bytes at its boundary and the
+/// operators it runs.
 static int print_plan(const OpGraph& g, const std::string& name, ReportFormat f) {
     const RuntimeProfile rt = load_runtime(name, runtimes_dir());
     if (rt.literal()) throw UserError("--runtime " + name, "runs the graph as imported: list it without --runtime");
@@ -67,13 +78,13 @@ static int print_plan(const OpGraph& g, const std::string& name, ReportFormat f)
         for (int32_t i : plan.topo_order()) {
             const auto& k = plan.ops()[static_cast<size_t>(i)];
             j["kernels"].push_back({{"name", k.name}, {"pattern", k.op_type}, {"class", to_string(k.cost.cls)}, {"macs", k.cost.macs},
-                                    {"flops", k.cost.flops}, {"bytes", k.cost.bytes_read + k.cost.bytes_written}, {"members", k.members}});
+                                    {"flops", k.cost.flops}, {"bytes", k.cost.bytes_read + k.cost.bytes_written}, {"path", path_text(k)}, {"members", k.members}});
         }
         std::fputs((j.dump(2) + "\n").c_str(), stdout);
         return 0;
     }
-    std::string out = fmt::format("{:<40} {:<28} {:>10} {:>10}  {}\n", "kernel", "pattern", "MACs", "bytes", "operators");
-    size_t launched = 0;
+    std::string out = fmt::format("{:<40} {:<28} {:<9} {:>10} {:>10}  {}\n", "kernel", "pattern", "path", "MACs", "bytes", "operators");
+    size_t launched = 0, off_machine = 0;
     for (int32_t i : plan.topo_order()) {
         const auto& k = plan.ops()[static_cast<size_t>(i)];
         if (k.cost.cls == OpClass::ShapeOnly) continue;  // views: no kernel
@@ -81,11 +92,12 @@ static int print_plan(const OpGraph& g, const std::string& name, ReportFormat f)
         std::string members;
         for (const auto& m : k.members) members += (members.empty() ? "" : " ") + m;
         auto cut = [](std::string s, size_t n) { return s.size() > n ? s.substr(0, n - 3) + "..." : s; };
-        out += fmt::format("{:<40} {:<28} {:>10} {:>10}  {}\n", cut(k.name, 40), cut(k.op_type, 28), human(double(k.cost.macs)),
-                           human(double(k.cost.bytes_read + k.cost.bytes_written)), members);
+        off_machine += k.path != KernelPath::Machine;
+        out += fmt::format("{:<40} {:<28} {:<9} {:>10} {:>10}  {}\n", cut(k.name, 40), cut(k.op_type, 28), path_text(k),
+                           human(double(k.cost.macs)), human(double(k.cost.bytes_read + k.cost.bytes_written)), members);
     }
-    out += fmt::format("\n{} under {}: {} kernels for {} operators, {} MACs (as the graph's {})\n", g.model_name(), rt.name, launched,
-                       g.ops().size(), plan.total_macs(), g.total_macs());
+    out += fmt::format("\n{} under {}: {} kernels for {} operators ({} on the BLAS or a reference kernel), {} MACs (as the graph's {})\n",
+                       g.model_name(), rt.name, launched, g.ops().size(), off_machine, plan.total_macs(), g.total_macs());
     std::fputs(out.c_str(), stdout);
     return 0;
 }
