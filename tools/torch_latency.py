@@ -23,12 +23,11 @@ Two ways to run it (`--mode`):
 In both, the framework's own cost per operator (dispatch, allocation, oneDNN's per-primitive
 setup) is measured here, on a chain of 100 tiny 1x1 convolutions each followed by a ReLU, run the
 same way, and given to the model as core.op_overhead_us: a measurement of this machine, not a
-fitted number. Linear layers go to the system BLAS on one thread (the profiles' [blas] section, simulated with
-threads = 1);
-the rate at which it packs a weight is calibrated here too, on a 2048 x 2048 layer with one
-input row (timed, then simulated), and given as core.blas_pack_bytes_per_cycle; ATen's scalar max
-pooling, which both modes run for a pool outside oneDNN, is timed on a 1 x 32 x 64 x 64 tensor and
-given as core.reference_cycles_per_op.
+fitted number. Linear layers go to the system BLAS on one thread (the profiles' [blas] section,
+simulated with threads = 1); the rate at which it packs a weight is calibrated here too, on a
+2048 x 2048 layer with one input row (timed, then simulated), and given as
+core.blas_pack_bytes_per_cycle; ATen's scalar max pooling, which both modes run for a pool
+outside oneDNN, is timed on a 1 x 32 x 64 x 64 tensor and given as core.reference_cycles_per_op.
 
 Usage: /usr/bin/python3 tools/torch_latency.py [--models resnet18,resnet50,...] [--threads 2]
        [--arch configs/cpu/host.calibrated.toml] [--archsim build/archsim] [--csv OUT.csv]
