@@ -38,18 +38,23 @@ TraceWriter::TraceWriter(const std::string& path)
     m_file->file = h5::Handle(H5Fcreate(m_tmp_path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
     if (!m_file->file.valid()) throw UserError(m_tmp_path, "cannot create the trace file (is the directory writable?)");
     m_file->mem_type = h5::Handle(h5::event_mem_type(), H5Tclose);
+    m_buffer.reserve(kChunkEvents);
+}
+
+/// The events dataset, created at the first flush with chunks of `chunk_events` records: a whole
+/// buffer's worth for a run that fills one, else exactly the run's events, so that a small run
+/// neither allocates nor compresses a mostly empty 64 Ki-event chunk.
+static h5::Handle create_events(hid_t file, hsize_t chunk_events, const std::string& tmp_path) {
     h5::Handle file_type(h5::event_file_type(), H5Tclose);
-    hsize_t dims[1] = {0}, maxdims[1] = {H5S_UNLIMITED}, chunk[1] = {kChunkEvents};
+    hsize_t dims[1] = {0}, maxdims[1] = {H5S_UNLIMITED}, chunk[1] = {chunk_events > 0 ? chunk_events : 1};
     h5::Handle space(H5Screate_simple(1, dims, maxdims), H5Sclose);
     h5::Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
     H5Pset_chunk(dcpl.get(), 1, chunk);
     H5Pset_shuffle(dcpl.get());
     H5Pset_deflate(dcpl.get(), 1);
-    m_file->events = h5::Handle(
-        H5Dcreate2(m_file->file.get(), "events", file_type.get(), space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
-        H5Dclose);
-    if (!m_file->events.valid()) throw UserError(m_tmp_path, "cannot create the events dataset");
-    m_buffer.reserve(kChunkEvents);
+    h5::Handle events(H5Dcreate2(file, "events", file_type.get(), space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT), H5Dclose);
+    if (!events.valid()) throw UserError(tmp_path, "cannot create the events dataset");
+    return events;
 }
 
 TraceWriter::~TraceWriter() {
@@ -103,6 +108,7 @@ StallCauseId TraceWriter::add_stall_cause(const StallCauseInfo& c) {
 }
 
 void TraceWriter::flush() {
+    if (!m_file->events.valid()) m_file->events = create_events(m_file->file.get(), m_buffer.size(), m_tmp_path);
     if (m_buffer.empty()) return;
     const hsize_t n = m_buffer.size();
     hsize_t new_size[1] = {m_written + n};

@@ -11,7 +11,8 @@ namespace archsim {
 
 struct TraceFile;  // HDF5 handles, kept out of this header
 
-/// Writes events to `<path>.tmp` in whole chunks of kChunkEvents records (shuffle + deflate),
+/// Writes events to `<path>.tmp` in whole chunks of kChunkEvents records (shuffle + deflate; a run
+/// with fewer events gets one chunk of exactly its events),
 /// and renames it to `path` in finish(), so an interrupted run never leaves a trace that looks
 /// complete. Throws UserError naming the path if it cannot be created or written.
 class TraceWriter {
