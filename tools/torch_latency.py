@@ -43,7 +43,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import tomllib
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
@@ -146,7 +145,7 @@ def blas_pack_bytes_per_cycle(archsim, arch, mode, threads, overhead_us):
     timed through PyTorch (the system BLAS packs its weight at every call), exported to ONNX and
     simulated at two packing rates; the model's time is a + b / rate (the rest of the call plus
     the packing), so the rate at which the model takes the measured time is b / (measured - a).
-    Returns (rate in bytes/cycle, the layer's measured time in s)."""
+    Returns (rate in bytes/cycle, the layer's measured time in s, the machine's clock in Hz)."""
     torch.set_num_threads(threads)
     layer = torch.nn.Linear(2048, 2048).eval()
     x = torch.randn(1, 2048)
@@ -156,27 +155,27 @@ def blas_pack_bytes_per_cycle(archsim, arch, mode, threads, overhead_us):
         with torch.no_grad():
             torch.onnx.export(layer, x, path, input_names=["x"], output_names=["y"])
         r1, r2 = 1.0, 4.0
-        t1 = simulate(archsim, path, arch, mode, overhead_us, r1)
-        t2 = simulate(archsim, path, arch, mode, overhead_us, r2)
+        t1, clock_hz = simulate(archsim, path, arch, mode, overhead_us, r1)
+        t2, _ = simulate(archsim, path, arch, mode, overhead_us, r2)
     b = (t1 - t2) / (1 / r1 - 1 / r2)
     a = t1 - b / r1
     if b <= 0 or measured <= a:
         raise RuntimeError(f"BLAS calibration: the model's Linear takes {a * 1e6:.0f} us without packing, "
                            f"measured {measured * 1e6:.0f} us: no packing rate fits")
-    return b / (measured - a), measured
+    return b / (measured - a), measured, clock_hz
 
 
-def reference_cycles_per_op(threads, clock_mhz):
+def reference_cycles_per_op(threads, clock_hz):
     """core.reference_cycles_per_op for this machine: ATen's scalar NCHW max pooling (what both
     modes run for a pool outside oneDNN) timed on a 1 x 32 x 64 x 64 tensor, 3 x 3 window,
     stride 2 (no shared network's shape), as core cycles per window element with the elements
-    split over the threads. The clock is the machine config's (clock_mhz)."""
+    split over the threads, at the machine's clock `clock_hz` (as archsim resolves the config)."""
     torch.set_num_threads(threads)
     pool = torch.nn.MaxPool2d(3, 2, 1)
     x = torch.randn(1, 32, 64, 64)
     med, _, _ = timed(pool, x, 5, 50)
     ops = pool(x).numel() * 9
-    return med * clock_mhz * 1e6 * threads / ops
+    return med * clock_hz * threads / ops
 
 
 def measure(name, mode, threads, warmup, reps):
@@ -201,6 +200,8 @@ def runtime_file(mode, tmp):
 
 
 def simulate(archsim, model_path, arch, mode, overhead_us, blas_bpc, ref_cpo=0.0):
+    """Simulates `model_path` on `arch` as tools/torch_latency runs it; returns (latency in s,
+    the machine's clock in Hz as the run resolved it)."""
     with tempfile.TemporaryDirectory() as out:
         cmd = [archsim, "run", model_path, "--arch", arch, "--out", out, "--format", "json",
                "--runtime", runtime_file(mode, out),
@@ -212,7 +213,8 @@ def simulate(archsim, model_path, arch, mode, overhead_us, blas_bpc, ref_cpo=0.0
         if r.returncode != 0:
             raise RuntimeError(f"{model_path}: archsim failed: {r.stderr.strip().splitlines()[-1:]}")
         with open(os.path.join(out, "metrics.json")) as f:
-            return json.load(f)["total"]["latency_s"]
+            m = json.load(f)
+        return m["total"]["latency_s"], m["clock_hz"]
 
 
 def main():
@@ -230,12 +232,10 @@ def main():
 
     overhead = op_overhead_us(args.mode, args.threads)
     print(f"  framework cost per operator ({args.mode}): {overhead:.2f} us", file=sys.stderr)
-    blas_bpc, blas_s = blas_pack_bytes_per_cycle(args.archsim, args.arch, args.mode, args.threads, overhead)
+    blas_bpc, blas_s, clock_hz = blas_pack_bytes_per_cycle(args.archsim, args.arch, args.mode, args.threads, overhead)
     print(f"  BLAS weight packing: {blas_bpc:.2f} bytes/cycle (2048 x 2048 Linear: {blas_s * 1e3:.2f} ms)",
           file=sys.stderr)
-    with open(args.arch, "rb") as f:
-        clock_mhz = tomllib.load(f).get("clock_mhz", 2450.0)  # 2450: the CPU config's own default
-    ref_cpo = reference_cycles_per_op(args.threads, clock_mhz)
+    ref_cpo = reference_cycles_per_op(args.threads, clock_hz)
     print(f"  scalar max pooling: {ref_cpo:.1f} cycles per window element", file=sys.stderr)
     rows = []
     for name in [m for m in args.models.split(",") if m]:
@@ -244,7 +244,7 @@ def main():
             print(f"torch_latency: {name}: not a torchvision model with {path}", file=sys.stderr)
             return 1
         med, p10, p90 = measure(name, args.mode, args.threads, args.warmup, args.reps)
-        pred = simulate(args.archsim, path, args.arch, args.mode, overhead, blas_bpc, ref_cpo)
+        pred, _ = simulate(args.archsim, path, args.arch, args.mode, overhead, blas_bpc, ref_cpo)
         rows.append({"model": name, "measured_ms": med * 1e3, "p10_ms": p10 * 1e3, "p90_ms": p90 * 1e3,
                      "predicted_ms": pred * 1e3, "error_pct": 100 * (pred - med) / med, "threads": args.threads,
                      "mode": args.mode, "op_overhead_us": round(overhead, 3),
