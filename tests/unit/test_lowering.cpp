@@ -217,7 +217,7 @@ TEST_CASE("a framework's library layout is entered and left by one conversion pe
     CHECK(plan.total_macs() == g.total_macs());
 }
 
-TEST_CASE("a runtime's BLAS kernels carry its thread count; its library's kernels never go to the BLAS", "[unit][lowering]") {
+TEST_CASE("a runtime's BLAS kernels carry its thread count, and its library's kernels never go to the BLAS", "[unit][lowering]") {
     // conv -> flatten -> MatMul: the convolution is the library's, the MatMul goes to the BLAS
     OpGraph g = build({1, 8, 4, 4}, {1, 16}, [](gen::Emitter& e) {
         const std::string a = gen::conv(e.graph(), "/h/c1", "x", "w1", {8, 8, 3, 3}, 1, 1, 1, true);
@@ -269,7 +269,7 @@ TEST_CASE("PyTorch's rule sends small ungrouped batch-1 convolutions to im2col +
     for (const Operator* k : kernels(frozen)) CHECK_FALSE((k->path == KernelPath::Blas));
 }
 
-TEST_CASE("a library region starts at an entry operator; a pool fed from outside it runs the reference kernel", "[unit][lowering]") {
+TEST_CASE("a library region starts at an entry operator, and a pool fed from outside it runs the reference kernel", "[unit][lowering]") {
     // x -> maxpool -> conv -> relu -> concat(relu, relu) -> maxpool -> conv: PyTorch's frozen graph
     // starts its oneDNN region at the first convolution, so the first pool (fed by the input) and
     // the second (fed by the concatenation, which oneDNN does not take) stay plain and run ATen's
@@ -301,6 +301,15 @@ TEST_CASE("a library region starts at an entry operator; a pool fed from outside
     // * = the reference kernel; Reorders only where a tensor enters or leaves the region
     CHECK(order == std::vector<std::string>{"MaxPool*", "Reorder", "Conv", "Relu", "Reorder", "Concat", "MaxPool*", "Reorder",
                                             "Conv", "Reorder"});
+    // a copy the library does not take (a Transpose) is no reference kernel: it has no listed operator
+    OpGraph t = build({1, 8, 4, 4}, {1, 8, 4, 4}, [](gen::Emitter& e) {
+        onnx::NodeProto* tr = nullptr;
+        const std::string y = e.node("Transpose", {"x"}, &tr);
+        gen::set_ints(*tr, "perm", {0, 1, 3, 2});
+        return y;
+    });
+    const OpGraph transposed = lower(t, rt);
+    for (const Operator* k : kernels(transposed)) CHECK(k->path == KernelPath::Machine);
     rt.library_entry_ops.clear();  // every listed operator the library's: both pools in oneDNN
     const OpGraph anywhere = lower(g, rt);
     for (const Operator* k : kernels(anywhere)) CHECK(k->path == KernelPath::Machine);

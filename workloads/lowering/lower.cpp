@@ -195,7 +195,8 @@ OpGraph lower(const OpGraph& graph, const RuntimeProfile& runtime, const std::st
     // activation it reads is in the library's layout already (PyTorch's MKLDNN groups start at a
     // convolution and grow into consumers). A BLAS kernel: not the library's, and its contraction
     // is of a blas.ops type or a convolution the framework leaves to its native im2col + GEMM path
-    // (native_conv). A reference kernel: not the library's, and of a reference.ops type.
+    // (native_conv). A reference kernel: not the library's, its operators of reference.ops types
+    // (and views), at least one of them (a lone Transpose or Slice copy is not one).
     std::vector<bool> in_library;
     std::vector<Operator> kernels = plan.ops();
     // whether tensor t is in the library's layout: made by a library kernel, through views
@@ -207,12 +208,15 @@ OpGraph lower(const OpGraph& graph, const RuntimeProfile& runtime, const std::st
         return static_cast<bool>(in_library[static_cast<size_t>(p)]);
     };
     for (size_t k = 0; k < kernel_groups.size(); ++k) {
-        bool all = true, blas = false, native = false, entry = runtime.library_entry_ops.empty(), reference = true;
+        bool all = true, blas = false, native = false, entry = runtime.library_entry_ops.empty();
+        bool reference = true, any_reference = false;  // every member a view or listed, one listed
         for (int32_t m : groups.members(kernel_groups[k])) {
             const Operator& o = graph.ops()[static_cast<size_t>(m)];
             all = all && (is_layout_view(o) || in(runtime.library_ops, o.op_type));
             entry = entry || in(runtime.library_entry_ops, o.op_type);
-            reference = reference && (is_layout_view(o) || in(runtime.reference_ops, o.op_type));
+            const bool listed = in(runtime.reference_ops, o.op_type);
+            reference = reference && (is_layout_view(o) || listed);
+            any_reference = any_reference || listed;
             blas = blas || (to_blas && o.cost.cls == OpClass::Contraction && in(runtime.blas_ops, o.op_type));
             native = native || (to_blas && native_conv(graph, o, runtime.blas_conv_max_input_elems));
         }
@@ -227,7 +231,7 @@ OpGraph lower(const OpGraph& graph, const RuntimeProfile& runtime, const std::st
         if ((blas || native) && !library) {
             kernels[k].path = KernelPath::Blas;
             kernels[k].threads = static_cast<int32_t>(runtime.blas_threads);
-        } else if (reference && !library && kern.cost.cls != OpClass::ShapeOnly && !runtime.reference_ops.empty()) {
+        } else if (reference && any_reference && !library) {
             kernels[k].path = KernelPath::Reference;
         }
     }
