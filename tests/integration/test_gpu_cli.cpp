@@ -44,7 +44,7 @@ TEST_CASE("fused elementwise epilogues launch no kernel of their own", "[e2e][gp
     CHECK(unfused["total"]["traffic_bytes"]["dram"].get<double>() > fused["total"]["traffic_bytes"]["dram"].get<double>());
 }
 
-TEST_CASE("a power limit lowers the SM clock until the run fits it; a limit never reached changes nothing", "[e2e][gpu]") {
+TEST_CASE("a power limit lowers the SM clock until the run fits it, and a limit never reached changes nothing", "[e2e][gpu]") {
     const std::string model = std::string(ARCHSIM_SOURCE_DIR) + "/workloads/models/resnet18.onnx";
     const std::string base = "run " + model + " --arch " + kA100 + " --batch 16 --set power.window_us=20";
     json free = run_json_ok(base + " --set power.tdp_w=0");

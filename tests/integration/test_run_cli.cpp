@@ -125,7 +125,7 @@ TEST_CASE("GPU metrics.json equals an independent sum over the trace's events", 
     check_metrics_equal_event_sums(kSrc + "/configs/gpu/a100_sxm4_80gb.toml");
 }
 
-TEST_CASE("ideal DRAM never stalls; a starved DRAM stalls and records why", "[e2e][tpu]") {
+TEST_CASE("ideal DRAM never stalls, and a starved DRAM stalls and records why", "[e2e][tpu]") {
     const std::string a = temp_dir("ideal"), b = temp_dir("starved");
     json ideal = run_ok("run " + kBundled + " --arch " + kWs128 + " --set dram.ideal=true", a);
     json starved = run_ok("run " + kBundled + " --arch " + kWs128 + " --set dram.bandwidth_gbps=1", b);

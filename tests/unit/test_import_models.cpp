@@ -121,7 +121,7 @@ TEST_CASE("the LSTM counts its gate matmuls as input projection plus recurrent s
     CHECK(lstms == 2);
 }
 
-TEST_CASE("at least 97% of the ONNX test data imports with complete shapes; none crashes", "[import][testdata]") {
+TEST_CASE("at least 97% of the ONNX test data imports with complete shapes, and none crashes", "[import][testdata]") {
     const std::string root = "/usr/share/libonnx-testdata/data";
     if (!fs::is_directory(root)) {
         WARN("libonnx-testdata not installed; skipped");

@@ -5,7 +5,7 @@
 
 using archsim::TileBuffer;
 
-TEST_CASE("a tile that fits exactly is resident; one byte more is streamed", "[unit][sram]") {
+TEST_CASE("a tile that fits exactly is resident, and one byte more is streamed", "[unit][sram]") {
     TileBuffer b(1024);
     b.insert(1, 1024);
     CHECK(b.hit(1));

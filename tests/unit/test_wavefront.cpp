@@ -46,7 +46,7 @@ TEST_CASE("an N x N x N matmul on an N x N array takes 3N - 2 steps under t = i 
     }
 }
 
-TEST_CASE("a tile that fits exactly is one block; one element more is a second, pipelined block", "[unit][kpu]") {
+TEST_CASE("a tile that fits exactly is one block, and one element more is a second, pipelined block", "[unit][kpu]") {
     const KpuConfig one_tile = fabric(1, 1, 4, 4);
     auto fits = plan_gemm(gemm(4, 4, 10), one_tile);
     CHECK(fits.blocks == 1);
@@ -72,7 +72,7 @@ TEST_CASE("pipelined tiles overlap fill and drain, so utilization approaches 1",
     CHECK(pipelined_cycles(3, k, R, C) == 3 * k + 62);
 }
 
-TEST_CASE("blocks spread over tiles in waves; a larger fabric does not help a layer that cannot fill it", "[unit][kpu]") {
+TEST_CASE("blocks spread over tiles in waves, and a larger fabric does not help a layer that cannot fill it", "[unit][kpu]") {
     // 4 blocks of 32x32 on 2x2 tiles: one wave; on 16x16 tiles: still one wave, 4 tiles used
     auto small = plan_gemm(gemm(64, 64, 100), fabric(2, 2, 32, 32, 32, 32));
     auto large = plan_gemm(gemm(64, 64, 100), fabric(16, 16, 32, 32, 32, 32));
