@@ -19,7 +19,7 @@ public:
         : m_component(rec.memory("dram", cfg.pj_per_byte)),
           m_dram(std::make_unique<Dram>("dram", cfg, rec.trace(), m_component, rec.op_ref())) {
         if (!dma_name) return;
-        m_dma = std::make_unique<Dma>(dma_name, cfg.transaction_bytes);
+        m_dma = std::make_unique<Dma>(dma_name, cfg.transaction_bytes, cfg.per_burst);
         m_dma->socket.bind(m_dram->socket);
     }
     /// Moves `bytes` through the DMA (`write` = towards DRAM), issued `issue_delay_ps` from now;

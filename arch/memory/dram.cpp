@@ -17,6 +17,41 @@ Dram::Dram(sc_core::sc_module_name name, const DramConfig& cfg, TraceWriter& tra
     socket.register_b_transport(this, &Dram::b_transport);
 }
 
+double Dram::burst_run(tlm::tlm_generic_payload& p, double now_ps) {
+    const uint64_t bytes = p.get_data_length(), txn = static_cast<uint64_t>(m_cfg.transaction_bytes);
+    const uint64_t channels = static_cast<uint64_t>(m_cfg.channels);
+    const uint64_t bursts = (bytes + txn - 1) / txn, first = p.get_address() / txn;
+    TraceEvent e;
+    e.op = m_current_op;
+    e.seq = m_seq;
+    e.component = m_component;
+    e.kind = static_cast<uint8_t>(p.is_write() ? EventKind::DramWrite : EventKind::DramRead);
+    m_seq += static_cast<uint32_t>(bursts);
+    if (m_cfg.ideal) {
+        e.t_ps = static_cast<uint64_t>(std::llround(now_ps));
+        e.bytes = bytes;
+        m_trace.emit(e);
+        return now_ps;
+    }
+    double done = now_ps;
+    const uint64_t used = std::min(bursts, channels);
+    for (uint64_t i = 0; i < used; ++i) {  // burst i, i + channels, ... share a channel
+        const size_t ch = static_cast<size_t>((first + i) % channels);
+        const uint64_t n = (bursts - i + channels - 1) / channels;
+        // every burst is full but the run's last, which falls on this channel when (bursts - 1) % channels == i
+        const uint64_t ch_bytes = n * txn - ((bursts - 1) % channels == i ? bursts * txn - bytes : 0);
+        const double start = std::max(now_ps, m_channel_free_ps[ch]);
+        const double service = static_cast<double>(ch_bytes) * m_ps_per_byte_per_channel;
+        m_channel_free_ps[ch] = start + service;
+        done = std::max(done, start + service + m_cfg.latency_ns * 1e3);
+        e.t_ps = static_cast<uint64_t>(std::llround(start));
+        e.dur_ps = static_cast<uint64_t>(std::llround(start + service)) - e.t_ps;
+        e.bytes = ch_bytes;
+        m_trace.emit(e);
+    }
+    return done;
+}
+
 void Dram::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
     const uint64_t bytes = p.get_data_length();
     if (bytes == 0) {
@@ -24,6 +59,15 @@ void Dram::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
         return;
     }
     const double now_ps = static_cast<double>((sc_core::sc_time_stamp() + delay).value());  // resolution: 1 ps
+    m_bytes += bytes;
+    p.set_response_status(tlm::TLM_OK_RESPONSE);
+    DramBurstRun* run = nullptr;
+    p.get_extension(run);
+    if (run) {
+        const double done = burst_run(p, now_ps);
+        if (done > now_ps) delay += sc_core::sc_time(done - now_ps, sc_core::SC_PS);
+        return;
+    }
     TraceEvent e;
     e.bytes = bytes;
     e.op = m_current_op;
@@ -44,8 +88,6 @@ void Dram::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
         delay += sc_core::sc_time(done - now_ps, sc_core::SC_PS);
     }
     m_trace.emit(e);
-    m_bytes += bytes;
-    p.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
 }  // namespace archsim

@@ -11,6 +11,8 @@ struct DramConfig {
     int64_t channels = 1;            ///< independent channels, interleaved per transaction
     int64_t transaction_bytes = 64;  ///< bytes per TLM transaction (a burst)
     bool ideal = false;              ///< true: zero latency, infinite bandwidth (SCALE-Sim CALC mode)
+    bool per_burst = false;          ///< true: a DMA transfer is one TLM call and trace event per burst (the
+                                     ///< reference); false: one burst run per transfer, timed in closed form
     double pj_per_byte = 0;          ///< access energy, read or write, pJ/byte (each kind declares its default)
 };
 
