@@ -5,6 +5,7 @@
     import archsim_trace
     t = archsim_trace.load("out/run/trace.h5")
     t.events["t_ps"], t.events["kind"], ...      # a numpy structured array, one row per event
+    t.event_sums["bytes"], ...                   # per operator, component, kind and stall cause
     t.kind_names, t.components["name"], t.ops["name"], t.attrs["model"]
     t.stall_causes["name"][t.select(kind="stall")["detail"]]  # why each stall waited
     folds = t.select(kind="fold", component="sm0")  # rows by kind name and component name
@@ -18,7 +19,7 @@ import sys
 import h5py
 import numpy as np
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSIONS = (3, 4)  # 4 adds /event_sums and the `detail` attribute
 KIND_NAMES = ["op", "fold", "vector", "dram_read", "dram_write", "sram_read", "sram_write", "stall", "transfer"]
 
 
@@ -36,9 +37,9 @@ def _open(path):
     except OSError as e:
         raise TraceError(f"{path}: not a readable HDF5 trace ({e})") from None
     version = int(f.attrs.get("schema_version", -1))
-    if version != SCHEMA_VERSION:
+    if version not in SCHEMA_VERSIONS:
         f.close()
-        raise TraceError(f"{path}: trace schema version {version}, this reader knows {SCHEMA_VERSION}")
+        raise TraceError(f"{path}: trace schema version {version}, this reader knows {SCHEMA_VERSIONS}")
     if int(f.attrs.get("complete", 0)) != 1:
         f.close()
         raise TraceError(f"{path}: incomplete trace (the run did not finish)")
@@ -55,10 +56,12 @@ def _table(ds):
 
 class Trace:
     """A whole trace in memory: events (structured array), components and ops (dicts of arrays),
-    attrs (dict)."""
+    attrs (dict), event_sums (structured array; None for a schema-3 trace). A trace written with
+    `run --detail kernel` has no events: its event_sums hold what the run did."""
 
-    def __init__(self, events, components, ops, stall_causes, attrs):
+    def __init__(self, events, components, ops, stall_causes, attrs, event_sums=None):
         self.events = events
+        self.event_sums = event_sums
         self.components = components
         self.ops = ops
         self.stall_causes = stall_causes  # the machine's own causes; row = a stall's `detail`
@@ -79,6 +82,8 @@ class Trace:
         return self.events[mask]
 
     def latency_ps(self):
+        if self.event_sums is not None and len(self.event_sums):
+            return int(self.event_sums["end_ps"].max())
         return int((self.events["t_ps"] + self.events["dur_ps"]).max()) if len(self.events) else 0
 
 
@@ -86,7 +91,8 @@ def load(path):
     """The whole trace in memory."""
     with _open(path) as f:
         attrs = {k: (_text(v) if isinstance(v, (bytes, str)) else v.item() if hasattr(v, "item") else v) for k, v in f.attrs.items()}
-        return Trace(f["events"][:], _table(f["components"]), _table(f["ops"]), _table(f["stall_causes"]), attrs)
+        sums = f["event_sums"][:] if "event_sums" in f else None
+        return Trace(f["events"][:], _table(f["components"]), _table(f["ops"]), _table(f["stall_causes"]), attrs, sums)
 
 
 def chunks(path, size=65536):

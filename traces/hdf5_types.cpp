@@ -27,6 +27,22 @@ hid_t event_file_type() {
     return t;
 }
 
+hid_t event_sum_mem_type() {
+    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(EventSum));
+    H5Tinsert(t, "op", offsetof(EventSum, op), H5T_NATIVE_UINT32);
+    H5Tinsert(t, "component", offsetof(EventSum, component), H5T_NATIVE_UINT16);
+    H5Tinsert(t, "kind", offsetof(EventSum, kind), H5T_NATIVE_UINT8);
+    H5Tinsert(t, "detail", offsetof(EventSum, detail), H5T_NATIVE_UINT8);
+    H5Tinsert(t, "count", offsetof(EventSum, count), H5T_NATIVE_UINT64);
+    H5Tinsert(t, "bytes", offsetof(EventSum, bytes), H5T_NATIVE_UINT64);
+    H5Tinsert(t, "ops", offsetof(EventSum, ops), H5T_NATIVE_UINT64);
+    H5Tinsert(t, "cycles", offsetof(EventSum, cycles), H5T_NATIVE_UINT64);
+    H5Tinsert(t, "dur_sum_ps", offsetof(EventSum, dur_sum_ps), H5T_NATIVE_UINT64);
+    H5Tinsert(t, "first_ps", offsetof(EventSum, first_ps), H5T_NATIVE_UINT64);
+    H5Tinsert(t, "end_ps", offsetof(EventSum, end_ps), H5T_NATIVE_UINT64);
+    return t;
+}
+
 hid_t component_type() {
     hid_t s48 = H5Tcopy(H5T_C_S1);
     H5Tset_size(s48, 48);

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "traces/event_sums.h"
 #include "traces/trace_event.h"
 
 namespace archsim::h5 {
@@ -39,6 +40,9 @@ private:
 hid_t event_mem_type();
 /// The packed file type of TraceEvent (no padding).
 hid_t event_file_type();
+
+/// In-memory compound type of EventSum (native layout; the file type is its packed copy).
+hid_t event_sum_mem_type();
 
 /// Flat record for the /components table.
 struct ComponentRecord {

@@ -3,92 +3,101 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/common/error.h"
 #include "traces/trace_reader.h"
 
 namespace archsim {
 
-Metrics reduce_trace(const TraceReader& tr) {
+Metrics reduce_sums(const TraceTables& t, const std::string& where) {
     Metrics m;
-    m.model = tr.attr_string("model");
-    m.machine = tr.attr_string("machine");
-    m.precision = tr.attr_string("precision");
-    m.runtime = tr.attr_string("runtime");
-    if (m.runtime.empty()) m.runtime = "none";  // traces of schema 2 and older ran the graph as imported
-    m.clock_hz = tr.attr_double("clock_hz");
-    m.static_power_w = tr.attr_double("static_power_w");
-    m.events = tr.event_count();
-    const auto& comps = tr.components();
+    m.model = t.model;
+    m.machine = t.machine;
+    m.precision = t.precision;
+    m.runtime = t.runtime.empty() ? "none" : t.runtime;  // traces of schema 2 and older ran the graph as imported
+    m.clock_hz = t.clock_hz;
+    m.static_power_w = t.static_power_w;
+    m.events = t.events;
+    const auto& comps = t.components;
     for (const auto& c : comps)
         if (c.level == "compute") m.peak_macs_per_cycle += c.peak_ops_per_cycle;
     m.components.resize(comps.size());
     for (size_t i = 0; i < comps.size(); ++i) m.components[i].name = comps[i].name, m.components[i].level = comps[i].level;
-    m.ops.resize(tr.ops().size());
+    m.ops.resize(t.ops.size());
     for (size_t i = 0; i < m.ops.size(); ++i) {
-        m.ops[i].name = tr.ops()[i].name;
-        m.ops[i].op_type = tr.ops()[i].op_type;
-        m.ops[i].op_class = tr.ops()[i].op_class;
-        m.ops[i].modeled = tr.ops()[i].op_class != "unsupported";
+        m.ops[i].name = t.ops[i].name;
+        m.ops[i].op_type = t.ops[i].op_type;
+        m.ops[i].op_class = t.ops[i].op_class;
+        m.ops[i].modeled = t.ops[i].op_class != "unsupported";
         if (!m.ops[i].modeled) m.unmodeled_ops.push_back(m.ops[i].name);
     }
+    static const std::string unknown = "unknown";
+    auto cause_name = [&](uint8_t id) -> const std::string& { return id < t.stall_causes.size() ? t.stall_causes[id].name : unknown; };
     std::vector<double> op_dynamic_pj(m.ops.size(), 0.0);
     uint64_t end_ps = 0;
 
-    tr.visit_events([&](const TraceEvent& e, const ComponentInfo& c) {
-        OpMetrics& o = m.ops[e.op];
-        ComponentMetrics& cm = m.components[e.component];
-        switch (static_cast<EventKind>(e.kind)) {
+    for (const EventSum& r : t.sums) {
+        if (r.component >= comps.size() || r.op >= m.ops.size() || r.kind > static_cast<uint8_t>(EventKind::Transfer))
+            throw UserError(where, "corrupt trace: an event names component " + std::to_string(r.component) + ", operator " +
+                                       std::to_string(r.op) + ", kind " + std::to_string(r.kind) + " (the tables hold " +
+                                       std::to_string(comps.size()) + " components and " + std::to_string(m.ops.size()) +
+                                       " operators)");
+        const ComponentInfo& c = comps[r.component];
+        OpMetrics& o = m.ops[r.op];
+        ComponentMetrics& cm = m.components[r.component];
+        switch (static_cast<EventKind>(r.kind)) {
             case EventKind::Fold:
             case EventKind::Vector:
-                cm.ops += e.ops;
-                cm.busy_ps += static_cast<double>(e.dur_ps);
+                cm.ops += r.ops;
+                cm.busy_ps += static_cast<double>(r.dur_sum_ps);
                 break;
             case EventKind::Transfer:
-                cm.busy_ps += static_cast<double>(e.dur_ps);
+                cm.busy_ps += static_cast<double>(r.dur_sum_ps);
                 [[fallthrough]];
             case EventKind::DramRead:
             case EventKind::DramWrite:
             case EventKind::SramRead:
             case EventKind::SramWrite:
-                cm.bytes += e.bytes;
+                cm.bytes += r.bytes;
                 break;
             default:
                 break;
         }
-        end_ps = std::max<uint64_t>(end_ps, e.t_ps + e.dur_ps);
-        const double pj = event_energy_pj(e, c);
-        switch (static_cast<EventKind>(e.kind)) {
+        end_ps = std::max<uint64_t>(end_ps, r.end_ps);
+        // event_energy_pj is linear in bytes and ops: the row's sums price as its events do
+        const double pj = event_energy_pj(make_event(static_cast<EventKind>(r.kind), r.component, r.op, 0, 0, r.bytes, r.ops), c);
+        switch (static_cast<EventKind>(r.kind)) {
             case EventKind::Op:
-                o.start_ps = static_cast<double>(e.t_ps);
-                o.latency_ps = static_cast<double>(e.dur_ps);
+                o.start_ps = static_cast<double>(r.first_ps);
+                o.latency_ps = static_cast<double>(r.end_ps - r.first_ps);
                 break;
             case EventKind::Fold:
-                o.macs += static_cast<int64_t>(e.ops);
+                o.macs += static_cast<int64_t>(r.ops);
                 [[fallthrough]];
             case EventKind::Vector:
-                o.compute_cycles += e.cycles;
+                o.compute_cycles += r.cycles;
                 break;
             case EventKind::DramRead:
             case EventKind::SramRead:
             case EventKind::Transfer:  // a mover: bytes priced per byte, a network per byte-hop
-                o.traffic_bytes[c.level] += e.bytes;
-                m.read_bytes[c.level] += e.bytes;
+                o.traffic_bytes[c.level] += r.bytes;
+                m.read_bytes[c.level] += r.bytes;
                 break;
             case EventKind::DramWrite:
             case EventKind::SramWrite:
-                o.traffic_bytes[c.level] += e.bytes;
-                m.write_bytes[c.level] += e.bytes;
+                o.traffic_bytes[c.level] += r.bytes;
+                m.write_bytes[c.level] += r.bytes;
                 break;
             case EventKind::Stall:
-                o.stall_cycles += e.cycles;
-                o.stall_cycles_by_cause[tr.stall_cause_name(e.detail)] += e.cycles;
-                m.stall_cycles_by_cause[tr.stall_cause_name(e.detail)] += e.cycles;
+                o.stall_cycles += r.cycles;
+                o.stall_cycles_by_cause[cause_name(r.detail)] += r.cycles;
+                m.stall_cycles_by_cause[cause_name(r.detail)] += r.cycles;
                 break;
         }
         if (pj != 0) {
             m.energy_pj_by_part[c.level] += pj;
-            op_dynamic_pj[e.op] += pj;
+            op_dynamic_pj[r.op] += pj;
         }
-    });
+    }
 
     m.latency_ps = static_cast<double>(end_ps);
     m.latency_cycles = static_cast<uint64_t>(std::llround(m.latency_ps * m.clock_hz * 1e-12));
@@ -121,5 +130,7 @@ Metrics reduce_trace(const TraceReader& tr) {
                         : 0;
     return m;
 }
+
+Metrics reduce_trace(const TraceReader& tr) { return reduce_sums(tr.tables(), tr.path()); }
 
 }  // namespace archsim

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "traces/event_sums.h"
+
 namespace archsim {
 
 class TraceReader;
@@ -67,9 +69,27 @@ struct Metrics {
     std::vector<std::string> unmodeled_ops;        ///< names of zero-cost unsupported operators
 };
 
-/// Reads every event of `trace` once, in chunks, and prices it with the component table:
-/// compute energy = ops x pJ/op, memory energy = bytes x pJ/byte (read or write), static energy
-/// = static_power_w x latency. Latency is the end of the last event.
+/// What a run's metrics are reduced from: the trace's root attributes and tables and its
+/// per-operator event sums (traces/event_sums.h), whether they come from a trace file or from the
+/// writer of a run still in memory.
+struct TraceTables {
+    std::string model, machine, precision, runtime;
+    double clock_hz = 0;
+    double static_power_w = 0;
+    uint64_t events = 0;  ///< events the run emitted (whatever the trace's detail kept)
+    std::vector<ComponentInfo> components;
+    std::vector<OpInfo> ops;
+    std::vector<StallCauseInfo> stall_causes;
+    std::vector<EventSum> sums;
+};
+
+/// Prices the event sums with the component table: compute energy = ops x pJ/op, memory energy
+/// = bytes x pJ/byte (read or write), static energy = static_power_w x latency. Latency is the
+/// end of the last event; an operator's span is its op event. Throws UserError(`where`, ...) for
+/// a row naming a component, operator or kind outside the tables (a corrupt trace).
+Metrics reduce_sums(const TraceTables& t, const std::string& where = "");
+/// reduce_sums() of a trace file's tables and event sums (read from /event_sums, or summed from
+/// /events for a trace written before the sums were stored).
 Metrics reduce_trace(const TraceReader& trace);
 
 }  // namespace archsim

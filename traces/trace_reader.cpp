@@ -36,9 +36,9 @@ TraceReader::TraceReader(const std::string& path) : m_path(path), m_h(std::make_
     if (!m_h->file.valid()) throw UserError(path, "cannot open the HDF5 file (truncated or corrupt?)");
     const double version = attr_double("schema_version", -1);
     if (version < 0) throw UserError(path, "not an archsim trace (no schema_version attribute)");
-    if (static_cast<int>(version) != kTraceSchemaVersion)
+    if (static_cast<int>(version) != kTraceSchemaVersion && static_cast<int>(version) != 3)
         throw UserError(path, "trace schema version " + std::to_string(static_cast<int>(version)) +
-                                  " is not the one this archsim reads (" + std::to_string(kTraceSchemaVersion) + ")");
+                                  " is not one this archsim reads (3 and " + std::to_string(kTraceSchemaVersion) + ")");
     if (attr_double("complete", 0) != 1) {
         const std::string why = attr_string("stopped_by");
         throw UserError(path, "the trace is marked incomplete" + (why.empty() ? std::string() : " (the run stopped: " + why + ")"));
@@ -67,6 +67,17 @@ TraceReader::TraceReader(const std::string& path) : m_path(path), m_h(std::make_
         h5::Handle space(H5Screate_simple(1, n, nullptr), H5Sclose);
         H5Dvlen_reclaim(op_type.get(), space.get(), H5P_DEFAULT, ops.data());  // frees the vlen strings
     }
+    m_emitted = static_cast<uint64_t>(attr_double("events_emitted", static_cast<double>(m_event_count)));
+    if (attr_string("detail") == "kernel") m_detail = TraceDetail::Kernel;
+    if (H5Lexists(m_h->file.get(), "event_sums", H5P_DEFAULT) > 0) {
+        m_sums = read_table<EventSum>(m_h->file.get(), "event_sums", h5::event_sum_mem_type(), path);
+    } else {  // schema 3: sum the events
+        EventSummer summer;
+        for_each_chunk([&](const TraceEvent* ev, size_t n) {
+            for (size_t i = 0; i < n; ++i) summer.add(ev[i]);
+        });
+        m_sums = summer.rows();
+    }
     h5::Handle cause_type(h5::stall_cause_type(), H5Tclose);
     auto causes = read_table<h5::StallCauseRecord>(m_h->file.get(), "stall_causes", H5Tcopy(cause_type.get()), path);
     for (const auto& r : causes) m_stall_causes.push_back({s(r.name), s(r.doc)});
@@ -90,6 +101,22 @@ void TraceReader::corrupt(const TraceEvent& e) const {
 }
 
 TraceReader::~TraceReader() = default;
+
+TraceTables TraceReader::tables() const {
+    TraceTables t;
+    t.model = attr_string("model");
+    t.machine = attr_string("machine");
+    t.precision = attr_string("precision");
+    t.runtime = attr_string("runtime");
+    t.clock_hz = attr_double("clock_hz");
+    t.static_power_w = attr_double("static_power_w");
+    t.events = m_emitted;
+    t.components = m_components;
+    t.ops = m_ops;
+    t.stall_causes = m_stall_causes;
+    t.sums = m_sums;
+    return t;
+}
 
 std::string TraceReader::attr_string(const std::string& name) const {
     if (H5Aexists(m_h->file.get(), name.c_str()) <= 0) return "";

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "traces/reducer.h"
 #include "traces/trace_event.h"
 
 namespace archsim {
@@ -14,7 +15,7 @@ namespace archsim {
 struct TraceReadHandles;
 
 /// Opens a trace written by TraceWriter. Throws UserError naming the file if it is missing, not
-/// HDF5, of another schema version, or marked incomplete.
+/// HDF5, of a schema version it cannot read (it reads 3 and 4), or marked incomplete.
 class TraceReader {
 public:
     explicit TraceReader(const std::string& path);
@@ -26,22 +27,42 @@ public:
     const std::vector<StallCauseInfo>& stall_causes() const { return m_stall_causes; }
     /// Name of stall cause `id` ("unknown" outside the table).
     const std::string& stall_cause_name(StallCauseId id) const;
-    uint64_t event_count() const { return m_event_count; }
+    /// Events the run emitted (a kernel-detail trace stores only their sums).
+    uint64_t event_count() const { return m_emitted; }
+    /// What the trace keeps: every event, or per-operator sums only.
+    TraceDetail detail() const { return m_detail; }
+    /// The per-operator event sums: /event_sums, or summed from /events for a trace of schema 3.
+    const std::vector<EventSum>& event_sums() const { return m_sums; }
+    /// Attributes, tables and event sums, as reduce_sums() takes them.
+    TraceTables tables() const;
+    const std::string& path() const { return m_path; }
     /// A string attribute ("" if absent).
     std::string attr_string(const std::string& name) const;
     /// A numeric attribute (`def` if absent).
     double attr_double(const std::string& name, double def = 0) const;
 
-    /// Calls `f(events, n)` for consecutive chunks of at most `chunk` events, in file order.
+    /// Calls `f(events, n)` for consecutive chunks of at most `chunk` events of /events, in file
+    /// order (none for a kernel-detail trace).
     void for_each_chunk(const std::function<void(const TraceEvent*, size_t)>& f, size_t chunk = 1 << 16) const;
 
-    /// The one loop over a trace's events that every reduction and export shares: calls
+    /// The one loop over a trace's events that every timeline and export shares: calls
     /// `f(event, component)` for every event in file order, read in chunks (memory stays flat).
+    /// A kernel-detail trace has no events: each event-sum row is visited as one event spanning
+    /// its first start to its last end, with the row's bytes, ops and cycles.
     /// An event naming a component, operator or kind outside the trace's tables means a corrupt
     /// trace: throws UserError(path, ...) before `f` sees it.
     template <class F>
     void visit_events(F&& f) const {
         const size_t n_comps = m_components.size(), n_ops = m_ops.size();
+        if (m_detail == TraceDetail::Kernel) {
+            for (const EventSum& r : m_sums) {
+                const TraceEvent e = make_event(static_cast<EventKind>(r.kind), r.component, r.op, r.first_ps, r.end_ps - r.first_ps,
+                                                r.bytes, r.ops, r.cycles, 0, r.detail);
+                if (e.component >= n_comps || e.op >= n_ops || e.kind > static_cast<uint8_t>(EventKind::Transfer)) corrupt(e);
+                f(e, m_components[e.component]);
+            }
+            return;
+        }
         for_each_chunk([&](const TraceEvent* ev, size_t n) {
             for (size_t i = 0; i < n; ++i) {
                 const TraceEvent& e = ev[i];
@@ -58,7 +79,10 @@ private:
     std::vector<ComponentInfo> m_components;
     std::vector<OpInfo> m_ops;
     std::vector<StallCauseInfo> m_stall_causes;
-    uint64_t m_event_count = 0;
+    uint64_t m_event_count = 0;  ///< rows of /events
+    uint64_t m_emitted = 0;
+    TraceDetail m_detail = TraceDetail::Full;
+    std::vector<EventSum> m_sums;
 };
 
 }  // namespace archsim

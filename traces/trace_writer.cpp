@@ -32,13 +32,13 @@ const char* to_string(EventKind k) {
     return "?";
 }
 
-TraceWriter::TraceWriter(const std::string& path)
-    : m_path(path), m_tmp_path(temp_path_for(path)), m_file(std::make_unique<TraceFile>()) {
+TraceWriter::TraceWriter(const std::string& path, TraceDetail detail)
+    : m_path(path), m_tmp_path(temp_path_for(path)), m_file(std::make_unique<TraceFile>()), m_detail(detail) {
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors become UserError, not stderr noise
     m_file->file = h5::Handle(H5Fcreate(m_tmp_path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
     if (!m_file->file.valid()) throw UserError(m_tmp_path, "cannot create the trace file (is the directory writable?)");
     m_file->mem_type = h5::Handle(h5::event_mem_type(), H5Tclose);
-    m_buffer.reserve(kChunkEvents);
+    if (detail == TraceDetail::Full) m_buffer.reserve(kChunkEvents);
 }
 
 /// The events dataset, created at the first flush with chunks of `chunk_events` records: a whole
@@ -91,9 +91,25 @@ static void write_num_attr(hid_t obj, const std::string& name, hid_t type, T val
 
 void TraceWriter::set_attr(const std::string& name, const std::string& value) {
     write_string_attr(m_file->file.get(), name, value);
+    m_str_attrs[name] = value;
 }
 void TraceWriter::set_attr(const std::string& name, double value) {
     write_num_attr(m_file->file.get(), name, H5T_NATIVE_DOUBLE, value);
+    m_num_attrs[name] = value;
+}
+
+TraceTables TraceWriter::tables() const {
+    TraceTables t;
+    auto str = [&](const char* k) { auto it = m_str_attrs.find(k); return it == m_str_attrs.end() ? std::string() : it->second; };
+    auto num = [&](const char* k) { auto it = m_num_attrs.find(k); return it == m_num_attrs.end() ? 0.0 : it->second; };
+    t.model = str("model"), t.machine = str("machine"), t.precision = str("precision"), t.runtime = str("runtime");
+    t.clock_hz = num("clock_hz"), t.static_power_w = num("static_power_w");
+    t.events = m_emitted;
+    t.components = m_components;
+    t.ops = m_ops;
+    t.stall_causes = m_stall_causes;
+    t.sums = m_sums.rows();
+    return t;
 }
 void TraceWriter::set_attr(const std::string& name, int64_t value) {
     write_num_attr(m_file->file.get(), name, H5T_NATIVE_INT64, value);
@@ -161,6 +177,16 @@ void TraceWriter::finish(bool complete) {
         if (!recs.empty()) H5Dwrite(d.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, recs.data());
     }
     {
+        const auto& rows = m_sums.rows();
+        hsize_t dims[1] = {rows.size()};
+        h5::Handle mem(h5::event_sum_mem_type(), H5Tclose), type(H5Tcopy(mem.get()), H5Tclose);
+        H5Tpack(type.get());
+        h5::Handle space(H5Screate_simple(1, dims, nullptr), H5Sclose);
+        h5::Handle d(H5Dcreate2(f, "event_sums", type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
+        if (!d.valid() || (!rows.empty() && H5Dwrite(d.get(), mem.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()) < 0))
+            throw UserError(m_tmp_path, "writing the event sums failed (disk full?)");
+    }
+    {
         std::vector<h5::StallCauseRecord> recs(m_stall_causes.size());
         for (size_t i = 0; i < m_stall_causes.size(); ++i) recs[i] = {m_stall_causes[i].name.data(), m_stall_causes[i].doc.data()};
         hsize_t dims[1] = {recs.size()};
@@ -171,6 +197,8 @@ void TraceWriter::finish(bool complete) {
     }
     write_num_attr(f, "schema_version", H5T_NATIVE_INT64, static_cast<int64_t>(kTraceSchemaVersion));
     write_num_attr(f, "event_count", H5T_NATIVE_INT64, static_cast<int64_t>(m_written));
+    write_num_attr(f, "events_emitted", H5T_NATIVE_INT64, static_cast<int64_t>(m_emitted));
+    write_string_attr(f, "detail", to_string(m_detail));
     write_num_attr(f, "complete", H5T_NATIVE_INT64, static_cast<int64_t>(complete ? 1 : 0));
     m_file->events.reset();
     m_file->mem_type.reset();

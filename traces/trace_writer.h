@@ -1,10 +1,13 @@
 #pragma once
 // Buffered, chunked HDF5 trace writer (schema: traces/README.md).
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "traces/event_sums.h"
+#include "traces/reducer.h"
 #include "traces/trace_event.h"
 
 namespace archsim {
@@ -14,12 +17,15 @@ struct TraceFile;  // HDF5 handles, kept out of this header
 /// Writes events to `<path>.tmp` in whole chunks of kChunkEvents records (shuffle + deflate; a run
 /// with fewer events gets one chunk of exactly its events),
 /// and renames it to `path` in finish(), so an interrupted run never leaves a trace that looks
-/// complete. Throws UserError naming the path if it cannot be created or written.
+/// complete. Every event is also summed per operator, component, kind and stall cause
+/// (EventSummer), and the sums are stored in /event_sums; at TraceDetail::Kernel only the sums
+/// are stored. The run's metrics come from those sums in memory (tables()), so they are the same
+/// at every detail level. Throws UserError naming the path if it cannot be created or written.
 class TraceWriter {
 public:
     static constexpr size_t kChunkEvents = 1 << 16;
 
-    explicit TraceWriter(const std::string& path);
+    explicit TraceWriter(const std::string& path, TraceDetail detail = TraceDetail::Full);
     ~TraceWriter();
     TraceWriter(const TraceWriter&) = delete;
     TraceWriter& operator=(const TraceWriter&) = delete;
@@ -39,11 +45,17 @@ public:
     /// Appends one event (buffered; a full buffer is written as one chunk).
     void emit(const TraceEvent& e) {
         m_dynamic_pj += event_energy_pj(e, m_components[e.component]);
+        m_sums.add(e);
+        ++m_emitted;
+        if (m_detail != TraceDetail::Full) return;
         m_buffer.push_back(e);
         if (m_buffer.size() == kChunkEvents) flush();
     }
-    /// Events emitted so far.
-    uint64_t event_count() const { return m_written + m_buffer.size(); }
+    /// Events emitted so far (whether or not the detail level stores them).
+    uint64_t event_count() const { return m_emitted; }
+    /// The run so far as the reducer reads it: attributes, tables and event sums (reduce_sums()).
+    TraceTables tables() const;
+    TraceDetail detail() const { return m_detail; }
     /// Dynamic energy of the events emitted so far, pJ, priced as the reducer prices them
     /// (event_energy_pj): what a machine reads to estimate its own power while it runs.
     double dynamic_energy_pj() const { return m_dynamic_pj; }
@@ -57,7 +69,12 @@ private:
     std::string m_path;
     std::string m_tmp_path;
     std::unique_ptr<TraceFile> m_file;
+    TraceDetail m_detail;
     std::vector<TraceEvent> m_buffer;
+    EventSummer m_sums;
+    uint64_t m_emitted = 0;
+    std::map<std::string, std::string> m_str_attrs;  ///< what tables() reads back
+    std::map<std::string, double> m_num_attrs;
     std::vector<ComponentInfo> m_components;
     std::vector<OpInfo> m_ops;
     std::vector<StallCauseInfo> m_stall_causes{{"none", "not a stall"}};

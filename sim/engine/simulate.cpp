@@ -75,13 +75,13 @@ bool g_simulated = false;  // guards the one-simulation-per-process rule of the 
 
 SimulationResult simulate(const OpGraph& graph, const MachineKind& kind, const ParamSet& params,
                           const std::string& trace_path, const std::map<std::string, std::string>& attrs,
-                          const SimulationLimits& limits) {
+                          const SimulationLimits& limits, TraceDetail detail) {
     if (g_simulated) throw UserError("simulate", "one SystemC simulation per process; run another process");
     g_simulated = true;
     setenv("SYSC_DISABLE_COPYRIGHT_MESSAGE", "1", 1);
     const auto wall0 = std::chrono::steady_clock::now();
 
-    TraceWriter trace(trace_path);
+    TraceWriter trace(trace_path, detail);
     sc_core::sc_set_time_resolution(1, sc_core::SC_PS);
     std::unique_ptr<Machine> machine;
     try {
@@ -119,6 +119,7 @@ SimulationResult simulate(const OpGraph& graph, const MachineKind& kind, const P
     r.events = trace.event_count();
     r.stopped_by = scheduler.stopped_by();
     if (!r.stopped_by.empty()) trace.set_attr("stopped_by", r.stopped_by);
+    else r.metrics = reduce_sums(trace.tables(), trace_path);
     trace.finish(r.stopped_by.empty());
     r.trace_path = trace_path;
     r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();

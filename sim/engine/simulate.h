@@ -4,6 +4,9 @@
 #include <map>
 #include <string>
 
+#include "traces/event_sums.h"
+#include "traces/reducer.h"
+
 namespace archsim {
 
 class OpGraph;
@@ -17,6 +20,7 @@ struct SimulationResult {
     double simulated_ps = 0;
     double wall_s = 0;
     std::string stopped_by;   ///< "" for a complete run, else the limit that ended it (trace incomplete)
+    Metrics metrics;          ///< the run reduced in memory (reduce_sums of the writer's tables); empty if stopped
 };
 
 /// Guards a run: 0 = no limit. Checked before each operator starts, so the operator running when
@@ -27,14 +31,15 @@ struct SimulationLimits {
 };
 
 /// Elaborates `kind` with `params`, walks `graph` in topological order dispatching each operator
-/// to the machine, and writes every event to `trace_path` (atomically: a temporary name renamed
-/// when complete). `attrs` are extra string attributes for the trace root (model path, resolved
+/// to the machine, and writes the trace to `trace_path` at `detail` (every event, or per-operator
+/// sums; atomically: a temporary name renamed when complete), and reduces the run to its metrics
+/// from the sums in memory. `attrs` are extra string attributes for the trace root (model path, resolved
 /// config). SystemC's kernel cannot be reset: call this at most once per process.
 /// Throws UserError if the trace cannot be written or the process already simulated.
 /// With `limits`, a run that crosses one stops before its next operator: the trace is written
 /// with complete = 0 (readers refuse it) and `stopped_by` says which limit and where.
 SimulationResult simulate(const OpGraph& graph, const MachineKind& kind, const ParamSet& params,
                           const std::string& trace_path, const std::map<std::string, std::string>& attrs,
-                          const SimulationLimits& limits = {});
+                          const SimulationLimits& limits = {}, TraceDetail detail = TraceDetail::Full);
 
 }  // namespace archsim

@@ -165,3 +165,36 @@ TEST_CASE("the same inputs give bit-identical traces and metrics", "[e2e][trace]
         fs::remove_all(b);
     }
 }
+
+TEST_CASE("a kernel-detail trace gives the same metrics and reports with one span per operator and component and kind", "[e2e][trace]") {
+    const std::string model = kSrc + "/workloads/models/resnet18.onnx";
+    for (const char* cfg : {"tpu/tpu_32x32_ws.toml", "kpu/t64.toml", "gpu/a100_sxm4_80gb.toml", "cpu/host.toml"}) {
+        INFO(cfg);
+        const std::string full = run_to("dfull", model, kSrc + "/configs/" + cfg, "--detail full");
+        const std::string kern = run_to("dkern", model, kSrc + "/configs/" + cfg, "--detail kernel");
+        CHECK(slurp(full + "/metrics.json") == slurp(kern + "/metrics.json"));
+        archsim::TraceReader f(full + "/trace.h5"), k(kern + "/trace.h5");
+        CHECK(k.detail() == archsim::TraceDetail::Kernel);
+        CHECK(k.event_count() == f.event_count());  // what the run emitted, whatever was kept
+        size_t rows = 0;
+        k.for_each_chunk([&](const archsim::TraceEvent*, size_t n) { rows += n; });
+        CHECK(rows == 0);
+        CHECK(k.event_sums().size() == f.event_sums().size());
+        CHECK(fs::file_size(kern + "/trace.h5") < fs::file_size(full + "/trace.h5"));
+        for (const char* cmd : {"trace summary", "trace ops"}) {
+            CliResult a = run_archsim(std::string(cmd) + " " + full + "/trace.h5"), b = run_archsim(std::string(cmd) + " " + kern + "/trace.h5");
+            REQUIRE(a.exit_code == 0);
+            REQUIRE(b.exit_code == 0);
+            auto body = [](const std::string& s) { return s.substr(s.find('\n') + 1); };  // after the trace's path
+            CHECK(body(a.out) == body(b.out));
+        }
+        // the export shows one slice per event-sum row
+        REQUIRE(run_archsim("trace export " + kern + "/trace.h5 --perfetto " + kern + "/t.json.gz").exit_code == 0);
+        const json j = json::parse(gunzip(kern + "/t.json.gz"));
+        size_t slices = 0;
+        for (const auto& e : j["traceEvents"]) slices += e["ph"] == "X";
+        CHECK(slices == k.event_sums().size());
+        fs::remove_all(full);
+        fs::remove_all(kern);
+    }
+}

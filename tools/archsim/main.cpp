@@ -68,6 +68,11 @@ int main(int argc, char** argv) {
     std::string max_sim_time;
     run->add_option("--max-events", run_max_events, "Stop once the trace holds this many events (0: no limit); the trace is kept, marked incomplete");
     run->add_option("--max-sim-time", max_sim_time, "Stop once this much time is simulated (e.g. 5ms); the trace is kept, marked incomplete");
+    std::string detail = "full";
+    run->add_option("--detail", detail, "What trace.h5 keeps: full (every event) or kernel (per-operator sums per component and "
+                                        "kind; `trace` commands show one span each); metrics are the same at either")
+        ->check(CLI::IsMember({"full", "kernel"}))
+        ->capture_default_str();
 
     std::string study_file, study_out = "out/compare";
     int jobs = 0;
@@ -171,7 +176,7 @@ int main(int argc, char** argv) {
                 wl.model = default_model;
                 std::fprintf(stderr, "archsim: no model given, running the bundled %s\n", default_model.c_str());
             }
-            return cli::cmd_run(wl, arch, out_dir, precision, sets, format, run_max_events, max_sim_time);
+            return cli::cmd_run(wl, arch, out_dir, precision, sets, format, run_max_events, max_sim_time, detail);
         }
         if (*params) return cli::cmd_params(kind, format);
         if (*metrics) return cli::cmd_metrics(format);

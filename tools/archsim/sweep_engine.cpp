@@ -87,7 +87,9 @@ pid_t SweepSession::start(size_t i) {
         cfg << "# point " << p.id << " of " << m_study.name << ": " << p.machine << ", " << workload_name(p.model) << "\n"
             << p.resolved_config;
     }
-    std::vector<std::string> args = {"run", p.model, "--arch", (dir / "machine.toml").string(), "--out", dir.string(), "--format", "json"};
+    // a point whose trace is not kept writes per-operator sums only (the same metrics)
+    std::vector<std::string> args = {"run", p.model, "--arch", (dir / "machine.toml").string(), "--out", dir.string(), "--format", "json",
+                                     "--detail", m_args.traces == "full" ? "full" : "kernel"};
     if (p.batch > 0) args.insert(args.end(), {"--batch", std::to_string(p.batch)});
     return spawn_self(m_self, args, (dir / "report.json").string(), (dir / "stderr.log").string());
 }

@@ -1,0 +1,31 @@
+#include "traces/event_sums.h"
+
+#include "sim/common/error.h"
+
+namespace archsim {
+
+void EventSummer::add(const EventSum& r, uint32_t op, int64_t shift_ps) {
+    TraceEvent e;  // the row's key, for its index
+    e.op = op, e.component = r.component, e.kind = r.kind, e.detail = r.detail;
+    const uint64_t key = (uint64_t(e.op) << 32) | (uint64_t(e.component) << 16) | (uint64_t(e.kind) << 8) | e.detail;
+    auto [it, fresh] = m_index.try_emplace(key, m_rows.size());
+    const uint64_t first = uint64_t(int64_t(r.first_ps) + shift_ps), end = uint64_t(int64_t(r.end_ps) + shift_ps);
+    if (fresh) {
+        EventSum n;
+        n.op = op, n.component = r.component, n.kind = r.kind, n.detail = r.detail;
+        n.first_ps = first;
+        m_rows.push_back(n);
+    }
+    m_last_key = key, m_last = it->second;
+    add_to(m_rows[it->second], first, end, r.count, r.bytes, r.ops, r.cycles, r.dur_sum_ps);
+}
+
+const char* to_string(TraceDetail d) { return d == TraceDetail::Full ? "full" : "kernel"; }
+
+TraceDetail parse_trace_detail(const std::string& s, const std::string& where) {
+    if (s == "full") return TraceDetail::Full;
+    if (s == "kernel") return TraceDetail::Kernel;
+    throw UserError(where, "unknown trace detail '" + s + "' (full: every event; kernel: per-operator sums)");
+}
+
+}  // namespace archsim
