@@ -98,6 +98,42 @@ void TraceWriter::set_attr(const std::string& name, double value) {
     m_num_attrs[name] = value;
 }
 
+void TraceWriter::begin_capture() {
+    m_capturing = true;
+    m_capture.clear();
+    m_capture_sums = EventSummer();
+}
+
+void TraceWriter::end_capture(uint64_t origin_ps, std::vector<TraceEvent>& events, std::vector<EventSum>& sums, double& dynamic_pj) {
+    m_capturing = false;
+    dynamic_pj = 0;
+    for (auto& e : m_capture) e.t_ps -= origin_ps;
+    events = std::move(m_capture);
+    m_capture.clear();
+    sums = m_capture_sums.rows();
+    for (auto& r : sums) {
+        r.first_ps -= origin_ps, r.end_ps -= origin_ps;
+        dynamic_pj += event_energy_pj(make_event(static_cast<EventKind>(r.kind), r.component, r.op, 0, 0, r.bytes, r.ops), m_components[r.component]);
+    }
+}
+
+void TraceWriter::replay(const std::vector<TraceEvent>& events, const std::vector<EventSum>& sums, double dynamic_pj, uint32_t op,
+                         uint64_t origin_ps) {
+    if (m_detail == TraceDetail::Full) {
+        for (TraceEvent e : events) {
+            e.op = op;
+            e.t_ps += origin_ps;
+            emit(e);
+        }
+        return;
+    }
+    for (const EventSum& r : sums) {
+        m_sums.add(r, op, static_cast<int64_t>(origin_ps));
+        m_emitted += r.count;
+    }
+    m_dynamic_pj += dynamic_pj;
+}
+
 TraceTables TraceWriter::tables() const {
     TraceTables t;
     auto str = [&](const char* k) { auto it = m_str_attrs.find(k); return it == m_str_attrs.end() ? std::string() : it->second; };

@@ -47,10 +47,24 @@ public:
         m_dynamic_pj += event_energy_pj(e, m_components[e.component]);
         m_sums.add(e);
         ++m_emitted;
+        if (m_capturing) {
+            m_capture_sums.add(e);
+            if (detail() == TraceDetail::Full) m_capture.push_back(e);
+        }
         if (m_detail != TraceDetail::Full) return;
         m_buffer.push_back(e);
         if (m_buffer.size() == kChunkEvents) flush();
     }
+    /// Starts recording what is emitted from now on (a kernel being memoized): its events when
+    /// the trace keeps every event, and always their sums.
+    void begin_capture();
+    /// Stops recording and hands over the events (empty at kernel detail) and their sums, with
+    /// times relative to `origin_ps` (the kernel's start), and their dynamic energy, pJ.
+    void end_capture(uint64_t origin_ps, std::vector<TraceEvent>& events, std::vector<EventSum>& sums, double& dynamic_pj);
+    /// Replays a recorded kernel as operator `op` from `origin_ps`: every event shifted (a trace
+    /// that keeps every event) or only their sums; event counts and energy as if emitted.
+    void replay(const std::vector<TraceEvent>& events, const std::vector<EventSum>& sums, double dynamic_pj, uint32_t op,
+                uint64_t origin_ps);
     /// Events emitted so far (whether or not the detail level stores them).
     uint64_t event_count() const { return m_emitted; }
     /// The run so far as the reducer reads it: attributes, tables and event sums (reduce_sums()).
@@ -72,6 +86,9 @@ private:
     TraceDetail m_detail;
     std::vector<TraceEvent> m_buffer;
     EventSummer m_sums;
+    bool m_capturing = false;
+    std::vector<TraceEvent> m_capture;
+    EventSummer m_capture_sums;
     uint64_t m_emitted = 0;
     std::map<std::string, std::string> m_str_attrs;  ///< what tables() reads back
     std::map<std::string, double> m_num_attrs;

@@ -1,7 +1,11 @@
 #pragma once
 // The DRAM side of a machine in one piece: the trace component, the DRAM target and (optionally)
 // the DMA engine bound to it.
+#include <algorithm>
 #include <memory>
+#include <vector>
+
+#include "arch/common/kernel_memo.h"
 
 #include "arch/common/recorder.h"
 #include "arch/memory/dma.h"
@@ -16,7 +20,7 @@ namespace archsim {
 class DramPort {
 public:
     DramPort(Recorder& rec, const DramConfig& cfg, const char* dma_name = "dma")
-        : m_component(rec.memory("dram", cfg.pj_per_byte)),
+        : m_cfg(cfg), m_component(rec.memory("dram", cfg.pj_per_byte)),
           m_dram(std::make_unique<Dram>("dram", cfg, rec.trace(), m_component, rec.op_ref())) {
         if (!dma_name) return;
         m_dma = std::make_unique<Dma>(dma_name, cfg.transaction_bytes, cfg.per_burst);
@@ -26,10 +30,41 @@ public:
     /// returns the absolute completion time, ps (see Dma::transfer).
     double transfer(int64_t bytes, bool write, double issue_delay_ps = 0.0) { return m_dma->transfer(bytes, write, issue_delay_ps); }
     Dma& dma() { return *m_dma; }
+
+    /// The DRAM's state change over one kernel (kernel memoization): each channel's busy time
+    /// beyond the kernel's end, and how far the counters and the DMA's address moved.
+    struct MemoState {
+        std::vector<double> busy_after_ps;
+        uint32_t transactions = 0;
+        uint64_t bytes = 0, address = 0;
+    };
+    /// Adds what a kernel starting at `now_ps` sees of the DRAM to `key` (each channel's busy time
+    /// beyond now, and the channel the DMA's next burst goes to) and notes the counters.
+    void memo_key(MemoKey& key, double now_ps) {
+        for (double f : m_dram->channel_free_ps()) key.add(std::max(0.0, f - now_ps));
+        if (m_dma) key.add(m_dma->next_address() / uint64_t(m_cfg.transaction_bytes) % uint64_t(m_cfg.channels));
+        m_start = {{}, m_dram->transactions(), m_dram->bytes_served(), m_dma ? m_dma->next_address() : 0};
+    }
+    /// The state change since memo_key(), for a kernel that ended at `end_ps`.
+    MemoState memo_save(double end_ps) const {
+        MemoState s{{}, m_dram->transactions() - m_start.transactions, m_dram->bytes_served() - m_start.bytes,
+                    (m_dma ? m_dma->next_address() : 0) - m_start.address};
+        for (double f : m_dram->channel_free_ps()) s.busy_after_ps.push_back(std::max(0.0, f - end_ps));
+        return s;
+    }
+    /// Applies a recorded change to a replay that ends at `end_ps`.
+    void memo_restore(const MemoState& s, double end_ps) {
+        std::vector<double> free = m_dram->channel_free_ps();
+        for (size_t c = 0; c < free.size(); ++c) free[c] = std::max(free[c], end_ps + s.busy_after_ps[c]);
+        m_dram->restore(free, s.transactions, s.bytes);
+        if (m_dma) m_dma->advance(s.address);
+    }
     Dram& target() { return *m_dram; }
     uint16_t component() const { return m_component; }
 
 private:
+    DramConfig m_cfg;
+    MemoState m_start;
     uint16_t m_component;
     std::unique_ptr<Dram> m_dram;
     std::unique_ptr<Dma> m_dma;

@@ -29,6 +29,12 @@ public:
     virtual std::string precision() const = 0;
     /// Index of the component op spans are recorded on.
     virtual uint16_t op_component() const = 0;
+    /// Turns kernel memoization on or off (arch/common/kernel_memo.h; a model that cannot
+    /// describe its state simulates every kernel either way). Call before the first execute().
+    virtual void set_memoize(bool on) {}
+    /// Kernels replayed from a recorded one, and kernels simulated and recorded, so far.
+    virtual uint64_t memo_hits() const { return 0; }
+    virtual uint64_t memo_misses() const { return 0; }
 };
 
 /// How a machine kind is created: its parameter schema and its factory.

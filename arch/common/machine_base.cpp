@@ -2,6 +2,7 @@
 
 #include "arch/common/fusion.h"
 #include "sim/common/error.h"
+#include "traces/trace_writer.h"
 
 namespace archsim {
 
@@ -56,6 +57,48 @@ void MachineBase::execute(uint32_t op_index, const Operator& op, const OpGraph& 
     m_rec.set_op(op_index);
     const Route r = route(op, graph, m_rules);
     if (r == Route::Skip) return;
+    // an operator fused into its producer depends on the graph around it: always simulated
+    if (m_memoize && r != Route::FusedEpilogue && run_memoized(op_index, op, graph, r)) return;
+    run(op, graph, r);
+}
+
+bool MachineBase::run_memoized(uint32_t op_index, const Operator& op, const OpGraph& graph, Route r) {
+    const std::vector<int32_t> slots = kernel_slots(op);
+    MemoKey key;
+    key.add(uint64_t(r));
+    add_kernel_signature(key, op, graph, slots);
+    if (!memo_state(op, graph, slots, key)) return false;
+    TraceWriter& trace = m_rec.trace();
+    const bool cycles = cycle_timed();
+    const uint64_t start_cycle = cycles ? m_clock.now_cycle() : 0;
+    const uint64_t origin_ps = cycles ? m_clock.to_ps(start_cycle) : static_cast<uint64_t>(sim_now_ps());
+    if (const MemoEntry* e = m_memo.find(key.value())) {
+        ++m_memo.hits;
+        trace.replay(e->events, e->sums, e->dynamic_pj, op_index, origin_ps);
+        const double end_ps = cycles ? static_cast<double>(m_clock.to_ps(start_cycle + e->dur_cycles)) : static_cast<double>(origin_ps + e->dur_ps);
+        sim_wait_until_ps(end_ps);
+        memo_restore(e->post_state, op, graph, slots, end_ps);
+        return true;
+    }
+    ++m_memo.misses;
+    trace.begin_capture();
+    run(op, graph, r);
+    MemoEntry e;
+    trace.end_capture(origin_ps, e.events, e.sums, e.dynamic_pj);
+    const double end_ps = sim_now_ps();
+    e.dur_ps = static_cast<uint64_t>(end_ps) - origin_ps;
+    if (cycles) e.dur_cycles = m_clock.cycle_at_or_after(end_ps) - start_cycle;
+    e.post_state = memo_save(op, graph, slots, end_ps);
+    // keep at most kMaxMemoEvents recorded events (56 bytes each) in all
+    constexpr uint64_t kMaxMemoEvents = uint64_t{4} << 20;
+    if (m_memo_events + e.events.size() <= kMaxMemoEvents) {
+        m_memo_events += e.events.size();
+        m_memo.insert(key.value(), std::move(e));
+    }
+    return true;
+}
+
+void MachineBase::run(const Operator& op, const OpGraph& graph, Route r) {
     begin_op(op, graph, r);
     switch (r) {
         case Route::FusedEpilogue: fused_epilogue(op, graph); break;

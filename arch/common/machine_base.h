@@ -5,6 +5,7 @@
 #include <string>
 
 #include "arch/common/clock.h"
+#include "arch/common/kernel_memo.h"
 #include "arch/common/recorder.h"
 #include "sim/common/precision.h"
 #include "arch/common/machine.h"
@@ -64,6 +65,9 @@ public:
     double static_power_w() const final { return m_static_w; }
     std::string precision() const final { return m_precision_name; }
     uint16_t op_component() const final { return m_op_component; }
+    void set_memoize(bool on) final { m_memoize = on; }
+    uint64_t memo_hits() const final { return m_memo.hits; }
+    uint64_t memo_misses() const final { return m_memo.misses; }
 
 protected:
     /// Before the operator's kernel (skipped operators get no call).
@@ -82,6 +86,26 @@ protected:
     /// After the operator's kernel.
     virtual void end_op(const Operator& op, const OpGraph& graph, Route r) {}
 
+    // ---- kernel memoization (arch/common/kernel_memo.h) ---------------------------------------
+    // A kernel whose signature (add_kernel_signature) and machine state, as memo_state() describes
+    // it, equal those of a kernel already simulated is replayed: its recorded events (or their
+    // sums) are emitted shifted to now, time advances by its recorded span, and memo_restore()
+    // applies its recorded state change. The replay is exact when memo_state() adds everything
+    // of the machine's state that the kernel's timing, events and state change depend on, in
+    // terms relative to the kernel (its tensors by slot, times relative to its start); each
+    // event's time may differ by the rounding of the clock's period to whole ps (< 1 ps).
+    /// Adds to `key` the state a kernel starting now depends on; false: simulate it (the default,
+    /// for a model that does not describe its state). `slots` are the kernel's tensors (kernel_slots()).
+    virtual bool memo_state(const Operator& op, const OpGraph& graph, const std::vector<int32_t>& slots, MemoKey& key) { return false; }
+    /// After a recorded kernel ended at `end_ps`: its state change, in the terms memo_restore() takes.
+    virtual std::any memo_save(const Operator& op, const OpGraph& graph, const std::vector<int32_t>& slots, double end_ps) { return {}; }
+    /// Applies a recorded state change to a replay of `op` that ends at `end_ps`.
+    virtual void memo_restore(const std::any& change, const Operator& op, const OpGraph& graph, const std::vector<int32_t>& slots,
+                              double end_ps) {}
+    /// True for a model whose kernels start and end on cycle boundaries of m_clock (TPU, KPU): a
+    /// replay then lasts the recorded number of cycles; otherwise the recorded ps.
+    virtual bool cycle_timed() const { return false; }
+
     /// Calls `f(gemm_index, view)` for every GEMM view of `op` with work in it.
     template <class F>
     static void for_each_gemm(const Operator& op, F&& f) {
@@ -96,6 +120,15 @@ protected:
     uint16_t m_op_component = 0;  ///< where the engine records operator spans (set by the model)
 
 private:
+    /// Runs `op` along route `r` (the hooks above).
+    void run(const Operator& op, const OpGraph& graph, Route r);
+    /// Memoized execution: replays a recorded kernel or simulates and records it; false when the
+    /// machine cannot describe its state for this kernel.
+    bool run_memoized(uint32_t op_index, const Operator& op, const OpGraph& graph, Route r);
+
+    bool m_memoize = false;
+    KernelMemo m_memo;
+    uint64_t m_memo_events = 0;  ///< events held by m_memo's entries
     double m_static_w;
     std::string m_precision_name;
     RoutingRules m_rules;

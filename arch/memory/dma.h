@@ -25,6 +25,10 @@ public:
     /// after the current simulated time (loosely timed); returns the absolute completion time in
     /// ps (the issue time if bytes == 0).
     double transfer(int64_t bytes, bool write, double issue_delay_ps = 0.0);
+    /// The address the next transfer starts at (its bursts' channels follow from it).
+    uint64_t next_address() const { return m_next_addr; }
+    /// Moves the next address on by `bytes` (a memoized kernel's replay).
+    void advance(uint64_t bytes) { m_next_addr += bytes; }
 
 private:
     int64_t m_txn;

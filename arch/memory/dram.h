@@ -47,6 +47,18 @@ public:
 
     /// Total bytes served so far (reads + writes).
     uint64_t bytes_served() const { return m_bytes; }
+    /// When each channel is next free, ps (absolute simulated time).
+    const std::vector<double>& channel_free_ps() const { return m_channel_free_ps; }
+    /// Transactions numbered so far (the next event's `seq`).
+    uint32_t transactions() const { return m_seq; }
+    /// Sets the channels' free times and advances the counters as `transactions` transactions of
+    /// `bytes` would: a memoized kernel's replay (arch/common/kernel_memo.h) leaves the DRAM as
+    /// simulating it would have.
+    void restore(const std::vector<double>& channel_free_ps, uint32_t transactions, uint64_t bytes) {
+        m_channel_free_ps = channel_free_ps;
+        m_seq += transactions;
+        m_bytes += bytes;
+    }
 
 private:
     void b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);

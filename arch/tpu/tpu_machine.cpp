@@ -74,6 +74,20 @@ public:
     uint16_t stall_component(const TpuItem& it) const { return it.vector ? m_vector : m_array; }
 
 protected:
+    // Kernel memoization: the buffers start empty at every operator, so what a kernel depends on
+    // beyond its own signature is the DRAM's (channels still busy, the DMA's next channel).
+    bool memo_state(const Operator&, const OpGraph&, const std::vector<int32_t>&, MemoKey& key) override {
+        m_dram->memo_key(key, static_cast<double>(m_clock.to_ps(m_clock.now_cycle())));
+        return true;
+    }
+    std::any memo_save(const Operator&, const OpGraph&, const std::vector<int32_t>&, double end_ps) override {
+        return m_dram->memo_save(end_ps);
+    }
+    void memo_restore(const std::any& change, const Operator&, const OpGraph&, const std::vector<int32_t>&, double end_ps) override {
+        m_dram->memo_restore(std::any_cast<const DramPort::MemoState&>(change), end_ps);
+    }
+    bool cycle_timed() const override { return true; }
+
     void begin_op(const Operator&, const OpGraph&, Route) override {
         for (auto& b : m_buffers) b.clear();
         m_clock.wait_until(m_clock.now_cycle());

@@ -75,13 +75,13 @@ bool g_simulated = false;  // guards the one-simulation-per-process rule of the 
 
 SimulationResult simulate(const OpGraph& graph, const MachineKind& kind, const ParamSet& params,
                           const std::string& trace_path, const std::map<std::string, std::string>& attrs,
-                          const SimulationLimits& limits, TraceDetail detail) {
+                          const SimulationLimits& limits, const SimulationOptions& options) {
     if (g_simulated) throw UserError("simulate", "one SystemC simulation per process; run another process");
     g_simulated = true;
     setenv("SYSC_DISABLE_COPYRIGHT_MESSAGE", "1", 1);
     const auto wall0 = std::chrono::steady_clock::now();
 
-    TraceWriter trace(trace_path, detail);
+    TraceWriter trace(trace_path, options.detail);
     sc_core::sc_set_time_resolution(1, sc_core::SC_PS);
     std::unique_ptr<Machine> machine;
     try {
@@ -91,6 +91,7 @@ SimulationResult simulate(const OpGraph& graph, const MachineKind& kind, const P
         if (path == attrs.end()) throw;
         throw UserError(path->second, e.what());
     }
+    machine->set_memoize(options.memoize);
     Scheduler scheduler("scheduler", graph, *machine, trace, limits);
 
     std::vector<OpInfo> ops;
@@ -118,6 +119,8 @@ SimulationResult simulate(const OpGraph& graph, const MachineKind& kind, const P
     r.simulated_ps = static_cast<double>(sc_core::sc_time_stamp().value());
     r.events = trace.event_count();
     r.stopped_by = scheduler.stopped_by();
+    r.kernels_replayed = machine->memo_hits();
+    r.kernels_recorded = machine->memo_misses();
     if (!r.stopped_by.empty()) trace.set_attr("stopped_by", r.stopped_by);
     else r.metrics = reduce_sums(trace.tables(), trace_path);
     trace.finish(r.stopped_by.empty());

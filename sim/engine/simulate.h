@@ -21,6 +21,7 @@ struct SimulationResult {
     double wall_s = 0;
     std::string stopped_by;   ///< "" for a complete run, else the limit that ended it (trace incomplete)
     Metrics metrics;          ///< the run reduced in memory (reduce_sums of the writer's tables); empty if stopped
+    uint64_t kernels_replayed = 0, kernels_recorded = 0;  ///< kernel memoization
 };
 
 /// Guards a run: 0 = no limit. Checked before each operator starts, so the operator running when
@@ -28,6 +29,13 @@ struct SimulationResult {
 struct SimulationLimits {
     uint64_t max_events = 0;        ///< trace events
     double max_sim_time_ps = 0;     ///< simulated time, ps
+};
+
+/// How a run is simulated, beyond the machine: what the trace keeps, and whether kernels that
+/// repeat are replayed from a recorded one (kernel memoization, arch/common/kernel_memo.h).
+struct SimulationOptions {
+    TraceDetail detail = TraceDetail::Full;
+    bool memoize = true;
 };
 
 /// Elaborates `kind` with `params`, walks `graph` in topological order dispatching each operator
@@ -40,6 +48,6 @@ struct SimulationLimits {
 /// with complete = 0 (readers refuse it) and `stopped_by` says which limit and where.
 SimulationResult simulate(const OpGraph& graph, const MachineKind& kind, const ParamSet& params,
                           const std::string& trace_path, const std::map<std::string, std::string>& attrs,
-                          const SimulationLimits& limits = {}, TraceDetail detail = TraceDetail::Full);
+                          const SimulationLimits& limits = {}, const SimulationOptions& options = {});
 
 }  // namespace archsim

@@ -178,17 +178,19 @@ int cmd_graph(const WorkloadArgs& w, const std::string& format) {
 
 int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& out_dir, const std::string& precision,
             const std::vector<std::string>& sets, const std::string& format, uint64_t max_events, const std::string& max_sim_time,
-            const std::string& detail) {
+            const std::string& detail, bool reference) {
     const ReportFormat f = parse_report_format(format);
     const TraceDetail trace_detail = parse_trace_detail(detail, "--detail");
     if (is_llm_workload(w.model)) {  // each phase is a run of its own: the runtime goes with it
         std::vector<std::string> phase_sets = sets;
         if (!w.runtime.empty()) phase_sets.push_back("runtime=" + w.runtime);
-        return cmd_run_llm(w, arch, out_dir, precision, phase_sets, format, detail);
+        return cmd_run_llm(w, arch, out_dir, precision, phase_sets, format, detail, reference);
     }
     // Config first: it is cheap, and a typo there should not wait for a big import.
     std::vector<KeyOverride> overrides = set_overrides(sets);
     if (!w.runtime.empty()) overrides.push_back({"runtime=" + w.runtime, "--runtime"});
+    if (reference && load_machine(arch, precision, overrides).kind->schema().find("dram.per_burst"))
+        overrides.push_back({"dram.per_burst=true", "--reference"});
     const MachineSetup machine = load_machine(arch, precision, overrides);
     const RuntimeProfile runtime = [&] {
         try {
@@ -222,7 +224,8 @@ int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& o
     limits.max_events = max_events;
     limits.max_sim_time_ps = max_sim_time.empty() ? 0 : parse_time_ps(max_sim_time, "--max-sim-time");
     SimulationResult sim = simulate(graph, *machine.kind, machine.params, trace_path,
-                                    {{"config", resolved}, {"config_path", arch}, {"import_warnings", warnings}}, limits, trace_detail);
+                                    {{"config", resolved}, {"config_path", arch}, {"import_warnings", warnings}}, limits,
+                                    SimulationOptions{trace_detail, !reference});
     if (!sim.stopped_by.empty()) {
         std::fprintf(stderr, "archsim: error: %s: the run stopped: %s; the trace is kept, marked incomplete, and no metrics.json was written\n",
                      trace_path.c_str(), sim.stopped_by.c_str());
@@ -232,9 +235,10 @@ int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& o
     const Metrics& m = sim.metrics;
     write_file_atomically((fs::path(out_dir) / "metrics.json").string(), metrics_to_json(m));
     std::fputs(render_metrics(m, f).c_str(), stdout);
-    std::fprintf(stderr, "archsim: simulated %.6f ms in %.3f s wall, %llu events (%.2f M events/s); wrote %s and %s\n",
+    std::fprintf(stderr, "archsim: simulated %.6f ms in %.3f s wall, %llu events (%.2f M events/s), %llu kernels replayed of %llu; wrote %s and %s\n",
                  sim.simulated_ps * 1e-9, sim.wall_s, static_cast<unsigned long long>(sim.events),
-                 sim.wall_s > 0 ? sim.events / sim.wall_s * 1e-6 : 0.0, trace_path.c_str(),
+                 sim.wall_s > 0 ? sim.events / sim.wall_s * 1e-6 : 0.0, static_cast<unsigned long long>(sim.kernels_replayed),
+                 static_cast<unsigned long long>(sim.kernels_replayed + sim.kernels_recorded), trace_path.c_str(),
                  (fs::path(out_dir) / "metrics.json").string().c_str());
     return 0;
 }

@@ -35,10 +35,12 @@ struct Phase {
 };
 
 Phase run_phase(const std::string& self, const std::string& model, const std::string& arch, const std::string& dir,
-                const std::string& precision, const std::vector<std::string>& sets, int64_t batch, const std::string& detail) {
+                const std::string& precision, const std::vector<std::string>& sets, int64_t batch, const std::string& detail,
+                bool reference) {
     fs::create_directories(dir);
     std::vector<std::string> args = {"run", model, "--arch", arch, "--out", dir, "--format", "json", "--batch", std::to_string(batch),
                                      "--precision", precision, "--detail", detail};
+    if (reference) args.push_back("--reference");
     for (const auto& s : sets) args.insert(args.end(), {"--set", s});
     const pid_t pid = spawn_self(self, args, dir + "/report.json", dir + "/stderr.log");
     int status = 0;
@@ -62,7 +64,7 @@ bool is_llm_workload(const std::string& model) {
 }
 
 int cmd_run_llm(const WorkloadArgs& w, const std::string& arch, const std::string& out_dir, const std::string& precision,
-                const std::vector<std::string>& sets, const std::string& format, const std::string& detail) {
+                const std::vector<std::string>& sets, const std::string& format, const std::string& detail, bool reference) {
     std::string file, name;
     split(w.model, file, name);
     LlmShape s;
@@ -75,7 +77,7 @@ int cmd_run_llm(const WorkloadArgs& w, const std::string& arch, const std::strin
     fs::create_directories(out_dir);
     std::fprintf(stderr, "archsim: %s: prefill of %lld tokens and %lld decode steps, batch %lld, %s\n", w.model.c_str(),
                  static_cast<long long>(s.prompt), static_cast<long long>(s.generate - 1), static_cast<long long>(batch), prec.c_str());
-    const Phase prefill = run_phase(self, w.model + "@prefill", arch, out_dir + "/prefill", prec, sets, batch, detail);
+    const Phase prefill = run_phase(self, w.model + "@prefill", arch, out_dir + "/prefill", prec, sets, batch, detail, reference);
     // decode step t (t = 0 .. generate-2) attends over prompt + t cached tokens
     const int64_t steps = std::max<int64_t>(0, s.generate - 1);
     std::vector<int64_t> points;
@@ -86,7 +88,7 @@ int cmd_run_llm(const WorkloadArgs& w, const std::string& arch, const std::strin
     for (int64_t t : points) {
         const int64_t kv = s.prompt + t;
         sampled[t] = run_phase(self, w.model + "@decode=" + std::to_string(kv), arch, out_dir + "/decode_kv" + std::to_string(kv), prec,
-                               sets, batch, detail);
+                               sets, batch, detail, reference);
     }
     double decode_s = 0, decode_j = 0;
     for (int64_t t = 0; t < steps; ++t) {

@@ -20,8 +20,10 @@ bool is_llm_workload(const std::string& model);
 /// (batch x generated tokens over the whole request) and energy per token; written to
 /// OUT/llm.json. The run precision is the weights' (precision.weights; fp8 runs as an 8-bit
 /// operand on the int8 rates) unless --precision is given. Returns 0, or throws UserError when a
-/// phase fails (naming its log). Each phase's trace is written at `detail` (run --detail).
+/// phase fails (naming its log). Each phase's trace is written at `detail` (run --detail), and
+/// runs with `reference` (run --reference).
 int cmd_run_llm(const WorkloadArgs& w, const std::string& arch, const std::string& out_dir, const std::string& precision,
-                const std::vector<std::string>& sets, const std::string& format, const std::string& detail = "full");
+                const std::vector<std::string>& sets, const std::string& format, const std::string& detail = "full",
+                bool reference = false);
 
 }  // namespace archsim::cli

@@ -73,6 +73,9 @@ int main(int argc, char** argv) {
                                         "kind; `trace` commands show one span each); metrics are the same at either")
         ->check(CLI::IsMember({"full", "kernel"}))
         ->capture_default_str();
+    bool reference = false;
+    run->add_flag("--reference", reference, "Turn the fast paths off: simulate every kernel (no memoization of repeated kernels) "
+                                            "and every DRAM burst as its own transaction (dram.per_burst = true)");
 
     std::string study_file, study_out = "out/compare";
     int jobs = 0;
@@ -176,7 +179,7 @@ int main(int argc, char** argv) {
                 wl.model = default_model;
                 std::fprintf(stderr, "archsim: no model given, running the bundled %s\n", default_model.c_str());
             }
-            return cli::cmd_run(wl, arch, out_dir, precision, sets, format, run_max_events, max_sim_time, detail);
+            return cli::cmd_run(wl, arch, out_dir, precision, sets, format, run_max_events, max_sim_time, detail, reference);
         }
         if (*params) return cli::cmd_params(kind, format);
         if (*metrics) return cli::cmd_metrics(format);

@@ -1,0 +1,75 @@
+#pragma once
+// Kernel memoization (issue 15): a kernel that meets the same operator signature and the same
+// relevant machine state as one already simulated is replayed from the recorded result.
+#include <any>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "traces/event_sums.h"
+#include "traces/trace_event.h"
+
+namespace archsim {
+
+struct Operator;
+class OpGraph;
+
+/// Builds a 64-bit memo key from integers, reals (their exact bits) and strings.
+class MemoKey {
+public:
+    MemoKey& add(uint64_t v);
+    MemoKey& add(int64_t v) { return add(static_cast<uint64_t>(v)); }
+    MemoKey& add(int32_t v) { return add(static_cast<uint64_t>(static_cast<int64_t>(v))); }
+    MemoKey& add(bool v) { return add(static_cast<uint64_t>(v)); }
+    MemoKey& add(double v);
+    MemoKey& add(std::string_view s);
+    uint64_t value() const { return m_h; }
+
+private:
+    uint64_t m_h = 0x6a09e667f3bcc908ULL;
+};
+
+/// The operator's tensors in the order its signature first names them (inputs, outputs, then
+/// GEMM and attention operands): the "slots" through which a machine describes its state
+/// relative to the kernel. Two kernels with equal signatures use their slots identically.
+std::vector<int32_t> kernel_slots(const Operator& op);
+
+/// Adds to `key` everything about `op` that a machine model reads: its class, counts, GEMM and
+/// attention views (operands as slots), partial reads, kernel path and threads, the number of
+/// source operators it runs, and per slot the tensor's shape, element size, role, causal-mask
+/// flag and whether any operator consumes it. Tensor ids and names are left out, so the same
+/// layer at another depth of the network has the same signature.
+void add_kernel_signature(MemoKey& key, const Operator& op, const OpGraph& graph, const std::vector<int32_t>& slots);
+
+/// What one simulated kernel did, kept for replays: its span (ps and, for a machine that keeps
+/// time in cycles, cycles), its events with times relative to the kernel's start (only when the
+/// trace keeps every event), their per-operator sums with times relative to the start, their
+/// dynamic energy, and the machine's state change in its own terms (see MachineBase).
+struct MemoEntry {
+    uint64_t dur_ps = 0;
+    uint64_t dur_cycles = 0;
+    std::vector<TraceEvent> events;
+    std::vector<EventSum> sums;
+    double dynamic_pj = 0;
+    std::any post_state;
+};
+
+/// The recorded kernels of one run, by key. Keeps at most `max_events` recorded events in all
+/// (beyond that new kernels are still replayed from their sums only if the trace keeps sums).
+class KernelMemo {
+public:
+    const MemoEntry* find(uint64_t key) const {
+        auto it = m_entries.find(key);
+        return it == m_entries.end() ? nullptr : &it->second;
+    }
+    void insert(uint64_t key, MemoEntry e) { m_entries.emplace(key, std::move(e)); }
+    size_t size() const { return m_entries.size(); }
+    uint64_t hits = 0, misses = 0;
+
+private:
+    std::unordered_map<uint64_t, MemoEntry> m_entries;
+};
+
+}  // namespace archsim
