@@ -69,7 +69,7 @@ public:
             if (m_l3.hit(whole_key(t)) || b > m_l3.capacity_bytes() - m_l3.used_bytes()) continue;
             const uint64_t start = m_clock.now_cycle();
             m_ready_ps[t] = m_dram->transfer(b, /*write=*/false);
-            m_l3.insert(whole_key(t), b);
+            insert_whole(t, b);
             const uint64_t end = m_clock.cycle_at_or_after(m_ready_ps[t]);
             emit(EventKind::Transfer, m_dma, start, end > start ? end - start : 0, {uint64_t(b)});
             emit(EventKind::SramWrite, m_l3c, start, end > start ? end - start : 0, {uint64_t(b)});
@@ -107,12 +107,91 @@ public:
     uint16_t stall_component(const Wave&) const { return m_fabric; }
 
 protected:
-    void begin_op(const Operator&, const OpGraph& graph, Route) override {
-        if (m_next_op.empty()) {  // the next operator in dispatch order, for weight prefetch
-            const auto& order = graph.topo_order();
-            m_next_op.assign(graph.ops().size(), -1);
-            for (size_t i = 0; i + 1 < order.size(); ++i) m_next_op[static_cast<size_t>(order[i])] = order[i + 1];
+    // ---- kernel memoization (arch/common/kernel_memo.h) ---------------------------------------
+    // What a kernel depends on beyond its signature: the L3's contents in LRU order (tiles of its
+    // own tensors and of the next operator's weights, which it may prefetch, by slot and place;
+    // any other tile by its size only: the kernel can only evict it), when its prefetched
+    // tensors arrive (relative to its start), the next operator's weights (their slots and
+    // sizes) and the DRAM's state. The L2s start empty at every operator.
+    /// The change a kernel made: the L3's contents after it (a tile resident before it, by its
+    /// index then; or a tile it brought, by slot and place), its prefetches' arrivals relative to
+    /// its end, and the DRAM's change.
+    struct MemoChange {
+        struct Tile {
+            int32_t pre = -1;   ///< index in the L3 before the kernel, or -1
+            int32_t slot = -1;  ///< else the tensor's slot (-1: a tile of no tensor, by key)
+            uint64_t local = 0, key = 0;
+            int64_t bytes = 0;
+        };
+        std::vector<Tile> l3;
+        std::vector<std::pair<int32_t, double>> ready;
+        DramPort::MemoState dram;
+    };
+    bool memo_state(const Operator& op, const OpGraph& graph, const std::vector<int32_t>& slots, MemoKey& key) override {
+        next_ops(graph);
+        const double t0 = static_cast<double>(m_clock.to_ps(m_clock.now_cycle()));
+        m_memo_slots = slots;
+        const int32_t next = m_next_op[m_rec.op()];
+        key.add(next >= 0);
+        if (next >= 0)
+            for (int32_t t : graph.ops()[static_cast<size_t>(next)].inputs) {
+                if (t < 0 || graph.tensors()[static_cast<size_t>(t)].role != TensorRole::Weight) continue;
+                key.add(memo_slot(t, true)).add(run_bytes(graph.tensors()[static_cast<size_t>(t)], m_cfg.precision));
+            }
+        m_memo_pre = m_l3.entries();
+        key.add(uint64_t(m_memo_pre.size()));
+        for (const auto& e : m_memo_pre) {
+            const int32_t s = e.owner < 0 ? -1 : memo_slot(e.owner, false);
+            key.add(s).add(e.bytes);
+            if (s >= 0) key.add(e.local);
+            else if (e.owner < 0) key.add(e.key);  // a tile of no tensor is the same tile in any layer
+            else key.add(int32_t(-2));              // another tensor's tile
         }
+        for (size_t s = 0; s < m_memo_slots.size(); ++s) {
+            auto it = m_ready_ps.find(m_memo_slots[s]);
+            key.add(it == m_ready_ps.end() ? 0.0 : std::max(0.0, it->second - t0));
+        }
+        m_dram->memo_key(key, t0);
+        return true;
+    }
+    std::any memo_save(const Operator&, const OpGraph&, const std::vector<int32_t>&, double end_ps) override {
+        MemoChange c;
+        std::unordered_map<uint64_t, int32_t> pre;
+        for (size_t i = 0; i < m_memo_pre.size(); ++i) pre.emplace(m_memo_pre[i].key, static_cast<int32_t>(i));
+        for (const auto& e : m_l3.entries()) {
+            MemoChange::Tile t;
+            t.bytes = e.bytes;
+            if (auto it = pre.find(e.key); it != pre.end()) t.pre = it->second;
+            else if (e.owner < 0) t.key = e.key;
+            else if ((t.slot = slot_of(e.owner)) >= 0) t.local = e.local;
+            else return {};  // a tile of a tensor the kernel does not name: not replayable
+            c.l3.push_back(t);
+        }
+        for (size_t s = 0; s < m_memo_slots.size(); ++s)
+            if (auto it = m_ready_ps.find(m_memo_slots[s]); it != m_ready_ps.end()) c.ready.emplace_back(int32_t(s), it->second - end_ps);
+        c.dram = m_dram->memo_save(end_ps);
+        return c;
+    }
+    void memo_restore(const std::any& change, const Operator&, const OpGraph&, const std::vector<int32_t>&, double end_ps) override {
+        const auto& c = std::any_cast<const MemoChange&>(change);
+        std::vector<TileBuffer::Entry> l3;
+        l3.reserve(c.l3.size());
+        for (const auto& t : c.l3) {
+            if (t.pre >= 0) l3.push_back(m_memo_pre[static_cast<size_t>(t.pre)]);
+            else if (t.slot < 0) l3.push_back({t.key, t.bytes, -1, 0});
+            else {
+                const int32_t tensor = m_memo_slots[static_cast<size_t>(t.slot)];
+                l3.push_back({tile_key(tensor, t.local), t.bytes, tensor, t.local});
+            }
+        }
+        m_l3.assign(l3);
+        for (const auto& [s, rel] : c.ready) m_ready_ps[m_memo_slots[static_cast<size_t>(s)]] = end_ps + rel;
+        m_dram->memo_restore(c.dram, end_ps);
+    }
+    bool cycle_timed() const override { return true; }
+
+    void begin_op(const Operator&, const OpGraph& graph, Route) override {
+        next_ops(graph);
         m_graph = &graph;
         m_prefetch_for = m_next_op[m_rec.op()];
         for (auto& l2 : m_l2) l2.clear();
@@ -172,11 +251,13 @@ private:
                     TileBuffer& l2 = m_l2[tile++];
                     const int64_t a_bytes = static_cast<int64_t>(std::ceil(b.m * g.k * a_ratio)) * eb;
                     const int64_t b_bytes = g.k * b.n * eb, out_bytes = b.m * b.n * eb;
-                    const uint64_t a_key = mix_key(mix_key(mix_key(mix_key(1, uint64_t(a_tensor)), gi), rep * 1000003 + b.instance), b.bi);
-                    const uint64_t b_key = g.b_is_weight ? mix_key(mix_key(mix_key(2, uint64_t(b_tensor)), gi), mix_key(b.instance % g.groups, b.bj))
-                                                         : mix_key(mix_key(mix_key(mix_key(2, uint64_t(b_tensor)), gi), rep * 1000003 + b.instance), b.bj);
-                    if (seen.insert(a_key).second && a_tensor >= 0) w.dram_read_bytes += fetch_panel(a_key, a_bytes, a_tensor, w.prefetch_ready_ps);
-                    if (seen.insert(b_key).second) w.dram_read_bytes += fetch_panel(b_key, b_bytes, b_tensor, w.prefetch_ready_ps);
+                    // a panel's place in its tensor (the key adds the tensor)
+                    const uint64_t a_local = mix_key(mix_key(mix_key(1, gi), rep * 1000003 + b.instance), b.bi);
+                    const uint64_t b_local = g.b_is_weight ? mix_key(mix_key(mix_key(2, gi), b.instance % g.groups), b.bj)
+                                                           : mix_key(mix_key(mix_key(2, gi), rep * 1000003 + b.instance), b.bj);
+                    const uint64_t a_key = tile_key(a_tensor, a_local), b_key = tile_key(b_tensor, b_local);
+                    if (seen.insert(a_key).second && a_tensor >= 0) w.dram_read_bytes += fetch_panel(a_key, a_local, a_bytes, a_tensor, w.prefetch_ready_ps);
+                    if (seen.insert(b_key).second) w.dram_read_bytes += fetch_panel(b_key, b_local, b_bytes, b_tensor, w.prefetch_ready_ps);
                     // a panel still in this tile's L2 (its previous block used it) is not moved again
                     const int64_t a_move = l2.hit(a_key) ? 0 : a_bytes, b_move = l2.hit(b_key) ? 0 : b_bytes;
                     if (a_move) l2.insert(a_key, a_bytes);
@@ -204,7 +285,7 @@ protected:
             in_bytes += b;
             if (!m_l3.hit(whole_key(t))) {
                 w.dram_read_bytes += b;
-                m_l3.insert(whole_key(t), b);
+                insert_whole(t, b);
             }
         }
         if (in_bytes == 0 && op.cost.flops == 0) return;
@@ -222,7 +303,7 @@ protected:
             in_bytes += b;
             if (!m_l3.hit(whole_key(t))) {
                 w.dram_read_bytes += b;
-                m_l3.insert(whole_key(t), b);
+                insert_whole(t, b);
             }
         }
         for (int32_t t : op.outputs) {
@@ -240,7 +321,7 @@ protected:
         int64_t to_dram = 0;
         for (int32_t t : op.outputs) {
             const int64_t b = bytes_of(t);
-            if (b <= m_l3.capacity_bytes()) m_l3.insert(whole_key(t), b);
+            if (b <= m_l3.capacity_bytes()) insert_whole(t, b);
             if (b > m_l3.capacity_bytes() || graph.consumer_count(t) == 0) to_dram += b;
         }
         if (to_dram > 0) m_pipe.note_write(dma(to_dram, /*write=*/true, m_l3c));
@@ -278,18 +359,42 @@ private:
         w.l2_read = w.l2_write = w.l1_read = w.l1_write = moved;
     }
     int64_t bytes_of(int32_t t) const { return run_bytes(m_graph->tensors()[static_cast<size_t>(t)], m_cfg.precision); }
-    static uint64_t whole_key(int32_t tensor) { return mix_key(0xA11, static_cast<uint64_t>(tensor)); }
+    /// The L3 key of the tile at `local` of `tensor` (-1: a value of no tensor).
+    static uint64_t tile_key(int32_t tensor, uint64_t local) { return mix_key(local, static_cast<uint64_t>(tensor)); }
+    static constexpr uint64_t kWhole = 0xA11;  ///< the `local` of a tensor resident as a whole
+    static uint64_t whole_key(int32_t tensor) { return tile_key(tensor, kWhole); }
+    void insert_whole(int32_t tensor, int64_t bytes) { m_l3.insert(whole_key(tensor), bytes, tensor, kWhole); }
+    /// The operator that follows each in dispatch order (for weight prefetch), built once.
+    void next_ops(const OpGraph& graph) {
+        if (!m_next_op.empty()) return;
+        const auto& order = graph.topo_order();
+        m_next_op.assign(graph.ops().size(), -1);
+        for (size_t i = 0; i + 1 < order.size(); ++i) m_next_op[static_cast<size_t>(order[i])] = order[i + 1];
+    }
+    /// `tensor`'s index in m_memo_slots (appended when `add`; else -1 if absent).
+    int32_t memo_slot(int32_t tensor, bool add) {
+        int32_t s = slot_of(tensor);
+        if (s < 0 && add) {
+            m_memo_slots.push_back(tensor);
+            s = static_cast<int32_t>(m_memo_slots.size() - 1);
+        }
+        return s;
+    }
+    int32_t slot_of(int32_t tensor) const {
+        auto it = std::find(m_memo_slots.begin(), m_memo_slots.end(), tensor);
+        return it == m_memo_slots.end() ? -1 : static_cast<int32_t>(it - m_memo_slots.begin());
+    }
     /// Makes `bytes` of panel `key` resident in L3, fetching it from DRAM on a miss; a panel of a
     /// tensor resident as a whole is already there (once its prefetch, if any, lands: `ready_ps`
     /// is raised to that time).
-    int64_t fetch_panel(uint64_t key, int64_t bytes, int32_t tensor, double& ready_ps) {
+    int64_t fetch_panel(uint64_t key, uint64_t local, int64_t bytes, int32_t tensor, double& ready_ps) {
         if (tensor >= 0 && m_l3.hit(whole_key(tensor))) {
             auto it = m_ready_ps.find(tensor);
             if (it != m_ready_ps.end()) ready_ps = std::max(ready_ps, it->second);
             return 0;
         }
         if (m_l3.hit(key)) return 0;
-        m_l3.insert(key, bytes);
+        m_l3.insert(key, bytes, tensor, local);
         return bytes;
     }
 
@@ -305,6 +410,8 @@ private:
     int32_t m_prefetch_for = -1;                     ///< operator whose weights to prefetch
     const OpGraph* m_graph = nullptr;
     std::unordered_map<int32_t, double> m_ready_ps;  ///< prefetched tensor -> arrival, ps
+    std::vector<int32_t> m_memo_slots;               ///< the kernel's tensors, then the next operator's weights
+    std::vector<TileBuffer::Entry> m_memo_pre;       ///< the L3 at the kernel's start
 };
 
 }  // namespace

@@ -9,15 +9,15 @@ bool TileBuffer::hit(uint64_t key) {
     return true;
 }
 
-void TileBuffer::insert(uint64_t key, int64_t bytes) {
+void TileBuffer::insert(uint64_t key, int64_t bytes, int32_t owner, uint64_t local) {
     if (bytes > m_capacity) return;  // streamed through, never resident
     if (hit(key)) return;
     while (m_used + bytes > m_capacity && !m_lru.empty()) {
-        m_used -= m_lru.back().second;
-        m_where.erase(m_lru.back().first);
+        m_used -= m_lru.back().bytes;
+        m_where.erase(m_lru.back().key);
         m_lru.pop_back();
     }
-    m_lru.emplace_front(key, bytes);
+    m_lru.push_front({key, bytes, owner, local});
     m_where[key] = m_lru.begin();
     m_used += bytes;
 }
@@ -26,6 +26,15 @@ void TileBuffer::clear() {
     m_lru.clear();
     m_where.clear();
     m_used = 0;
+}
+
+void TileBuffer::assign(const std::vector<Entry>& entries) {
+    clear();
+    for (const Entry& e : entries) {
+        m_lru.push_back(e);
+        m_where[e.key] = std::prev(m_lru.end());
+        m_used += e.bytes;
+    }
 }
 
 }  // namespace archsim
