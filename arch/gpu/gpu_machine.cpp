@@ -73,7 +73,7 @@ protected:
         double done = start;
         for (int32_t t : epilogue_side_inputs(op))
             if (graph.tensors()[static_cast<size_t>(t)].elems() > 1)
-                done = std::max(done, spread(mix_key(7, uint64_t(t)), t, bytes_of(graph, t), false, 0));
+                done = std::max(done, spread(TileId{t, 7}, t, bytes_of(graph, t), false, 0));
         if (done > start + compute_ps) stall(start + compute_ps, done - (start + compute_ps), 0, m_operand_load);
         sim_wait_until_ps(std::max(done, start + compute_ps));
     }
@@ -107,12 +107,12 @@ protected:
                 cta_ps_max = std::max(cta_ps_max, cta_ps);
                 // K and V stream in block_n rows at a time: the first kv rows (keyed per block, so
                 // the head's other query tiles find the blocks they share in L2)
-                double loaded = sm.access(mix_key(mix_key(11, uint64_t(a.q.tensor)), uint64_t(c)), rows * a.head_dim * eb, a.q.tensor, false, false);
+                double loaded = sm.access(TileId{a.q.tensor, mix_key(11, uint64_t(c))}, rows * a.head_dim * eb, a.q.tensor, false, false);
                 for (int64_t j = 0; j < kv; j += p.block_n) {
                     const int64_t n = std::min(p.block_n, kv - j);
-                    loaded = std::max(loaded, sm.access(mix_key(mix_key(mix_key(12, uint64_t(a.k.tensor)), uint64_t(head)), uint64_t(j)),
+                    loaded = std::max(loaded, sm.access(TileId{a.k.tensor, mix_key(mix_key(12, uint64_t(head)), uint64_t(j))},
                                                         n * a.head_dim * eb, a.k.tensor, false, false));
-                    loaded = std::max(loaded, sm.access(mix_key(mix_key(mix_key(13, uint64_t(a.v.tensor)), uint64_t(head)), uint64_t(j)),
+                    loaded = std::max(loaded, sm.access(TileId{a.v.tensor, mix_key(mix_key(13, uint64_t(head)), uint64_t(j))},
                                                         n * a.v_dim * eb, a.v.tensor, false, false));
                 }
                 ends.emplace_back(std::max(start + l2_latency_ps + cta_ps, loaded), c);
@@ -132,7 +132,7 @@ protected:
                 const uint64_t smem = static_cast<uint64_t>((rows * a.head_dim + kv * (a.head_dim + a.v_dim)) * eb);
                 m_rec.emit(EventKind::SramWrite, m_smem, span, {smem}, seq);
                 m_rec.emit(EventKind::SramRead, m_smem, span, {smem}, seq);
-                stores_done = std::max(stores_done, sm.access(mix_key(mix_key(14, uint64_t(a.out.tensor)), uint64_t(c)),
+                stores_done = std::max(stores_done, sm.access(TileId{a.out.tensor, mix_key(14, uint64_t(c))},
                                                               rows * a.v_dim * eb, a.out.tensor, false, true, end - sim_now_ps()));
             }
             if (wave_end > start + cta_ps_max) stall(start + cta_ps_max, wave_end - (start + cta_ps_max), static_cast<uint32_t>(w), m_operand_load);
@@ -151,7 +151,7 @@ protected:
         double loads_done = start;
         for (int32_t t : op.inputs)
             if (t >= 0)
-                loads_done = std::max(loads_done, spread(mix_key(4, uint64_t(t)), t,
+                loads_done = std::max(loads_done, spread(TileId{t, 4}, t,
                                                          read_bytes(op, t, graph.tensors()[static_cast<size_t>(t)], m_cfg.precision), false, 0));
         const bool direct_conv = op.cost.cls == OpClass::Contraction;  // a thin convolution on the CUDA cores
         const int64_t ops = direct_conv ? 2 * op.cost.macs : op.cost.cls == OpClass::DataMovement ? 0 : op.cost.flops;
@@ -163,7 +163,7 @@ protected:
         if (loads_done > start + compute_ps) stall(start + compute_ps, loads_done - (start + compute_ps), 0, m_operand_load);
         double stores = end;
         for (int32_t t : op.outputs) {
-            stores = std::max(stores, spread(mix_key(5, uint64_t(t)), t, bytes_of(graph, t), true, end - sim_now_ps()));
+            stores = std::max(stores, spread(TileId{t, 5}, t, bytes_of(graph, t), true, end - sim_now_ps()));
             m_l2->retain(t, bytes_of(graph, t));  // the consumer finds it in L2 if it fits
         }
         sim_wait_until_ps(end);
@@ -208,11 +208,11 @@ private:
         sim_wait_until_ps(t + gap);
     }
     /// Every SM moves an equal share of `bytes` of tensor `t` through its own port; returns when the last lands.
-    double spread(uint64_t key, int32_t t, int64_t bytes, bool store, double issue_ps) {
+    double spread(TileId tile, int32_t t, int64_t bytes, bool store, double issue_ps) {
         double done = sim_now_ps();
         const int64_t n = static_cast<int64_t>(m_sms.size());
         for (int64_t sm = 0; sm < n; ++sm)
-            done = std::max(done, m_sms[static_cast<size_t>(sm)]->access(mix_key(key, uint64_t(sm)), bytes / n + (sm < bytes % n ? 1 : 0),
+            done = std::max(done, m_sms[static_cast<size_t>(sm)]->access(TileId{tile.owner, mix_key(tile.local, uint64_t(sm))}, bytes / n + (sm < bytes % n ? 1 : 0),
                                                                           t, false, store, issue_ps));
         return done;
     }
@@ -255,9 +255,9 @@ private:
                 const int64_t k = std::max<int64_t>(0, std::min(plan.k_per_split, g.k - sk * plan.k_per_split));
                 const int64_t k_iters = (k + plan.bk - 1) / plan.bk;
                 SmPort& sm = *m_sms[static_cast<size_t>((c - first) % m_cfg.sms)];
-                const uint64_t a_key = mix_key(mix_key(mix_key(mix_key(1, uint64_t(a_tensor)), rep * 1000003 + inst), bi), sk);
-                const uint64_t b_key = g.b_is_weight ? mix_key(mix_key(mix_key(2, uint64_t(b_tensor)), gi), mix_key(mix_key(inst % g.groups, bj), sk))
-                                                     : mix_key(mix_key(mix_key(mix_key(2, uint64_t(b_tensor)), rep * 1000003 + inst), bj), sk);
+                const TileId a_key{a_tensor, mix_key(mix_key(mix_key(1, rep * 1000003 + inst), bi), sk)};
+                const TileId b_key{b_tensor, g.b_is_weight ? mix_key(mix_key(mix_key(2, gi), mix_key(inst % g.groups, bj)), sk)
+                                                           : mix_key(mix_key(mix_key(2, rep * 1000003 + inst), bj), sk)};
                 bool a_miss = false, b_miss = false;
                 double loaded = sm.access(a_key, static_cast<int64_t>(std::ceil(m * k * a_ratio)) * eb, a_tensor, false, false, 0, &a_miss);
                 loaded = std::max(loaded, sm.access(b_key, k * n * eb, g.b_is_weight ? -1 : b_tensor, false, false, 0, &b_miss));
@@ -279,7 +279,7 @@ private:
                 if (cta.sk == 0) continue;
                 // split-K: the previous split's fp32 partial tile (resident in L2), read and added before the store
                 SmPort& sm = *m_sms[static_cast<size_t>((cta.index - first) % m_cfg.sms)];
-                const uint64_t key = mix_key(mix_key(mix_key(6, uint64_t(c_tensor)), cta.index - cta.sk), cta.sk - 1);
+                const TileId key{c_tensor, mix_key(mix_key(6, cta.index - cta.sk), cta.sk - 1)};
                 cta.store_at = sm.access(key, cta.m * cta.n * 4, -1, false, false, cta.end - sim_now_ps());
                 wave_end = std::max(wave_end, cta.store_at);
             }
@@ -298,8 +298,7 @@ private:
                 // epilogue: the C tile (or a partial sum) goes back through L2 (written through to DRAM)
                 SmPort& sm = *m_sms[static_cast<size_t>((c - first) % m_cfg.sms)];
                 const bool last_split = cta.sk == split - 1;
-                const uint64_t c_key = last_split ? mix_key(mix_key(3, uint64_t(c_tensor)), static_cast<uint64_t>(c))
-                                                  : mix_key(mix_key(mix_key(6, uint64_t(c_tensor)), c - cta.sk), cta.sk);
+                const TileId c_key{c_tensor, last_split ? mix_key(3, static_cast<uint64_t>(c)) : mix_key(mix_key(6, c - cta.sk), cta.sk)};
                 stores_done = std::max(stores_done, sm.access(c_key, cta.m * cta.n * (last_split ? eb : 4), last_split ? c_tensor : -1,
                                                               !last_split, true, cta.store_at - sim_now_ps()));
             }

@@ -15,7 +15,6 @@ L2Cache::L2Cache(sc_core::sc_module_name name, int64_t capacity_bytes, double by
     socket.register_b_transport(this, &L2Cache::b_transport);
 }
 
-uint64_t L2Cache::whole_key(int32_t tensor) { return 0x5A5A000000000000ULL ^ static_cast<uint64_t>(tensor); }
 
 void L2Cache::b_transport(int /*sm*/, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
     const int64_t bytes = p.get_data_length();
@@ -41,12 +40,15 @@ void L2Cache::b_transport(int /*sm*/, tlm::tlm_generic_payload& p, sc_core::sc_t
             if (tag) tag->missed = true;
             const double dram_done = m_dram.transfer(bytes, /*write=*/false, start - now);
             done = std::max(done, dram_done + m_latency_ps);
-            m_lines.insert(key, bytes);
+            m_lines.insert(key, bytes, tag ? tag->tile.owner : -1, tag ? tag->tile.local : 0);
         }
     } else {
         const double dram_done = m_dram.transfer(bytes, /*write=*/true, start - now);
         done = std::max(done, dram_done);
-        if (tag && tag->whole) m_lines.insert(tag->tensor >= 0 ? whole_key(tag->tensor) : key, bytes);
+        if (tag && tag->whole) {
+            if (tag->tensor >= 0) m_lines.insert(whole_key(tag->tensor), bytes, tag->tensor, kWhole);
+            else m_lines.insert(key, bytes, tag->tile.owner, tag->tile.local);
+        }
     }
     TraceEvent e;
     e.t_ps = static_cast<uint64_t>(std::llround(start));

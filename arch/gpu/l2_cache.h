@@ -7,18 +7,30 @@
 #include <memory>
 
 #include "arch/memory/tile_buffer.h"
+#include "sim/common/hash.h"
 
 namespace archsim {
 
 class TraceWriter;
 class Dma;
 
+/// A tile in the L2: the tensor it belongs to (`owner`, -1 for none) and its place there
+/// (`local`, independent of the tensor's id, so a kernel memo can name the tile relative to a
+/// kernel's tensors); its L2 key (the transaction's address) is key().
+struct TileId {
+    int32_t owner = -1;
+    uint64_t local = 0;
+    uint64_t key() const { return mix_key(local, static_cast<uint64_t>(owner)); }
+};
+
 /// Carried by every SM -> L2 transaction: the tensor the bytes belong to, and whether a store
 /// writes that tensor whole (so later kernels find it resident) or, with no tensor (-1), writes
-/// a workspace tile (a split-K partial sum) that stays resident under its key for its reader.
+/// a workspace tile (a split-K partial sum) that stays resident under its key for its reader;
+/// and the tile's identity (its owner and place, for the L2's contents).
 struct TensorTag : tlm::tlm_extension<TensorTag> {
     int32_t tensor = -1;
     bool whole = false;
+    TileId tile;
     bool missed = false;  ///< set by the L2: the load went to DRAM
     tlm::tlm_extension_base* clone() const override { return new TensorTag(*this); }
     void copy_from(const tlm::tlm_extension_base& other) override { *this = static_cast<const TensorTag&>(other); }
@@ -39,14 +51,25 @@ public:
 
     /// Marks `tensor` (`bytes`) resident, as the stores that just wrote it left it, if it fits.
     /// Untimed bookkeeping: the stores themselves were timed as transactions.
-    void retain(int32_t tensor, int64_t bytes) { m_lines.insert(whole_key(tensor), bytes); }
+    void retain(int32_t tensor, int64_t bytes) { m_lines.insert(whole_key(tensor), bytes, tensor, kWhole); }
+    /// The resident tiles, most recently used first, and the time the L2 is next free, ps (a
+    /// kernel memo's view); restore() sets both (a memoized kernel's replay).
+    std::vector<TileBuffer::Entry> contents() const { return m_lines.entries(); }
+    double free_ps() const { return m_free_ps; }
+    void restore(const std::vector<TileBuffer::Entry>& contents, double free_ps, uint64_t hits, uint64_t misses) {
+        m_lines.assign(contents);
+        m_free_ps = free_ps;
+        m_hits += hits, m_misses += misses;
+    }
+    /// The `local` of a tensor resident as a whole.
+    static constexpr uint64_t kWhole = 0x5A5A;
 
     uint64_t hits() const { return m_hits; }
     uint64_t misses() const { return m_misses; }
 
 private:
     void b_transport(int sm, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
-    static uint64_t whole_key(int32_t tensor);
+    static uint64_t whole_key(int32_t tensor) { return TileId{tensor, kWhole}.key(); }
 
     TileBuffer m_lines;
     double m_ps_per_byte;

@@ -20,10 +20,10 @@ public:
     SmPort(sc_core::sc_module_name name, double port_bytes_per_ps)
         : sc_core::sc_module(name), socket("socket"), m_ps_per_byte(1.0 / port_bytes_per_ps) {}
 
-    /// Sends a load (or store) of `bytes` of tile `key` of `tensor`, `issue_ps` after now; returns
+    /// Sends a load (or store) of `bytes` of tile `tile` of `tensor`, `issue_ps` after now; returns
     /// its absolute completion, ps: the later of the port's and the L2's. `missed` (if given) says
     /// whether a load went to DRAM.
-    double access(uint64_t key, int64_t bytes, int32_t tensor, bool whole, bool store, double issue_ps = 0,
+    double access(TileId tile, int64_t bytes, int32_t tensor, bool whole, bool store, double issue_ps = 0,
                   bool* missed = nullptr) {
         const double now = static_cast<double>(sc_core::sc_time_stamp().value());
         if (bytes <= 0) return now + issue_ps;
@@ -34,9 +34,10 @@ public:
         TensorTag tag;
         tag.tensor = tensor;
         tag.whole = whole;
+        tag.tile = tile;
         p.set_extension(&tag);
         p.set_command(store ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
-        p.set_address(key);
+        p.set_address(tile.key());
         p.set_data_ptr(nullptr);
         p.set_data_length(static_cast<unsigned>(std::min<int64_t>(bytes, 0x7fffffff)));
         p.set_streaming_width(p.get_data_length());
@@ -46,6 +47,10 @@ public:
         if (missed) *missed = tag.missed;
         return std::max(m_port_free_ps, now + static_cast<double>(delay.value()));
     }
+
+    /// When the port is next free, ps; set by a memoized kernel's replay.
+    double free_ps() const { return m_port_free_ps; }
+    void set_free_ps(double t) { m_port_free_ps = t; }
 
 private:
     double m_ps_per_byte;

@@ -4,14 +4,20 @@
 
 namespace archsim {
 
-/// Mixes `v` into the running key `h` (boost::hash_combine's step followed by the splitmix64
-/// finalizer); distinct coordinate tuples give distinct keys with overwhelming probability.
-inline uint64_t mix_key(uint64_t h, uint64_t v) {
-    uint64_t z = h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+/// The splitmix64 output function of `z` (Steele, Lea and Flood, "Fast splittable pseudorandom
+/// number generators", OOPSLA 2014): a bijection on 64-bit integers that spreads every input bit.
+inline uint64_t splitmix64(uint64_t z) {
+    z += 0x9e3779b97f4a7c15ULL;
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);
 }
+
+/// Mixes `v` into the running key `h`: splitmix64(h ^ splitmix64(v)). Both arguments go through
+/// the finalizer, so distinct coordinate tuples of small integers give distinct keys with
+/// overwhelming probability. (boost::hash_combine's step, used before, is not: it let
+/// mix_key(7, 31) equal mix_key(4, 224), and two GPU L2 tiles shared a key.)
+inline uint64_t mix_key(uint64_t h, uint64_t v) { return splitmix64(h ^ splitmix64(v)); }
 
 }  // namespace archsim
 
