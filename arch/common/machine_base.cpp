@@ -72,7 +72,8 @@ bool MachineBase::run_memoized(uint32_t op_index, const Operator& op, const OpGr
     const bool cycles = cycle_timed();
     const uint64_t start_cycle = cycles ? m_clock.now_cycle() : 0;
     const uint64_t origin_ps = cycles ? m_clock.to_ps(start_cycle) : static_cast<uint64_t>(sim_now_ps());
-    if (const MemoEntry* e = m_memo.find(key.value())) {
+    const MemoEntry* e = m_memo.find(key.value());
+    if (e && memo_replayable(static_cast<double>(origin_ps), e->dur_ps)) {
         ++m_memo.hits;
         trace.replay(e->events, e->sums, e->dynamic_pj, op_index, origin_ps);
         const double end_ps = cycles ? static_cast<double>(m_clock.to_ps(start_cycle + e->dur_cycles)) : static_cast<double>(origin_ps + e->dur_ps);
@@ -83,17 +84,18 @@ bool MachineBase::run_memoized(uint32_t op_index, const Operator& op, const OpGr
     ++m_memo.misses;
     trace.begin_capture();
     run(op, graph, r);
-    MemoEntry e;
-    trace.end_capture(origin_ps, e.events, e.sums, e.dynamic_pj);
+    MemoEntry rec;
+    trace.end_capture(origin_ps, rec.events, rec.sums, rec.dynamic_pj);
     const double end_ps = sim_now_ps();
-    e.dur_ps = static_cast<uint64_t>(end_ps) - origin_ps;
-    if (cycles) e.dur_cycles = m_clock.cycle_at_or_after(end_ps) - start_cycle;
-    e.post_state = memo_save(op, graph, slots, end_ps);
-    // keep at most kMaxMemoEvents recorded events (56 bytes each) in all
+    rec.dur_ps = static_cast<uint64_t>(end_ps) - origin_ps;
+    if (cycles) rec.dur_cycles = m_clock.cycle_at_or_after(end_ps) - start_cycle;
+    rec.post_state = memo_save(op, graph, slots, end_ps);
+    // keep at most kMaxMemoEvents recorded events (56 bytes each) in all; a kernel whose change
+    // the machine cannot describe (no post state) is not kept
     constexpr uint64_t kMaxMemoEvents = uint64_t{4} << 20;
-    if (m_memo_events + e.events.size() <= kMaxMemoEvents) {
-        m_memo_events += e.events.size();
-        m_memo.insert(key.value(), std::move(e));
+    if (rec.post_state.has_value() && m_memo_events + rec.events.size() <= kMaxMemoEvents) {
+        m_memo_events += rec.events.size();
+        m_memo.insert(key.value(), std::move(rec));
     }
     return true;
 }

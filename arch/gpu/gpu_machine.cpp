@@ -54,6 +54,57 @@ public:
     }
 
 protected:
+    // ---- kernel memoization (arch/common/kernel_memo.h) ---------------------------------------
+    // What a kernel depends on beyond its signature: the SM clock (the power controller's), the
+    // L2's contents in LRU order (tiles of the kernel's tensors by slot and place, others by
+    // size), when the L2 and each SM port are next free and the DRAM's state, all relative to
+    // the kernel's start. A power-control window that ends inside a kernel changes the clock:
+    // such a kernel is not recorded, and a recorded one is not replayed where a window would end.
+    struct MemoChange {
+        BufferChange l2;
+        double l2_busy_after_ps = 0;
+        std::vector<double> port_busy_after_ps;
+        uint64_t l2_hits = 0, l2_misses = 0;
+        DramPort::MemoState dram;
+    };
+    bool memo_state(const Operator&, const OpGraph&, const std::vector<int32_t>& slots, MemoKey& key) override {
+        const double t0 = sim_now_ps();
+        key.add(m_cfg.clock_mhz);
+        m_memo_pre = m_l2->contents();
+        add_buffer_state(key, m_memo_pre, slots);
+        key.add(std::max(0.0, m_l2->free_ps() - t0));
+        for (const auto& sm : m_sms) key.add(std::max(0.0, sm->free_ps() - t0));
+        m_dram->memo_key(key, t0);
+        m_memo_window_start_ps = m_window_start_ps;
+        m_memo_l2_hits = m_l2->hits(), m_memo_l2_misses = m_l2->misses();
+        return true;
+    }
+    std::any memo_save(const Operator&, const OpGraph&, const std::vector<int32_t>& slots, double end_ps) override {
+        if (m_window_start_ps != m_memo_window_start_ps) return {};  // the clock changed inside it
+        auto l2 = buffer_change(m_memo_pre, m_l2->contents(), slots);
+        if (!l2) return {};
+        MemoChange c;
+        c.l2 = std::move(*l2);
+        c.l2_busy_after_ps = m_l2->free_ps() - end_ps;
+        for (const auto& sm : m_sms) c.port_busy_after_ps.push_back(sm->free_ps() - end_ps);
+        c.l2_hits = m_l2->hits() - m_memo_l2_hits, c.l2_misses = m_l2->misses() - m_memo_l2_misses;
+        c.dram = m_dram->memo_save(end_ps);
+        return c;
+    }
+    void memo_restore(const std::any& change, const Operator&, const OpGraph&, const std::vector<int32_t>& slots, double end_ps) override {
+        const auto& c = std::any_cast<const MemoChange&>(change);
+        // a server idle at the end keeps its own (earlier) free time, as simulating would
+        m_l2->restore(apply_buffer_change(c.l2, m_memo_pre, slots), c.l2_busy_after_ps > 0 ? end_ps + c.l2_busy_after_ps : m_l2->free_ps(),
+                      c.l2_hits, c.l2_misses);
+        for (size_t s = 0; s < m_sms.size(); ++s)
+            if (c.port_busy_after_ps[s] > 0) m_sms[s]->set_free_ps(end_ps + c.port_busy_after_ps[s]);
+        m_dram->memo_restore(c.dram, end_ps);
+    }
+    bool memo_replayable(double start_ps, uint64_t dur_ps) const override {
+        // the power controller acts at a launch once its window has passed
+        return m_cfg.tdp_w <= 0 || start_ps + static_cast<double>(dur_ps) - m_window_start_ps < m_cfg.power_window_us * 1e6;
+    }
+
     void contraction(const Operator& op, const OpGraph&) override {
         for_each_gemm(op, [&](size_t gi, const GemmView& g) {
             for (int64_t rep = 0; rep < g.repeat; ++rep) gemm_kernel(g, gi, rep);
@@ -321,6 +372,9 @@ private:
     std::unique_ptr<DramPort> m_dram;
     std::unique_ptr<L2Cache> m_l2;
     std::vector<std::unique_ptr<SmPort>> m_sms;
+    std::vector<TileBuffer::Entry> m_memo_pre;  ///< the L2 at the kernel's start
+    double m_memo_window_start_ps = 0;
+    uint64_t m_memo_l2_hits = 0, m_memo_l2_misses = 0;
 };
 
 }  // namespace

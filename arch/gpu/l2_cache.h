@@ -6,8 +6,8 @@
 
 #include <memory>
 
+#include "arch/common/buffer_memo.h"
 #include "arch/memory/tile_buffer.h"
-#include "sim/common/hash.h"
 
 namespace archsim {
 
@@ -20,7 +20,7 @@ class Dma;
 struct TileId {
     int32_t owner = -1;
     uint64_t local = 0;
-    uint64_t key() const { return mix_key(local, static_cast<uint64_t>(owner)); }
+    uint64_t key() const { return owned_tile_key(owner, local); }
 };
 
 /// Carried by every SM -> L2 transaction: the tensor the bytes belong to, and whether a store

@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "arch/common/buffer_memo.h"
 #include "arch/common/dram_port.h"
 #include "arch/common/machine_base.h"
 #include "arch/common/operand_pipeline.h"
@@ -117,13 +118,7 @@ protected:
     /// index then; or a tile it brought, by slot and place), its prefetches' arrivals relative to
     /// its end, and the DRAM's change.
     struct MemoChange {
-        struct Tile {
-            int32_t pre = -1;   ///< index in the L3 before the kernel, or -1
-            int32_t slot = -1;  ///< else the tensor's slot (-1: a tile of no tensor, by key)
-            uint64_t local = 0, key = 0;
-            int64_t bytes = 0;
-        };
-        std::vector<Tile> l3;
+        BufferChange l3;
         std::vector<std::pair<int32_t, double>> ready;
         DramPort::MemoState dram;
     };
@@ -139,14 +134,7 @@ protected:
                 key.add(memo_slot(t, true)).add(run_bytes(graph.tensors()[static_cast<size_t>(t)], m_cfg.precision));
             }
         m_memo_pre = m_l3.entries();
-        key.add(uint64_t(m_memo_pre.size()));
-        for (const auto& e : m_memo_pre) {
-            const int32_t s = e.owner < 0 ? -1 : memo_slot(e.owner, false);
-            key.add(s).add(e.bytes);
-            if (s >= 0) key.add(e.local);
-            else if (e.owner < 0) key.add(e.key);  // a tile of no tensor is the same tile in any layer
-            else key.add(int32_t(-2));              // another tensor's tile
-        }
+        add_buffer_state(key, m_memo_pre, m_memo_slots);
         for (size_t s = 0; s < m_memo_slots.size(); ++s) {
             auto it = m_ready_ps.find(m_memo_slots[s]);
             key.add(it == m_ready_ps.end() ? 0.0 : std::max(0.0, it->second - t0));
@@ -156,17 +144,9 @@ protected:
     }
     std::any memo_save(const Operator&, const OpGraph&, const std::vector<int32_t>&, double end_ps) override {
         MemoChange c;
-        std::unordered_map<uint64_t, int32_t> pre;
-        for (size_t i = 0; i < m_memo_pre.size(); ++i) pre.emplace(m_memo_pre[i].key, static_cast<int32_t>(i));
-        for (const auto& e : m_l3.entries()) {
-            MemoChange::Tile t;
-            t.bytes = e.bytes;
-            if (auto it = pre.find(e.key); it != pre.end()) t.pre = it->second;
-            else if (e.owner < 0) t.key = e.key;
-            else if ((t.slot = slot_of(e.owner)) >= 0) t.local = e.local;
-            else return {};  // a tile of a tensor the kernel does not name: not replayable
-            c.l3.push_back(t);
-        }
+        auto l3 = buffer_change(m_memo_pre, m_l3.entries(), m_memo_slots);
+        if (!l3) return {};  // a tile of a tensor the kernel does not name: not replayable
+        c.l3 = std::move(*l3);
         for (size_t s = 0; s < m_memo_slots.size(); ++s)
             if (auto it = m_ready_ps.find(m_memo_slots[s]); it != m_ready_ps.end()) c.ready.emplace_back(int32_t(s), it->second - end_ps);
         c.dram = m_dram->memo_save(end_ps);
@@ -174,17 +154,7 @@ protected:
     }
     void memo_restore(const std::any& change, const Operator&, const OpGraph&, const std::vector<int32_t>&, double end_ps) override {
         const auto& c = std::any_cast<const MemoChange&>(change);
-        std::vector<TileBuffer::Entry> l3;
-        l3.reserve(c.l3.size());
-        for (const auto& t : c.l3) {
-            if (t.pre >= 0) l3.push_back(m_memo_pre[static_cast<size_t>(t.pre)]);
-            else if (t.slot < 0) l3.push_back({t.key, t.bytes, -1, 0});
-            else {
-                const int32_t tensor = m_memo_slots[static_cast<size_t>(t.slot)];
-                l3.push_back({tile_key(tensor, t.local), t.bytes, tensor, t.local});
-            }
-        }
-        m_l3.assign(l3);
+        m_l3.assign(apply_buffer_change(c.l3, m_memo_pre, m_memo_slots));
         for (const auto& [s, rel] : c.ready) m_ready_ps[m_memo_slots[static_cast<size_t>(s)]] = end_ps + rel;
         m_dram->memo_restore(c.dram, end_ps);
     }
@@ -360,7 +330,7 @@ private:
     }
     int64_t bytes_of(int32_t t) const { return run_bytes(m_graph->tensors()[static_cast<size_t>(t)], m_cfg.precision); }
     /// The L3 key of the tile at `local` of `tensor` (-1: a value of no tensor).
-    static uint64_t tile_key(int32_t tensor, uint64_t local) { return mix_key(local, static_cast<uint64_t>(tensor)); }
+    static uint64_t tile_key(int32_t tensor, uint64_t local) { return owned_tile_key(tensor, local); }
     static constexpr uint64_t kWhole = 0xA11;  ///< the `local` of a tensor resident as a whole
     static uint64_t whole_key(int32_t tensor) { return tile_key(tensor, kWhole); }
     void insert_whole(int32_t tensor, int64_t bytes) { m_l3.insert(whole_key(tensor), bytes, tensor, kWhole); }

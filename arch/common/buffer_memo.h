@@ -1,0 +1,95 @@
+#pragma once
+// A tile buffer's contents described relative to a kernel (its tensors by slot), for kernel
+// memoization (arch/common/kernel_memo.h): the key part, the recorded change, its replay.
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "arch/common/kernel_memo.h"
+#include "arch/memory/tile_buffer.h"
+#include "sim/common/hash.h"
+
+namespace archsim {
+
+/// The key of tile `local` of tensor `owner` in a buffer whose tiles name their tensor: the form
+/// every memoizing model uses, so a replay can rebuild a tile's key for another tensor.
+inline uint64_t owned_tile_key(int32_t owner, uint64_t local) { return mix_key(local, static_cast<uint64_t>(owner)); }
+
+/// A buffer's contents after a kernel, most recently used first: each tile either one that was
+/// resident at the kernel's start (`pre`, its index then), or one the kernel brought: of its
+/// tensor in `slot` at `local`, or of no tensor (`key` itself, the same in any layer).
+struct BufferChange {
+    struct Tile {
+        int32_t pre = -1;
+        int32_t slot = -1;
+        uint64_t local = 0, key = 0;
+        int64_t bytes = 0;
+    };
+    std::vector<Tile> tiles;
+};
+
+/// Adds `contents` (most recent first) to `key` relative to a kernel whose tensors are `slots`:
+/// a tile of a slot by slot and place, a tile of no tensor by key, any other tile by its size only
+/// (the kernel can only evict it, and eviction goes by order and size).
+inline void add_buffer_state(MemoKey& key, const std::vector<TileBuffer::Entry>& contents, const std::vector<int32_t>& slots) {
+    key.add(uint64_t(contents.size()));
+    for (const auto& e : contents) {
+        key.add(e.bytes);
+        if (e.owner < 0) {
+            key.add(int32_t(-1)).add(e.key);
+            continue;
+        }
+        const auto it = std::find(slots.begin(), slots.end(), e.owner);
+        if (it == slots.end()) key.add(int32_t(-2));
+        else key.add(int32_t(it - slots.begin())).add(e.local);
+    }
+}
+
+/// The change from `before` to `after`, or nothing when `after` holds a tile of a tensor outside
+/// `slots` that was not there before (a kernel that touches tensors its signature does not name).
+inline std::optional<BufferChange> buffer_change(const std::vector<TileBuffer::Entry>& before,
+                                                 const std::vector<TileBuffer::Entry>& after, const std::vector<int32_t>& slots) {
+    std::unordered_map<uint64_t, int32_t> pre;
+    for (size_t i = 0; i < before.size(); ++i) pre.emplace(before[i].key, static_cast<int32_t>(i));
+    BufferChange c;
+    c.tiles.reserve(after.size());
+    for (const auto& e : after) {
+        BufferChange::Tile t;
+        t.bytes = e.bytes;
+        if (auto it = pre.find(e.key); it != pre.end()) {
+            t.pre = it->second;
+        } else if (e.owner < 0) {
+            t.key = e.key;
+        } else {
+            const auto s = std::find(slots.begin(), slots.end(), e.owner);
+            if (s == slots.end()) return std::nullopt;
+            t.slot = static_cast<int32_t>(s - slots.begin());
+            t.local = e.local;
+        }
+        c.tiles.push_back(t);
+    }
+    return c;
+}
+
+/// The contents a replay leaves: `change` applied to the contents `before` it, with the replaying
+/// kernel's tensors `slots`.
+inline std::vector<TileBuffer::Entry> apply_buffer_change(const BufferChange& change, const std::vector<TileBuffer::Entry>& before,
+                                                          const std::vector<int32_t>& slots) {
+    std::vector<TileBuffer::Entry> out;
+    out.reserve(change.tiles.size());
+    for (const auto& t : change.tiles) {
+        if (t.pre >= 0) {
+            out.push_back(before[static_cast<size_t>(t.pre)]);
+        } else if (t.slot < 0) {
+            out.push_back({t.key, t.bytes, -1, 0});
+        } else {
+            const int32_t tensor = slots[static_cast<size_t>(t.slot)];
+            out.push_back({owned_tile_key(tensor, t.local), t.bytes, tensor, t.local});
+        }
+    }
+    return out;
+}
+
+}  // namespace archsim
