@@ -215,7 +215,8 @@ private:
                 w.compute_cycles = plan.k_cycles;
                 if (wi == 0) w.compute_cycles += (R - 1) + (C - 1) + m_cfg.fill_cycles;
                 if (wi == plan.waves - 1) w.compute_cycles += m_cfg.drain_cycles;
-                std::unordered_set<uint64_t> seen;
+                std::unordered_set<uint64_t>& seen = m_seen;  // panels this wave already asked for
+                seen.clear();
                 size_t tile = 0;
                 for (const auto& b : blocks) {
                     TileBuffer& l2 = m_l2[tile++];
@@ -380,6 +381,7 @@ private:
     int32_t m_prefetch_for = -1;                     ///< operator whose weights to prefetch
     const OpGraph* m_graph = nullptr;
     std::unordered_map<int32_t, double> m_ready_ps;  ///< prefetched tensor -> arrival, ps
+    std::unordered_set<uint64_t> m_seen;             ///< gemm_waves' per-wave scratch (kept to reuse its buckets)
     std::vector<int32_t> m_memo_slots;               ///< the kernel's tensors, then the next operator's weights
     std::vector<TileBuffer::Entry> m_memo_pre;       ///< the L3 at the kernel's start
 };
