@@ -32,30 +32,40 @@ public:
     Dma& dma() { return *m_dma; }
 
     /// The DRAM's state change over one kernel (kernel memoization): each channel's busy time
-    /// beyond the kernel's end, and how far the counters and the DMA's address moved.
+    /// beyond the kernel's end, channels numbered from the one the DMA's next burst went to at the
+    /// kernel's start, and how far the counters and the DMA's address moved.
     struct MemoState {
         std::vector<double> busy_after_ps;
         uint32_t transactions = 0;
         uint64_t bytes = 0, address = 0;
     };
-    /// Adds what a kernel starting at `now_ps` sees of the DRAM to `key` (each channel's busy time
-    /// beyond now, and the channel the DMA's next burst goes to) and notes the counters.
+    /// Adds what a kernel starting at `now_ps` sees of the DRAM to `key` and notes the counters:
+    /// each channel's busy time beyond now, numbered from the channel the DMA's next burst goes
+    /// to. The channels are identical servers and the DMA deals bursts to them in turn, so a
+    /// kernel that starts at another channel with the channels' states rotated alike runs the
+    /// same (its events do not name channels): the rotation is the state, not the channel.
     void memo_key(MemoKey& key, double now_ps) {
-        for (double f : m_dram->channel_free_ps()) key.add(std::max(0.0, f - now_ps));
-        if (m_dma) key.add(m_dma->next_address() / uint64_t(m_cfg.transaction_bytes) % uint64_t(m_cfg.channels));
+        m_phase = phase();
+        const auto& free = m_dram->channel_free_ps();
+        for (size_t i = 0; i < free.size(); ++i) key.add(std::max(0.0, free[(m_phase + i) % free.size()] - now_ps));
         m_start = {{}, m_dram->transactions(), m_dram->bytes_served(), m_dma ? m_dma->next_address() : 0};
     }
     /// The state change since memo_key(), for a kernel that ended at `end_ps`.
     MemoState memo_save(double end_ps) const {
         MemoState s{{}, m_dram->transactions() - m_start.transactions, m_dram->bytes_served() - m_start.bytes,
                     (m_dma ? m_dma->next_address() : 0) - m_start.address};
-        for (double f : m_dram->channel_free_ps()) s.busy_after_ps.push_back(std::max(0.0, f - end_ps));
+        const auto& free = m_dram->channel_free_ps();
+        for (size_t i = 0; i < free.size(); ++i) s.busy_after_ps.push_back(std::max(0.0, free[(m_phase + i) % free.size()] - end_ps));
         return s;
     }
-    /// Applies a recorded change to a replay that ends at `end_ps`.
+    /// Applies a recorded change to a replay that ends at `end_ps` (channels rotated to the
+    /// replay's own starting channel, noted by its memo_key()).
     void memo_restore(const MemoState& s, double end_ps) {
         std::vector<double> free = m_dram->channel_free_ps();
-        for (size_t c = 0; c < free.size(); ++c) free[c] = std::max(free[c], end_ps + s.busy_after_ps[c]);
+        for (size_t i = 0; i < free.size(); ++i) {
+            double& f = free[(m_phase + i) % free.size()];
+            f = std::max(f, end_ps + s.busy_after_ps[i]);
+        }
         m_dram->restore(free, s.transactions, s.bytes);
         if (m_dma) m_dma->advance(s.address);
     }
@@ -63,8 +73,13 @@ public:
     uint16_t component() const { return m_component; }
 
 private:
+    /// The channel the DMA's next burst goes to (0 without a DMA).
+    size_t phase() const {
+        return m_dma ? static_cast<size_t>(m_dma->next_address() / uint64_t(m_cfg.transaction_bytes) % uint64_t(m_cfg.channels)) : 0;
+    }
     DramConfig m_cfg;
     MemoState m_start;
+    size_t m_phase = 0;
     uint16_t m_component;
     std::unique_ptr<Dram> m_dram;
     std::unique_ptr<Dma> m_dma;

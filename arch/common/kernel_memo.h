@@ -56,20 +56,26 @@ struct MemoEntry {
     std::any post_state;
 };
 
-/// The recorded kernels of one run, by key. Keeps at most `max_events` recorded events in all
-/// (beyond that new kernels are still replayed from their sums only if the trace keeps sums).
+/// The recorded kernels of one run, by key: up to kCandidates per key (a recorded kernel that
+/// MachineBase::memo_replayable() refuses where it is met is simulated and kept beside it).
 class KernelMemo {
 public:
-    const MemoEntry* find(uint64_t key) const {
+    static constexpr size_t kCandidates = 4;
+    /// The recorded kernels under `key` (empty if none).
+    const std::vector<MemoEntry>& find(uint64_t key) const {
+        static const std::vector<MemoEntry> none;
         auto it = m_entries.find(key);
-        return it == m_entries.end() ? nullptr : &it->second;
+        return it == m_entries.end() ? none : it->second;
     }
-    void insert(uint64_t key, MemoEntry e) { m_entries.emplace(key, std::move(e)); }
-    size_t size() const { return m_entries.size(); }
+    /// Keeps `e` under `key` unless kCandidates are kept there already.
+    void insert(uint64_t key, MemoEntry e) {
+        auto& v = m_entries[key];
+        if (v.size() < kCandidates) v.push_back(std::move(e));
+    }
     uint64_t hits = 0, misses = 0;
 
 private:
-    std::unordered_map<uint64_t, MemoEntry> m_entries;
+    std::unordered_map<uint64_t, std::vector<MemoEntry>> m_entries;
 };
 
 }  // namespace archsim

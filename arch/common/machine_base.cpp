@@ -72,8 +72,13 @@ bool MachineBase::run_memoized(uint32_t op_index, const Operator& op, const OpGr
     const bool cycles = cycle_timed();
     const uint64_t start_cycle = cycles ? m_clock.now_cycle() : 0;
     const uint64_t origin_ps = cycles ? m_clock.to_ps(start_cycle) : static_cast<uint64_t>(sim_now_ps());
-    const MemoEntry* e = m_memo.find(key.value());
-    if (e && memo_replayable(static_cast<double>(origin_ps), e->dur_ps)) {
+    const MemoEntry* e = nullptr;
+    for (const MemoEntry& c : m_memo.find(key.value()))
+        if (memo_replayable(c.post_state, static_cast<double>(origin_ps), c.dur_ps)) {
+            e = &c;
+            break;
+        }
+    if (e) {
         ++m_memo.hits;
         trace.replay(e->events, e->sums, e->dynamic_pj, op_index, origin_ps);
         const double end_ps = cycles ? static_cast<double>(m_clock.to_ps(start_cycle + e->dur_cycles)) : static_cast<double>(origin_ps + e->dur_ps);

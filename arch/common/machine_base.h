@@ -105,10 +105,11 @@ protected:
     /// True for a model whose kernels start and end on cycle boundaries of m_clock (TPU, KPU): a
     /// replay then lasts the recorded number of cycles; otherwise the recorded ps.
     virtual bool cycle_timed() const { return false; }
-    /// Whether a recorded kernel lasting `dur_ps` may be replayed from `start_ps` (a model whose
-    /// state changes at times of its own, such as a power controller's window, says no when that
-    /// would fall inside the replay); the default: always.
-    virtual bool memo_replayable(double start_ps, uint64_t dur_ps) const { return true; }
+    /// Whether the recorded kernel whose state change is `change`, lasting `dur_ps`, may be replayed
+    /// from `start_ps`: a model whose state changes at times of its own (the GPU's power
+    /// controller at the end of its window) says no when that would fall inside the replay.
+    /// Called just before memo_restore(); the default: always.
+    virtual bool memo_replayable(const std::any& change, double start_ps, uint64_t dur_ps) { return true; }
 
     /// Calls `f(gemm_index, view)` for every GEMM view of `op` with work in it.
     template <class F>

@@ -100,7 +100,7 @@ protected:
             if (c.port_busy_after_ps[s] > 0) m_sms[s]->set_free_ps(end_ps + c.port_busy_after_ps[s]);
         m_dram->memo_restore(c.dram, end_ps);
     }
-    bool memo_replayable(double start_ps, uint64_t dur_ps) const override {
+    bool memo_replayable(const std::any&, double start_ps, uint64_t dur_ps) override {
         // the power controller acts at a launch once its window has passed
         return m_cfg.tdp_w <= 0 || start_ps + static_cast<double>(dur_ps) - m_window_start_ps < m_cfg.power_window_us * 1e6;
     }

@@ -24,10 +24,19 @@ public:
     };
 
     explicit TileBuffer(int64_t capacity_bytes) : m_capacity(capacity_bytes) {}
+    /// Copies rebuild the index (it points into the copy's own list).
+    TileBuffer(const TileBuffer& o) : m_capacity(o.m_capacity) { assign(o.entries()); }
+    TileBuffer& operator=(const TileBuffer& o) {
+        if (this != &o) m_capacity = o.m_capacity, assign(o.entries());
+        return *this;
+    }
+    TileBuffer(TileBuffer&&) noexcept = default;
+    TileBuffer& operator=(TileBuffer&&) noexcept = default;
     /// True if `key` is resident (and marks it most recently used).
     bool hit(uint64_t key);
     /// Makes `key` resident, evicting least recently used tiles as needed.
     void insert(uint64_t key, int64_t bytes, int32_t owner = -1, uint64_t local = 0);
+
     /// Forgets everything (operator boundary).
     void clear();
     int64_t capacity_bytes() const { return m_capacity; }
