@@ -42,7 +42,7 @@ row() {
 }
 
 kinds=("tpu/tpu_128x128_ws" "kpu/t256" "gpu/a100_sxm4_40gb" "cpu/host" "roofline/tpu_v1")
-printf 'archsim %s, %s, trace detail %s, %s\n' "$("$bin" --version 2>&1 | head -1)" "$(date -u +%F)" "$detail" \
+printf '%s, %s, trace detail %s, %s\n' "$("$bin" --version 2>&1 | head -1)" "$(date -u +%F)" "$detail" \
   "$(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs"
 for g in "${groups[@]}"; do
   case "$g" in

@@ -5,8 +5,10 @@ against the number of layers (4 to 96, 256-token prompt) and against the prompt 
 2048 tokens, 8 layers), on one config of each machine kind, at `--detail kernel`. With kernel
 memoization a layer that repeats one already simulated is replayed, so the cost should be
 near-flat in layers. Prints one row per run and writes a plot (default docs/img/cost_scaling.png).
+Once a run of a series takes more than --cap CPU seconds (default 30) its larger points are
+skipped (the CPU model, not memoized, grows with the work) and the plot shows what ran.
 
-Usage: bench/bench_scaling.py [--bin build/archsim] [--out docs/img/cost_scaling.png] [--quick]
+Usage: bench/bench_scaling.py [--bin build/archsim] [--out docs/img/cost_scaling.png] [--quick] [--cap 30]
 Needs Debian's python3-matplotlib; call it with /usr/bin/python3.
 """
 import argparse, os, resource, subprocess, sys, tempfile
@@ -47,6 +49,7 @@ def main():
     ap.add_argument("--bin", default=os.path.join(SRC, "build", "archsim"))
     ap.add_argument("--out", default=os.path.join(SRC, "docs", "img", "cost_scaling.png"))
     ap.add_argument("--quick", action="store_true", help="fewer points")
+    ap.add_argument("--cap", type=float, default=30.0, help="CPU seconds past which a series stops growing")
     a = ap.parse_args()
     layer_points = [4, 16, 96] if a.quick else [4, 8, 16, 32, 64, 96]
     prompt_points = [128, 512, 2048] if a.quick else [128, 256, 512, 1024, 2048]
@@ -57,17 +60,23 @@ def main():
                 s = cpu_seconds(a.bin, config, n, 256, work)
                 by_layers.setdefault(kind, []).append(s)
                 print(f"{kind:9} {config:28} layers {n:3} prompt  256  {s:8.3f} s CPU", flush=True)
+                if s > a.cap:
+                    print(f"{kind:9} past {a.cap} s: larger layer counts skipped", flush=True)
+                    break
             for p in prompt_points:
                 s = cpu_seconds(a.bin, config, 8, p, work)
                 by_prompt.setdefault(kind, []).append(s)
                 print(f"{kind:9} {config:28} layers   8 prompt {p:4}  {s:8.3f} s CPU", flush=True)
+                if s > a.cap:
+                    print(f"{kind:9} past {a.cap} s: longer prompts skipped", flush=True)
+                    break
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
     for kind, _ in KINDS:
-        ax1.plot(layer_points, by_layers[kind], marker="o", label=kind)
-        ax2.plot(prompt_points, by_prompt[kind], marker="o", label=kind)
+        ax1.plot(layer_points[:len(by_layers[kind])], by_layers[kind], marker="o", label=kind)
+        ax2.plot(prompt_points[:len(by_prompt[kind])], by_prompt[kind], marker="o", label=kind)
     ax1.set_xlabel("decoder layers (256-token prompt)")
     ax2.set_xlabel("prompt tokens (8 decoder layers)")
     ax2.set_xscale("log", base=2)

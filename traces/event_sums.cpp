@@ -5,9 +5,7 @@
 namespace archsim {
 
 void EventSummer::add(const EventSum& r, uint32_t op, int64_t shift_ps) {
-    TraceEvent e;  // the row's key, for its index
-    e.op = op, e.component = r.component, e.kind = r.kind, e.detail = r.detail;
-    const uint64_t key = (uint64_t(e.op) << 32) | (uint64_t(e.component) << 16) | (uint64_t(e.kind) << 8) | e.detail;
+    const uint64_t key = row_key(op, r.component, r.kind, r.detail);
     auto [it, fresh] = m_index.try_emplace(key, m_rows.size());
     const uint64_t first = uint64_t(int64_t(r.first_ps) + shift_ps), end = uint64_t(int64_t(r.end_ps) + shift_ps);
     if (fresh) {

@@ -33,7 +33,7 @@ class EventSummer {
 public:
     /// Adds `e` to its row.
     void add(const TraceEvent& e) {
-        const uint64_t key = (uint64_t(e.op) << 32) | (uint64_t(e.component) << 16) | (uint64_t(e.kind) << 8) | e.detail;
+        const uint64_t key = row_key(e.op, e.component, e.kind, e.detail);
         size_t i;
         if (key == m_last_key) {
             i = m_last;
@@ -56,6 +56,9 @@ public:
     const std::vector<EventSum>& rows() const { return m_rows; }
 
 private:
+    static uint64_t row_key(uint32_t op, uint16_t component, uint8_t kind, uint8_t detail) {
+        return (uint64_t(op) << 32) | (uint64_t(component) << 16) | (uint64_t(kind) << 8) | detail;
+    }
     void add_to(EventSum& r, uint64_t start, uint64_t end, uint64_t count, uint64_t bytes, uint64_t ops, uint64_t cycles,
                 uint64_t dur_sum) {
         r.first_ps = start < r.first_ps ? start : r.first_ps;
