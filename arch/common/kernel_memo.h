@@ -61,21 +61,23 @@ struct MemoEntry {
 class KernelMemo {
 public:
     static constexpr size_t kCandidates = 4;
+    using Entry = std::shared_ptr<const MemoEntry>;
     /// The recorded kernels under `key` (empty if none).
-    const std::vector<MemoEntry>& find(uint64_t key) const {
-        static const std::vector<MemoEntry> none;
+    const std::vector<Entry>& find(uint64_t key) const {
+        static const std::vector<Entry> none;
         auto it = m_entries.find(key);
         return it == m_entries.end() ? none : it->second;
     }
-    /// Keeps `e` under `key` unless kCandidates are kept there already.
-    void insert(uint64_t key, MemoEntry e) {
+    /// Keeps `e` under `key` unless kCandidates are kept there already (one entry may be kept
+    /// under several keys).
+    void insert(uint64_t key, const Entry& e) {
         auto& v = m_entries[key];
-        if (v.size() < kCandidates) v.push_back(std::move(e));
+        if (v.size() < kCandidates) v.push_back(e);
     }
     uint64_t hits = 0, misses = 0;
 
 private:
-    std::unordered_map<uint64_t, std::vector<MemoEntry>> m_entries;
+    std::unordered_map<uint64_t, std::vector<Entry>> m_entries;
 };
 
 }  // namespace archsim

@@ -72,35 +72,48 @@ bool MachineBase::run_memoized(uint32_t op_index, const Operator& op, const OpGr
     const bool cycles = cycle_timed();
     const uint64_t start_cycle = cycles ? m_clock.now_cycle() : 0;
     const uint64_t origin_ps = cycles ? m_clock.to_ps(start_cycle) : static_cast<uint64_t>(sim_now_ps());
-    const MemoEntry* e = nullptr;
-    for (const MemoEntry& c : m_memo.find(key.value()))
-        if (memo_replayable(c.post_state, static_cast<double>(origin_ps), c.dur_ps)) {
-            e = &c;
-            break;
-        }
+    // a candidate under the exact key, else (if the machine has one) under its looser key
+    auto replayable = [&](uint64_t k, bool exact) -> const MemoEntry* {
+        for (const auto& c : m_memo.find(k))
+            if (memo_replayable(c->post_state, static_cast<double>(origin_ps), c->dur_ps, exact)) return c.get();
+        return nullptr;
+    };
+    MemoKey loose;
+    const bool has_loose = memo_loose_state(op, graph, slots, loose);
+    if (has_loose) {
+        loose.add(uint64_t(0x4C005E)).add(uint64_t(r));  // never equal to an exact key
+        add_kernel_signature(loose, op, graph, slots);
+    }
+    bool exact = true;
+    const MemoEntry* e = replayable(key.value(), true);
+    if (!e && has_loose) {
+        exact = false;
+        e = replayable(loose.value(), false);
+    }
     if (e) {
         ++m_memo.hits;
         trace.replay(e->events, e->sums, e->dynamic_pj, op_index, origin_ps);
         const double end_ps = cycles ? static_cast<double>(m_clock.to_ps(start_cycle + e->dur_cycles)) : static_cast<double>(origin_ps + e->dur_ps);
         sim_wait_until_ps(end_ps);
-        memo_restore(e->post_state, op, graph, slots, end_ps);
+        memo_restore(e->post_state, op, graph, slots, end_ps, exact);
         return true;
     }
     ++m_memo.misses;
     trace.begin_capture();
     run(op, graph, r);
-    MemoEntry rec;
-    trace.end_capture(origin_ps, rec.events, rec.sums, rec.dynamic_pj);
+    auto rec = std::make_shared<MemoEntry>();
+    trace.end_capture(origin_ps, rec->events, rec->sums, rec->dynamic_pj);
     const double end_ps = sim_now_ps();
-    rec.dur_ps = static_cast<uint64_t>(end_ps) - origin_ps;
-    if (cycles) rec.dur_cycles = m_clock.cycle_at_or_after(end_ps) - start_cycle;
-    rec.post_state = memo_save(op, graph, slots, end_ps);
+    rec->dur_ps = static_cast<uint64_t>(end_ps) - origin_ps;
+    if (cycles) rec->dur_cycles = m_clock.cycle_at_or_after(end_ps) - start_cycle;
+    rec->post_state = memo_save(op, graph, slots, end_ps);
     // keep at most kMaxMemoEvents recorded events (56 bytes each) in all; a kernel whose change
     // the machine cannot describe (no post state) is not kept
     constexpr uint64_t kMaxMemoEvents = uint64_t{4} << 20;
-    if (rec.post_state.has_value() && m_memo_events + rec.events.size() <= kMaxMemoEvents) {
-        m_memo_events += rec.events.size();
-        m_memo.insert(key.value(), std::move(rec));
+    if (rec->post_state.has_value() && m_memo_events + rec->events.size() <= kMaxMemoEvents) {
+        m_memo_events += rec->events.size();
+        m_memo.insert(key.value(), rec);
+        if (has_loose) m_memo.insert(loose.value(), rec);
     }
     return true;
 }

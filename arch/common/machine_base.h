@@ -97,19 +97,27 @@ protected:
     /// Adds to `key` the state a kernel starting now depends on; false: simulate it (the default,
     /// for a model that does not describe its state). `slots` are the kernel's tensors (kernel_slots()).
     virtual bool memo_state(const Operator& op, const OpGraph& graph, const std::vector<int32_t>& slots, MemoKey& key) { return false; }
+    /// A looser key, tried when no kernel recorded under memo_state()'s key may be replayed: a
+    /// model whose state takes many layers to repeat exactly (the KPU's L3 holds older layers'
+    /// tiles) keys what the kernel reads directly and checks the rest in memo_replayable() with
+    /// `exact` false; false (the default): no looser key.
+    virtual bool memo_loose_state(const Operator& op, const OpGraph& graph, const std::vector<int32_t>& slots, MemoKey& key) {
+        return false;
+    }
     /// After a recorded kernel ended at `end_ps`: its state change, in the terms memo_restore() takes.
     virtual std::any memo_save(const Operator& op, const OpGraph& graph, const std::vector<int32_t>& slots, double end_ps) { return {}; }
-    /// Applies a recorded state change to a replay of `op` that ends at `end_ps`.
+    /// Applies a recorded state change to a replay of `op` that ends at `end_ps` (`exact`: found
+    /// under memo_state()'s key; else under memo_loose_state()'s, after memo_replayable()).
     virtual void memo_restore(const std::any& change, const Operator& op, const OpGraph& graph, const std::vector<int32_t>& slots,
-                              double end_ps) {}
+                              double end_ps, bool exact) {}
     /// True for a model whose kernels start and end on cycle boundaries of m_clock (TPU, KPU): a
     /// replay then lasts the recorded number of cycles; otherwise the recorded ps.
     virtual bool cycle_timed() const { return false; }
     /// Whether the recorded kernel whose state change is `change`, lasting `dur_ps`, may be replayed
     /// from `start_ps`: a model whose state changes at times of its own (the GPU's power
     /// controller at the end of its window) says no when that would fall inside the replay.
-    /// Called just before memo_restore(); the default: always.
-    virtual bool memo_replayable(const std::any& change, double start_ps, uint64_t dur_ps) { return true; }
+    /// Called just before memo_restore(); `exact` as there. The default: always.
+    virtual bool memo_replayable(const std::any& change, double start_ps, uint64_t dur_ps, bool exact) { return true; }
 
     /// Calls `f(gemm_index, view)` for every GEMM view of `op` with work in it.
     template <class F>

@@ -91,7 +91,7 @@ protected:
         c.dram = m_dram->memo_save(end_ps);
         return c;
     }
-    void memo_restore(const std::any& change, const Operator&, const OpGraph&, const std::vector<int32_t>& slots, double end_ps) override {
+    void memo_restore(const std::any& change, const Operator&, const OpGraph&, const std::vector<int32_t>& slots, double end_ps, bool) override {
         const auto& c = std::any_cast<const MemoChange&>(change);
         // a server idle at the end keeps its own (earlier) free time, as simulating would
         m_l2->restore(apply_buffer_change(c.l2, m_memo_pre, slots), c.l2_busy_after_ps > 0 ? end_ps + c.l2_busy_after_ps : m_l2->free_ps(),
@@ -100,7 +100,7 @@ protected:
             if (c.port_busy_after_ps[s] > 0) m_sms[s]->set_free_ps(end_ps + c.port_busy_after_ps[s]);
         m_dram->memo_restore(c.dram, end_ps);
     }
-    bool memo_replayable(const std::any&, double start_ps, uint64_t dur_ps) override {
+    bool memo_replayable(const std::any&, double start_ps, uint64_t dur_ps, bool) override {
         // the power controller acts at a launch once its window has passed
         return m_cfg.tdp_w <= 0 || start_ps + static_cast<double>(dur_ps) - m_window_start_ps < m_cfg.power_window_us * 1e6;
     }

@@ -1,6 +1,7 @@
 #include "arch/kpu/kpu_machine.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <unordered_map>
 #include <unordered_set>
@@ -67,7 +68,7 @@ public:
         for (int32_t t : next.inputs) {
             if (t < 0 || m_graph->tensors()[static_cast<size_t>(t)].role != TensorRole::Weight) continue;
             const int64_t b = bytes_of(t);
-            if (m_l3.hit(whole_key(t)) || b > m_l3.capacity_bytes() - m_l3.used_bytes()) continue;
+            if (has_whole(t) || !m_l3.has_room(b)) continue;
             const uint64_t start = m_clock.now_cycle();
             m_ready_ps[t] = m_dram->transfer(b, /*write=*/false);
             insert_whole(t, b);
@@ -114,47 +115,86 @@ protected:
     // any other tile by its size only: the kernel can only evict it), when its prefetched
     // tensors arrive (relative to its start), the next operator's weights (their slots and
     // sizes) and the DRAM's state. The L2s start empty at every operator.
+    // The L3 holds older layers' tiles, so its exact contents repeat only after several layers;
+    // the looser key keeps only which tiles of the kernel's tensors (and of none) it holds,
+    // and a replay under it first runs the recorded kernel's L3 calls (its journal) on a copy of
+    // the L3 with the replaying kernel's tensors: every lookup must hit or miss as recorded and
+    // every free-space check (prefetch) agree, and the copy becomes the L3 (what simulating
+    // would leave).
     /// The change a kernel made: the L3's contents after it (a tile resident before it, by its
-    /// index then; or a tile it brought, by slot and place), its prefetches' arrivals relative to
-    /// its end, and the DRAM's change.
+    /// index then; or a tile it brought, by slot and place), its L3 calls (owners as slots; empty
+    /// with `journal_ok` false when one names a tensor outside the slots), its prefetches'
+    /// arrivals relative to its end, and the DRAM's change.
     struct MemoChange {
         BufferChange l3;
+        std::vector<TileBuffer::Op> journal;
+        bool journal_ok = true;
         std::vector<std::pair<int32_t, double>> ready;
         DramPort::MemoState dram;
     };
     bool memo_state(const Operator& op, const OpGraph& graph, const std::vector<int32_t>& slots, MemoKey& key) override {
         next_ops(graph);
-        const double t0 = static_cast<double>(m_clock.to_ps(m_clock.now_cycle()));
         m_memo_slots = slots;
-        const int32_t next = m_next_op[m_rec.op()];
-        key.add(next >= 0);
-        if (next >= 0)
-            for (int32_t t : graph.ops()[static_cast<size_t>(next)].inputs) {
-                if (t < 0 || graph.tensors()[static_cast<size_t>(t)].role != TensorRole::Weight) continue;
-                key.add(memo_slot(t, true)).add(run_bytes(graph.tensors()[static_cast<size_t>(t)], m_cfg.precision));
-            }
         m_memo_pre = m_l3.entries();
+        add_memo_common(graph, key);
         add_buffer_state(key, m_memo_pre, m_memo_slots);
-        for (size_t s = 0; s < m_memo_slots.size(); ++s) {
-            auto it = m_ready_ps.find(m_memo_slots[s]);
-            key.add(it == m_ready_ps.end() ? 0.0 : std::max(0.0, it->second - t0));
+        m_journal.clear();
+        m_l3.journal(&m_journal);  // kept if the kernel is simulated
+        return true;
+    }
+    bool memo_loose_state(const Operator&, const OpGraph& graph, const std::vector<int32_t>&, MemoKey& key) override {
+        add_memo_common(graph, key);
+        std::vector<std::array<uint64_t, 3>> mine;  // the kernel's tiles (slot, place, bytes) and tiles of no tensor
+        for (const auto& e : m_memo_pre) {
+            if (e.owner < 0) mine.push_back({~uint64_t{0}, e.key, uint64_t(e.bytes)});
+            else if (const int32_t s = slot_of(e.owner); s >= 0) mine.push_back({uint64_t(s), e.local, uint64_t(e.bytes)});
         }
-        m_dram->memo_key(key, t0);
+        std::sort(mine.begin(), mine.end());
+        key.add(uint64_t(mine.size()));
+        for (const auto& m : mine) key.add(m[0]).add(m[1]).add(m[2]);
         return true;
     }
     std::any memo_save(const Operator&, const OpGraph&, const std::vector<int32_t>&, double end_ps) override {
+        m_l3.journal(nullptr);
         MemoChange c;
         auto l3 = buffer_change(m_memo_pre, m_l3.entries(), m_memo_slots);
         if (!l3) return {};  // a tile of a tensor the kernel does not name: not replayable
         c.l3 = std::move(*l3);
+        c.journal = std::move(m_journal);
+        m_journal.clear();
+        for (auto& o : c.journal)
+            if (o.kind != TileBuffer::Op::Room && o.owner >= 0 && (o.owner = slot_of(o.owner)) < 0) c.journal_ok = false;
+        constexpr size_t kMaxJournal = size_t{1} << 20;  // 40 MiB: a longer one is not kept (no loose replays)
+        if (c.journal.size() > kMaxJournal) c.journal_ok = false;
+        if (!c.journal_ok) c.journal = {};
         for (size_t s = 0; s < m_memo_slots.size(); ++s)
             if (auto it = m_ready_ps.find(m_memo_slots[s]); it != m_ready_ps.end()) c.ready.emplace_back(int32_t(s), it->second - end_ps);
         c.dram = m_dram->memo_save(end_ps);
         return c;
     }
-    void memo_restore(const std::any& change, const Operator&, const OpGraph&, const std::vector<int32_t>&, double end_ps) override {
+    bool memo_replayable(const std::any& change, double, uint64_t, bool exact) override {
+        if (exact) return true;
         const auto& c = std::any_cast<const MemoChange&>(change);
-        m_l3.assign(apply_buffer_change(c.l3, m_memo_pre, m_memo_slots));
+        if (!c.journal_ok) return false;
+        m_staged_l3 = m_l3;  // a copy does not journal
+        for (const auto& o : c.journal) {
+            if (o.kind == TileBuffer::Op::Room) {
+                if (m_staged_l3.has_room(o.bytes) != o.result) return false;
+                continue;
+            }
+            const int32_t tensor = o.owner < 0 ? -1 : m_memo_slots[static_cast<size_t>(o.owner)];
+            const uint64_t key = o.owner < 0 ? o.key : tile_key(tensor, o.local);
+            if (o.kind == TileBuffer::Op::Insert) m_staged_l3.insert(key, o.bytes, tensor, o.local);
+            else if (m_staged_l3.hit(key) != o.result) return false;
+        }
+        return true;
+    }
+    void memo_restore(const std::any& change, const Operator&, const OpGraph&, const std::vector<int32_t>&, double end_ps,
+                      bool exact) override {
+        const auto& c = std::any_cast<const MemoChange&>(change);
+        if (exact) m_l3.assign(apply_buffer_change(c.l3, m_memo_pre, m_memo_slots));
+        else m_l3 = std::move(m_staged_l3);
+        m_l3.journal(nullptr);
         for (const auto& [s, rel] : c.ready) m_ready_ps[m_memo_slots[static_cast<size_t>(s)]] = end_ps + rel;
         m_dram->memo_restore(c.dram, end_ps);
     }
@@ -254,7 +294,7 @@ protected:
             if (graph.tensors()[static_cast<size_t>(t)].elems() <= 1) continue;
             const int64_t b = bytes_of(t);
             in_bytes += b;
-            if (!m_l3.hit(whole_key(t))) {
+            if (!has_whole(t)) {
                 w.dram_read_bytes += b;
                 insert_whole(t, b);
             }
@@ -272,7 +312,7 @@ protected:
             if (t < 0) continue;
             const int64_t b = read_bytes(op, t, graph.tensors()[static_cast<size_t>(t)], m_cfg.precision);
             in_bytes += b;
-            if (!m_l3.hit(whole_key(t))) {
+            if (!has_whole(t)) {
                 w.dram_read_bytes += b;
                 insert_whole(t, b);
             }
@@ -335,6 +375,24 @@ private:
     static constexpr uint64_t kWhole = 0xA11;  ///< the `local` of a tensor resident as a whole
     static uint64_t whole_key(int32_t tensor) { return tile_key(tensor, kWhole); }
     void insert_whole(int32_t tensor, int64_t bytes) { m_l3.insert(whole_key(tensor), bytes, tensor, kWhole); }
+    bool has_whole(int32_t tensor) { return m_l3.hit(whole_key(tensor), tensor, kWhole); }
+    /// Adds to `key` what both memo keys hold: the next operator's weights (appended to the
+    /// slots), when the slots' prefetched tensors arrive and the DRAM's state, relative to now.
+    void add_memo_common(const OpGraph& graph, MemoKey& key) {
+        const double t0 = static_cast<double>(m_clock.to_ps(m_clock.now_cycle()));
+        const int32_t next = m_next_op[m_rec.op()];
+        key.add(next >= 0);
+        if (next >= 0)
+            for (int32_t t : graph.ops()[static_cast<size_t>(next)].inputs) {
+                if (t < 0 || graph.tensors()[static_cast<size_t>(t)].role != TensorRole::Weight) continue;
+                key.add(memo_slot(t, true)).add(run_bytes(graph.tensors()[static_cast<size_t>(t)], m_cfg.precision));
+            }
+        for (size_t s = 0; s < m_memo_slots.size(); ++s) {
+            auto it = m_ready_ps.find(m_memo_slots[s]);
+            key.add(it == m_ready_ps.end() ? 0.0 : std::max(0.0, it->second - t0));
+        }
+        m_dram->memo_key(key, t0);
+    }
     /// The operator that follows each in dispatch order (for weight prefetch), built once.
     void next_ops(const OpGraph& graph) {
         if (!m_next_op.empty()) return;
@@ -359,12 +417,12 @@ private:
     /// tensor resident as a whole is already there (once its prefetch, if any, lands: `ready_ps`
     /// is raised to that time).
     int64_t fetch_panel(uint64_t key, uint64_t local, int64_t bytes, int32_t tensor, double& ready_ps) {
-        if (tensor >= 0 && m_l3.hit(whole_key(tensor))) {
+        if (tensor >= 0 && has_whole(tensor)) {
             auto it = m_ready_ps.find(tensor);
             if (it != m_ready_ps.end()) ready_ps = std::max(ready_ps, it->second);
             return 0;
         }
-        if (m_l3.hit(key)) return 0;
+        if (m_l3.hit(key, tensor, local)) return 0;
         m_l3.insert(key, bytes, tensor, local);
         return bytes;
     }
@@ -384,6 +442,8 @@ private:
     std::unordered_set<uint64_t> m_seen;             ///< gemm_waves' per-wave scratch (kept to reuse its buckets)
     std::vector<int32_t> m_memo_slots;               ///< the kernel's tensors, then the next operator's weights
     std::vector<TileBuffer::Entry> m_memo_pre;       ///< the L3 at the kernel's start
+    std::vector<TileBuffer::Op> m_journal;           ///< the L3 calls of a kernel being recorded
+    TileBuffer m_staged_l3{0};                       ///< the L3 a loose replay leaves, once checked
 };
 
 }  // namespace

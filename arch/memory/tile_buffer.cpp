@@ -2,16 +2,21 @@
 
 namespace archsim {
 
-bool TileBuffer::hit(uint64_t key) {
+bool TileBuffer::hit(uint64_t key, int32_t owner, uint64_t local) {
     auto it = m_where.find(key);
+    if (m_journal) m_journal->push_back({Op::Hit, it != m_where.end(), owner, local, key, 0});
     if (it == m_where.end()) return false;
     m_lru.splice(m_lru.begin(), m_lru, it->second);
     return true;
 }
 
 void TileBuffer::insert(uint64_t key, int64_t bytes, int32_t owner, uint64_t local) {
+    if (m_journal) m_journal->push_back({Op::Insert, false, owner, local, key, bytes});
     if (bytes > m_capacity) return;  // streamed through, never resident
-    if (hit(key)) return;
+    if (auto it = m_where.find(key); it != m_where.end()) {
+        m_lru.splice(m_lru.begin(), m_lru, it->second);
+        return;
+    }
     while (m_used + bytes > m_capacity && !m_lru.empty()) {
         m_used -= m_lru.back().bytes;
         m_where.erase(m_lru.back().key);
@@ -29,7 +34,9 @@ void TileBuffer::clear() {
 }
 
 void TileBuffer::assign(const std::vector<Entry>& entries) {
-    clear();
+    m_lru.clear();
+    m_where.clear();
+    m_used = 0;
     for (const Entry& e : entries) {
         m_lru.push_back(e);
         m_where[e.key] = std::prev(m_lru.end());

@@ -23,6 +23,16 @@ public:
         uint64_t local = 0;
     };
 
+    /// One call on the buffer, as a journal records it: a lookup of tile (owner, local) and
+    /// whether it hit, an insert of `bytes`, or whether `bytes` fit in the free space.
+    struct Op {
+        enum Kind : uint8_t { Hit, Insert, Room } kind = Hit;
+        bool result = false;
+        int32_t owner = -1;
+        uint64_t local = 0, key = 0;
+        int64_t bytes = 0;
+    };
+
     explicit TileBuffer(int64_t capacity_bytes) : m_capacity(capacity_bytes) {}
     /// Copies rebuild the index (it points into the copy's own list).
     TileBuffer(const TileBuffer& o) : m_capacity(o.m_capacity) { assign(o.entries()); }
@@ -32,8 +42,9 @@ public:
     }
     TileBuffer(TileBuffer&&) noexcept = default;
     TileBuffer& operator=(TileBuffer&&) noexcept = default;
-    /// True if `key` is resident (and marks it most recently used).
-    bool hit(uint64_t key);
+    /// True if `key` is resident (and marks it most recently used); `owner` and `local` name the
+    /// tile for the journal.
+    bool hit(uint64_t key, int32_t owner = -1, uint64_t local = 0);
     /// Makes `key` resident, evicting least recently used tiles as needed.
     void insert(uint64_t key, int64_t bytes, int32_t owner = -1, uint64_t local = 0);
 
@@ -41,6 +52,15 @@ public:
     void clear();
     int64_t capacity_bytes() const { return m_capacity; }
     int64_t used_bytes() const { return m_used; }
+    /// Whether `bytes` fit in the free space without evicting anything.
+    bool has_room(int64_t bytes) {
+        const bool room = bytes <= m_capacity - m_used;
+        if (m_journal) m_journal->push_back({Op::Room, room, -1, 0, 0, bytes});
+        return room;
+    }
+    /// Records every hit(), insert() and has_room() call into `journal` (nullptr: stop);
+    /// copies do not journal.
+    void journal(std::vector<Op>* journal) { m_journal = journal; }
     /// The resident tiles, most recently used first.
     std::vector<Entry> entries() const { return {m_lru.begin(), m_lru.end()}; }
     /// Replaces the contents with `entries` (most recently used first; a memoized kernel's replay).
@@ -49,6 +69,7 @@ public:
 private:
     int64_t m_capacity;
     int64_t m_used = 0;
+    std::vector<Op>* m_journal = nullptr;
     std::list<Entry> m_lru;  // front = most recent
     std::unordered_map<uint64_t, std::list<Entry>::iterator> m_where;
 };

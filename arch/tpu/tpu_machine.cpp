@@ -83,7 +83,7 @@ protected:
     std::any memo_save(const Operator&, const OpGraph&, const std::vector<int32_t>&, double end_ps) override {
         return m_dram->memo_save(end_ps);
     }
-    void memo_restore(const std::any& change, const Operator&, const OpGraph&, const std::vector<int32_t>&, double end_ps) override {
+    void memo_restore(const std::any& change, const Operator&, const OpGraph&, const std::vector<int32_t>&, double end_ps, bool) override {
         m_dram->memo_restore(std::any_cast<const DramPort::MemoState&>(change), end_ps);
     }
     bool cycle_timed() const override { return true; }

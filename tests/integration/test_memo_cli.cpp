@@ -1,0 +1,74 @@
+// Kernel memoization (arch/common/kernel_memo.h): a model whose layers repeat is replayed on the
+// machines that memoize, and the run's numbers are the full-detail reference's (run --reference:
+// no memoization, one DRAM transaction per burst), at either trace detail.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+
+#include "tests/support/cli.h"
+
+using namespace archsim::test;
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+const std::string kSrc = ARCHSIM_SOURCE_DIR;
+
+/// metrics.json of a run with `extra` arguments, and the "N kernels replayed of M" it reported.
+json run_metrics(const std::string& model, const std::string& config, const std::string& extra, long& replayed, long& kernels) {
+    const std::string out = temp_dir("memo");
+    CliResult r = run_archsim("run " + model + " --arch " + kSrc + "/configs/" + config + " --out " + out + " --format json " + extra);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    std::smatch m;
+    REQUIRE(std::regex_search(r.err, m, std::regex("([0-9]+) kernels replayed of ([0-9]+)")));
+    replayed = std::stol(m[1]), kernels = std::stol(m[2]);
+    json j = json::parse(slurp(out + "/metrics.json"));
+    fs::remove_all(out);
+    j["total"].erase("events");  // how many events were emitted is what the fast paths change
+    return j;
+}
+}  // namespace
+
+TEST_CASE("repeated layers are replayed on the TPU, KPU and GPU with the reference's numbers", "[e2e][memo]") {
+    // six identical encoder layers (generated: the shapes of ../shared/models/bert_like_encoder.onnx)
+    const std::string dir = temp_dir("memo_wl");
+    const std::string wl = dir + "/w.toml";
+    std::ofstream(wl) << ("[enc]\nfamily = \"transformer_encoder\"\nlayers = 6\nd_model = 512\nheads = 8\nffn = 2048\nsequence = 128\n");
+    for (const char* cfg : {"tpu/tpu_32x32_ws.toml", "kpu/t64.toml", "gpu/a100_sxm4_80gb.toml"}) {
+        INFO(cfg);
+        long replayed = 0, kernels = 0, ref_replayed = 0, ref_kernels = 0, k_replayed = 0, k_kernels = 0;
+        const json fast = run_metrics(wl + "#enc", cfg, "", replayed, kernels);
+        const json kern = run_metrics(wl + "#enc", cfg, "--detail kernel", k_replayed, k_kernels);
+        const json ref = run_metrics(wl + "#enc", cfg, "--reference", ref_replayed, ref_kernels);
+        CHECK(ref_replayed == 0);
+        CHECK(ref_kernels == 0);
+        // five of six layers repeat the first; the GPU replays fewer (its L2 keeps older layers'
+        // tiles and it has no looser key yet)
+        if (std::string(cfg).rfind("gpu", 0) == 0) CHECK(replayed > 0);
+        else CHECK(replayed > kernels / 2);
+        CHECK(k_replayed == replayed);
+        CHECK(fast == kern);
+        // the reference rounds each burst's time on its own: equal to 1e-9, as the golden tests compare
+        const double a = fast["total"]["latency_s"].get<double>(), b = ref["total"]["latency_s"].get<double>();
+        CHECK(std::abs(a - b) <= 1e-9 * b);
+        const double ea = fast["total"]["energy_j"].get<double>(), eb = ref["total"]["energy_j"].get<double>();
+        CHECK(std::abs(ea - eb) <= 1e-9 * eb);
+        CHECK(fast["total"]["compute_cycles"] == ref["total"]["compute_cycles"]);
+        CHECK(fast["total"]["stall_cycles"] == ref["total"]["stall_cycles"]);
+        CHECK(fast["total"]["traffic_bytes"] == ref["total"]["traffic_bytes"]);
+    }
+    fs::remove_all(dir);
+}
+
+TEST_CASE("the CPU model, which does not memoize, replays nothing", "[e2e][memo][cpu]") {
+    long replayed = 1, kernels = 1;
+    run_metrics(kSrc + "/workloads/models/resnet18.onnx", "cpu/host.toml", "", replayed, kernels);
+    CHECK(replayed == 0);
+    CHECK(kernels == 0);
+}
