@@ -2,6 +2,7 @@
 // A tile buffer's contents described relative to a kernel (its tensors by slot), for kernel
 // memoization (arch/common/kernel_memo.h): the key part, the recorded change, its replay.
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <unordered_map>
@@ -90,6 +91,63 @@ inline std::vector<TileBuffer::Entry> apply_buffer_change(const BufferChange& ch
         }
     }
     return out;
+}
+
+/// Adds to `key` which tiles of the kernel's tensors (`slots`: by slot, place and size) and of no
+/// tensor (by key and size) `contents` holds, in no order: the looser key of a buffer whose exact
+/// contents repeat only after many kernels (the rest is checked by replay_journal()).
+inline void add_buffer_residency(MemoKey& key, const std::vector<TileBuffer::Entry>& contents, const std::vector<int32_t>& slots) {
+    std::vector<std::array<uint64_t, 3>> mine;
+    for (const auto& e : contents) {
+        if (e.owner < 0) {
+            mine.push_back({~uint64_t{0}, e.key, uint64_t(e.bytes)});
+            continue;
+        }
+        const auto s = std::find(slots.begin(), slots.end(), e.owner);
+        if (s != slots.end()) mine.push_back({uint64_t(s - slots.begin()), e.local, uint64_t(e.bytes)});
+    }
+    std::sort(mine.begin(), mine.end());
+    key.add(uint64_t(mine.size()));
+    for (const auto& m : mine) key.add(m[0]).add(m[1]).add(m[2]);
+}
+
+/// A kernel's buffer calls (TileBuffer::journal) with owners as slots; `ok` false when one names a
+/// tensor outside the slots, or when there were more than a kept journal may hold.
+struct BufferJournal {
+    std::vector<TileBuffer::Op> ops;
+    bool ok = true;
+};
+
+/// The journal `ops` (owners as tensor ids) in slot terms; at most `max_ops` calls are kept.
+inline BufferJournal journal_in_slots(std::vector<TileBuffer::Op> ops, const std::vector<int32_t>& slots, size_t max_ops) {
+    BufferJournal j{std::move(ops), true};
+    for (auto& o : j.ops) {
+        if (o.kind == TileBuffer::Op::Room || o.owner < 0) continue;
+        const auto s = std::find(slots.begin(), slots.end(), o.owner);
+        if (s == slots.end()) j.ok = false;
+        else o.owner = static_cast<int32_t>(s - slots.begin());
+    }
+    if (j.ops.size() > max_ops) j.ok = false;
+    if (!j.ok) j.ops = {};
+    return j;
+}
+
+/// Runs journal `j` on `buf` (a copy of the buffer the replaying kernel meets) with `slots` the
+/// replaying kernel's tensors: true when every lookup hits or misses and every free-space check
+/// comes out as recorded; `buf` is then what simulating the kernel would leave.
+inline bool replay_journal(const BufferJournal& j, TileBuffer& buf, const std::vector<int32_t>& slots) {
+    if (!j.ok) return false;
+    for (const auto& o : j.ops) {
+        if (o.kind == TileBuffer::Op::Room) {
+            if (buf.has_room(o.bytes) != o.result) return false;
+            continue;
+        }
+        const int32_t tensor = o.owner < 0 ? -1 : slots[static_cast<size_t>(o.owner)];
+        const uint64_t key = o.owner < 0 ? o.key : owned_tile_key(tensor, o.local);
+        if (o.kind == TileBuffer::Op::Insert) buf.insert(key, o.bytes, tensor, o.local);
+        else if (buf.hit(key) != o.result) return false;
+    }
+    return true;
 }
 
 }  // namespace archsim

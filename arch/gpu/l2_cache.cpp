@@ -32,7 +32,8 @@ void L2Cache::b_transport(int /*sm*/, tlm::tlm_generic_payload& p, sc_core::sc_t
     double done = start + service + m_latency_ps;
     const uint64_t key = p.get_address();
     if (p.is_read()) {
-        const bool hit = (tag && tag->tensor >= 0 && m_lines.hit(whole_key(tag->tensor))) || m_lines.hit(key);
+        const bool hit = (tag && tag->tensor >= 0 && m_lines.hit(whole_key(tag->tensor), tag->tensor, kWhole)) ||
+                         m_lines.hit(key, tag ? tag->tile.owner : -1, tag ? tag->tile.local : 0);
         if (hit) {
             ++m_hits;
         } else {

@@ -61,6 +61,16 @@ public:
         m_free_ps = free_ps;
         m_hits += hits, m_misses += misses;
     }
+    /// The same with the tiles as a whole buffer (a replay checked on a copy of lines()).
+    void restore(TileBuffer&& lines, double free_ps, uint64_t hits, uint64_t misses) {
+        m_lines = std::move(lines);
+        m_free_ps = free_ps;
+        m_hits += hits, m_misses += misses;
+    }
+    /// The tile buffer itself (a kernel memo copies it to check a replay), and its journal
+    /// (TileBuffer::journal: the lookups and inserts of a kernel being recorded).
+    const TileBuffer& lines() const { return m_lines; }
+    void journal(std::vector<TileBuffer::Op>* j) { m_lines.journal(j); }
     /// The `local` of a tensor resident as a whole.
     static constexpr uint64_t kWhole = 0x5A5A;
 

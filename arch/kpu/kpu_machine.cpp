@@ -1,7 +1,6 @@
 #include "arch/kpu/kpu_machine.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <unordered_map>
 #include <unordered_set>
@@ -122,13 +121,12 @@ protected:
     // every free-space check (prefetch) agree, and the copy becomes the L3 (what simulating
     // would leave).
     /// The change a kernel made: the L3's contents after it (a tile resident before it, by its
-    /// index then; or a tile it brought, by slot and place), its L3 calls (owners as slots; empty
-    /// with `journal_ok` false when one names a tensor outside the slots), its prefetches'
+    /// index then; or a tile it brought, by slot and place), its L3 calls (owners as slots, for a
+    /// replay under the looser key), its prefetches'
     /// arrivals relative to its end, and the DRAM's change.
     struct MemoChange {
         BufferChange l3;
-        std::vector<TileBuffer::Op> journal;
-        bool journal_ok = true;
+        BufferJournal journal;
         std::vector<std::pair<int32_t, double>> ready;
         DramPort::MemoState dram;
     };
@@ -144,14 +142,7 @@ protected:
     }
     bool memo_loose_state(const Operator&, const OpGraph& graph, const std::vector<int32_t>&, MemoKey& key) override {
         add_memo_common(graph, key);
-        std::vector<std::array<uint64_t, 3>> mine;  // the kernel's tiles (slot, place, bytes) and tiles of no tensor
-        for (const auto& e : m_memo_pre) {
-            if (e.owner < 0) mine.push_back({~uint64_t{0}, e.key, uint64_t(e.bytes)});
-            else if (const int32_t s = slot_of(e.owner); s >= 0) mine.push_back({uint64_t(s), e.local, uint64_t(e.bytes)});
-        }
-        std::sort(mine.begin(), mine.end());
-        key.add(uint64_t(mine.size()));
-        for (const auto& m : mine) key.add(m[0]).add(m[1]).add(m[2]);
+        add_buffer_residency(key, m_memo_pre, m_memo_slots);
         return true;
     }
     std::any memo_save(const Operator&, const OpGraph&, const std::vector<int32_t>&, double end_ps) override {
@@ -160,13 +151,8 @@ protected:
         auto l3 = buffer_change(m_memo_pre, m_l3.entries(), m_memo_slots);
         if (!l3) return {};  // a tile of a tensor the kernel does not name: not replayable
         c.l3 = std::move(*l3);
-        c.journal = std::move(m_journal);
+        c.journal = journal_in_slots(std::move(m_journal), m_memo_slots, kMaxJournal);
         m_journal.clear();
-        for (auto& o : c.journal)
-            if (o.kind != TileBuffer::Op::Room && o.owner >= 0 && (o.owner = slot_of(o.owner)) < 0) c.journal_ok = false;
-        constexpr size_t kMaxJournal = size_t{1} << 20;  // 40 MiB: a longer one is not kept (no loose replays)
-        if (c.journal.size() > kMaxJournal) c.journal_ok = false;
-        if (!c.journal_ok) c.journal = {};
         for (size_t s = 0; s < m_memo_slots.size(); ++s)
             if (auto it = m_ready_ps.find(m_memo_slots[s]); it != m_ready_ps.end()) c.ready.emplace_back(int32_t(s), it->second - end_ps);
         c.dram = m_dram->memo_save(end_ps);
@@ -175,19 +161,9 @@ protected:
     bool memo_replayable(const std::any& change, double, uint64_t, bool exact) override {
         if (exact) return true;
         const auto& c = std::any_cast<const MemoChange&>(change);
-        if (!c.journal_ok) return false;
+        if (!c.journal.ok) return false;
         m_staged_l3 = m_l3;  // a copy does not journal
-        for (const auto& o : c.journal) {
-            if (o.kind == TileBuffer::Op::Room) {
-                if (m_staged_l3.has_room(o.bytes) != o.result) return false;
-                continue;
-            }
-            const int32_t tensor = o.owner < 0 ? -1 : m_memo_slots[static_cast<size_t>(o.owner)];
-            const uint64_t key = o.owner < 0 ? o.key : tile_key(tensor, o.local);
-            if (o.kind == TileBuffer::Op::Insert) m_staged_l3.insert(key, o.bytes, tensor, o.local);
-            else if (m_staged_l3.hit(key) != o.result) return false;
-        }
-        return true;
+        return replay_journal(c.journal, m_staged_l3, m_memo_slots);
     }
     void memo_restore(const std::any& change, const Operator&, const OpGraph&, const std::vector<int32_t>&, double end_ps,
                       bool exact) override {
@@ -393,6 +369,7 @@ private:
         }
         m_dram->memo_key(key, t0);
     }
+    static constexpr size_t kMaxJournal = size_t{1} << 20;  ///< L3 calls a recorded kernel keeps (40 MiB)
     /// The operator that follows each in dispatch order (for weight prefetch), built once.
     void next_ops(const OpGraph& graph) {
         if (!m_next_op.empty()) return;
