@@ -118,8 +118,9 @@ struct BufferJournal {
     bool ok = true;
 };
 
-/// The journal `ops` (owners as tensor ids) in slot terms; at most `max_ops` calls are kept.
-inline BufferJournal journal_in_slots(std::vector<TileBuffer::Op> ops, const std::vector<int32_t>& slots, size_t max_ops) {
+/// The journal `ops` (owners as tensor ids) in slot terms. `budget` is how many calls a run's
+/// kept journals may still hold in all (40 bytes each); a journal beyond it is not kept.
+inline BufferJournal journal_in_slots(std::vector<TileBuffer::Op> ops, const std::vector<int32_t>& slots, size_t& budget) {
     BufferJournal j{std::move(ops), true};
     for (auto& o : j.ops) {
         if (o.kind == TileBuffer::Op::Room || o.owner < 0) continue;
@@ -127,8 +128,9 @@ inline BufferJournal journal_in_slots(std::vector<TileBuffer::Op> ops, const std
         if (s == slots.end()) j.ok = false;
         else o.owner = static_cast<int32_t>(s - slots.begin());
     }
-    if (j.ops.size() > max_ops) j.ok = false;
+    if (j.ops.size() > budget) j.ok = false;
     if (!j.ok) j.ops = {};
+    budget -= j.ops.size();
     return j;
 }
 
@@ -143,7 +145,7 @@ inline bool replay_journal(const BufferJournal& j, TileBuffer& buf, const std::v
             continue;
         }
         const int32_t tensor = o.owner < 0 ? -1 : slots[static_cast<size_t>(o.owner)];
-        const uint64_t key = o.owner < 0 ? o.key : owned_tile_key(tensor, o.local);
+        const uint64_t key = owned_tile_key(tensor, o.local);
         if (o.kind == TileBuffer::Op::Insert) buf.insert(key, o.bytes, tensor, o.local);
         else if (buf.hit(key) != o.result) return false;
     }

@@ -79,7 +79,7 @@ protected:
         m_memo_window_start_ps = m_window_start_ps;
         m_memo_l2_hits = m_l2->hits(), m_memo_l2_misses = m_l2->misses();
         m_journal.clear();
-        m_l2->journal(&m_journal);  // kept if the kernel is simulated
+        m_l2->journal(&m_journal, size_t{1} << 20);  // kept if the kernel is simulated (at most 1 Mi calls, 24 MiB)
         return true;
     }
     bool memo_loose_state(const Operator&, const OpGraph&, const std::vector<int32_t>& slots, MemoKey& key) override {
@@ -96,13 +96,14 @@ protected:
         m_dram->memo_key(key, t0);
     }
     std::any memo_save(const Operator&, const OpGraph&, const std::vector<int32_t>& slots, double end_ps) override {
-        m_l2->journal(nullptr);
+        m_l2->journal(nullptr, 0);
         if (m_window_start_ps != m_memo_window_start_ps) return {};  // the clock changed inside it
         auto l2 = buffer_change(m_memo_pre, m_l2->contents(), slots);
         if (!l2) return {};
         MemoChange c;
         c.l2 = std::move(*l2);
-        c.journal = journal_in_slots(std::move(m_journal), slots, size_t{1} << 20);
+        c.journal = journal_in_slots(std::move(m_journal), slots, m_journal_budget);
+        if (m_l2->journal_overflowed()) c.journal = {{}, false};
         m_journal.clear();
         c.l2_busy_after_ps = m_l2->free_ps() - end_ps;
         for (const auto& sm : m_sms) c.port_busy_after_ps.push_back(sm->free_ps() - end_ps);
@@ -113,7 +114,7 @@ protected:
     void memo_restore(const std::any& change, const Operator&, const OpGraph&, const std::vector<int32_t>& slots, double end_ps,
                       bool exact) override {
         const auto& c = std::any_cast<const MemoChange&>(change);
-        m_l2->journal(nullptr);
+        m_l2->journal(nullptr, 0);
         // a server idle at the end keeps its own (earlier) free time, as simulating would
         const double l2_free = c.l2_busy_after_ps > 0 ? end_ps + c.l2_busy_after_ps : m_l2->free_ps();
         if (exact) m_l2->restore(apply_buffer_change(c.l2, m_memo_pre, slots), l2_free, c.l2_hits, c.l2_misses);
@@ -402,6 +403,7 @@ private:
     std::vector<TileBuffer::Entry> m_memo_pre;  ///< the L2 at the kernel's start
     std::vector<int32_t> m_memo_slots;          ///< the kernel's tensors
     std::vector<TileBuffer::Op> m_journal;      ///< the L2 calls of a kernel being recorded
+    size_t m_journal_budget = size_t{4} << 20;  ///< L2 calls the kept journals may still hold (96 MiB in all)
     TileBuffer m_staged_l2{0};                  ///< the L2 a loose replay leaves, once checked
     double m_memo_window_start_ps = 0;
     uint64_t m_memo_l2_hits = 0, m_memo_l2_misses = 0;

@@ -70,7 +70,8 @@ public:
     /// The tile buffer itself (a kernel memo copies it to check a replay), and its journal
     /// (TileBuffer::journal: the lookups and inserts of a kernel being recorded).
     const TileBuffer& lines() const { return m_lines; }
-    void journal(std::vector<TileBuffer::Op>* j) { m_lines.journal(j); }
+    void journal(std::vector<TileBuffer::Op>* j, size_t max_ops) { m_lines.journal(j, max_ops); }
+    bool journal_overflowed() const { return m_lines.journal_overflowed(); }
     /// The `local` of a tensor resident as a whole.
     static constexpr uint64_t kWhole = 0x5A5A;
 

@@ -137,7 +137,7 @@ protected:
         add_memo_common(graph, key);
         add_buffer_state(key, m_memo_pre, m_memo_slots);
         m_journal.clear();
-        m_l3.journal(&m_journal);  // kept if the kernel is simulated
+        m_l3.journal(&m_journal, kMaxJournal);  // kept if the kernel is simulated
         return true;
     }
     bool memo_loose_state(const Operator&, const OpGraph& graph, const std::vector<int32_t>&, MemoKey& key) override {
@@ -146,12 +146,13 @@ protected:
         return true;
     }
     std::any memo_save(const Operator&, const OpGraph&, const std::vector<int32_t>&, double end_ps) override {
-        m_l3.journal(nullptr);
+        m_l3.journal(nullptr, 0);
         MemoChange c;
         auto l3 = buffer_change(m_memo_pre, m_l3.entries(), m_memo_slots);
         if (!l3) return {};  // a tile of a tensor the kernel does not name: not replayable
         c.l3 = std::move(*l3);
-        c.journal = journal_in_slots(std::move(m_journal), m_memo_slots, kMaxJournal);
+        c.journal = journal_in_slots(std::move(m_journal), m_memo_slots, m_journal_budget);
+        if (m_l3.journal_overflowed()) c.journal = {{}, false};
         m_journal.clear();
         for (size_t s = 0; s < m_memo_slots.size(); ++s)
             if (auto it = m_ready_ps.find(m_memo_slots[s]); it != m_ready_ps.end()) c.ready.emplace_back(int32_t(s), it->second - end_ps);
@@ -170,7 +171,7 @@ protected:
         const auto& c = std::any_cast<const MemoChange&>(change);
         if (exact) m_l3.assign(apply_buffer_change(c.l3, m_memo_pre, m_memo_slots));
         else m_l3 = std::move(m_staged_l3);
-        m_l3.journal(nullptr);
+        m_l3.journal(nullptr, 0);
         for (const auto& [s, rel] : c.ready) m_ready_ps[m_memo_slots[static_cast<size_t>(s)]] = end_ps + rel;
         m_dram->memo_restore(c.dram, end_ps);
     }
@@ -369,7 +370,6 @@ private:
         }
         m_dram->memo_key(key, t0);
     }
-    static constexpr size_t kMaxJournal = size_t{1} << 20;  ///< L3 calls a recorded kernel keeps (40 MiB)
     /// The operator that follows each in dispatch order (for weight prefetch), built once.
     void next_ops(const OpGraph& graph) {
         if (!m_next_op.empty()) return;
@@ -420,6 +420,8 @@ private:
     std::vector<int32_t> m_memo_slots;               ///< the kernel's tensors, then the next operator's weights
     std::vector<TileBuffer::Entry> m_memo_pre;       ///< the L3 at the kernel's start
     std::vector<TileBuffer::Op> m_journal;           ///< the L3 calls of a kernel being recorded
+    static constexpr size_t kMaxJournal = size_t{1} << 20;  ///< L3 calls one kernel's journal holds (24 MiB)
+    size_t m_journal_budget = size_t{4} << 20;       ///< L3 calls the kept journals may still hold (96 MiB in all)
     TileBuffer m_staged_l3{0};                       ///< the L3 a loose replay leaves, once checked
 };
 

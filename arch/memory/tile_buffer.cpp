@@ -4,14 +4,14 @@ namespace archsim {
 
 bool TileBuffer::hit(uint64_t key, int32_t owner, uint64_t local) {
     auto it = m_where.find(key);
-    if (m_journal) m_journal->push_back({Op::Hit, it != m_where.end(), owner, local, key, 0});
+    note({local, 0, owner, Op::Hit, it != m_where.end()});
     if (it == m_where.end()) return false;
     m_lru.splice(m_lru.begin(), m_lru, it->second);
     return true;
 }
 
 void TileBuffer::insert(uint64_t key, int64_t bytes, int32_t owner, uint64_t local) {
-    if (m_journal) m_journal->push_back({Op::Insert, false, owner, local, key, bytes});
+    note({local, bytes, owner, Op::Insert, false});
     if (bytes > m_capacity) return;  // streamed through, never resident
     if (auto it = m_where.find(key); it != m_where.end()) {
         m_lru.splice(m_lru.begin(), m_lru, it->second);

@@ -1,5 +1,6 @@
 #pragma once
 // An on-chip operand buffer tracked at tile granularity with LRU replacement.
+#include <cstddef>
 #include <cstdint>
 #include <list>
 #include <unordered_map>
@@ -26,11 +27,11 @@ public:
     /// One call on the buffer, as a journal records it: a lookup of tile (owner, local) and
     /// whether it hit, an insert of `bytes`, or whether `bytes` fit in the free space.
     struct Op {
+        uint64_t local = 0;  ///< the tile's place (its key is mix_key(local, owner))
+        int64_t bytes = 0;
+        int32_t owner = -1;
         enum Kind : uint8_t { Hit, Insert, Room } kind = Hit;
         bool result = false;
-        int32_t owner = -1;
-        uint64_t local = 0, key = 0;
-        int64_t bytes = 0;
     };
 
     explicit TileBuffer(int64_t capacity_bytes) : m_capacity(capacity_bytes) {}
@@ -55,12 +56,17 @@ public:
     /// Whether `bytes` fit in the free space without evicting anything.
     bool has_room(int64_t bytes) {
         const bool room = bytes <= m_capacity - m_used;
-        if (m_journal) m_journal->push_back({Op::Room, room, -1, 0, 0, bytes});
+        note({0, bytes, -1, Op::Room, room});
         return room;
     }
-    /// Records every hit(), insert() and has_room() call into `journal` (nullptr: stop);
-    /// copies do not journal.
-    void journal(std::vector<Op>* journal) { m_journal = journal; }
+    /// Records every hit(), insert() and has_room() call into `journal` (nullptr: stop), at most
+    /// `max_ops` of them (then journal_overflowed() is true and recording stops); copies do not
+    /// journal. A tile's key must be mix_key(local, owner) for a journal to name it.
+    void journal(std::vector<Op>* journal, size_t max_ops) {
+        m_journal = journal, m_journal_max = max_ops;
+        if (journal) m_journal_overflow = false;  // stopping keeps the answer of the last journal
+    }
+    bool journal_overflowed() const { return m_journal_overflow; }
     /// The resident tiles, most recently used first.
     std::vector<Entry> entries() const { return {m_lru.begin(), m_lru.end()}; }
     /// Replaces the contents with `entries` (most recently used first; a memoized kernel's replay).
@@ -68,8 +74,19 @@ public:
 
 private:
     int64_t m_capacity;
+    void note(const Op& o) {
+        if (!m_journal) return;
+        if (m_journal->size() >= m_journal_max) {
+            m_journal_overflow = true;
+            m_journal = nullptr;
+            return;
+        }
+        m_journal->push_back(o);
+    }
     int64_t m_used = 0;
     std::vector<Op>* m_journal = nullptr;
+    size_t m_journal_max = 0;
+    bool m_journal_overflow = false;
     std::list<Entry> m_lru;  // front = most recent
     std::unordered_map<uint64_t, std::list<Entry>::iterator> m_where;
 };
