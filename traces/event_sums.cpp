@@ -5,17 +5,8 @@
 namespace archsim {
 
 void EventSummer::add(const EventSum& r, uint32_t op, int64_t shift_ps) {
-    const uint64_t key = row_key(op, r.component, r.kind, r.detail);
-    auto [it, fresh] = m_index.try_emplace(key, m_rows.size());
     const uint64_t first = uint64_t(int64_t(r.first_ps) + shift_ps), end = uint64_t(int64_t(r.end_ps) + shift_ps);
-    if (fresh) {
-        EventSum n;
-        n.op = op, n.component = r.component, n.kind = r.kind, n.detail = r.detail;
-        n.first_ps = first;
-        m_rows.push_back(n);
-    }
-    m_last_key = key, m_last = it->second;
-    add_to(m_rows[it->second], first, end, r.count, r.bytes, r.ops, r.cycles, r.dur_sum_ps);
+    add_to(row(op, r.component, r.kind, r.detail, first), first, end, r.count, r.bytes, r.ops, r.cycles, r.dur_sum_ps);
 }
 
 const char* to_string(TraceDetail d) { return d == TraceDetail::Full ? "full" : "kernel"; }

@@ -33,22 +33,7 @@ class EventSummer {
 public:
     /// Adds `e` to its row.
     void add(const TraceEvent& e) {
-        const uint64_t key = row_key(e.op, e.component, e.kind, e.detail);
-        size_t i;
-        if (key == m_last_key) {
-            i = m_last;
-        } else {
-            auto [it, fresh] = m_index.try_emplace(key, m_rows.size());
-            if (fresh) {
-                EventSum r;
-                r.op = e.op, r.component = e.component, r.kind = e.kind, r.detail = e.detail;
-                r.first_ps = e.t_ps;
-                m_rows.push_back(r);
-            }
-            i = m_last = it->second;
-            m_last_key = key;
-        }
-        add_to(m_rows[i], e.t_ps, e.t_ps + e.dur_ps, 1, e.bytes, e.ops, e.cycles, e.dur_ps);
+        add_to(row(e.op, e.component, e.kind, e.detail, e.t_ps), e.t_ps, e.t_ps + e.dur_ps, 1, e.bytes, e.ops, e.cycles, e.dur_ps);
     }
     /// Adds a whole row (an operator's recorded sums replayed elsewhere): `r` with its times
     /// shifted by `shift_ps`, stamped with operator `op`.
@@ -56,8 +41,21 @@ public:
     const std::vector<EventSum>& rows() const { return m_rows; }
 
 private:
-    static uint64_t row_key(uint32_t op, uint16_t component, uint8_t kind, uint8_t detail) {
-        return (uint64_t(op) << 32) | (uint64_t(component) << 16) | (uint64_t(kind) << 8) | detail;
+    /// The row of (op, component, kind, detail), created (starting at `first_ps`) on first use.
+    EventSum& row(uint32_t op, uint16_t component, uint8_t kind, uint8_t detail, uint64_t first_ps) {
+        const uint64_t key = (uint64_t(op) << 32) | (uint64_t(component) << 16) | (uint64_t(kind) << 8) | detail;
+        if (key != m_last_key) {
+            auto [it, fresh] = m_index.try_emplace(key, m_rows.size());
+            if (fresh) {
+                EventSum r;
+                r.op = op, r.component = component, r.kind = kind, r.detail = detail;
+                r.first_ps = first_ps;
+                m_rows.push_back(r);
+            }
+            m_last = it->second;
+            m_last_key = key;
+        }
+        return m_rows[m_last];
     }
     void add_to(EventSum& r, uint64_t start, uint64_t end, uint64_t count, uint64_t bytes, uint64_t ops, uint64_t cycles,
                 uint64_t dur_sum) {
@@ -70,6 +68,12 @@ private:
     uint64_t m_last_key = ~uint64_t{0};
     size_t m_last = 0;
 };
+
+/// The dynamic energy of row `r` on component `c`, pJ: event_energy_pj is linear in bytes and
+/// ops, so a row prices as its events do.
+inline double event_sum_energy_pj(const EventSum& r, const ComponentInfo& c) {
+    return event_energy_pj(make_event(static_cast<EventKind>(r.kind), r.component, r.op, 0, 0, r.bytes, r.ops), c);
+}
 
 /// The kind of trace a run writes (`archsim run --detail`): `Full` keeps every event in
 /// /events; `Kernel` keeps only /event_sums (per operator, component, kind and stall cause).

@@ -63,8 +63,7 @@ Metrics reduce_sums(const TraceTables& t, const std::string& where) {
                 break;
         }
         end_ps = std::max<uint64_t>(end_ps, r.end_ps);
-        // event_energy_pj is linear in bytes and ops: the row's sums price as its events do
-        const double pj = event_energy_pj(make_event(static_cast<EventKind>(r.kind), r.component, r.op, 0, 0, r.bytes, r.ops), c);
+        const double pj = event_sum_energy_pj(r, c);
         switch (static_cast<EventKind>(r.kind)) {
             case EventKind::Op:
                 o.start_ps = static_cast<double>(r.first_ps);

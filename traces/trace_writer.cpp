@@ -113,7 +113,7 @@ void TraceWriter::end_capture(uint64_t origin_ps, std::vector<TraceEvent>& event
     sums = m_capture_sums.rows();
     for (auto& r : sums) {
         r.first_ps -= origin_ps, r.end_ps -= origin_ps;
-        dynamic_pj += event_energy_pj(make_event(static_cast<EventKind>(r.kind), r.component, r.op, 0, 0, r.bytes, r.ops), m_components[r.component]);
+        dynamic_pj += event_sum_energy_pj(r, m_components[r.component]);
     }
 }
 
