@@ -42,9 +42,9 @@ inline void add_buffer_state(MemoKey& key, const std::vector<TileBuffer::Entry>&
             key.add(int32_t(-1)).add(e.key);
             continue;
         }
-        const auto it = std::find(slots.begin(), slots.end(), e.owner);
-        if (it == slots.end()) key.add(int32_t(-2));
-        else key.add(int32_t(it - slots.begin())).add(e.local);
+        const int32_t s = slot_index(slots, e.owner);
+        if (s < 0) key.add(int32_t(-2));
+        else key.add(s).add(e.local);
     }
 }
 
@@ -64,9 +64,7 @@ inline std::optional<BufferChange> buffer_change(const std::vector<TileBuffer::E
         } else if (e.owner < 0) {
             t.key = e.key;
         } else {
-            const auto s = std::find(slots.begin(), slots.end(), e.owner);
-            if (s == slots.end()) return std::nullopt;
-            t.slot = static_cast<int32_t>(s - slots.begin());
+            if ((t.slot = slot_index(slots, e.owner)) < 0) return std::nullopt;
             t.local = e.local;
         }
         c.tiles.push_back(t);
@@ -103,8 +101,7 @@ inline void add_buffer_residency(MemoKey& key, const std::vector<TileBuffer::Ent
             mine.push_back({~uint64_t{0}, e.key, uint64_t(e.bytes)});
             continue;
         }
-        const auto s = std::find(slots.begin(), slots.end(), e.owner);
-        if (s != slots.end()) mine.push_back({uint64_t(s - slots.begin()), e.local, uint64_t(e.bytes)});
+        if (const int32_t s = slot_index(slots, e.owner); s >= 0) mine.push_back({uint64_t(s), e.local, uint64_t(e.bytes)});
     }
     std::sort(mine.begin(), mine.end());
     key.add(uint64_t(mine.size()));
@@ -119,14 +116,14 @@ struct BufferJournal {
 };
 
 /// The journal `ops` (owners as tensor ids) in slot terms. `budget` is how many calls a run's
-/// kept journals may still hold in all (40 bytes each); a journal beyond it is not kept.
+/// kept journals may still hold in all (24 bytes each); a journal beyond it is not kept.
 inline BufferJournal journal_in_slots(std::vector<TileBuffer::Op> ops, const std::vector<int32_t>& slots, size_t& budget) {
     BufferJournal j{std::move(ops), true};
     for (auto& o : j.ops) {
         if (o.kind == TileBuffer::Op::Room || o.owner < 0) continue;
-        const auto s = std::find(slots.begin(), slots.end(), o.owner);
-        if (s == slots.end()) j.ok = false;
-        else o.owner = static_cast<int32_t>(s - slots.begin());
+        const int32_t s = slot_index(slots, o.owner);
+        if (s < 0) j.ok = false;
+        else o.owner = s;
     }
     if (j.ops.size() > budget) j.ok = false;
     if (!j.ok) j.ops = {};
@@ -151,5 +148,63 @@ inline bool replay_journal(const BufferJournal& j, TileBuffer& buf, const std::v
     }
     return true;
 }
+
+/// A machine's tile buffer as kernel memoization sees it (the KPU's L3, the GPU's L2): notes the
+/// contents at a kernel's start and journals the kernel's calls, gives the exact key part
+/// (add_buffer_state) and the loose one (add_buffer_residency), records what a simulated kernel
+/// did, checks a loose replay by running its journal on a copy, and leaves the buffer a replay
+/// would. Journals are bounded: kMaxJournal calls a kernel, kBudget calls a run.
+class BufferMemo {
+public:
+    static constexpr size_t kMaxJournal = size_t{1} << 20;  ///< 24 MiB
+    static constexpr size_t kBudget = size_t{4} << 20;      ///< 96 MiB
+    /// What a recorded kernel did to the buffer: its contents after it (for exact replays) and
+    /// its journal (for loose ones).
+    struct Record {
+        BufferChange change;
+        BufferJournal journal;
+    };
+    /// At a kernel's start: notes `buf`'s contents and the kernel's `slots`, adds the exact key
+    /// part to `key` and journals `buf`'s calls from now on.
+    void begin(TileBuffer& buf, const std::vector<int32_t>& slots, MemoKey& key) {
+        m_pre = buf.entries();
+        m_slots = slots;
+        add_buffer_state(key, m_pre, m_slots);
+        m_journal.clear();
+        buf.journal(&m_journal, kMaxJournal);
+    }
+    /// The loose key part of the kernel begin() saw.
+    void add_loose(MemoKey& key) const { add_buffer_residency(key, m_pre, m_slots); }
+    /// After the kernel ran: what it did to `buf` (stops the journal); nothing when it left a tile
+    /// of a tensor outside its slots (not replayable).
+    std::optional<Record> save(TileBuffer& buf) {
+        buf.journal(nullptr, 0);
+        auto change = buffer_change(m_pre, buf.entries(), m_slots);
+        if (!change) return std::nullopt;
+        Record r{std::move(*change), journal_in_slots(std::move(m_journal), m_slots, m_budget)};
+        if (buf.journal_overflowed()) r.journal = {{}, false};
+        m_journal.clear();
+        return r;
+    }
+    /// Whether `r`, met under the loose key, comes out as recorded on `buf` (a copy is run).
+    bool check(const Record& r, const TileBuffer& buf) {
+        if (!r.journal.ok) return false;
+        m_staged = buf;  // a copy does not journal
+        return replay_journal(r.journal, m_staged, m_slots);
+    }
+    /// Leaves in `buf` what replaying `r` does (`exact`: met under the exact key; else after check()).
+    void restore(const Record& r, bool exact, TileBuffer& buf) {
+        if (exact) buf.assign(apply_buffer_change(r.change, m_pre, m_slots));
+        else buf = std::move(m_staged);
+        buf.journal(nullptr, 0);
+    }
+
+private:
+    std::vector<TileBuffer::Entry> m_pre;
+    std::vector<int32_t> m_slots;
+    std::vector<TileBuffer::Op> m_journal;
+    size_t m_budget = kBudget;
+    TileBuffer m_staged{0};
+};
 
 }  // namespace archsim

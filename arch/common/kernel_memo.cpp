@@ -27,7 +27,7 @@ MemoKey& MemoKey::add(std::string_view s) {
 std::vector<int32_t> kernel_slots(const Operator& op) {
     std::vector<int32_t> slots;
     auto note = [&](int32_t t) {
-        if (t >= 0 && std::find(slots.begin(), slots.end(), t) == slots.end()) slots.push_back(t);
+        if (t >= 0 && slot_index(slots, t) < 0) slots.push_back(t);
     };
     for (int32_t t : op.inputs) note(t);
     for (int32_t t : op.outputs) note(t);
@@ -37,10 +37,7 @@ std::vector<int32_t> kernel_slots(const Operator& op) {
 }
 
 void add_kernel_signature(MemoKey& key, const Operator& op, const OpGraph& graph, const std::vector<int32_t>& slots) {
-    auto slot = [&](int32_t t) -> int64_t {
-        if (t < 0) return -1;
-        return std::find(slots.begin(), slots.end(), t) - slots.begin();
-    };
+    auto slot = [&](int32_t t) { return t < 0 ? -1 : slot_index(slots, t); };
     auto operand = [&](const GemmOperand& o) { key.add(slot(o.tensor)).add(o.in_place); };
     key.add(op.op_type).add(op.domain).add(op.opset);
     key.add(uint64_t(op.inputs.size()));

@@ -36,6 +36,13 @@ private:
 /// relative to the kernel. Two kernels with equal signatures use their slots identically.
 std::vector<int32_t> kernel_slots(const Operator& op);
 
+/// `tensor`'s slot (its index in `slots`), or -1 when it has none.
+inline int32_t slot_index(const std::vector<int32_t>& slots, int32_t tensor) {
+    for (size_t i = 0; i < slots.size(); ++i)
+        if (slots[i] == tensor) return static_cast<int32_t>(i);
+    return -1;
+}
+
 /// Adds to `key` everything about `op` that a machine model reads: its class, counts, GEMM and
 /// attention views (operands as slots), partial reads, kernel path and threads, the number of
 /// source operators it runs, and per slot the tensor's shape, element size, role, causal-mask

@@ -78,15 +78,14 @@ bool MachineBase::run_memoized(uint32_t op_index, const Operator& op, const OpGr
             if (memo_replayable(c->post_state, static_cast<double>(origin_ps), c->dur_ps, exact)) return c.get();
         return nullptr;
     };
+    bool exact = true;
+    const MemoEntry* e = replayable(key.value(), true);
+    // the looser key only when the exact one found nothing (a miss is then recorded under both)
     MemoKey loose;
-    const bool has_loose = memo_loose_state(op, graph, slots, loose);
+    const bool has_loose = !e && memo_loose_state(op, graph, slots, loose);
     if (has_loose) {
         loose.add(uint64_t(0x4C005E)).add(uint64_t(r));  // never equal to an exact key
         add_kernel_signature(loose, op, graph, slots);
-    }
-    bool exact = true;
-    const MemoEntry* e = replayable(key.value(), true);
-    if (!e && has_loose) {
         exact = false;
         e = replayable(loose.value(), false);
     }

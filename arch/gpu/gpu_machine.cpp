@@ -64,61 +64,49 @@ protected:
     // key keeps only which of the kernel's tiles it holds, and a replay under it first runs the
     // recorded kernel's L2 lookups and inserts (its journal) on a copy of the L2.
     struct MemoChange {
-        BufferChange l2;
-        BufferJournal journal;
+        BufferMemo::Record l2;
         double l2_busy_after_ps = 0;
         std::vector<double> port_busy_after_ps;
         uint64_t l2_hits = 0, l2_misses = 0;
         DramPort::MemoState dram;
     };
     bool memo_state(const Operator&, const OpGraph&, const std::vector<int32_t>& slots, MemoKey& key) override {
-        m_memo_pre = m_l2->contents();
-        m_memo_slots = slots;
-        add_memo_common(key);
-        add_buffer_state(key, m_memo_pre, slots);
+        // the clock, the L2's and SM ports' busy times and the DRAM's state: both keys hold them
+        const double t0 = sim_now_ps();
+        MemoKey common;
+        common.add(m_cfg.clock_mhz).add(std::max(0.0, m_l2->free_ps() - t0));
+        for (const auto& sm : m_sms) common.add(std::max(0.0, sm->free_ps() - t0));
+        m_dram->memo_key(common, t0);
+        m_memo_common = common.value();
+        key.add(m_memo_common);
+        m_l2_memo.begin(m_l2->lines(), slots, key);
         m_memo_window_start_ps = m_window_start_ps;
         m_memo_l2_hits = m_l2->hits(), m_memo_l2_misses = m_l2->misses();
-        m_journal.clear();
-        m_l2->journal(&m_journal, size_t{1} << 20);  // kept if the kernel is simulated (at most 1 Mi calls, 24 MiB)
         return true;
     }
-    bool memo_loose_state(const Operator&, const OpGraph&, const std::vector<int32_t>& slots, MemoKey& key) override {
-        add_memo_common(key);
-        add_buffer_residency(key, m_memo_pre, slots);
+    bool memo_loose_state(const Operator&, const OpGraph&, const std::vector<int32_t>&, MemoKey& key) override {
+        key.add(m_memo_common);
+        m_l2_memo.add_loose(key);
         return true;
     }
-    /// What both memo keys hold: the clock, the L2's and SM ports' busy times and the DRAM's state.
-    void add_memo_common(MemoKey& key) {
-        const double t0 = sim_now_ps();
-        key.add(m_cfg.clock_mhz);
-        key.add(std::max(0.0, m_l2->free_ps() - t0));
-        for (const auto& sm : m_sms) key.add(std::max(0.0, sm->free_ps() - t0));
-        m_dram->memo_key(key, t0);
-    }
-    std::any memo_save(const Operator&, const OpGraph&, const std::vector<int32_t>& slots, double end_ps) override {
-        m_l2->journal(nullptr, 0);
-        if (m_window_start_ps != m_memo_window_start_ps) return {};  // the clock changed inside it
-        auto l2 = buffer_change(m_memo_pre, m_l2->contents(), slots);
+    std::any memo_save(const Operator&, const OpGraph&, const std::vector<int32_t>&, double end_ps) override {
+        if (m_window_start_ps != m_memo_window_start_ps) {  // the clock changed inside it
+            m_l2->lines().journal(nullptr, 0);
+            return {};
+        }
+        auto l2 = m_l2_memo.save(m_l2->lines());
         if (!l2) return {};
-        MemoChange c;
-        c.l2 = std::move(*l2);
-        c.journal = journal_in_slots(std::move(m_journal), slots, m_journal_budget);
-        if (m_l2->journal_overflowed()) c.journal = {{}, false};
-        m_journal.clear();
-        c.l2_busy_after_ps = m_l2->free_ps() - end_ps;
+        MemoChange c{std::move(*l2), m_l2->free_ps() - end_ps, {}, m_l2->hits() - m_memo_l2_hits, m_l2->misses() - m_memo_l2_misses,
+                     m_dram->memo_save(end_ps)};
         for (const auto& sm : m_sms) c.port_busy_after_ps.push_back(sm->free_ps() - end_ps);
-        c.l2_hits = m_l2->hits() - m_memo_l2_hits, c.l2_misses = m_l2->misses() - m_memo_l2_misses;
-        c.dram = m_dram->memo_save(end_ps);
         return c;
     }
-    void memo_restore(const std::any& change, const Operator&, const OpGraph&, const std::vector<int32_t>& slots, double end_ps,
+    void memo_restore(const std::any& change, const Operator&, const OpGraph&, const std::vector<int32_t>&, double end_ps,
                       bool exact) override {
         const auto& c = std::any_cast<const MemoChange&>(change);
-        m_l2->journal(nullptr, 0);
+        m_l2_memo.restore(c.l2, exact, m_l2->lines());
         // a server idle at the end keeps its own (earlier) free time, as simulating would
-        const double l2_free = c.l2_busy_after_ps > 0 ? end_ps + c.l2_busy_after_ps : m_l2->free_ps();
-        if (exact) m_l2->restore(apply_buffer_change(c.l2, m_memo_pre, slots), l2_free, c.l2_hits, c.l2_misses);
-        else m_l2->restore(std::move(m_staged_l2), l2_free, c.l2_hits, c.l2_misses);
+        m_l2->restore(c.l2_busy_after_ps > 0 ? end_ps + c.l2_busy_after_ps : m_l2->free_ps(), c.l2_hits, c.l2_misses);
         for (size_t s = 0; s < m_sms.size(); ++s)
             if (c.port_busy_after_ps[s] > 0) m_sms[s]->set_free_ps(end_ps + c.port_busy_after_ps[s]);
         m_dram->memo_restore(c.dram, end_ps);
@@ -126,11 +114,7 @@ protected:
     bool memo_replayable(const std::any& change, double start_ps, uint64_t dur_ps, bool exact) override {
         // the power controller acts at a launch once its window has passed
         if (m_cfg.tdp_w > 0 && start_ps + static_cast<double>(dur_ps) - m_window_start_ps >= m_cfg.power_window_us * 1e6) return false;
-        if (exact) return true;
-        const auto& c = std::any_cast<const MemoChange&>(change);
-        if (!c.journal.ok) return false;
-        m_staged_l2 = m_l2->lines();  // a copy does not journal
-        return replay_journal(c.journal, m_staged_l2, m_memo_slots);
+        return exact || m_l2_memo.check(std::any_cast<const MemoChange&>(change).l2, m_l2->lines());
     }
 
     void contraction(const Operator& op, const OpGraph&) override {
@@ -400,11 +384,8 @@ private:
     std::unique_ptr<DramPort> m_dram;
     std::unique_ptr<L2Cache> m_l2;
     std::vector<std::unique_ptr<SmPort>> m_sms;
-    std::vector<TileBuffer::Entry> m_memo_pre;  ///< the L2 at the kernel's start
-    std::vector<int32_t> m_memo_slots;          ///< the kernel's tensors
-    std::vector<TileBuffer::Op> m_journal;      ///< the L2 calls of a kernel being recorded
-    size_t m_journal_budget = size_t{4} << 20;  ///< L2 calls the kept journals may still hold (96 MiB in all)
-    TileBuffer m_staged_l2{0};                  ///< the L2 a loose replay leaves, once checked
+    uint64_t m_memo_common = 0;  ///< the key part both memo keys hold
+    BufferMemo m_l2_memo;        ///< the L2's tiles as the kernel memo sees them
     double m_memo_window_start_ps = 0;
     uint64_t m_memo_l2_hits = 0, m_memo_l2_misses = 0;
 };

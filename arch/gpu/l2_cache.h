@@ -52,26 +52,15 @@ public:
     /// Marks `tensor` (`bytes`) resident, as the stores that just wrote it left it, if it fits.
     /// Untimed bookkeeping: the stores themselves were timed as transactions.
     void retain(int32_t tensor, int64_t bytes) { m_lines.insert(whole_key(tensor), bytes, tensor, kWhole); }
-    /// The resident tiles, most recently used first, and the time the L2 is next free, ps (a
-    /// kernel memo's view); restore() sets both (a memoized kernel's replay).
-    std::vector<TileBuffer::Entry> contents() const { return m_lines.entries(); }
+    /// When the L2 is next free, ps (a kernel memo's view).
     double free_ps() const { return m_free_ps; }
-    void restore(const std::vector<TileBuffer::Entry>& contents, double free_ps, uint64_t hits, uint64_t misses) {
-        m_lines.assign(contents);
+    /// Its tiles (a kernel memo journals, copies and restores them: arch/common/buffer_memo.h).
+    TileBuffer& lines() { return m_lines; }
+    /// Sets when the L2 is next free and adds to its hit and miss counts (a memoized kernel's replay).
+    void restore(double free_ps, uint64_t hits, uint64_t misses) {
         m_free_ps = free_ps;
         m_hits += hits, m_misses += misses;
     }
-    /// The same with the tiles as a whole buffer (a replay checked on a copy of lines()).
-    void restore(TileBuffer&& lines, double free_ps, uint64_t hits, uint64_t misses) {
-        m_lines = std::move(lines);
-        m_free_ps = free_ps;
-        m_hits += hits, m_misses += misses;
-    }
-    /// The tile buffer itself (a kernel memo copies it to check a replay), and its journal
-    /// (TileBuffer::journal: the lookups and inserts of a kernel being recorded).
-    const TileBuffer& lines() const { return m_lines; }
-    void journal(std::vector<TileBuffer::Op>* j, size_t max_ops) { m_lines.journal(j, max_ops); }
-    bool journal_overflowed() const { return m_lines.journal_overflowed(); }
     /// The `local` of a tensor resident as a whole.
     static constexpr uint64_t kWhole = 0x5A5A;
 

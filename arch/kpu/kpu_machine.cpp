@@ -120,58 +120,43 @@ protected:
     // the L3 with the replaying kernel's tensors: every lookup must hit or miss as recorded and
     // every free-space check (prefetch) agree, and the copy becomes the L3 (what simulating
     // would leave).
-    /// The change a kernel made: the L3's contents after it (a tile resident before it, by its
-    /// index then; or a tile it brought, by slot and place), its L3 calls (owners as slots, for a
-    /// replay under the looser key), its prefetches'
-    /// arrivals relative to its end, and the DRAM's change.
+    /// The change a kernel made: to the L3 (BufferMemo), its prefetches' arrivals relative to
+    /// its end, and the DRAM's.
     struct MemoChange {
-        BufferChange l3;
-        BufferJournal journal;
+        BufferMemo::Record l3;
         std::vector<std::pair<int32_t, double>> ready;
         DramPort::MemoState dram;
     };
-    bool memo_state(const Operator& op, const OpGraph& graph, const std::vector<int32_t>& slots, MemoKey& key) override {
+    bool memo_state(const Operator&, const OpGraph& graph, const std::vector<int32_t>& slots, MemoKey& key) override {
         next_ops(graph);
         m_memo_slots = slots;
-        m_memo_pre = m_l3.entries();
-        add_memo_common(graph, key);
-        add_buffer_state(key, m_memo_pre, m_memo_slots);
-        m_journal.clear();
-        m_l3.journal(&m_journal, kMaxJournal);  // kept if the kernel is simulated
+        MemoKey common;  // what the loose key holds too (it extends the slots by the next weights)
+        add_memo_common(graph, common);
+        m_memo_common = common.value();
+        key.add(m_memo_common);
+        m_l3_memo.begin(m_l3, m_memo_slots, key);
         return true;
     }
-    bool memo_loose_state(const Operator&, const OpGraph& graph, const std::vector<int32_t>&, MemoKey& key) override {
-        add_memo_common(graph, key);
-        add_buffer_residency(key, m_memo_pre, m_memo_slots);
+    bool memo_loose_state(const Operator&, const OpGraph&, const std::vector<int32_t>&, MemoKey& key) override {
+        key.add(m_memo_common);
+        m_l3_memo.add_loose(key);
         return true;
     }
     std::any memo_save(const Operator&, const OpGraph&, const std::vector<int32_t>&, double end_ps) override {
-        m_l3.journal(nullptr, 0);
-        MemoChange c;
-        auto l3 = buffer_change(m_memo_pre, m_l3.entries(), m_memo_slots);
+        auto l3 = m_l3_memo.save(m_l3);
         if (!l3) return {};  // a tile of a tensor the kernel does not name: not replayable
-        c.l3 = std::move(*l3);
-        c.journal = journal_in_slots(std::move(m_journal), m_memo_slots, m_journal_budget);
-        if (m_l3.journal_overflowed()) c.journal = {{}, false};
-        m_journal.clear();
+        MemoChange c{std::move(*l3), {}, m_dram->memo_save(end_ps)};
         for (size_t s = 0; s < m_memo_slots.size(); ++s)
             if (auto it = m_ready_ps.find(m_memo_slots[s]); it != m_ready_ps.end()) c.ready.emplace_back(int32_t(s), it->second - end_ps);
-        c.dram = m_dram->memo_save(end_ps);
         return c;
     }
     bool memo_replayable(const std::any& change, double, uint64_t, bool exact) override {
-        if (exact) return true;
-        const auto& c = std::any_cast<const MemoChange&>(change);
-        if (!c.journal.ok) return false;
-        m_staged_l3 = m_l3;  // a copy does not journal
-        return replay_journal(c.journal, m_staged_l3, m_memo_slots);
+        return exact || m_l3_memo.check(std::any_cast<const MemoChange&>(change).l3, m_l3);
     }
     void memo_restore(const std::any& change, const Operator&, const OpGraph&, const std::vector<int32_t>&, double end_ps,
                       bool exact) override {
         const auto& c = std::any_cast<const MemoChange&>(change);
-        if (exact) m_l3.assign(apply_buffer_change(c.l3, m_memo_pre, m_memo_slots));
-        else m_l3 = std::move(m_staged_l3);
-        m_l3.journal(nullptr, 0);
+        m_l3_memo.restore(c.l3, exact, m_l3);
         for (const auto& [s, rel] : c.ready) m_ready_ps[m_memo_slots[static_cast<size_t>(s)]] = end_ps + rel;
         m_dram->memo_restore(c.dram, end_ps);
     }
@@ -362,7 +347,7 @@ private:
         if (next >= 0)
             for (int32_t t : graph.ops()[static_cast<size_t>(next)].inputs) {
                 if (t < 0 || graph.tensors()[static_cast<size_t>(t)].role != TensorRole::Weight) continue;
-                key.add(memo_slot(t, true)).add(run_bytes(graph.tensors()[static_cast<size_t>(t)], m_cfg.precision));
+                key.add(memo_slot(t)).add(run_bytes(graph.tensors()[static_cast<size_t>(t)], m_cfg.precision));
             }
         for (size_t s = 0; s < m_memo_slots.size(); ++s) {
             auto it = m_ready_ps.find(m_memo_slots[s]);
@@ -377,18 +362,12 @@ private:
         m_next_op.assign(graph.ops().size(), -1);
         for (size_t i = 0; i + 1 < order.size(); ++i) m_next_op[static_cast<size_t>(order[i])] = order[i + 1];
     }
-    /// `tensor`'s index in m_memo_slots (appended when `add`; else -1 if absent).
-    int32_t memo_slot(int32_t tensor, bool add) {
-        int32_t s = slot_of(tensor);
-        if (s < 0 && add) {
-            m_memo_slots.push_back(tensor);
-            s = static_cast<int32_t>(m_memo_slots.size() - 1);
-        }
-        return s;
-    }
-    int32_t slot_of(int32_t tensor) const {
-        auto it = std::find(m_memo_slots.begin(), m_memo_slots.end(), tensor);
-        return it == m_memo_slots.end() ? -1 : static_cast<int32_t>(it - m_memo_slots.begin());
+    /// `tensor`'s slot in m_memo_slots, appended if it has none.
+    int32_t memo_slot(int32_t tensor) {
+        const int32_t s = slot_index(m_memo_slots, tensor);
+        if (s >= 0) return s;
+        m_memo_slots.push_back(tensor);
+        return static_cast<int32_t>(m_memo_slots.size() - 1);
     }
     /// Makes `bytes` of panel `key` resident in L3, fetching it from DRAM on a miss; a panel of a
     /// tensor resident as a whole is already there (once its prefetch, if any, lands: `ready_ps`
@@ -418,11 +397,8 @@ private:
     std::unordered_map<int32_t, double> m_ready_ps;  ///< prefetched tensor -> arrival, ps
     std::unordered_set<uint64_t> m_seen;             ///< gemm_waves' per-wave scratch (kept to reuse its buckets)
     std::vector<int32_t> m_memo_slots;               ///< the kernel's tensors, then the next operator's weights
-    std::vector<TileBuffer::Entry> m_memo_pre;       ///< the L3 at the kernel's start
-    std::vector<TileBuffer::Op> m_journal;           ///< the L3 calls of a kernel being recorded
-    static constexpr size_t kMaxJournal = size_t{1} << 20;  ///< L3 calls one kernel's journal holds (24 MiB)
-    size_t m_journal_budget = size_t{4} << 20;       ///< L3 calls the kept journals may still hold (96 MiB in all)
-    TileBuffer m_staged_l3{0};                       ///< the L3 a loose replay leaves, once checked
+    uint64_t m_memo_common = 0;                      ///< the key part both memo keys hold
+    BufferMemo m_l3_memo;                            ///< the L3 as the kernel memo sees it
 };
 
 }  // namespace

@@ -74,6 +74,8 @@ public:
 
 private:
     int64_t m_capacity;
+    /// Marks `key` most recently used if resident (not journaled); false if it is not.
+    bool touch(uint64_t key);
     void note(const Op& o) {
         if (!m_journal) return;
         if (m_journal->size() >= m_journal_max) {
