@@ -70,6 +70,8 @@ public:
     uint64_t memo_misses() const final { return m_memo.misses; }
 
 protected:
+    /// Whether the fast paths are on (set_memoize(); off under `run --reference`).
+    bool memoize() const { return m_memoize; }
     /// Before the operator's kernel (skipped operators get no call).
     virtual void begin_op(const Operator& op, const OpGraph& graph, Route r) {}
     /// Runs a contraction's GEMM views.

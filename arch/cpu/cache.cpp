@@ -1,5 +1,6 @@
 #include "arch/cpu/cache.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace archsim {
@@ -39,6 +40,7 @@ Cache::Result Cache::access(uint64_t line, bool write) {
         if (tag[w] == key) {
             const size_t i = base + static_cast<size_t>(w);
             m_stamp[i] = ++m_clock;
+            r.dirtied = write && !m_dirty[i];
             m_dirty[i] |= static_cast<uint8_t>(write);
             r.hit = true;
             return r;
@@ -60,7 +62,45 @@ Cache::Result Cache::access(uint64_t line, bool write) {
     m_tag[victim] = key;
     m_stamp[victim] = ++m_clock;
     m_dirty[victim] = static_cast<uint8_t>(write);
+    r.dirtied = write;
     return r;
+}
+
+int64_t Cache::newer_in_set(uint64_t line, uint64_t stamp) const {
+    const size_t base = set_base(line);
+    int64_t n = 0;
+    for (int64_t w = 0; w < m_ways; ++w) {
+        const size_t i = base + static_cast<size_t>(w);
+        n += m_tag[i] != 0 && m_stamp[i] > stamp;
+    }
+    return n;
+}
+
+void Cache::place(const Entry& e, std::vector<uint64_t>& written_back) {
+    const size_t base = set_base(e.line);
+    size_t slot = base;
+    bool free = false;
+    for (int64_t w = 0; w < m_ways; ++w) {
+        const size_t i = base + static_cast<size_t>(w);
+        if (m_tag[i] == e.line + 1) {  // already there: one line, the later use, dirty if either was
+            m_stamp[i] = std::max(m_stamp[i], e.stamp);
+            m_dirty[i] |= static_cast<uint8_t>(e.dirty);
+            return;
+        }
+        if (free) continue;
+        if (m_tag[i] == 0) free = true, slot = i;
+        else if (m_stamp[i] < m_stamp[slot]) slot = i;
+    }
+    if (!free) {
+        if (m_stamp[slot] > e.stamp) {  // every line of the set is more recent: `e` is the victim
+            if (e.dirty) written_back.push_back(e.line);
+            return;
+        }
+        if (m_dirty[slot]) written_back.push_back(m_tag[slot] - 1);
+    }
+    m_tag[slot] = e.line + 1;
+    m_stamp[slot] = e.stamp;
+    m_dirty[slot] = static_cast<uint8_t>(e.dirty);
 }
 
 }  // namespace archsim

@@ -20,6 +20,7 @@ public:
         bool hit = false;
         bool evicted_dirty = false;  ///< a dirty victim left the cache (must be written back)
         uint64_t victim = 0;         ///< the victim's line number when evicted_dirty
+        bool dirtied = false;        ///< a write made the line dirty (it was clean or not here)
     };
     /// Looks up `line`; on a miss allocates it (evicting the set's LRU line). A write marks the
     /// line dirty. Either way the line becomes the set's most recently used.
@@ -29,12 +30,60 @@ public:
     /// Drops every line (dirty data is discarded).
     void clear();
 
+    /// One resident line: its line number, last use (a larger stamp is more recent) and dirty bit.
+    struct Entry {
+        uint64_t line = 0, stamp = 0;
+        bool dirty = false;
+    };
+    /// What remap() does with one resident line.
+    enum class Remap { Keep, Move, Drop };
+    /// Rewrites the contents in place (steady-state fast-forward, steady_loop.h): `decide(entry,
+    /// to)` says for every resident line whether it stays, moves to line `to` (keeping its stamp
+    /// and dirty bit) or leaves. A set that ends with more lines than ways keeps its most recent
+    /// ones. Dirty lines that leave or are displaced are appended to `written_back`.
+    template <class F>
+    void remap(F decide, std::vector<uint64_t>& written_back) {
+        struct Change {
+            size_t way;
+            Remap what;
+            uint64_t to;
+        };
+        std::vector<Change> changes;  // every decision first, on the unchanged contents
+        for (size_t i = 0; i < m_tag.size(); ++i) {
+            if (m_tag[i] == 0) continue;
+            uint64_t to = m_tag[i] - 1;
+            const Remap r = decide(Entry{m_tag[i] - 1, m_stamp[i], m_dirty[i] != 0}, to);
+            if (r != Remap::Keep) changes.push_back({i, r, to});
+        }
+        std::vector<Entry> moved;
+        for (const Change& c : changes) {
+            const Entry e{m_tag[c.way] - 1, m_stamp[c.way], m_dirty[c.way] != 0};
+            m_tag[c.way] = 0;
+            if (c.what == Remap::Move) moved.push_back({c.to, e.stamp, e.dirty});
+            else if (e.dirty) written_back.push_back(e.line);
+        }
+        for (const Entry& e : moved) place(e, written_back);
+    }
+    /// Calls f(Entry) for every resident line.
+    template <class F>
+    void for_each(F f) const {
+        for (size_t i = 0; i < m_tag.size(); ++i)
+            if (m_tag[i] != 0) f(Entry{m_tag[i] - 1, m_stamp[i], m_dirty[i] != 0});
+    }
+    /// Lines in `line`'s set used more recently than `stamp` (its distance from the set's MRU end).
+    int64_t newer_in_set(uint64_t line, uint64_t stamp) const;
+    /// The stamp the next access gets: lines with a smaller stamp were last used before now.
+    uint64_t clock() const { return m_clock + 1; }
+
     int64_t sets() const { return m_sets; }
     int64_t ways() const { return m_ways; }
     int64_t line_bytes() const { return m_line_bytes; }
     int64_t bytes() const { return m_sets * m_ways * m_line_bytes; }
 
 private:
+    /// Puts `e` into its set (merging with the same line; else a free way, else displacing the
+    /// least recently used line if `e` is more recent, else `e` itself is displaced).
+    void place(const Entry& e, std::vector<uint64_t>& written_back);
     size_t set_base(uint64_t line) const {
         const uint64_t set = m_pow2 ? (line & m_mask) : line % static_cast<uint64_t>(m_sets);
         return static_cast<size_t>(set) * static_cast<size_t>(m_ways);

@@ -18,6 +18,7 @@ struct CoreCounts {
     uint64_t l1_misses = 0;                ///< lines the L2 delivered (or write-allocated)
     uint64_t l2_misses = 0;                ///< lines sent on to the L3
     uint64_t l2_writebacks = 0;            ///< dirty L1 victims written into the L2
+    uint64_t l2_dirtied = 0;               ///< lines a write made dirty in the L2 (each leaves it dirty once)
 };
 
 /// A core: private L1d and L2 (write-back, write-allocate, filled on every miss) and an
@@ -37,11 +38,13 @@ public:
         if (r1.evicted_dirty) {
             ++m_counts.l2_writebacks;
             const Cache::Result w = m_l2.access(r1.victim, true);
+            m_counts.l2_dirtied += w.dirtied;
             if (w.evicted_dirty) m_batch.writebacks.push_back(w.victim);
         }
         if (r1.hit) return;
         ++m_counts.l1_misses;
         const Cache::Result r2 = m_l2.access(line, write);
+        m_counts.l2_dirtied += r2.dirtied;
         if (r2.evicted_dirty) m_batch.writebacks.push_back(r2.victim);
         if (r2.hit) return;
         ++m_counts.l2_misses;
@@ -68,6 +71,28 @@ public:
         return c;
     }
     int64_t index() const { return m_index; }
+
+    // ---- for steady-state fast-forward (steady_loop.h) -----------------------------------------
+    /// The counts since the last take_counts(), unchanged.
+    const CoreCounts& counts() const { return m_counts; }
+    /// Adds the counts of units skipped by fast-forward.
+    void add_counts(const CoreCounts& c) {
+        m_counts.l1_reads += c.l1_reads, m_counts.l1_writes += c.l1_writes, m_counts.l1_misses += c.l1_misses;
+        m_counts.l2_misses += c.l2_misses, m_counts.l2_writebacks += c.l2_writebacks, m_counts.l2_dirtied += c.l2_dirtied;
+    }
+    /// The L2 misses and write-backs queued for the L3 since the last flush(), in order.
+    std::vector<uint64_t>& queued_reads() { return m_batch.reads; }
+    std::vector<uint64_t>& queued_writebacks() { return m_batch.writebacks; }
+    /// A dirty line leaving the L1 other than by an access: written into the L2 as touch_line() does.
+    void write_back_from_l1(uint64_t line) {
+        ++m_counts.l2_writebacks;
+        const Cache::Result w = m_l2.access(line, true);
+        m_counts.l2_dirtied += w.dirtied;
+        if (w.evicted_dirty) m_batch.writebacks.push_back(w.victim);
+    }
+    Cache& l1() { return m_l1; }
+    Cache& l2() { return m_l2; }
+    int64_t line_bytes() const { return m_line_bytes; }
 
 private:
     int64_t m_index, m_line_bytes;

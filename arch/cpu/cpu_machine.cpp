@@ -13,6 +13,7 @@
 #include "arch/cpu/cpu_config.h"
 #include "arch/cpu/cpu_core.h"
 #include "arch/cpu/shared_l3.h"
+#include "arch/cpu/steady_loop.h"
 
 namespace archsim {
 
@@ -176,28 +177,58 @@ private:
                         cc.touch(ap, static_cast<uint64_t>(mcb * kcb) * e, true);
                     }
                     const uint64_t packed = pack_a ? static_cast<uint64_t>(mcb * kcb) * e : 0;
-                    uint64_t macs = 0;
-                    for (int64_t jr = p0; jr < p1; ++jr) {
-                        const int64_t cols = std::min(b.nr, ncb - jr * b.nr);
-                        const uint64_t bp = kPackedB + static_cast<uint64_t>(jr * b.nr * kcb) * e;
-                        for (int64_t ir = 0; ir < mcb; ir += b.mr) {
-                            const int64_t rows = std::min(b.mr, mcb - ir);
-                            if (pack_a) cc.touch(ap + static_cast<uint64_t>(ir * kcb) * e, static_cast<uint64_t>(rows * kcb) * e, false);
-                            else  // the A micro-panel straight from its source rows
-                                cc.touch_rows(a_base + static_cast<uint64_t>((ic + ir) * a_cols + src_col0) * e, rows,
-                                              static_cast<uint64_t>(src_cols) * e, static_cast<uint64_t>(a_cols) * e, false);
-                            if (pack_b) cc.touch(bp, static_cast<uint64_t>(kcb * cols) * e, false);
-                            else if (prepacked)  // panel (jc / nr + jr) of K x nr, rows pc.. contiguous
-                                cc.touch(b_base + static_cast<uint64_t>(((jc / b.nr + jr) * g.k + pc) * b.nr) * e,
-                                         static_cast<uint64_t>(kcb * cols) * e, false);
-                            else  // the B micro-panel straight from its source rows
-                                cc.touch_rows(b_base + static_cast<uint64_t>(pc * g.n + jc + jr * b.nr) * e, kcb,
-                                              static_cast<uint64_t>(cols) * e, static_cast<uint64_t>(g.n) * e, false);
-                            cc.touch_rows(c_base + static_cast<uint64_t>((ic + ir) * g.n + jc + jr * b.nr) * e, rows,
-                                          static_cast<uint64_t>(cols) * e, static_cast<uint64_t>(g.n) * e, true);
-                            macs += static_cast<uint64_t>(rows * cols * kcb);
-                        }
+                    const uint64_t a_row = static_cast<uint64_t>(a_cols) * e, c_row = static_cast<uint64_t>(g.n) * e;
+                    const uint64_t a_src = a_base + static_cast<uint64_t>(ic * a_cols + src_col0) * e;
+                    const uint64_t c_blk = c_base + static_cast<uint64_t>(ic * g.n + jc) * e;
+                    // B micro-panel jr (kcb x cols): where the micro-kernel reads it
+                    auto b_panel = [&](int64_t jr, int64_t cols) {
+                        if (pack_b) return MovingBox::contiguous(kPackedB + static_cast<uint64_t>(jr * b.nr * kcb) * e, static_cast<uint64_t>(kcb * cols) * e, 0);
+                        if (prepacked)  // panel (jc / nr + jr) of K x nr, rows pc.. contiguous
+                            return MovingBox::contiguous(b_base + static_cast<uint64_t>(((jc / b.nr + jr) * g.k + pc) * b.nr) * e,
+                                                         static_cast<uint64_t>(kcb * cols) * e, 0);
+                        return MovingBox::down(b_base + static_cast<uint64_t>(pc * g.n + jc + jr * b.nr) * e, kcb,
+                                               static_cast<uint64_t>(cols) * e, c_row, 0);
+                    };
+                    // one mr x cols micro-kernel call: its A micro-panel, B micro-panel and C tile
+                    auto micro = [&](int64_t jr, int64_t ir, int64_t rows, int64_t cols) {
+                        if (pack_a) cc.touch(ap + static_cast<uint64_t>(ir * kcb) * e, static_cast<uint64_t>(rows * kcb) * e, false);
+                        else cc.touch_rows(a_src + static_cast<uint64_t>(ir) * a_row, rows, static_cast<uint64_t>(src_cols) * e, a_row, false);
+                        const MovingBox bp = b_panel(jr, cols);
+                        if (bp.rows == 1) cc.touch(bp.base, bp.row_bytes, false);
+                        else cc.touch_rows(bp.base, bp.rows, bp.row_bytes, bp.stride, false);
+                        cc.touch_rows(c_blk + static_cast<uint64_t>(ir) * c_row + static_cast<uint64_t>(jr * b.nr) * e, rows,
+                                      static_cast<uint64_t>(cols) * e, c_row, true);
+                    };
+                    const MovingBox a_fixed = pack_a ? MovingBox::contiguous(ap, static_cast<uint64_t>(mcb * kcb) * e, 0)
+                                                     : MovingBox::down(a_src, mcb, static_cast<uint64_t>(src_cols) * e, a_row, 0);
+                    // a column of micro-kernels (micro-panel jr of B down the block's rows), its
+                    // mr-row calls fast-forwarded once they repeat (A and C move down, B stays)
+                    auto column = [&](int64_t jr, int64_t cols) {
+                        const int64_t full = mcb / b.mr;
+                        std::vector<MovingBox> boxes{
+                            pack_a ? MovingBox::contiguous(ap, static_cast<uint64_t>(b.mr * kcb) * e, static_cast<uint64_t>(b.mr * kcb) * e)
+                                   : MovingBox::down(a_src, b.mr, static_cast<uint64_t>(src_cols) * e, a_row, b.mr),
+                            b_panel(jr, cols), MovingBox::down(c_blk - static_cast<uint64_t>(jc) * e, b.mr, c_row, c_row, b.mr)};
+                        SteadyLoop rows_loop(cc, std::move(boxes), full, fast_forward(), &m_ff);
+                        rows_loop.run([&](int64_t q) { micro(jr, q * b.mr, b.mr, cols); });
+                        if (mcb % b.mr) micro(jr, full * b.mr, mcb % b.mr, cols);
+                    };
+                    // the block's columns, fast-forwarded once they repeat (B and C move right, A stays;
+                    // C's box spans every row of C, as older rows' tiles leave the L2 in step)
+                    const int64_t full_cols = std::min(p1, ncb / b.nr) - p0;
+                    {
+                        MovingBox b_move = b_panel(p0, b.nr);
+                        if (pack_b) b_move = MovingBox::contiguous(b_move.base, b_move.row_bytes, static_cast<uint64_t>(kcb * b.nr) * e);
+                        else if (prepacked) b_move = MovingBox::contiguous(b_move.base, b_move.row_bytes, static_cast<uint64_t>(g.k * b.nr) * e);
+                        else b_move.col_step = static_cast<uint64_t>(b.nr) * e;
+                        const MovingBox c_move = MovingBox::right(c_base + static_cast<uint64_t>(jc + p0 * b.nr) * e, g.m,
+                                                                  static_cast<uint64_t>(b.nr) * e, c_row, static_cast<uint64_t>(b.nr) * e);
+                        SteadyLoop cols_loop(cc, {a_fixed, b_move, c_move}, std::max<int64_t>(0, full_cols), fast_forward(), &m_ff);
+                        cols_loop.run([&](int64_t j) { column(p0 + j, b.nr); });
                     }
+                    for (int64_t jr = p0 + std::max<int64_t>(0, full_cols); jr < p1; ++jr) column(jr, std::min(b.nr, ncb - jr * b.nr));
+                    const int64_t cols_done = std::min(p1 * b.nr, ncb) - p0 * b.nr;
+                    const uint64_t macs = static_cast<uint64_t>(mcb * cols_done * kcb);
                     m_sched->finish_block(c, static_cast<double>(packed) * pack_cycles_per_byte * m_cfg.cycle_ps(),
                                  static_cast<double>(macs) / rate * m_cfg.cycle_ps(), macs, 0, packed);
                 }
@@ -252,8 +283,12 @@ private:
         m_sched->barrier();
     }
 
+    /// Steady-state fast-forward (steady_loop.h) is one of the fast paths `--reference` turns off.
+    bool fast_forward() const { return memoize(); }
+
     CpuConfig m_cfg;
     Blocking m_block;
+    FastForwardStats m_ff;
     std::unique_ptr<DramPort> m_dram;
     std::unique_ptr<SharedL3> m_l3;
     std::vector<std::unique_ptr<CpuCore>> m_cores;

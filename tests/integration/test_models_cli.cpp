@@ -3,6 +3,9 @@
 // (totals and every operator's latency, energy, compute and stall cycles to a relative 1e-9).
 // The golden values are full-detail runs (`run --reference`) and these runs have every fast path
 // on (kernel memoization, DRAM burst runs), so this is also the test that the fast paths are exact;
+// the CPU's steady-state fast-forward (arch/cpu/steady_loop.h) is not exact but bounded: on CPU
+// configs totals must agree to 0.5% (issue 15's bound) and each operator's numbers to 5% (a
+// kernel's cache state moves its successors' misses a little; 3% seen at most when written);
 // and `--runtime none` still gives the graph-as-imported values recorded before runtime profiles
 // became the defaults (tests/golden/metrics_none/, three models on every config). A refactoring that is meant to keep the
 // numbers keeps this test green; a change meant to move them regenerates the golden files and
@@ -27,13 +30,13 @@ const std::string kSrc = ARCHSIM_SOURCE_DIR;
 /// Metric keys renamed since the golden files were recorded: old name -> new name.
 const std::map<std::string, std::string> kRenamed = {};
 
-bool close(double a, double b) { return a == b || std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b)); }
+bool close(double a, double b, double tolerance) { return a == b || std::fabs(a - b) <= tolerance * std::max(std::fabs(a), std::fabs(b)); }
 
-/// Compares `got` with `want` key by key (numbers to a relative 1e-9), reporting each difference.
-void check_equal(const json& want, const json& got, const std::string& path) {
+/// Compares `got` with `want` key by key (numbers to a relative `tolerance`), reporting each difference.
+void check_equal(const json& want, const json& got, const std::string& path, double tolerance = 1e-9) {
     if (want.is_number() && got.is_number()) {
         INFO(path << ": golden " << want.dump() << ", now " << got.dump());
-        CHECK(close(want.get<double>(), got.get<double>()));
+        CHECK(close(want.get<double>(), got.get<double>(), tolerance));
         return;
     }
     if (want.is_object() && got.is_object()) {
@@ -42,12 +45,12 @@ void check_equal(const json& want, const json& got, const std::string& path) {
             const std::string now = renamed == kRenamed.end() ? key : renamed->second;
             INFO(path << "." << now);
             REQUIRE(got.contains(now));
-            check_equal(value, got[now], path + "." + now);
+            check_equal(value, got[now], path + "." + now, tolerance);
         }
         return;
     }
     if (want.is_array() && got.is_array() && want.size() == got.size()) {
-        for (size_t i = 0; i < want.size(); ++i) check_equal(want[i], got[i], path + "[" + std::to_string(i) + "]");
+        for (size_t i = 0; i < want.size(); ++i) check_equal(want[i], got[i], path + "[" + std::to_string(i) + "]", tolerance);
         return;
     }
     INFO(path << ": golden " << want.dump() << ", now " << got.dump());
@@ -86,13 +89,15 @@ void check_models_on(const std::vector<std::string>& models, const std::string& 
             REQUIRE(want_all.contains(m));
             const json got = json::parse(text);
             const json& want = want_all[m];
-            check_equal(want["total"], got["total"], "total");
+            const bool cpu = config.rfind("cpu/", 0) == 0;  // fast-forward's bounds, see the top
+            check_equal(want["total"], got["total"], "total", cpu ? 5e-3 : 1e-9);
             REQUIRE(got["ops"].size() == want["ops"].size());
             for (size_t i = 0; i < want["ops"].size(); ++i) {
                 const json& o = got["ops"][i];
                 check_equal(want["ops"][i], json::array({o["latency_s"], o["energy_j"], o["compute_cycles"], o["stall_cycles"]}),
                             "ops[" + std::to_string(i) + "] " + o["name"].get<std::string>() +
-                                " [latency_s, energy_j, compute_cycles, stall_cycles]");
+                                " [latency_s, energy_j, compute_cycles, stall_cycles]",
+                            cpu ? 5e-2 : 1e-9);
             }
         }
     }
