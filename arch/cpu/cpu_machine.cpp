@@ -209,7 +209,7 @@ private:
                             pack_a ? MovingBox::contiguous(ap, static_cast<uint64_t>(b.mr * kcb) * e, static_cast<uint64_t>(b.mr * kcb) * e)
                                    : MovingBox::down(a_src, b.mr, static_cast<uint64_t>(src_cols) * e, a_row, b.mr),
                             b_panel(jr, cols), MovingBox::down(c_blk - static_cast<uint64_t>(jc) * e, b.mr, c_row, c_row, b.mr)};
-                        SteadyLoop rows_loop(cc, std::move(boxes), full, fast_forward(), &m_ff);
+                        SteadyLoop rows_loop(cc, std::move(boxes), full, fast_forward());
                         rows_loop.run([&](int64_t q) { micro(jr, q * b.mr, b.mr, cols); });
                         if (mcb % b.mr) micro(jr, full * b.mr, mcb % b.mr, cols);
                     };
@@ -223,7 +223,7 @@ private:
                         else b_move.col_step = static_cast<uint64_t>(b.nr) * e;
                         const MovingBox c_move = MovingBox::right(c_base + static_cast<uint64_t>(jc + p0 * b.nr) * e, g.m,
                                                                   static_cast<uint64_t>(b.nr) * e, c_row, static_cast<uint64_t>(b.nr) * e);
-                        SteadyLoop cols_loop(cc, {a_fixed, b_move, c_move}, std::max<int64_t>(0, full_cols), fast_forward(), &m_ff);
+                        SteadyLoop cols_loop(cc, {a_fixed, b_move, c_move}, std::max<int64_t>(0, full_cols), fast_forward());
                         cols_loop.run([&](int64_t j) { column(p0 + j, b.nr); });
                     }
                     for (int64_t jr = p0 + std::max<int64_t>(0, full_cols); jr < p1; ++jr) column(jr, std::min(b.nr, ncb - jr * b.nr));
@@ -288,7 +288,6 @@ private:
 
     CpuConfig m_cfg;
     Blocking m_block;
-    FastForwardStats m_ff;
     std::unique_ptr<DramPort> m_dram;
     std::unique_ptr<SharedL3> m_l3;
     std::vector<std::unique_ptr<CpuCore>> m_cores;
