@@ -19,6 +19,17 @@ struct CoreCounts {
     uint64_t l2_misses = 0;                ///< lines sent on to the L3
     uint64_t l2_writebacks = 0;            ///< dirty L1 victims written into the L2
     uint64_t l2_dirtied = 0;               ///< lines a write made dirty in the L2 (each leaves it dirty once)
+
+    CoreCounts& operator+=(const CoreCounts& o) {
+        l1_reads += o.l1_reads, l1_writes += o.l1_writes, l1_misses += o.l1_misses;
+        l2_misses += o.l2_misses, l2_writebacks += o.l2_writebacks, l2_dirtied += o.l2_dirtied;
+        return *this;
+    }
+    /// The counts since `earlier` (a copy taken before).
+    CoreCounts operator-(const CoreCounts& earlier) const {
+        return {l1_reads - earlier.l1_reads, l1_writes - earlier.l1_writes, l1_misses - earlier.l1_misses,
+                l2_misses - earlier.l2_misses, l2_writebacks - earlier.l2_writebacks, l2_dirtied - earlier.l2_dirtied};
+    }
 };
 
 /// A core: private L1d and L2 (write-back, write-allocate, filled on every miss) and an
@@ -35,12 +46,7 @@ public:
     void touch_line(uint64_t line, bool write) {
         (write ? m_counts.l1_writes : m_counts.l1_reads)++;
         const Cache::Result r1 = m_l1.access(line, write);
-        if (r1.evicted_dirty) {
-            ++m_counts.l2_writebacks;
-            const Cache::Result w = m_l2.access(r1.victim, true);
-            m_counts.l2_dirtied += w.dirtied;
-            if (w.evicted_dirty) m_batch.writebacks.push_back(w.victim);
-        }
+        if (r1.evicted_dirty) write_back_from_l1(r1.victim);
         if (r1.hit) return;
         ++m_counts.l1_misses;
         const Cache::Result r2 = m_l2.access(line, write);
@@ -76,14 +82,11 @@ public:
     /// The counts since the last take_counts(), unchanged.
     const CoreCounts& counts() const { return m_counts; }
     /// Adds the counts of units skipped by fast-forward.
-    void add_counts(const CoreCounts& c) {
-        m_counts.l1_reads += c.l1_reads, m_counts.l1_writes += c.l1_writes, m_counts.l1_misses += c.l1_misses;
-        m_counts.l2_misses += c.l2_misses, m_counts.l2_writebacks += c.l2_writebacks, m_counts.l2_dirtied += c.l2_dirtied;
-    }
+    void add_counts(const CoreCounts& c) { m_counts += c; }
     /// The L2 misses and write-backs queued for the L3 since the last flush(), in order.
     std::vector<uint64_t>& queued_reads() { return m_batch.reads; }
     std::vector<uint64_t>& queued_writebacks() { return m_batch.writebacks; }
-    /// A dirty line leaving the L1 other than by an access: written into the L2 as touch_line() does.
+    /// A dirty line leaving the L1: written into the L2 (its dirty victim queued for the L3).
     void write_back_from_l1(uint64_t line) {
         ++m_counts.l2_writebacks;
         const Cache::Result w = m_l2.access(line, true);

@@ -1,6 +1,7 @@
 #include "arch/cpu/steady_loop.h"
 
 #include <algorithm>
+#include <array>
 #include <utility>
 
 namespace archsim {
@@ -28,10 +29,7 @@ void SteadyLoop::begin_unit() {
 
 void SteadyLoop::end_unit() {
     if (!m_enabled || m_skipped) return;
-    const CoreCounts& now = m_core.counts();
-    const CoreCounts& was = m_open.counts;
-    m_open.counts = {now.l1_reads - was.l1_reads, now.l1_writes - was.l1_writes, now.l1_misses - was.l1_misses,
-                     now.l2_misses - was.l2_misses, now.l2_writebacks - was.l2_writebacks, now.l2_dirtied - was.l2_dirtied};
+    m_open.counts = m_core.counts() - m_open.counts;
     m_open.r1 = m_core.queued_reads().size();
     m_open.w1 = m_core.queued_writebacks().size();
     m_recs.push_back(m_open);
@@ -51,9 +49,7 @@ SteadyLoop::Unit SteadyLoop::window_sum(int64_t a, int64_t q) const {
     Unit t;
     for (int64_t k = a; k < a + q; ++k) {
         const Unit& x = m_recs[static_cast<size_t>(k)];
-        t.counts.l1_reads += x.counts.l1_reads, t.counts.l1_writes += x.counts.l1_writes, t.counts.l1_misses += x.counts.l1_misses;
-        t.counts.l2_misses += x.counts.l2_misses, t.counts.l2_writebacks += x.counts.l2_writebacks;
-        t.counts.l2_dirtied += x.counts.l2_dirtied;
+        t.counts += x.counts;
         t.r1 += x.r1 - x.r0, t.w1 += x.w1 - x.w0;
     }
     return t;
@@ -104,6 +100,8 @@ int64_t SteadyLoop::first_unit_touching(uint64_t line, int64_t from, int64_t to)
 int64_t SteadyLoop::try_skip(int64_t u) {
     const int64_t done = static_cast<int64_t>(m_recs.size());
     if (done != u) return 0;
+    // periods whose windows have the same length compare the same units: check each length once
+    std::array<bool, kMaxPeriod + kMinWindow> unsteady{};  // q < p + kMinWindow
     for (int64_t p = 1; p <= kMaxPeriod; ++p) {
         bool whole_lines = true;
         for (const MovingBox& b : m_boxes) whole_lines &= b.shift_bytes(p) % static_cast<int64_t>(m_line) == 0;
@@ -112,9 +110,13 @@ int64_t SteadyLoop::try_skip(int64_t u) {
         if (kPeriodsChecked * q > u) return 0;
         int64_t n = (m_units - u - q) / p;  // whole periods to skip, leaving a window and the rest
         if (n < 1) return 0;
+        if (unsteady[static_cast<size_t>(q)]) continue;
         bool steady = true;
         for (int64_t k = 1; k < kPeriodsChecked && steady; ++k) steady = repeats(u - k * q, q);
-        if (!steady) continue;
+        if (!steady) {
+            unsteady[static_cast<size_t>(q)] = true;
+            continue;
+        }
         // the period's misses per unit, for the eviction estimates
         CoreCounts period;
         for (int64_t k = u - p; k < u; ++k) {
