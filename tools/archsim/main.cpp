@@ -179,7 +179,13 @@ int main(int argc, char** argv) {
                 wl.model = default_model;
                 std::fprintf(stderr, "archsim: no model given, running the bundled %s\n", default_model.c_str());
             }
-            return cli::cmd_run(wl, arch, out_dir, precision, sets, format, run_max_events, max_sim_time, detail, reference);
+            const int rc = cli::cmd_run(wl, arch, out_dir, precision, sets, format, run_max_events, max_sim_time, detail, reference);
+            // every output is written, closed and renamed into place: leave without running the
+            // static destructors (tearing down ONNX's schema registry alone is about a tenth of
+            // a small run; a sweep starts one run per point), as compilers do (clang -disable-free)
+            std::cout.flush();
+            std::fflush(nullptr);
+            std::_Exit(rc);
         }
         if (*params) return cli::cmd_params(kind, format);
         if (*metrics) return cli::cmd_metrics(format);

@@ -146,9 +146,12 @@ void infer_in_process(onnx::ModelProto& model, const std::string& file) {
 /// crash on malformed models (found by fuzzing: a division by zero in the Conv/Pool shape function,
 /// null dereferences on rank-0 or untyped values), so they run in a forked child: the parent
 /// reads the inferred model back through a pipe, and a child that dies is one error line, not a
-/// crash of archsim.
+/// crash of archsim. The schema registry (every opset's operator schemas, built on first use:
+/// about a fifth of a small run) is built before the fork, so that the child inherits it and
+/// the importer's own schema lookups afterwards do not build it a second time.
 void run_shape_inference(onnx::ModelProto& model, const std::string& file) {
     model.mutable_graph()->clear_value_info();
+    (void)onnx::OpSchemaRegistry::Schema("Relu", 14);
     int fds[2];
     if (pipe(fds) != 0) {
         infer_in_process(model, file);
