@@ -194,8 +194,7 @@ private:
                         if (pack_a) cc.touch(ap + static_cast<uint64_t>(ir * kcb) * e, static_cast<uint64_t>(rows * kcb) * e, false);
                         else cc.touch_rows(a_src + static_cast<uint64_t>(ir) * a_row, rows, static_cast<uint64_t>(src_cols) * e, a_row, false);
                         const MovingBox bp = b_panel(jr, cols);
-                        if (bp.rows == 1) cc.touch(bp.base, bp.row_bytes, false);
-                        else cc.touch_rows(bp.base, bp.rows, bp.row_bytes, bp.stride, false);
+                        cc.touch_rows(bp.base, bp.rows, bp.row_bytes, bp.stride, false);
                         cc.touch_rows(c_blk + static_cast<uint64_t>(ir) * c_row + static_cast<uint64_t>(jr * b.nr) * e, rows,
                                       static_cast<uint64_t>(cols) * e, c_row, true);
                     };

@@ -15,7 +15,6 @@ L2Cache::L2Cache(sc_core::sc_module_name name, int64_t capacity_bytes, double by
     socket.register_b_transport(this, &L2Cache::b_transport);
 }
 
-
 void L2Cache::b_transport(int /*sm*/, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
     const int64_t bytes = p.get_data_length();
     if (bytes <= 0) {
