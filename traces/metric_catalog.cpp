@@ -69,6 +69,10 @@ std::vector<MetricDecl> declare_all() {
                 run([](const Metrics& m) { return m.precision; })),
         Declare(S::Run, "runtime", "", "runtime profile whose kernels ran (configs/runtimes/; none = the graph as imported)",
                 run([](const Metrics& m) { return m.runtime; })),
+        Declare(S::Run, "approximations", "",
+                "fast paths the run used whose numbers are bounded rather than exact, and where (none = every number as "
+                "`run --reference` gives it, or exact to < 1 ps per event)",
+                run([](const Metrics& m) { return m.approximations; })),
         Declare(S::Run, "clock_hz", "Hz", "the machine's clock (cycles are counted at it)", run([](const Metrics& m) { return m.clock_hz; }))
             .sweep("clock_hz"),
         // ---- totals

@@ -141,6 +141,8 @@ std::string render_table(const Metrics& m) {
         for (const MetricDecl* d : metrics_of(scope))
             if (const MetricValue v = d->get(m, 0); has_value(v)) out += fmt::format("{:<22} {}\n", d->name, summary_value(v, d->unit));
     if (m.static_power_w == 0) out += "NOT MODELED  static energy (energy.static_w = 0)\n";
+    if (m.approximations != "none")
+        out += fmt::format("APPROXIMATE  {} (bounded, not exact; `run --reference` for full detail)\n", m.approximations);
     if (!m.unmodeled_ops.empty())
         out += fmt::format("NOT MODELED  {} operator(s) imported with --allow-unsupported cost zero (unmodeled_ops)\n",
                            m.unmodeled_ops.size());

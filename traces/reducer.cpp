@@ -14,6 +14,7 @@ Metrics reduce_sums(const TraceTables& t, const std::string& where) {
     m.machine = t.machine;
     m.precision = t.precision;
     m.runtime = t.runtime.empty() ? "none" : t.runtime;  // traces of schema 2 and older ran the graph as imported
+    m.approximations = t.approximations.empty() ? "none" : t.approximations;  // traces before it: none used
     m.clock_hz = t.clock_hz;
     m.static_power_w = t.static_power_w;
     m.events = t.events;

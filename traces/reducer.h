@@ -48,6 +48,7 @@ struct Metrics {
     std::string machine;
     std::string precision;
     std::string runtime;  ///< the runtime profile whose kernels ran ("none": the graph as imported)
+    std::string approximations;  ///< bounded (not exact) fast paths the run used ("none": every number as full detail)
     double clock_hz = 0;
     double latency_ps = 0;
     uint64_t latency_cycles = 0;
@@ -73,7 +74,7 @@ struct Metrics {
 /// per-operator event sums (traces/event_sums.h), whether they come from a trace file or from the
 /// writer of a run still in memory.
 struct TraceTables {
-    std::string model, machine, precision, runtime;
+    std::string model, machine, precision, runtime, approximations;
     double clock_hz = 0;
     double static_power_w = 0;
     uint64_t events = 0;  ///< events the run emitted (whatever the trace's detail kept)

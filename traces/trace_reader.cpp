@@ -108,6 +108,7 @@ TraceTables TraceReader::tables() const {
     t.machine = attr_string("machine");
     t.precision = attr_string("precision");
     t.runtime = attr_string("runtime");
+    t.approximations = attr_string("approximations");
     t.clock_hz = attr_double("clock_hz");
     t.static_power_w = attr_double("static_power_w");
     t.events = m_emitted;

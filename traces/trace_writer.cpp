@@ -139,6 +139,7 @@ TraceTables TraceWriter::tables() const {
     auto str = [&](const char* k) { auto it = m_str_attrs.find(k); return it == m_str_attrs.end() ? std::string() : it->second; };
     auto num = [&](const char* k) { auto it = m_num_attrs.find(k); return it == m_num_attrs.end() ? 0.0 : it->second; };
     t.model = str("model"), t.machine = str("machine"), t.precision = str("precision"), t.runtime = str("runtime");
+    t.approximations = str("approximations");
     t.clock_hz = num("clock_hz"), t.static_power_w = num("static_power_w");
     t.events = m_emitted;
     t.components = m_components;

@@ -66,6 +66,25 @@ Cache::Result Cache::access(uint64_t line, bool write) {
     return r;
 }
 
+void Cache::replicate_sets(const SetSample& sample) {
+    const int64_t n = sample.modulus;
+    if (n < 1 || m_sets % n != 0 || sample.partner.size() != static_cast<size_t>(n))
+        throw std::invalid_argument("cache of " + std::to_string(m_sets) + " sets cannot be sampled modulo " + std::to_string(n) + " lines");
+    const size_t ways = static_cast<size_t>(m_ways);
+    for (int64_t s = 0; s < m_sets; ++s) {
+        const int64_t d = s % n, p = sample.partner[static_cast<size_t>(d)];
+        if (p == d) continue;
+        const size_t dst = static_cast<size_t>(s) * ways, src = static_cast<size_t>(s - d + p) * ways;
+        for (size_t w = 0; w < ways; ++w) {
+            const uint64_t tag = m_tag[src + w];
+            // line ≡ p (mod n), so line - p + d >= 0, and it maps to set s
+            m_tag[dst + w] = tag == 0 ? 0 : tag - static_cast<uint64_t>(p) + static_cast<uint64_t>(d);
+            m_stamp[dst + w] = m_stamp[src + w];
+            m_dirty[dst + w] = m_dirty[src + w];
+        }
+    }
+}
+
 int64_t Cache::newer_in_set(uint64_t line, uint64_t stamp) const {
     const size_t base = set_base(line);
     int64_t n = 0;

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "arch/cpu/set_sample.h"
+
 namespace archsim {
 
 /// One cache level. Addresses are line numbers (byte address / line size). A line maps to set
@@ -70,6 +72,13 @@ public:
         for (size_t i = 0; i < m_tag.size(); ++i)
             if (m_tag[i] != 0) f(Entry{m_tag[i] - 1, m_stamp[i], m_dirty[i] != 0});
     }
+    /// Cache set sampling (CpuCore::set_sampling): after a stretch in which only the lines of
+    /// `sample` were accessed, fills every other set s from its sampled partner (the set s - d + p,
+    /// d = s % sample.modulus, p = sample.partner[d]), each line moved by d - p lines, with its
+    /// stamp and dirty bit: the contents an access stream that is the same in every set up to a
+    /// shift would have left there. Sampled sets keep their lines. Requires sample.modulus to
+    /// divide sets() (throws std::invalid_argument).
+    void replicate_sets(const SetSample& sample);
     /// Lines in `line`'s set used more recently than `stamp` (its distance from the set's MRU end).
     int64_t newer_in_set(uint64_t line, uint64_t stamp) const;
     /// The stamp the next access gets: lines with a smaller stamp were last used before now.

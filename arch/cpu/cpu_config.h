@@ -46,6 +46,8 @@ struct CpuConfig {
     double op_overhead_us = 0;      ///< fixed cost of starting one operator (dispatch, thread fork/join), us
     bool fuse_elementwise = true;   ///< elementwise consumers run as post-ops of their producer
     bool prepacked_weights = true;  ///< weights sit in the micro-kernel's panel layout (reordered at load)
+    int64_t sample_sets = 16;       ///< cache set sampling: one set in this many simulated (1 = off; sampling.sets_per_sample)
+    double sample_min_l3s = 2;      ///< kernels whose tensors span at least this many L3 capacities are set-sampled (sampling.min_kernel_l3s)
     ProcessNode node;        ///< what the Horowitz-derived energy defaults are scaled to
     PerPrecision mac_pj_by;  ///< energy of one SIMD or AMX MAC (FMA) by precision (energy.pj_per_mac.<p>), pJ
     double static_w = 0;
@@ -59,6 +61,12 @@ struct CpuConfig {
     bool uses_amx() const;
     /// Energy of one MAC in the run's precision, pJ.
     double mac_pj() const;
+    /// The period, in lines, over which set sampling picks its residues (set_sample.h): the
+    /// greatest common divisor of every level's number of sets.
+    int64_t sample_modulus() const;
+    /// The set-sampling ratio the caches allow: the largest divisor of sample_sets that divides
+    /// sample_modulus() (1: no sampling).
+    int64_t sample_ratio() const;
     /// Elements of the run's precision in one SIMD register.
     int64_t lanes() const { return vector_bits / (8 * operand_bytes(precision)); }
 };

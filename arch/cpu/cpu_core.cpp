@@ -21,13 +21,13 @@ double CpuCore::flush(double issue_ps, L3Outcome& out) {
     p.set_address(0);
     p.set_data_ptr(nullptr);
     p.set_data_length(static_cast<unsigned>(std::min<uint64_t>(
-        (m_batch.reads.size() + m_batch.writebacks.size()) * static_cast<uint64_t>(m_line_bytes), 0x7fffffffu)));
+        (m_batch.reads.size() + m_batch.writebacks.size()) * m_batch.weight * static_cast<uint64_t>(m_line_bytes), 0x7fffffffu)));
     p.set_streaming_width(p.get_data_length());
     p.set_extension(&m_batch);
     sc_core::sc_time delay(issue_ps, sc_core::SC_PS);
     socket->b_transport(p, delay);
     p.clear_extension(&m_batch);
-    out.lines = m_batch.reads.size() + m_batch.writebacks.size();
+    out.lines = (m_batch.reads.size() + m_batch.writebacks.size()) * m_batch.weight;
     out.l3_hits = m_batch.l3_hits;
     out.l3_misses = m_batch.l3_misses;
     out.dram_read_bytes = m_batch.dram_read_bytes;

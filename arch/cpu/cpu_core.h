@@ -43,24 +43,26 @@ public:
     CpuCore(sc_core::sc_module_name name, int64_t index, const CpuConfig& cfg);
 
     /// One access to cache line `line` (byte address / line size); a write marks it dirty.
+    /// Under set sampling (set_sampling()) the line stands for sample_weight() lines: every count
+    /// it adds is that many.
     void touch_line(uint64_t line, bool write) {
-        (write ? m_counts.l1_writes : m_counts.l1_reads)++;
-        const Cache::Result r1 = m_l1.access(line, write);
-        if (r1.evicted_dirty) write_back_from_l1(r1.victim);
-        if (r1.hit) return;
-        ++m_counts.l1_misses;
-        const Cache::Result r2 = m_l2.access(line, write);
-        m_counts.l2_dirtied += r2.dirtied;
-        if (r2.evicted_dirty) m_batch.writebacks.push_back(r2.victim);
-        if (r2.hit) return;
-        ++m_counts.l2_misses;
-        m_batch.reads.push_back(line);
+        (write ? m_counts.l1_writes : m_counts.l1_reads) += m_sample_w;
+        access_line(line, write);
     }
-    /// Touches every line of [addr, addr + bytes).
+    /// Touches every line of [addr, addr + bytes) (under set sampling, its sampled lines; the
+    /// L1's accesses are still counted line by line, exactly).
     void touch(uint64_t addr, uint64_t bytes, bool write) {
         if (bytes == 0) return;
         const uint64_t lb = static_cast<uint64_t>(m_line_bytes);
-        for (uint64_t l = addr / lb, last = (addr + bytes - 1) / lb; l <= last; ++l) touch_line(l, write);
+        const uint64_t first = addr / lb, last = (addr + bytes - 1) / lb;
+        if (m_sample_w == 1) {
+            for (uint64_t l = first; l <= last; ++l) touch_line(l, write);
+            return;
+        }
+        (write ? m_counts.l1_writes : m_counts.l1_reads) += last - first + 1;
+        const uint64_t mod = static_cast<uint64_t>(m_sample.modulus), at = first % mod;
+        for (const int64_t r : m_sample.residues)
+            for (uint64_t l = first + (static_cast<uint64_t>(r) + mod - at) % mod; l <= last; l += mod) access_line(l, write);
     }
     /// Touches `rows` rows of `row_bytes` bytes, `stride` bytes apart, from `addr`.
     void touch_rows(uint64_t addr, int64_t rows, uint64_t row_bytes, uint64_t stride, bool write) {
@@ -88,20 +90,50 @@ public:
     std::vector<uint64_t>& queued_writebacks() { return m_batch.writebacks; }
     /// A dirty line leaving the L1: written into the L2 (its dirty victim queued for the L3).
     void write_back_from_l1(uint64_t line) {
-        ++m_counts.l2_writebacks;
+        m_counts.l2_writebacks += m_sample_w;
         const Cache::Result w = m_l2.access(line, true);
-        m_counts.l2_dirtied += w.dirtied;
+        m_counts.l2_dirtied += w.dirtied ? m_sample_w : 0;
         if (w.evicted_dirty) m_batch.writebacks.push_back(w.victim);
     }
+    // ---- cache set sampling (CpuMachine's large kernels) -----------------------------------------
+    /// From now on only the lines of `sample` are simulated (set_sample.h: they fill exactly the
+    /// sampled sets of every level, and each of those sees all of its accesses), each standing for
+    /// sample.weight() lines in the miss counts and in what reaches the L3; the L1's accesses are
+    /// counted exactly. SetSample::none(): every line. Leaving sampling, call
+    /// Cache::replicate_sets() on each cache.
+    void set_sampling(const SetSample& sample) {
+        m_sample = sample;
+        m_sample_w = sample.weight();
+        m_batch.weight = m_sample_w;
+    }
+    /// Lines each simulated line stands for (1 without sampling).
+    uint64_t sample_weight() const { return m_sample_w; }
     Cache& l1() { return m_l1; }
     Cache& l2() { return m_l2; }
     int64_t line_bytes() const { return m_line_bytes; }
 
 private:
+    /// One access's way through the L1 and L2, its misses and write-backs counted x m_sample_w.
+    void access_line(uint64_t line, bool write) {
+        const uint64_t w = m_sample_w;
+        const Cache::Result r1 = m_l1.access(line, write);
+        if (r1.evicted_dirty) write_back_from_l1(r1.victim);
+        if (r1.hit) return;
+        m_counts.l1_misses += w;
+        const Cache::Result r2 = m_l2.access(line, write);
+        m_counts.l2_dirtied += r2.dirtied ? w : 0;
+        if (r2.evicted_dirty) m_batch.writebacks.push_back(r2.victim);
+        if (r2.hit) return;
+        m_counts.l2_misses += w;
+        m_batch.reads.push_back(line);
+    }
+
     int64_t m_index, m_line_bytes;
     Cache m_l1, m_l2;
     LineBatch m_batch;
     CoreCounts m_counts;
+    SetSample m_sample;
+    uint64_t m_sample_w = 1;
 };
 
 }  // namespace archsim

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <unordered_map>
 #include <vector>
 
@@ -69,11 +70,27 @@ public:
             m_cores.back()->socket.bind(m_l3->socket);
         }
         m_sched = std::make_unique<CoreSchedule>(m_cfg, m_cores, m_rec, std::move(c));
+        m_sample = SetSample::spread(cfg.sample_ratio(), cfg.sample_modulus());
         m_launch = m_rec.stall_cause("launch", "a primitive's dispatch and thread fork/join (core.op_overhead_us)");
     }
 
+    std::string approximations() const override {
+        std::string out;
+        if (m_sampled_ops) {
+            char l3s[32];
+            std::snprintf(l3s, sizeof l3s, "%g", m_cfg.sample_min_l3s);
+            out = "cache set sampling (1 set in " + std::to_string(m_cfg.sample_ratio()) + ") on " + std::to_string(m_sampled_ops) +
+                  " operator(s) spanning >= " + l3s + "x the L3";
+        }
+        if (m_ff.loops)
+            out += (out.empty() ? "" : "; ") + std::string("steady-state fast-forward skipped ") + std::to_string(m_ff.units_skipped) +
+                   " of " + std::to_string(m_ff.units_skipped + m_ff.units_run) + " GEMM loop units";
+        return out;
+    }
+
 protected:
-    void begin_op(const Operator&, const OpGraph&, Route r) override {
+    void begin_op(const Operator& op, const OpGraph& graph, Route r) override {
+        if (r != Route::FusedEpilogue) choose_sampling(op, graph);  // an epilogue runs in its producer's mode
         m_sched->start_all(sim_now_ps());
         if (r != Route::FusedEpilogue && m_cfg.op_overhead_us > 0)  // dispatch and fork/join
             m_sched->stall_now(sim_now_ps(), m_cfg.op_overhead_us * 1e6, m_launch);
@@ -208,7 +225,7 @@ private:
                             pack_a ? MovingBox::contiguous(ap, static_cast<uint64_t>(b.mr * kcb) * e, static_cast<uint64_t>(b.mr * kcb) * e)
                                    : MovingBox::down(a_src, b.mr, static_cast<uint64_t>(src_cols) * e, a_row, b.mr),
                             b_panel(jr, cols), MovingBox::down(c_blk - static_cast<uint64_t>(jc) * e, b.mr, c_row, c_row, b.mr)};
-                        SteadyLoop rows_loop(cc, std::move(boxes), full, fast_forward());
+                        SteadyLoop rows_loop(cc, std::move(boxes), full, fast_forward(), &m_ff);
                         rows_loop.run([&](int64_t q) { micro(jr, q * b.mr, b.mr, cols); });
                         if (mcb % b.mr) micro(jr, full * b.mr, mcb % b.mr, cols);
                     };
@@ -222,7 +239,7 @@ private:
                         else b_move.col_step = static_cast<uint64_t>(b.nr) * e;
                         const MovingBox c_move = MovingBox::right(c_base + static_cast<uint64_t>(jc + p0 * b.nr) * e, g.m,
                                                                   static_cast<uint64_t>(b.nr) * e, c_row, static_cast<uint64_t>(b.nr) * e);
-                        SteadyLoop cols_loop(cc, {a_fixed, b_move, c_move}, std::max<int64_t>(0, full_cols), fast_forward());
+                        SteadyLoop cols_loop(cc, {a_fixed, b_move, c_move}, std::max<int64_t>(0, full_cols), fast_forward(), &m_ff);
                         cols_loop.run([&](int64_t j) { column(p0 + j, b.nr); });
                     }
                     for (int64_t jr = p0 + std::max<int64_t>(0, full_cols); jr < p1; ++jr) column(jr, std::min(b.nr, ncb - jr * b.nr));
@@ -282,8 +299,37 @@ private:
         m_sched->barrier();
     }
 
-    /// Steady-state fast-forward (steady_loop.h) is one of the fast paths `--reference` turns off.
-    bool fast_forward() const { return memoize(); }
+    /// Steady-state fast-forward (steady_loop.h) is one of the fast paths `--reference` turns off;
+    /// it needs every line simulated (its windows compare exact L1 counts), so not under sampling.
+    bool fast_forward() const { return memoize() && m_sampling == 1; }
+
+    /// Cache set sampling (CpuCore::set_sampling), a fast path for kernels whose tensors span at
+    /// least sampling.min_kernel_l3s L3 capacities: one set in m_cfg.sample_ratio() of every cache
+    /// is simulated. The sampled sets see exactly the accesses they would see in full simulation;
+    /// the estimate is off where the other sets' accesses differ from theirs: a kernel near a
+    /// capacity (some sets hit, others miss), or lines reused unevenly with a period of a few
+    /// lines (a convolution's implicit im2col reads the lines where kc slices overlap more often
+    /// than others), which is why such convolutions are never sampled. On leaving sampling the
+    /// other sets are refilled from the sampled ones (Cache::replicate_sets).
+    void choose_sampling(const Operator& op, const OpGraph& graph) {
+        uint64_t bytes = 0;
+        for (const auto* list : {&op.inputs, &op.outputs})
+            for (const int32_t t : *list)
+                if (t >= 0) bytes += static_cast<uint64_t>(std::max<int64_t>(0, bytes_of(graph.tensors()[static_cast<size_t>(t)])));
+        bool even = true;  // every line of a GEMM operand reused as often as its neighbours
+        for (const GemmView& g : op.cost.gemms) even &= g.a_unique_elems <= 0 || g.a_unique_elems >= g.m * g.k;
+        const int64_t ratio = m_cfg.sample_ratio();
+        const bool big = static_cast<double>(bytes) >= m_cfg.sample_min_l3s * static_cast<double>(m_cfg.l3.bytes());
+        const int64_t n = memoize() && ratio > 1 && big && even ? ratio : 1;
+        if (n > 1) ++m_sampled_ops;
+        if (n == m_sampling) return;
+        if (m_sampling > 1) {  // back to every line: refill the sets sampling left alone
+            for (auto& core : m_cores) core->l1().replicate_sets(m_sample), core->l2().replicate_sets(m_sample);
+            m_l3->cache().replicate_sets(m_sample);
+        }
+        m_sampling = n;
+        for (auto& core : m_cores) core->set_sampling(n > 1 ? m_sample : SetSample::none());
+    }
 
     CpuConfig m_cfg;
     Blocking m_block;
@@ -292,6 +338,10 @@ private:
     std::vector<std::unique_ptr<CpuCore>> m_cores;
     std::unique_ptr<CoreSchedule> m_sched;
     StallCauseId m_launch = 0;
+    int64_t m_sampling = 1;       ///< lines per simulated line now (cache set sampling; 1 = every line)
+    SetSample m_sample;           ///< the lines a sampled kernel simulates
+    uint64_t m_sampled_ops = 0;   ///< operators run under sampling
+    FastForwardStats m_ff;        ///< what steady-state fast-forward skipped
     std::unordered_map<int32_t, uint64_t> m_base;
     uint64_t m_next = kTensorBase;
 };

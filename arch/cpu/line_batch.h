@@ -7,7 +7,7 @@
 
 namespace archsim {
 
-/// What the L3 did with one batch.
+/// What the L3 did with one batch (in lines or bytes stood for: x LineBatch::weight).
 struct L3Outcome {
     uint64_t lines = 0;             ///< reads + write-backs that crossed the core's L3 port
     uint64_t l3_hits = 0, l3_misses = 0;
@@ -19,8 +19,9 @@ struct L3Outcome {
 /// up every line). The L3 fills in the outcome.
 struct LineBatch : tlm::tlm_extension<LineBatch> {
     int64_t core = 0;
+    uint64_t weight = 1;  ///< lines each listed line stands for (cache set sampling, CpuCore::set_sampling)
     std::vector<uint64_t> reads, writebacks;
-    // filled by the L3
+    // filled by the L3, in lines (bytes) stood for
     uint64_t l3_hits = 0, l3_misses = 0;
     uint64_t dram_read_bytes = 0, dram_write_bytes = 0;
 

@@ -44,15 +44,16 @@ void SharedL3::b_transport(int /*port*/, tlm::tlm_generic_payload& p, sc_core::s
         return;
     }
     uint64_t dram_reads = 0, dram_writes = 0;
+    const uint64_t w = batch->weight;  // lines each listed line stands for (set sampling)
     for (uint64_t line : batch->reads) {
         const Cache::Result r = m_cache.access(line, false);
-        if (r.hit) ++batch->l3_hits;
-        else ++dram_reads;
-        if (r.evicted_dirty) ++dram_writes;
+        if (r.hit) batch->l3_hits += w;
+        else dram_reads += w;
+        if (r.evicted_dirty) dram_writes += w;
     }
     for (uint64_t line : batch->writebacks) {
         const Cache::Result r = m_cache.access(line, true);
-        if (r.evicted_dirty) ++dram_writes;
+        if (r.evicted_dirty) dram_writes += w;
     }
     batch->l3_misses = dram_reads;
     const uint64_t lb = static_cast<uint64_t>(m_line_bytes);
@@ -62,7 +63,7 @@ void SharedL3::b_transport(int /*port*/, tlm::tlm_generic_payload& p, sc_core::s
     const double issue = static_cast<double>(delay.value());
     const size_t core = static_cast<size_t>(batch->core);
     const double port_start = std::max(now + issue, m_port_free_ps[core]);
-    const uint64_t lines = batch->reads.size() + batch->writebacks.size();
+    const uint64_t lines = (batch->reads.size() + batch->writebacks.size()) * w;
     m_port_free_ps[core] = port_start + static_cast<double>(lines * lb) * m_ps_per_byte;
     double done = lines ? m_port_free_ps[core] + m_latency_ps : now + issue;
     done = std::max(done, dram(batch->dram_read_bytes, false, issue));

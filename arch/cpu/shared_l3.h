@@ -18,7 +18,8 @@ namespace archsim {
 /// cross that core's L3 port at l3.bytes_per_cycle x efficiency.cache starting at the request time (sc_time_stamp()
 /// + delay), the first arrives l3.latency_cycles later; misses and victims go to DRAM as one read
 /// and one write transaction per channel (lines interleave over channels), through the contended
-/// DRAM target. The delay grows to the later of the port and DRAM completions.
+/// DRAM target. The delay grows to the later of the port and DRAM completions. Under cache set
+/// sampling each listed line stands for LineBatch::weight lines, in the counts and the timing.
 class SharedL3 : public sc_core::sc_module {
 public:
     /// Bound by every core's initiator socket (one target, many initiators).
@@ -28,6 +29,7 @@ public:
     SharedL3(sc_core::sc_module_name name, const CpuConfig& cfg);
 
     const Cache& cache() const { return m_cache; }
+    Cache& cache() { return m_cache; }
 
 private:
     void b_transport(int port, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);

@@ -40,6 +40,7 @@ int cmd_trace_summary(const std::string& path) {
     std::string out = fmt::format("trace    {}\nmodel    {} ({})\nmachine  {}, {} at {:.0f} MHz, archsim {}\nevents   {}\n\n", path, m.model,
                                   tr.attr_string("model_path"), m.machine, m.precision, m.clock_hz * 1e-6,
                                   tr.attr_string("archsim_version"), m.events);
+    if (m.approximations != "none") out += fmt::format("approximate  {} (bounded, not exact)\n\n", m.approximations);
     out += fmt::format("latency      {:.6f} ms ({} cycles)\nenergy       {:.6f} mJ\nMACs         {} ({:.3f} GMAC)\nutilization  {:.2f}% of {:.0f} MACs/cycle\n",
                        lat * 1e-9, m.latency_cycles, m.energy_pj * 1e-9, m.macs, m.macs * 1e-9, 100 * m.utilization,
                        m.peak_macs_per_cycle);
