@@ -46,6 +46,9 @@ constexpr uint64_t kVectorChunkBytes = 64 * 1024; // a core streams a memory-bou
 /// core.reference_cycles_per_op per operation. Partial sums between kc slices are kept in C at the output's element
 /// size. Each operator pays core.op_overhead_us (dispatch, fork/join) first. Elementwise operators
 /// consuming a kernel's only output fuse into it (oneDNN post-ops) when fusion.elementwise is set.
+/// Fast paths (off under `run --reference`): GEMM loops fast-forwarded once they repeat
+/// (steady_loop.h), and kernels spanning at least sampling.min_kernel_l3s L3s simulated on one
+/// cache set in sampling.sets_per_sample (set_sample.h, choose_sampling()).
 class CpuMachine : public MachineBase {
 public:
     CpuMachine(const CpuConfig& cfg, TraceWriter& trace)
