@@ -82,7 +82,7 @@ public:
         if (m_sampled_ops) {
             char l3s[32];
             std::snprintf(l3s, sizeof l3s, "%g", m_cfg.sample_min_l3s);
-            out = "cache set sampling (1 set in " + std::to_string(m_cfg.sample_ratio()) + ") on " + std::to_string(m_sampled_ops) +
+            out = "cache set sampling (1 set in " + std::to_string(m_sample.weight()) + ") on " + std::to_string(m_sampled_ops) +
                   " operator(s) spanning >= " + l3s + "x the L3";
         }
         if (m_ff.loops)
@@ -304,10 +304,10 @@ private:
 
     /// Steady-state fast-forward (steady_loop.h) is one of the fast paths `--reference` turns off;
     /// it needs every line simulated (its windows compare exact L1 counts), so not under sampling.
-    bool fast_forward() const { return memoize() && m_sampling == 1; }
+    bool fast_forward() const { return memoize() && !m_sampling; }
 
     /// Cache set sampling (CpuCore::set_sampling), a fast path for kernels whose tensors span at
-    /// least sampling.min_kernel_l3s L3 capacities: one set in m_cfg.sample_ratio() of every cache
+    /// least sampling.min_kernel_l3s L3 capacities: one set in m_sample.weight() of every cache
     /// is simulated. The sampled sets see exactly the accesses they would see in full simulation;
     /// the estimate is off where the other sets' accesses differ from theirs: a kernel near a
     /// capacity (some sets hit, others miss), or lines reused unevenly with a period of a few
@@ -321,17 +321,16 @@ private:
                 if (t >= 0) bytes += static_cast<uint64_t>(std::max<int64_t>(0, bytes_of(graph.tensors()[static_cast<size_t>(t)])));
         bool even = true;  // every line of a GEMM operand reused as often as its neighbours
         for (const GemmView& g : op.cost.gemms) even &= g.a_unique_elems <= 0 || g.a_unique_elems >= g.m * g.k;
-        const int64_t ratio = m_cfg.sample_ratio();
         const bool big = static_cast<double>(bytes) >= m_cfg.sample_min_l3s * static_cast<double>(m_cfg.l3.bytes());
-        const int64_t n = memoize() && ratio > 1 && big && even ? ratio : 1;
-        if (n > 1) ++m_sampled_ops;
-        if (n == m_sampling) return;
-        if (m_sampling > 1) {  // back to every line: refill the sets sampling left alone
+        const bool sample = memoize() && m_sample.active() && big && even;
+        if (sample) ++m_sampled_ops;
+        if (sample == m_sampling) return;
+        if (m_sampling) {  // back to every line: refill the sets sampling left alone
             for (auto& core : m_cores) core->l1().replicate_sets(m_sample), core->l2().replicate_sets(m_sample);
             m_l3->cache().replicate_sets(m_sample);
         }
-        m_sampling = n;
-        for (auto& core : m_cores) core->set_sampling(n > 1 ? m_sample : SetSample::none());
+        m_sampling = sample;
+        for (auto& core : m_cores) core->set_sampling(sample ? m_sample : SetSample::none());
     }
 
     CpuConfig m_cfg;
@@ -341,7 +340,7 @@ private:
     std::vector<std::unique_ptr<CpuCore>> m_cores;
     std::unique_ptr<CoreSchedule> m_sched;
     StallCauseId m_launch = 0;
-    int64_t m_sampling = 1;       ///< lines per simulated line now (cache set sampling; 1 = every line)
+    bool m_sampling = false;      ///< the kernel now running is set-sampled (m_sample)
     SetSample m_sample;           ///< the lines a sampled kernel simulates
     uint64_t m_sampled_ops = 0;   ///< operators run under sampling
     FastForwardStats m_ff;        ///< what steady-state fast-forward skipped
