@@ -57,8 +57,9 @@ void MachineBase::execute(uint32_t op_index, const Operator& op, const OpGraph& 
     m_rec.set_op(op_index);
     const Route r = route(op, graph, m_rules);
     if (r == Route::Skip) return;
-    // an operator fused into its producer depends on the graph around it: always simulated
-    if (m_memoize && r != Route::FusedEpilogue && run_memoized(op_index, op, graph, r)) return;
+    // an operator fused into its producer depends on the graph around it: simulated, unless the
+    // machine replays whole repeated instances (memo_epilogues())
+    if (m_memoize && (r != Route::FusedEpilogue || memo_epilogues()) && run_memoized(op_index, op, graph, r)) return;
     run(op, graph, r);
 }
 
@@ -109,12 +110,34 @@ bool MachineBase::run_memoized(uint32_t op_index, const Operator& op, const OpGr
     // keep at most kMaxMemoEvents recorded events (56 bytes each) in all; a kernel whose change
     // the machine cannot describe (no post state) is not kept
     constexpr uint64_t kMaxMemoEvents = uint64_t{4} << 20;
-    if (rec->post_state.has_value() && m_memo_events + rec->events.size() <= kMaxMemoEvents) {
+    const bool keep = rec->post_state.has_value() && m_memo_events + rec->events.size() <= kMaxMemoEvents;
+    if (keep) {
         m_memo_events += rec->events.size();
         m_memo.insert(key.value(), rec);
         if (has_loose) m_memo.insert(loose.value(), rec);
     }
+    memo_kept(keep);
     return true;
+}
+
+const KernelRepeats& MachineBase::kernel_repeats(const OpGraph& graph) {
+    if (m_repeats_of == &graph) return m_repeats;
+    const std::vector<int32_t>& order = graph.topo_order();
+    std::vector<uint64_t> sigs;
+    std::vector<std::vector<int32_t>> slots;
+    m_position.assign(graph.ops().size(), 0);
+    for (size_t q = 0; q < order.size(); ++q) {
+        const Operator& op = graph.ops()[static_cast<size_t>(order[q])];
+        m_position[static_cast<size_t>(order[q])] = q;
+        slots.push_back(kernel_slots(op));
+        MemoKey key;
+        key.add(uint64_t(route(op, graph, m_rules)));
+        add_kernel_signature(key, op, graph, slots.back());
+        sigs.push_back(key.value());
+    }
+    m_repeats = KernelRepeats::find(sigs, slots);
+    m_repeats_of = &graph;
+    return m_repeats;
 }
 
 void MachineBase::run(const Operator& op, const OpGraph& graph, Route r) {

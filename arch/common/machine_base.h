@@ -6,6 +6,7 @@
 
 #include "arch/common/clock.h"
 #include "arch/common/kernel_memo.h"
+#include "arch/common/kernel_repeats.h"
 #include "arch/common/recorder.h"
 #include "sim/common/precision.h"
 #include "arch/common/machine.h"
@@ -121,6 +122,24 @@ protected:
     /// Called just before memo_restore(); `exact` as there. The default: always.
     virtual bool memo_replayable(const std::any& change, double start_ps, uint64_t dur_ps, bool exact) { return true; }
 
+    /// Whether operators fused into their producer (Route::FusedEpilogue) go through memo_state()
+    /// too. The default, false: they are always simulated, as their work depends on the graph
+    /// around them; a model that memoizes whole repeated instances (kernel_repeats()) says true.
+    virtual bool memo_epilogues() const { return false; }
+    /// After a simulated kernel was keyed and recorded: whether its record was kept (false when
+    /// the machine gave no state change or the memo's event budget was spent).
+    virtual void memo_kept(bool kept) {}
+
+    /// The repeated stretches of `graph`'s kernel sequence (execution order, every operator a
+    /// kernel, skipped ones included), kernels compared by route and add_kernel_signature();
+    /// computed on first use. Regions have at least 3 instances.
+    const KernelRepeats& kernel_repeats(const OpGraph& graph);
+    /// Operator `op_index`'s position in the execution order (kernel_repeats()' positions).
+    size_t kernel_position(const OpGraph& graph, uint32_t op_index) {
+        kernel_repeats(graph);
+        return m_position[op_index];
+    }
+
     /// Calls `f(gemm_index, view)` for every GEMM view of `op` with work in it.
     template <class F>
     static void for_each_gemm(const Operator& op, F&& f) {
@@ -143,6 +162,9 @@ private:
 
     bool m_memoize = false;
     KernelMemo m_memo;
+    const OpGraph* m_repeats_of = nullptr;  ///< the graph m_repeats describes
+    KernelRepeats m_repeats;
+    std::vector<size_t> m_position;         ///< execution position by operator index
     uint64_t m_memo_events = 0;  ///< events held by m_memo's entries
     double m_static_w;
     std::string m_precision_name;

@@ -1,7 +1,9 @@
 #pragma once
 // A set-associative, write-back, write-allocate cache with true LRU, at cache-line granularity.
 #include <cstddef>
+#include <algorithm>
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 #include "arch/cpu/set_sample.h"
@@ -71,6 +73,39 @@ public:
     void for_each(F f) const {
         for (size_t i = 0; i < m_tag.size(); ++i)
             if (m_tag[i] != 0) f(Entry{m_tag[i] - 1, m_stamp[i], m_dirty[i] != 0});
+    }
+    /// Appends the contents to `out` set by set, each set from its least to its most recently
+    /// used way: (map(line) << 1 | dirty) + 2 per resident line (0 per empty way), so two caches
+    /// whose contents are equal up to map() give equal sequences (repeat_replay.h). map() returns
+    /// kUnmapped for a line it cannot map; the value is then ~0 (equal to no mapped line's).
+    static constexpr uint64_t kUnmapped = ~uint64_t{0};
+    template <class F>
+    void append_lru_order(std::vector<uint64_t>& out, F map) const {
+        const size_t ways = static_cast<size_t>(m_ways);
+        std::vector<size_t> order(ways);
+        for (size_t base = 0; base < m_tag.size(); base += ways) {
+            size_t n = 0;
+            for (size_t w = 0; w < ways; ++w)
+                if (m_tag[base + w] != 0) order[n++] = base + w;
+                else out.push_back(0);
+            std::sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n), [&](size_t a, size_t b) { return m_stamp[a] < m_stamp[b]; });
+            for (size_t i = 0; i < n; ++i) {
+                const uint64_t to = map(m_tag[order[i]] - 1);
+                out.push_back(to == kUnmapped ? kUnmapped : ((to << 1) | m_dirty[order[i]]) + 2);
+            }
+        }
+    }
+    /// Renames every resident line to rename(line), which must map to the same set (keeping its
+    /// way, last use and dirty bit); throws std::logic_error otherwise.
+    template <class F>
+    void rename_lines(F rename) {
+        const size_t ways = static_cast<size_t>(m_ways);
+        for (size_t i = 0; i < m_tag.size(); ++i) {
+            if (m_tag[i] == 0) continue;
+            const uint64_t to = rename(m_tag[i] - 1);
+            if (set_base(to) != i / ways * ways) throw std::logic_error("cache line renamed into another set");
+            m_tag[i] = to + 1;
+        }
     }
     /// Cache set sampling (CpuCore::set_sampling): after a stretch in which only the lines of
     /// `sample` were accessed, fills every other set s from its sampled partner (the set s - d + p,

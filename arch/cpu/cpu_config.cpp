@@ -168,6 +168,11 @@ const ParamBinder<CpuConfig>& cpu_params() {
                         "(sampled from 1x, resnet_basic_block's DRAM traffic on cpu/host -0.73% and one vgg16 "
                         "operator's energy +36%; from 2x every CPU config's golden check passes, README \"Speed\")"),
                  0);
+        b.boolean("replay.repeats", [](C& c) -> bool& { return c.replay_repeats; }, true,
+                  "Repeated instances (a transformer's layers, found in the kernel sequence), a fast path (off under "
+                  "`run --reference`): once the caches meet an instance as they met the one before, renamed, it and "
+                  "the rest of the region replay the record of the instance before (exact; arch/cpu/repeat_replay.h); "
+                  "false: every instance simulated");
         declare_process_node<C>(b, [](C& c) -> ProcessNode& { return c.node; }, {7.0, 0.75},
                                 "EPYC 7763: TSMC N7 core dies; 0.75 V an assumption");
         declare_per_precision<C>(b, "energy.pj_per_mac", [](C& c) -> PerPrecision& { return c.mac_pj_by; }, {}, "pJ/MAC",

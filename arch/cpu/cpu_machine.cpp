@@ -3,7 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <unordered_map>
+#include <memory>
+#include <numeric>
 #include <vector>
 
 #include "arch/common/dram_port.h"
@@ -13,14 +14,15 @@
 #include "arch/cpu/core_schedule.h"
 #include "arch/cpu/cpu_config.h"
 #include "arch/cpu/cpu_core.h"
+#include "arch/cpu/repeat_replay.h"
 #include "arch/cpu/shared_l3.h"
 #include "arch/cpu/steady_loop.h"
+#include "arch/cpu/tensor_layout.h"
 
 namespace archsim {
 
 namespace {
 
-constexpr uint64_t kAlign = 4096;
 constexpr uint64_t kTensorBase = 1ull << 30;      // activations and weights from here up
 constexpr uint64_t kPackedB = 1ull << 46;         // the shared packed B panel
 constexpr uint64_t kPackedA = 1ull << 47;         // each core's packed A block, 4 GiB apart
@@ -46,7 +48,9 @@ constexpr uint64_t kVectorChunkBytes = 64 * 1024; // a core streams a memory-bou
 /// core.reference_cycles_per_op per operation. Partial sums between kc slices are kept in C at the output's element
 /// size. Each operator pays core.op_overhead_us (dispatch, fork/join) first. Elementwise operators
 /// consuming a kernel's only output fuse into it (oneDNN post-ops) when fusion.elementwise is set.
-/// Fast paths (off under `run --reference`): GEMM loops fast-forwarded once they repeat
+/// Tensors live where TensorLayout puts them. Fast paths (off under `run --reference`): repeated
+/// instances (a transformer's layers) replayed once the caches meet an instance as they met the
+/// one before (repeat_replay.h; exact), GEMM loops fast-forwarded once they repeat
 /// (steady_loop.h), and kernels spanning at least sampling.min_kernel_l3s L3s simulated on one
 /// cache set in sampling.sets_per_sample (set_sample.h, choose_sampling()).
 class CpuMachine : public MachineBase {
@@ -92,7 +96,34 @@ public:
     }
 
 protected:
+    // ---- kernel memoization: whole repeated instances (repeat_replay.h) -------------------------
+    bool memo_epilogues() const override { return true; }
+    bool memo_state(const Operator& op, const OpGraph& graph, const std::vector<int32_t>&, MemoKey& key) override {
+        layout(graph);
+        const size_t q = kernel_position(graph, static_cast<uint32_t>(&op - graph.ops().data()));
+        MemoKey extra;  // what a kernel depends on besides the caches
+        extra.add(m_sampling);
+        m_dram->memo_key(extra, sim_now_ps());
+        m_change_from = {m_sampled_ops, m_ff};
+        return m_cfg.replay_repeats && m_replay->on_kernel(q, extra.value(), key);
+    }
+    std::any memo_save(const Operator&, const OpGraph&, const std::vector<int32_t>&, double end_ps) override {
+        return std::make_shared<const KernelChange>(KernelChange{m_dram->memo_save(end_ps), m_sampled_ops - m_change_from.sampled_ops,
+                                                                 {m_ff.loops - m_change_from.ff.loops,
+                                                                  m_ff.units_skipped - m_change_from.ff.units_skipped,
+                                                                  m_ff.units_run - m_change_from.ff.units_run}});
+    }
+    void memo_restore(const std::any& change, const Operator&, const OpGraph&, const std::vector<int32_t>&, double end_ps, bool) override {
+        const KernelChange& c = *std::any_cast<const std::shared_ptr<const KernelChange>&>(change);
+        m_dram->memo_restore(c.dram, end_ps);
+        m_sampled_ops += c.sampled_ops;
+        m_ff.loops += c.ff.loops, m_ff.units_skipped += c.ff.units_skipped, m_ff.units_run += c.ff.units_run;
+    }
+    void memo_kept(bool kept) override { m_replay->kept(kept); }
+
     void begin_op(const Operator& op, const OpGraph& graph, Route r) override {
+        // a kernel simulated while instances replay would meet caches that are not yet its own
+        if (m_replay && m_replay->replaying()) throw std::logic_error("CPU model: kernel '" + op.name + "' simulated inside a replayed instance");
         if (r != Route::FusedEpilogue) choose_sampling(op, graph);  // an epilogue runs in its producer's mode
         m_sched->start_all(sim_now_ps());
         if (r != Route::FusedEpilogue && m_cfg.op_overhead_us > 0)  // dispatch and fork/join
@@ -113,15 +144,23 @@ protected:
 private:
     // ---- graph facts --------------------------------------------------------------------------
     int64_t bytes_of(const Tensor& t) const { return run_bytes(t, m_cfg.precision); }
-    /// Byte address of tensor `t` (allocated on first use, page aligned).
-    uint64_t base(int32_t t, const OpGraph& g) {
-        auto it = m_base.find(t);
-        if (it != m_base.end()) return it->second;
-        const uint64_t bytes = t >= 0 ? static_cast<uint64_t>(std::max<int64_t>(1, bytes_of(g.tensors()[static_cast<size_t>(t)]))) : 1;
-        const uint64_t at = m_next;
-        m_next += (bytes + kAlign - 1) / kAlign * kAlign;
-        m_base.emplace(t, at);
-        return at;
+    /// Byte address of tensor `t` (TensorLayout).
+    uint64_t base(int32_t t, const OpGraph& g) { return layout(g).base(t); }
+    /// The address plan of `g` (made on first use, with the repeat replay that relies on it).
+    TensorLayout& layout(const OpGraph& g) {
+        if (m_layout_of == &g) return *m_layout;
+        // corresponding lines of repeated instances share a set in every cache: align to the
+        // least common multiple of the caches' set spans
+        uint64_t align = 4096;
+        std::vector<Cache*> caches;
+        for (auto& core : m_cores) caches.push_back(&core->l1()), caches.push_back(&core->l2());
+        caches.push_back(&m_l3->cache());
+        for (const Cache* c : caches) align = std::lcm(align, static_cast<uint64_t>(c->sets() * c->line_bytes()));
+        m_layout = std::make_unique<TensorLayout>(g, kernel_repeats(g), m_cfg.precision, kTensorBase, align,
+                                                  static_cast<uint64_t>(m_cfg.sample_modulus() * m_cfg.line_bytes));
+        m_replay = std::make_unique<RepeatReplay>(kernel_repeats(g), *m_layout, std::move(caches), m_cfg.line_bytes);
+        m_layout_of = &g;
+        return *m_layout;
     }
 
     // ---- kernels ------------------------------------------------------------------------------
@@ -344,8 +383,19 @@ private:
     SetSample m_sample;           ///< the lines a sampled kernel simulates
     uint64_t m_sampled_ops = 0;   ///< operators run under sampling
     FastForwardStats m_ff;        ///< what steady-state fast-forward skipped
-    std::unordered_map<int32_t, uint64_t> m_base;
-    uint64_t m_next = kTensorBase;
+    /// What a recorded kernel changed beyond the caches (its replay applies it).
+    struct KernelChange {
+        DramPort::MemoState dram;
+        uint64_t sampled_ops = 0;
+        FastForwardStats ff;
+    };
+    struct {
+        uint64_t sampled_ops = 0;
+        FastForwardStats ff;
+    } m_change_from;              ///< the counts at the keyed kernel's start
+    const OpGraph* m_layout_of = nullptr;
+    std::unique_ptr<TensorLayout> m_layout;
+    std::unique_ptr<RepeatReplay> m_replay;
 };
 
 }  // namespace

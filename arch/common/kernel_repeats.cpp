@@ -1,0 +1,96 @@
+#include "arch/common/kernel_repeats.h"
+
+#include <algorithm>
+
+namespace archsim {
+
+namespace {
+
+struct Candidate {
+    size_t covered, period, first, instances;  ///< covered: kernels beyond the first instance
+};
+
+}  // namespace
+
+KernelRepeats KernelRepeats::find(const std::vector<uint64_t>& sigs, const std::vector<std::vector<int32_t>>& slots, size_t min_instances) {
+    KernelRepeats out;
+    const size_t n = sigs.size();
+    std::vector<bool> taken(n, false);
+    min_instances = std::max<size_t>(min_instances, 2);
+    // instances [first, first + instances) of `period` kernels correspond tensor by tensor, one
+    // to one, with every region kept so far: the number that do (pairs added for them are kept
+    // only if at least min_instances do)
+    auto corresponding = [&](size_t first, size_t period, size_t instances) {
+        std::vector<int32_t> added;
+        size_t ok = 1;
+        for (size_t i = 1; i < instances; ++i, ++ok) {
+            const size_t mark = added.size();
+            bool good = true;
+            for (size_t p = 0; p < period && good; ++p) {
+                const auto& a = slots[first + (i - 1) * period + p];
+                const auto& b = slots[first + i * period + p];
+                good = a.size() == b.size();
+                for (size_t j = 0; j < a.size() && good; ++j) {
+                    const int32_t t = a[j], u = b[j];
+                    const int32_t nt = out.next(t), pu = out.prev(u);
+                    if (nt == u && pu == t) continue;
+                    if (nt >= 0 || pu >= 0) {
+                        good = false;
+                        break;
+                    }
+                    out.m_next[t] = u, out.m_prev[u] = t;
+                    added.push_back(t);
+                }
+            }
+            if (!good) {  // instance i does not correspond: undo its pairs
+                for (size_t k = mark; k < added.size(); ++k) out.m_prev.erase(out.m_next[added[k]]), out.m_next.erase(added[k]);
+                added.resize(mark);
+                break;
+            }
+        }
+        if (ok < min_instances)
+            for (int32_t t : added) out.m_prev.erase(out.m_next[t]), out.m_next.erase(t);
+        return ok;
+    };
+    for (;;) {
+        std::vector<Candidate> cands;
+        for (size_t period = 1; 2 * period <= n; ++period) {
+            size_t run = 0;  // consecutive q with sigs[q] == sigs[q + period], both free
+            for (size_t q = 0; q + period <= n; ++q) {
+                const bool same = q + period < n && !taken[q] && !taken[q + period] && sigs[q] == sigs[q + period];
+                if (same) {
+                    ++run;
+                    continue;
+                }
+                const size_t instances = (run + period) / period;
+                if (run > 0 && instances >= min_instances) cands.push_back({(instances - 1) * period, period, q - run, instances});
+                run = 0;
+            }
+        }
+        std::sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
+            return a.covered != b.covered ? a.covered > b.covered : a.period != b.period ? a.period < b.period : a.first < b.first;
+        });
+        bool found = false;
+        for (const Candidate& c : cands) {
+            const size_t instances = corresponding(c.first, c.period, c.instances);
+            if (instances < min_instances) continue;
+            out.m_regions.push_back({c.first, c.period, instances});
+            std::fill(taken.begin() + static_cast<std::ptrdiff_t>(c.first), taken.begin() + static_cast<std::ptrdiff_t>(c.first + c.period * instances), true);
+            found = true;
+            break;
+        }
+        if (!found) break;
+    }
+    std::sort(out.m_regions.begin(), out.m_regions.end(), [](const RepeatRegion& a, const RepeatRegion& b) { return a.first < b.first; });
+    return out;
+}
+
+KernelRepeats::Where KernelRepeats::where(size_t q) const {
+    auto it = std::upper_bound(m_regions.begin(), m_regions.end(), q, [](size_t v, const RepeatRegion& r) { return v < r.first; });
+    if (it == m_regions.begin()) return {};
+    --it;
+    if (q >= it->end()) return {};
+    return {static_cast<int32_t>(it - m_regions.begin()), (q - it->first) / it->period, (q - it->first) % it->period};
+}
+
+}  // namespace archsim

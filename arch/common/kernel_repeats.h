@@ -1,0 +1,60 @@
+#pragma once
+// Repeated stretches of a run's kernel sequence (a transformer's layers, a ResNet stage's blocks),
+// found before simulation: what a machine may simulate once and replay (issue 15, item 1).
+#include <cstddef>
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+namespace archsim {
+
+/// One repeated stretch of the kernel sequence: `instances` consecutive copies of `period`
+/// kernels from position `first` (positions in execution order).
+struct RepeatRegion {
+    size_t first = 0, period = 0, instances = 0;
+    size_t end() const { return first + period * instances; }
+};
+
+/// The repeated stretches of a kernel sequence and the correspondence of their tensors. Kernel
+/// q + period repeats kernel q when their signatures are equal (the caller's hash: route and
+/// kernel_memo.h's add_kernel_signature, which names tensors by slot) and every tensor in slot
+/// j of kernel q corresponds to the tensor in slot j of kernel q + period, one to one over the
+/// whole region: next(T) is T's counterpart one instance later (a tensor every instance reads,
+/// a shared constant, is its own counterpart). So instance i + 1 does exactly what instance i
+/// did, on tensors renamed by next(): a machine whose state at the start of instance i + 1 is
+/// the state at the start of instance i renamed by next() runs instance i + 1 as a renamed
+/// replay of instance i.
+class KernelRepeats {
+public:
+    /// Finds the regions of `sigs` (one hash per kernel, in execution order; `slots[q]` kernel
+    /// q's tensors in signature order, kernel_slots()) with at least `min_instances` instances.
+    /// Greedy: the stretch covering the most kernels beyond its first instance first (the
+    /// shortest period on ties), then the same in what is left; a region is cut short where its
+    /// tensors stop corresponding one to one. O(kernels^2) signature comparisons per region.
+    static KernelRepeats find(const std::vector<uint64_t>& sigs, const std::vector<std::vector<int32_t>>& slots,
+                              size_t min_instances = 3);
+
+    const std::vector<RepeatRegion>& regions() const { return m_regions; }
+    /// Where position q lies: its region (-1 if none), instance and offset in the instance.
+    struct Where {
+        int32_t region = -1;
+        size_t instance = 0, offset = 0;
+    };
+    Where where(size_t q) const;
+    /// T's counterpart one instance later, or -1 if it has none.
+    int32_t next(int32_t t) const {
+        auto it = m_next.find(t);
+        return it == m_next.end() ? -1 : it->second;
+    }
+    /// The tensor whose counterpart is T, or -1 if none.
+    int32_t prev(int32_t t) const {
+        auto it = m_prev.find(t);
+        return it == m_prev.end() ? -1 : it->second;
+    }
+
+private:
+    std::vector<RepeatRegion> m_regions;  ///< sorted by first position
+    std::unordered_map<int32_t, int32_t> m_next, m_prev;
+};
+
+}  // namespace archsim

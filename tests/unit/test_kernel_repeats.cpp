@@ -1,0 +1,155 @@
+// Repeated instances (arch/common/kernel_repeats.h), where the CPU model places their tensors
+// (arch/cpu/tensor_layout.h), and the cache views its replay compares and renames (cache.h).
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <vector>
+
+#include "arch/common/kernel_repeats.h"
+#include "arch/cpu/cache.h"
+#include "arch/cpu/tensor_layout.h"
+#include "workloads/graph/op_graph.h"
+
+using namespace archsim;
+
+namespace {
+
+/// A chain in -> [layer] x `layers` -> out, each layer two kernels: h = MatMul(x, w_i) with a
+/// weight of its own, then x' = Relu(h); a Reshape view between the layers when `views`.
+OpGraph chain(int layers, bool views = false) {
+    std::vector<Tensor> t;
+    std::vector<Operator> ops;
+    auto tensor = [&](const std::string& name, TensorRole role, int64_t rows) {
+        Tensor x;
+        x.name = name, x.shape = {rows, 256}, x.role = role;
+        t.push_back(x);
+        return static_cast<int32_t>(t.size() - 1);
+    };
+    int32_t x = tensor("in", TensorRole::Input, 64);
+    for (int i = 0; i < layers; ++i) {
+        const std::string s = std::to_string(i);
+        const int32_t w = tensor("w" + s, TensorRole::Weight, 256), h = tensor("h" + s, TensorRole::Activation, 64);
+        Operator mm;
+        mm.name = "mm" + s, mm.op_type = "MatMul", mm.inputs = {x, w}, mm.outputs = {h};
+        mm.cost.cls = OpClass::Contraction;
+        ops.push_back(mm);
+        const int32_t y = tensor("y" + s, TensorRole::Activation, 64);
+        Operator relu;
+        relu.name = "relu" + s, relu.op_type = "Relu", relu.inputs = {h}, relu.outputs = {y};
+        relu.cost.cls = OpClass::Elementwise;
+        ops.push_back(relu);
+        x = y;
+        if (views) {
+            const int32_t v = tensor("v" + s, TensorRole::Activation, 64);
+            Operator view;
+            view.name = "view" + s, view.op_type = "Reshape", view.inputs = {x}, view.outputs = {v};
+            view.cost.cls = OpClass::ShapeOnly;
+            ops.push_back(view);
+            x = v;
+        }
+    }
+    return OpGraph("chain", "test", t, ops);
+}
+
+/// The signature the finder compares: op type and tensor roles and shapes (a stand-in for
+/// route + add_kernel_signature), and each op's tensors as slots.
+void describe(const OpGraph& g, std::vector<uint64_t>& sigs, std::vector<std::vector<int32_t>>& slots) {
+    for (int32_t idx : g.topo_order()) {
+        const Operator& op = g.ops()[static_cast<size_t>(idx)];
+        uint64_t h = std::hash<std::string>()(op.op_type);
+        std::vector<int32_t> s;
+        for (const auto* list : {&op.inputs, &op.outputs})
+            for (int32_t x : *list) s.push_back(x), h = h * 31 + static_cast<uint64_t>(g.tensors()[static_cast<size_t>(x)].shape[0]);
+        sigs.push_back(h);
+        slots.push_back(s);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("a stack of identical layers is one region, its tensors renamed one layer on by next()", "[unit][memo][repeats]") {
+    const OpGraph g = chain(5);
+    std::vector<uint64_t> sigs;
+    std::vector<std::vector<int32_t>> slots;
+    describe(g, sigs, slots);
+    const KernelRepeats r = KernelRepeats::find(sigs, slots);
+    REQUIRE(r.regions().size() == 1);
+    CHECK(r.regions()[0].first == 0);
+    CHECK(r.regions()[0].period == 2);  // the shortest period, not two layers
+    CHECK(r.regions()[0].instances == 5);
+    // tensors: in = 0, then per layer i: w = 1 + 3i, h = 2 + 3i, y = 3 + 3i
+    CHECK(r.next(0) == 3);   // the stack's input -> layer 0's output (layer 1's input)
+    CHECK(r.next(1) == 4);   // w0 -> w1
+    CHECK(r.next(10) == 13);  // w3 -> w4; w4 has no counterpart
+    CHECK(r.next(13) == -1);
+    CHECK(r.prev(4) == 1);
+    CHECK(r.prev(1) == -1);
+    const KernelRepeats::Where w = r.where(7);
+    CHECK(w.region == 0);
+    CHECK(w.instance == 3);
+    CHECK(w.offset == 1);
+    CHECK(r.where(10).region == -1);
+}
+
+TEST_CASE("a region ends where its tensors stop corresponding one to one, and needs three instances", "[unit][memo][repeats]") {
+    // four layers whose kernels look alike, but layer 2 reads layer 0's output instead of layer 1's
+    OpGraph g = chain(4);
+    std::vector<uint64_t> sigs;
+    std::vector<std::vector<int32_t>> slots;
+    describe(g, sigs, slots);
+    slots[4][0] = 3;  // mm2 reads y0 (already renamed to y1's role): no one-to-one renaming covers it
+    const KernelRepeats r = KernelRepeats::find(sigs, slots);
+    CHECK(r.regions().empty());  // layers 0-1 and 2-3 correspond, two instances each
+    CHECK(r.next(1) == -1);      // and no pair is kept
+    std::vector<uint64_t> two(sigs.begin(), sigs.begin() + 4);
+    std::vector<std::vector<int32_t>> two_slots(slots.begin(), slots.begin() + 4);
+    CHECK(KernelRepeats::find(two, two_slots).regions().empty());
+}
+
+TEST_CASE("the CPU layout puts counterparts in the same cache sets, views on their input, and guards every tensor", "[unit][cpu][repeats]") {
+    const OpGraph g = chain(4, true);
+    std::vector<uint64_t> sigs;
+    std::vector<std::vector<int32_t>> slots;
+    describe(g, sigs, slots);
+    const KernelRepeats r = KernelRepeats::find(sigs, slots);
+    REQUIRE(r.regions().size() == 1);
+    const uint64_t align = 2 << 20, guard = 4096;
+    TensorLayout lay(g, r, Precision::Fp32, 1ull << 30, align, guard);
+    int checked = 0;
+    for (int32_t t = 0; t < static_cast<int32_t>(g.tensors().size()); ++t) {
+        const int32_t n = r.next(t);
+        // a view's bytes are its input's: congruence is between the tensors that own bytes
+        if (n < 0 || n == t || lay.owner(lay.base(t)) != t || lay.owner(lay.base(n)) != n) continue;
+        CHECK(lay.base(n) % align == lay.base(t) % align);
+        ++checked;
+    }
+    CHECK(checked >= 6);
+    // views: v_i (tensor 4 + 4i) shares y_i's (3 + 4i) bytes
+    CHECK(lay.base(4) == lay.base(3));
+    CHECK(lay.owner(lay.base(4) + 100) == 3);
+    // every byte within guard_bytes of a tensor is its own; ranges never overlap
+    const int32_t w = 1;  // 256 x 256 fp32
+    CHECK(lay.owner(lay.base(w) + 256 * 256 * 4 + guard - 1) == w);
+    CHECK(lay.owner(lay.base(w) - guard) == w);
+    CHECK(lay.owner(lay.base(w) - guard - 1) != w);
+    CHECK(lay.owner(1ull << 46) == -2);  // nothing out there
+}
+
+TEST_CASE("a cache's LRU view is equal under renaming, and renaming keeps each line's set, age and dirt", "[unit][cpu][repeats]") {
+    Cache a(4 * 2 * 64, 2, 64), b(4 * 2 * 64, 2, 64);  // 4 sets x 2 ways
+    // the same access stream, b's lines 400 sets further on (a multiple of the 4 sets)
+    for (uint64_t line : {1u, 5u, 2u, 1u}) a.access(line, line == 5), b.access(line + 400, line == 5);
+    std::vector<uint64_t> va, vb;
+    a.append_lru_order(va, [](uint64_t l) { return l; });
+    b.append_lru_order(vb, [](uint64_t l) { return l - 400; });
+    CHECK(va == vb);
+    std::vector<uint64_t> raw_b;
+    b.append_lru_order(raw_b, [](uint64_t l) { return l; });
+    CHECK(va != raw_b);
+    a.rename_lines([](uint64_t l) { return l + 400; });
+    va.clear();
+    a.append_lru_order(va, [](uint64_t l) { return l; });
+    CHECK(va == raw_b);
+    CHECK(a.access(405, false).hit);
+    CHECK_THROWS_AS(a.rename_lines([](uint64_t l) { return l + 1; }), std::logic_error);
+}
