@@ -74,26 +74,28 @@ public:
         for (size_t i = 0; i < m_tag.size(); ++i)
             if (m_tag[i] != 0) f(Entry{m_tag[i] - 1, m_stamp[i], m_dirty[i] != 0});
     }
-    /// Appends the contents to `out` set by set, each set from its least to its most recently
-    /// used way: (map(line) << 1 | dirty) + 2 per resident line (0 per empty way), so two caches
-    /// whose contents are equal up to map() give equal sequences (repeat_replay.h). map() returns
-    /// kUnmapped for a line it cannot map; the value is then ~0 (equal to no mapped line's).
+    /// Visits the contents set by set, each set from its least to its most recently used way:
+    /// f((map(line) << 1 | dirty) + 2) per resident line, f(0) per empty way, and
+    /// f(kUnmapped) for a line map() returns kUnmapped for. So two caches whose contents are
+    /// equal up to map() give equal sequences (repeat_replay.h). Stops early when f returns false;
+    /// returns false then.
     static constexpr uint64_t kUnmapped = ~uint64_t{0};
-    template <class F>
-    void append_lru_order(std::vector<uint64_t>& out, F map) const {
+    template <class Map, class F>
+    bool visit_lru_order(Map map, F f) const {
         const size_t ways = static_cast<size_t>(m_ways);
         std::vector<size_t> order(ways);
         for (size_t base = 0; base < m_tag.size(); base += ways) {
             size_t n = 0;
             for (size_t w = 0; w < ways; ++w)
                 if (m_tag[base + w] != 0) order[n++] = base + w;
-                else out.push_back(0);
+                else if (!f(uint64_t{0})) return false;
             std::sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n), [&](size_t a, size_t b) { return m_stamp[a] < m_stamp[b]; });
             for (size_t i = 0; i < n; ++i) {
                 const uint64_t to = map(m_tag[order[i]] - 1);
-                out.push_back(to == kUnmapped ? kUnmapped : ((to << 1) | m_dirty[order[i]]) + 2);
+                if (!f(to == kUnmapped ? kUnmapped : ((to << 1) | m_dirty[order[i]]) + 2)) return false;
             }
         }
+        return true;
     }
     /// Renames every resident line to rename(line), which must map to the same set (keeping its
     /// way, last use and dirty bit); throws std::logic_error otherwise.

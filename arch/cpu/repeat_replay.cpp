@@ -34,7 +34,7 @@ void RepeatReplay::start_instance(size_t n, uint64_t extra) {
         return;
     }
     ++m_checks;
-    if (after_record && extra == m_snapshot_extra && contents(true) == m_snapshot) {
+    if (after_record && extra == m_snapshot_extra && matches_snapshot()) {
         m_mode = Mode::Replay;  // replays instance n - 1's records (m_gen)
         m_replay_from = n;
         ++m_replayed_total;
@@ -43,7 +43,7 @@ void RepeatReplay::start_instance(size_t n, uint64_t extra) {
     m_mode = Mode::Record;
     m_gen = ++m_gens;
     m_complete = true;
-    m_snapshot = contents(false);
+    m_snapshot = contents();
     m_snapshot_extra = extra;
 }
 
@@ -63,13 +63,24 @@ void RepeatReplay::leave_region() {
     m_snapshot.clear();
 }
 
-std::vector<uint64_t> RepeatReplay::contents(bool back) const {
+std::vector<uint64_t> RepeatReplay::contents() const {
     std::vector<uint64_t> out;
-    for (const Cache* c : m_caches) {
-        if (back) c->append_lru_order(out, [&](uint64_t line) { return rename(line, -1); });
-        else c->append_lru_order(out, [](uint64_t line) { return line; });
-    }
+    for (const Cache* c : m_caches)
+        c->visit_lru_order([](uint64_t line) { return line; }, [&](uint64_t v) {
+            out.push_back(v);
+            return true;
+        });
     return out;
+}
+
+bool RepeatReplay::matches_snapshot() const {
+    size_t i = 0;
+    for (const Cache* c : m_caches) {
+        const bool same = c->visit_lru_order([&](uint64_t line) { return rename(line, -1); },
+                                             [&](uint64_t v) { return i < m_snapshot.size() && m_snapshot[i++] == v; });
+        if (!same) return false;
+    }
+    return i == m_snapshot.size();
 }
 
 uint64_t RepeatReplay::rename(uint64_t line, int64_t steps) const {

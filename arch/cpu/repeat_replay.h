@@ -58,9 +58,11 @@ private:
     enum class Mode { Idle, Record, Replay };
     void start_instance(size_t n, uint64_t extra);
     void leave_region();
-    /// Every cache's contents in LRU order, lines renamed by `back` instances (0: as they are;
-    /// 1: one instance back, KernelRepeats::prev()).
-    std::vector<uint64_t> contents(bool back) const;
+    /// Every cache's contents in LRU order (Cache::visit_lru_order), lines as they are.
+    std::vector<uint64_t> contents() const;
+    /// Whether every cache's contents, lines renamed one instance back (KernelRepeats::prev()),
+    /// equal m_snapshot (stops at the first difference).
+    bool matches_snapshot() const;
     /// Line `line` renamed `steps` instances forward (steps > 0) or one back (steps = -1);
     /// Cache::kUnmapped if its tensor has no counterpart there.
     uint64_t rename(uint64_t line, int64_t steps) const;

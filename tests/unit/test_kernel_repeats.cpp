@@ -139,17 +139,23 @@ TEST_CASE("a cache's LRU view is equal under renaming, and renaming keeps each l
     Cache a(4 * 2 * 64, 2, 64), b(4 * 2 * 64, 2, 64);  // 4 sets x 2 ways
     // the same access stream, b's lines 400 sets further on (a multiple of the 4 sets)
     for (uint64_t line : {1u, 5u, 2u, 1u}) a.access(line, line == 5), b.access(line + 400, line == 5);
-    std::vector<uint64_t> va, vb;
-    a.append_lru_order(va, [](uint64_t l) { return l; });
-    b.append_lru_order(vb, [](uint64_t l) { return l - 400; });
-    CHECK(va == vb);
-    std::vector<uint64_t> raw_b;
-    b.append_lru_order(raw_b, [](uint64_t l) { return l; });
+    auto view = [](const Cache& c, uint64_t minus) {
+        std::vector<uint64_t> v;
+        c.visit_lru_order([&](uint64_t l) { return l - minus; }, [&](uint64_t x) {
+            v.push_back(x);
+            return true;
+        });
+        return v;
+    };
+    const std::vector<uint64_t> va = view(a, 0), raw_b = view(b, 0);
+    CHECK(va.size() == 8);
+    CHECK(va == view(b, 400));
     CHECK(va != raw_b);
+    int visited = 0;  // a visit stops when told to
+    CHECK_FALSE(a.visit_lru_order([](uint64_t l) { return l; }, [&](uint64_t) { return ++visited < 3; }));
+    CHECK(visited == 3);
     a.rename_lines([](uint64_t l) { return l + 400; });
-    va.clear();
-    a.append_lru_order(va, [](uint64_t l) { return l; });
-    CHECK(va == raw_b);
+    CHECK(view(a, 0) == raw_b);
     CHECK(a.access(405, false).hit);
     CHECK_THROWS_AS(a.rename_lines([](uint64_t l) { return l + 1; }), std::logic_error);
 }

@@ -11,6 +11,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "sim/common/error.h"
 #include "tools/archsim/spawn.h"
@@ -34,23 +35,42 @@ struct Phase {
     double latency_s = 0, energy_j = 0;
 };
 
-Phase run_phase(const std::string& self, const std::string& model, const std::string& arch, const std::string& dir,
-                const std::string& precision, const std::vector<std::string>& sets, int64_t batch, const std::string& detail,
-                bool reference) {
-    fs::create_directories(dir);
-    std::vector<std::string> args = {"run", model, "--arch", arch, "--out", dir, "--format", "json", "--batch", std::to_string(batch),
-                                     "--precision", precision, "--detail", detail};
-    if (reference) args.push_back("--reference");
-    for (const auto& s : sets) args.insert(args.end(), {"--set", s});
-    const pid_t pid = spawn_self(self, args, dir + "/report.json", dir + "/stderr.log");
-    int status = 0;
-    waitpid(pid, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        throw UserError(model, "this phase failed: " + last_line(read_file(dir + "/stderr.log")) + " (log: " + dir + "/stderr.log)");
+/// One phase to simulate: a `run` of `model` writing into `dir`.
+struct PhaseRun {
+    std::string model, dir;
+    Phase result;
+};
+
+/// Simulates every phase, each a child `run` process, up to one per core at a time (the
+/// phases are independent simulations); the longest (the prefill) should come first.
+/// Throws UserError naming the first phase that failed, with its log's last line.
+void run_phases(const std::string& self, std::vector<PhaseRun>& phases, const std::string& arch, const std::string& precision,
+                const std::vector<std::string>& sets, int64_t batch, const std::string& detail, bool reference) {
+    const size_t jobs = std::max(1u, std::thread::hardware_concurrency());
+    std::map<pid_t, size_t> running;
+    size_t next = 0;
+    while (next < phases.size() || !running.empty()) {
+        while (next < phases.size() && running.size() < jobs) {
+            const PhaseRun& p = phases[next];
+            fs::create_directories(p.dir);
+            std::vector<std::string> args = {"run", p.model, "--arch", arch, "--out", p.dir, "--format", "json", "--batch",
+                                             std::to_string(batch), "--precision", precision, "--detail", detail};
+            if (reference) args.push_back("--reference");
+            for (const auto& s : sets) args.insert(args.end(), {"--set", s});
+            running[spawn_self(self, args, p.dir + "/report.json", p.dir + "/stderr.log")] = next++;
+        }
+        int status = 0;
+        const pid_t pid = waitpid(-1, &status, 0);
+        auto it = running.find(pid);
+        if (it == running.end()) continue;
+        PhaseRun& p = phases[it->second];
+        running.erase(it);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            throw UserError(p.model, "this phase failed: " + last_line(read_file(p.dir + "/stderr.log")) + " (log: " + p.dir + "/stderr.log)");
+        std::ifstream in(p.dir + "/metrics.json");
+        const auto m = nlohmann::json::parse(in);
+        p.result = {m["total"]["latency_s"].get<double>(), m["total"]["energy_j"].get<double>()};
     }
-    std::ifstream in(dir + "/metrics.json");
-    const auto m = nlohmann::json::parse(in);
-    return {m["total"]["latency_s"].get<double>(), m["total"]["energy_j"].get<double>()};
 }
 
 }  // namespace
@@ -77,19 +97,19 @@ int cmd_run_llm(const WorkloadArgs& w, const std::string& arch, const std::strin
     fs::create_directories(out_dir);
     std::fprintf(stderr, "archsim: %s: prefill of %lld tokens and %lld decode steps, batch %lld, %s\n", w.model.c_str(),
                  static_cast<long long>(s.prompt), static_cast<long long>(s.generate - 1), static_cast<long long>(batch), prec.c_str());
-    const Phase prefill = run_phase(self, w.model + "@prefill", arch, out_dir + "/prefill", prec, sets, batch, detail, reference);
     // decode step t (t = 0 .. generate-2) attends over prompt + t cached tokens
     const int64_t steps = std::max<int64_t>(0, s.generate - 1);
     std::vector<int64_t> points;
     if (steps > 0)
         for (int64_t t : {int64_t(0), (steps - 1) / 3, 2 * (steps - 1) / 3, steps - 1})
             if (points.empty() || points.back() != t) points.push_back(t);
+    std::vector<PhaseRun> phases{{w.model + "@prefill", out_dir + "/prefill", {}}};
+    for (int64_t t : points)
+        phases.push_back({w.model + "@decode=" + std::to_string(s.prompt + t), out_dir + "/decode_kv" + std::to_string(s.prompt + t), {}});
+    run_phases(self, phases, arch, prec, sets, batch, detail, reference);
+    const Phase prefill = phases[0].result;
     std::map<int64_t, Phase> sampled;
-    for (int64_t t : points) {
-        const int64_t kv = s.prompt + t;
-        sampled[t] = run_phase(self, w.model + "@decode=" + std::to_string(kv), arch, out_dir + "/decode_kv" + std::to_string(kv), prec,
-                               sets, batch, detail, reference);
-    }
+    for (size_t i = 0; i < points.size(); ++i) sampled[points[i]] = phases[i + 1].result;
     double decode_s = 0, decode_j = 0;
     for (int64_t t = 0; t < steps; ++t) {
         auto hi = sampled.lower_bound(t);
