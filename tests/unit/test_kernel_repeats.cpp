@@ -25,26 +25,23 @@ OpGraph chain(int layers, bool views = false) {
         t.push_back(x);
         return static_cast<int32_t>(t.size() - 1);
     };
+    auto op = [&](const std::string& name, const char* type, std::vector<int32_t> in, int32_t out, OpClass cls) {
+        Operator o;
+        o.name = name, o.op_type = type, o.inputs = std::move(in), o.outputs = {out};
+        o.cost.cls = cls;
+        ops.push_back(o);
+    };
     int32_t x = tensor("in", TensorRole::Input, 64);
     for (int i = 0; i < layers; ++i) {
         const std::string s = std::to_string(i);
         const int32_t w = tensor("w" + s, TensorRole::Weight, 256), h = tensor("h" + s, TensorRole::Activation, 64);
-        Operator mm;
-        mm.name = "mm" + s, mm.op_type = "MatMul", mm.inputs = {x, w}, mm.outputs = {h};
-        mm.cost.cls = OpClass::Contraction;
-        ops.push_back(mm);
+        op("mm" + s, "MatMul", {x, w}, h, OpClass::Contraction);
         const int32_t y = tensor("y" + s, TensorRole::Activation, 64);
-        Operator relu;
-        relu.name = "relu" + s, relu.op_type = "Relu", relu.inputs = {h}, relu.outputs = {y};
-        relu.cost.cls = OpClass::Elementwise;
-        ops.push_back(relu);
+        op("relu" + s, "Relu", {h}, y, OpClass::Elementwise);
         x = y;
         if (views) {
             const int32_t v = tensor("v" + s, TensorRole::Activation, 64);
-            Operator view;
-            view.name = "view" + s, view.op_type = "Reshape", view.inputs = {x}, view.outputs = {v};
-            view.cost.cls = OpClass::ShapeOnly;
-            ops.push_back(view);
+            op("view" + s, "Reshape", {x}, v, OpClass::ShapeOnly);
             x = v;
         }
     }
