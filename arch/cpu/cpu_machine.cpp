@@ -99,25 +99,24 @@ protected:
     // ---- kernel memoization: whole repeated instances (repeat_replay.h) -------------------------
     bool memo_epilogues() const override { return true; }
     bool memo_state(const Operator& op, const OpGraph& graph, const std::vector<int32_t>&, MemoKey& key) override {
+        if (!m_cfg.replay_repeats) return false;
         layout(graph);
         const size_t q = kernel_position(graph, static_cast<uint32_t>(&op - graph.ops().data()));
         MemoKey extra;  // what a kernel depends on besides the caches
         extra.add(m_sampling);
         m_dram->memo_key(extra, sim_now_ps());
-        m_change_from = {m_sampled_ops, m_ff};
-        return m_cfg.replay_repeats && m_replay->on_kernel(q, extra.value(), key);
+        m_sampled_from = m_sampled_ops, m_ff_from = m_ff;
+        return m_replay->on_kernel(q, extra.value(), key);
     }
     std::any memo_save(const Operator&, const OpGraph&, const std::vector<int32_t>&, double end_ps) override {
-        return std::make_shared<const KernelChange>(KernelChange{m_dram->memo_save(end_ps), m_sampled_ops - m_change_from.sampled_ops,
-                                                                 {m_ff.loops - m_change_from.ff.loops,
-                                                                  m_ff.units_skipped - m_change_from.ff.units_skipped,
-                                                                  m_ff.units_run - m_change_from.ff.units_run}});
+        return std::make_shared<const KernelChange>(
+            KernelChange{m_dram->memo_save(end_ps), m_sampled_ops - m_sampled_from, m_ff - m_ff_from});
     }
     void memo_restore(const std::any& change, const Operator&, const OpGraph&, const std::vector<int32_t>&, double end_ps, bool) override {
         const KernelChange& c = *std::any_cast<const std::shared_ptr<const KernelChange>&>(change);
         m_dram->memo_restore(c.dram, end_ps);
         m_sampled_ops += c.sampled_ops;
-        m_ff.loops += c.ff.loops, m_ff.units_skipped += c.ff.units_skipped, m_ff.units_run += c.ff.units_run;
+        m_ff += c.ff;
     }
     void memo_kept(bool kept) override { m_replay->kept(kept); }
 
@@ -389,10 +388,8 @@ private:
         uint64_t sampled_ops = 0;
         FastForwardStats ff;
     };
-    struct {
-        uint64_t sampled_ops = 0;
-        FastForwardStats ff;
-    } m_change_from;              ///< the counts at the keyed kernel's start
+    uint64_t m_sampled_from = 0;  ///< m_sampled_ops and m_ff at the keyed kernel's start
+    FastForwardStats m_ff_from;
     const OpGraph* m_layout_of = nullptr;
     std::unique_ptr<TensorLayout> m_layout;
     std::unique_ptr<RepeatReplay> m_replay;

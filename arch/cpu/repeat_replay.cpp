@@ -24,7 +24,6 @@ bool RepeatReplay::on_kernel(size_t q, uint64_t extra, MemoKey& key) {
 void RepeatReplay::start_instance(size_t n, uint64_t extra) {
     if (m_mode == Mode::Replay) {  // the state at n's start is the one at n - 1's renamed: replay on
         m_instance = n;
-        ++m_replayed_total;
         return;
     }
     const bool after_record = m_mode == Mode::Record && m_complete && m_instance + 1 == n;
@@ -37,7 +36,6 @@ void RepeatReplay::start_instance(size_t n, uint64_t extra) {
     if (after_record && extra == m_snapshot_extra && matches_snapshot()) {
         m_mode = Mode::Replay;  // replays instance n - 1's records (m_gen)
         m_replay_from = n;
-        ++m_replayed_total;
         return;
     }
     m_mode = Mode::Record;

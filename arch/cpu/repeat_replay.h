@@ -51,8 +51,6 @@ public:
     void kept(bool k) { m_complete = m_complete && k; }
     /// True while instances replay (the caches then hold the state at the first one's start).
     bool replaying() const { return m_mode == Mode::Replay; }
-    /// Instances replayed so far, over all regions.
-    uint64_t instances_replayed() const { return m_replayed_total; }
 
 private:
     enum class Mode { Idle, Record, Replay };
@@ -78,7 +76,6 @@ private:
     bool m_complete = true;          ///< every kernel of the instance being recorded was kept
     std::vector<uint64_t> m_snapshot;
     uint64_t m_snapshot_extra = 0;
-    uint64_t m_replayed_total = 0;
 };
 
 }  // namespace archsim

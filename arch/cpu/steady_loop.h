@@ -13,6 +13,15 @@ struct FastForwardStats {
     uint64_t loops = 0;          ///< loops that skipped
     uint64_t units_skipped = 0;  ///< units not simulated
     uint64_t units_run = 0;      ///< units simulated in loops that could skip (warm-up, checks, tails)
+
+    FastForwardStats& operator+=(const FastForwardStats& o) {
+        loops += o.loops, units_skipped += o.units_skipped, units_run += o.units_run;
+        return *this;
+    }
+    /// The stats since `earlier` (a copy taken before).
+    FastForwardStats operator-(const FastForwardStats& earlier) const {
+        return {loops - earlier.loops, units_skipped - earlier.units_skipped, units_run - earlier.units_run};
+    }
 };
 
 /// Runs `units` units of a loop on one core (a GEMM's micro-kernel rows, its micro-panel
