@@ -18,14 +18,13 @@ Cache::Cache(int64_t bytes, int64_t ways, int64_t line_bytes) : m_ways(ways), m_
 void Cache::clear() {
     const size_t n = static_cast<size_t>(m_sets * m_ways);
     m_tag.assign(n, 0);
-    m_stamp.assign(n, 0);
-    m_dirty.assign(n, 0);
+    m_meta.assign(n, 0);
     m_clock = 0;
 }
 
 bool Cache::contains(uint64_t line) const {
     const uint64_t* tag = &m_tag[set_base(line)];
-    for (int64_t w = 0; w < m_ways; ++w)
+    for (int64_t w = 0; w < m_ways && tag[w] != 0; ++w)
         if (tag[w] == line + 1) return true;
     return false;
 }
@@ -35,34 +34,28 @@ Cache::Result Cache::access(uint64_t line, bool write) {
     const size_t base = set_base(line);
     const uint64_t key = line + 1;
     uint64_t* tag = &m_tag[base];
-    // hit: a scan of the set's tags only (the common case)
-    for (int64_t w = 0; w < m_ways; ++w)
-        if (tag[w] == key) {
-            const size_t i = base + static_cast<size_t>(w);
-            m_stamp[i] = ++m_clock;
-            r.dirtied = write && !m_dirty[i];
-            m_dirty[i] |= static_cast<uint8_t>(write);
-            r.hit = true;
-            return r;
+    uint64_t* meta = &m_meta[base];
+    const size_t ways = static_cast<size_t>(m_ways);
+    // the set is in recency order: scan from the most recent way to the line, the first empty
+    // way (a miss with room) or the end (a miss evicting the last, least recent, way)
+    size_t p = 0;
+    while (p < ways && tag[p] != key && tag[p] != 0) ++p;
+    uint64_t dirty = static_cast<uint64_t>(write);
+    if (p < ways && tag[p] == key) {
+        r.hit = true;
+        r.dirtied = write && !(meta[p] & 1);
+        dirty |= meta[p] & 1;
+    } else {
+        if (p == ways) {  // full: the least recently used line leaves
+            --p;
+            if (meta[p] & 1) r.evicted_dirty = true, r.victim = tag[p] - 1;
         }
-    // miss: the first invalid way, else the least recently used
-    size_t victim = base;
-    for (int64_t w = 0; w < m_ways; ++w) {
-        const size_t i = base + static_cast<size_t>(w);
-        if (m_tag[i] == 0) {
-            victim = i;
-            break;
-        }
-        if (m_stamp[i] < m_stamp[victim]) victim = i;
+        r.dirtied = write;
     }
-    if (m_tag[victim] != 0 && m_dirty[victim]) {
-        r.evicted_dirty = true;
-        r.victim = m_tag[victim] - 1;
-    }
-    m_tag[victim] = key;
-    m_stamp[victim] = ++m_clock;
-    m_dirty[victim] = static_cast<uint8_t>(write);
-    r.dirtied = write;
+    // the line moves to the front, the more recent ones one way back
+    for (; p > 0; --p) tag[p] = tag[p - 1], meta[p] = meta[p - 1];
+    tag[0] = key;
+    meta[0] = (++m_clock << 1) | dirty;
     return r;
 }
 
@@ -79,8 +72,7 @@ void Cache::replicate_sets(const SetSample& sample) {
             const uint64_t tag = m_tag[src + w];
             // line ≡ p (mod n), so line - p + d >= 0, and it maps to set s
             m_tag[dst + w] = tag == 0 ? 0 : tag - static_cast<uint64_t>(p) + static_cast<uint64_t>(d);
-            m_stamp[dst + w] = m_stamp[src + w];
-            m_dirty[dst + w] = m_dirty[src + w];
+            m_meta[dst + w] = m_meta[src + w];
         }
     }
 }
@@ -90,36 +82,38 @@ int64_t Cache::newer_in_set(uint64_t line, uint64_t stamp) const {
     int64_t n = 0;
     for (int64_t w = 0; w < m_ways; ++w) {
         const size_t i = base + static_cast<size_t>(w);
-        n += m_tag[i] != 0 && m_stamp[i] > stamp;
+        n += m_tag[i] != 0 && (m_meta[i] >> 1) > stamp;
     }
     return n;
 }
 
+void Cache::insert_sorted(size_t base, const Entry& e) {
+    size_t p = base + static_cast<size_t>(m_ways) - 1;  // a free way: the last one
+    for (; p > base && (m_tag[p - 1] == 0 || (m_meta[p - 1] >> 1) < e.stamp); --p) m_tag[p] = m_tag[p - 1], m_meta[p] = m_meta[p - 1];
+    m_tag[p] = e.line + 1;
+    m_meta[p] = (e.stamp << 1) | static_cast<uint64_t>(e.dirty);
+}
+
 void Cache::place(const Entry& e, std::vector<uint64_t>& written_back) {
     const size_t base = set_base(e.line);
-    size_t slot = base;
-    bool free = false;
-    for (int64_t w = 0; w < m_ways; ++w) {
-        const size_t i = base + static_cast<size_t>(w);
+    const size_t last = base + static_cast<size_t>(m_ways) - 1;
+    for (size_t i = base; i <= last && m_tag[i] != 0; ++i)
         if (m_tag[i] == e.line + 1) {  // already there: one line, the later use, dirty if either was
-            m_stamp[i] = std::max(m_stamp[i], e.stamp);
-            m_dirty[i] |= static_cast<uint8_t>(e.dirty);
+            const Entry merged{e.line, std::max(m_meta[i] >> 1, e.stamp), e.dirty || (m_meta[i] & 1)};
+            for (; i < last; ++i) m_tag[i] = m_tag[i + 1], m_meta[i] = m_meta[i + 1];
+            m_tag[last] = 0, m_meta[last] = 0;
+            insert_sorted(base, merged);
             return;
         }
-        if (free) continue;
-        if (m_tag[i] == 0) free = true, slot = i;
-        else if (m_stamp[i] < m_stamp[slot]) slot = i;
-    }
-    if (!free) {
-        if (m_stamp[slot] > e.stamp) {  // every line of the set is more recent: `e` is the victim
+    if (m_tag[last] != 0) {  // full
+        if ((m_meta[last] >> 1) > e.stamp) {  // every line of the set is more recent: `e` is the victim
             if (e.dirty) written_back.push_back(e.line);
             return;
         }
-        if (m_dirty[slot]) written_back.push_back(m_tag[slot] - 1);
+        if (m_meta[last] & 1) written_back.push_back(m_tag[last] - 1);
+        m_tag[last] = 0, m_meta[last] = 0;
     }
-    m_tag[slot] = e.line + 1;
-    m_stamp[slot] = e.stamp;
-    m_dirty[slot] = static_cast<uint8_t>(e.dirty);
+    insert_sorted(base, e);
 }
 
 }  // namespace archsim

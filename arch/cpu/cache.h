@@ -47,24 +47,22 @@ public:
     /// ones. Dirty lines that leave or are displaced are appended to `written_back`.
     template <class F>
     void remap(F decide, std::vector<uint64_t>& written_back) {
-        struct Change {
-            size_t way;
-            Remap what;
-            uint64_t to;
-        };
-        std::vector<Change> changes;  // every decision first, on the unchanged contents
+        std::vector<Remap> what(m_tag.size(), Remap::Keep);  // every decision first, on the unchanged contents
+        std::vector<Entry> moved;
         for (size_t i = 0; i < m_tag.size(); ++i) {
             if (m_tag[i] == 0) continue;
-            uint64_t to = m_tag[i] - 1;
-            const Remap r = decide(Entry{m_tag[i] - 1, m_stamp[i], m_dirty[i] != 0}, to);
-            if (r != Remap::Keep) changes.push_back({i, r, to});
+            const Entry e = entry(i);
+            uint64_t to = e.line;
+            what[i] = decide(e, to);
+            if (what[i] == Remap::Move) moved.push_back({to, e.stamp, e.dirty});
+            else if (what[i] == Remap::Drop && e.dirty) written_back.push_back(e.line);
         }
-        std::vector<Entry> moved;
-        for (const Change& c : changes) {
-            const Entry e{m_tag[c.way] - 1, m_stamp[c.way], m_dirty[c.way] != 0};
-            m_tag[c.way] = 0;
-            if (c.what == Remap::Move) moved.push_back({c.to, e.stamp, e.dirty});
-            else if (e.dirty) written_back.push_back(e.line);
+        const size_t ways = static_cast<size_t>(m_ways);
+        for (size_t base = 0; base < m_tag.size(); base += ways) {  // each set compacted, its order kept
+            size_t kept = base;
+            for (size_t i = base; i < base + ways && m_tag[i] != 0; ++i)
+                if (what[i] == Remap::Keep) m_tag[kept] = m_tag[i], m_meta[kept] = m_meta[i], ++kept;
+            for (; kept < base + ways; ++kept) m_tag[kept] = 0, m_meta[kept] = 0;
         }
         for (const Entry& e : moved) place(e, written_back);
     }
@@ -72,7 +70,7 @@ public:
     template <class F>
     void for_each(F f) const {
         for (size_t i = 0; i < m_tag.size(); ++i)
-            if (m_tag[i] != 0) f(Entry{m_tag[i] - 1, m_stamp[i], m_dirty[i] != 0});
+            if (m_tag[i] != 0) f(entry(i));
     }
     /// Visits the contents set by set, each set from its least to its most recently used way:
     /// f((map(line) << 1 | dirty) + 2) per resident line, f(0) per empty way, and
@@ -83,18 +81,16 @@ public:
     template <class Map, class F>
     bool visit_lru_order(Map map, F f) const {
         const size_t ways = static_cast<size_t>(m_ways);
-        std::vector<size_t> order(ways);
-        for (size_t base = 0; base < m_tag.size(); base += ways) {
-            size_t n = 0;
-            for (size_t w = 0; w < ways; ++w)
-                if (m_tag[base + w] != 0) order[n++] = base + w;
-                else if (!f(uint64_t{0})) return false;
-            std::sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n), [&](size_t a, size_t b) { return m_stamp[a] < m_stamp[b]; });
-            for (size_t i = 0; i < n; ++i) {
-                const uint64_t to = map(m_tag[order[i]] - 1);
-                if (!f(to == kUnmapped ? kUnmapped : ((to << 1) | m_dirty[order[i]]) + 2)) return false;
+        for (size_t base = 0; base < m_tag.size(); base += ways)
+            for (size_t p = ways; p-- > 0;) {  // empty ways (at the end) first, then least recent to most
+                const size_t i = base + p;
+                if (m_tag[i] == 0) {
+                    if (!f(uint64_t{0})) return false;
+                    continue;
+                }
+                const uint64_t to = map(m_tag[i] - 1);
+                if (!f(to == kUnmapped ? kUnmapped : ((to << 1) | (m_meta[i] & 1)) + 2)) return false;
             }
-        }
         return true;
     }
     /// Renames every resident line to rename(line), which must map to the same set (keeping its
@@ -130,17 +126,24 @@ private:
     /// Puts `e` into its set (merging with the same line; else a free way, else displacing the
     /// least recently used line if `e` is more recent, else `e` itself is displaced).
     void place(const Entry& e, std::vector<uint64_t>& written_back);
+    /// Inserts `e` (not resident) at its place in the recency order of the set at `base`, which
+    /// has a free way.
+    void insert_sorted(size_t base, const Entry& e);
     size_t set_base(uint64_t line) const {
         const uint64_t set = m_pow2 ? (line & m_mask) : line % static_cast<uint64_t>(m_sets);
         return static_cast<size_t>(set) * static_cast<size_t>(m_ways);
     }
+    Entry entry(size_t i) const { return Entry{m_tag[i] - 1, m_meta[i] >> 1, (m_meta[i] & 1) != 0}; }
 
     int64_t m_sets, m_ways, m_line_bytes;
     bool m_pow2 = false;
     uint64_t m_mask = 0;
-    std::vector<uint64_t> m_tag;    ///< line + 1 per way; 0 = invalid
-    std::vector<uint64_t> m_stamp;  ///< last-use time per way
-    std::vector<uint8_t> m_dirty;
+    // Each set's ways are kept in recency order: position 0 is the most recently used line, the
+    // resident lines come first and empty ways (tag 0) last. So a hit is usually found in the
+    // first few compares, a scan stops at the first empty way, and the victim is the last way:
+    // true LRU without searching for the oldest stamp.
+    std::vector<uint64_t> m_tag;   ///< line + 1 per way; 0 = empty
+    std::vector<uint64_t> m_meta;  ///< last use << 1 | dirty, per way (last use: a larger value is more recent)
     uint64_t m_clock = 0;
 };
 

@@ -1,6 +1,9 @@
 // CPU model: the line-granular cache and the BLIS blocking on small, hand-checked cases.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <vector>
+
 #include "arch/cpu/blocking.h"
 #include "arch/cpu/cache.h"
 #include "arch/cpu/cpu_config.h"
@@ -49,6 +52,111 @@ TEST_CASE("dirty victims are reported once and clean ones never", "[unit][cpu]")
     CHECK(c.contains(4));
     CHECK(c.contains(6));
     CHECK_FALSE(c.contains(0));
+}
+
+namespace {
+/// A textbook true-LRU cache, one list per set in recency order (most recent first), with each
+/// line's last use and dirty bit: the reference the Cache is checked against.
+struct ListLru {
+    struct Line {
+        uint64_t line, stamp;
+        bool dirty;
+    };
+    int64_t sets, ways;
+    std::vector<std::vector<Line>> set;
+    uint64_t clock = 0;
+    ListLru(int64_t s, int64_t w) : sets(s), ways(w), set(static_cast<size_t>(s)) {}
+    std::vector<Line>& of(uint64_t line) { return set[line % static_cast<uint64_t>(sets)]; }
+    Cache::Result access(uint64_t line, bool write) {
+        Cache::Result r;
+        auto& s = of(line);
+        Line l{line, ++clock, write};
+        for (size_t i = 0; i < s.size(); ++i)
+            if (s[i].line == line) {
+                r.hit = true, r.dirtied = write && !s[i].dirty, l.dirty |= s[i].dirty;
+                s.erase(s.begin() + static_cast<std::ptrdiff_t>(i));
+                break;
+            }
+        if (!r.hit) {
+            r.dirtied = write;
+            if (static_cast<int64_t>(s.size()) == ways) {
+                if (s.back().dirty) r.evicted_dirty = true, r.victim = s.back().line;
+                s.pop_back();
+            }
+        }
+        s.insert(s.begin(), l);
+        return r;
+    }
+    /// The Cache::visit_lru_order() sequence of these contents (identity map).
+    std::vector<uint64_t> lru_order() const {
+        std::vector<uint64_t> out;
+        for (const auto& s : set) {
+            for (int64_t w = static_cast<int64_t>(s.size()); w < ways; ++w) out.push_back(0);
+            for (auto it = s.rbegin(); it != s.rend(); ++it) out.push_back(((it->line << 1) | (it->dirty ? 1 : 0)) + 2);
+        }
+        return out;
+    }
+};
+std::vector<uint64_t> lru_order(const Cache& c) {
+    std::vector<uint64_t> out;
+    c.visit_lru_order([](uint64_t l) { return l; }, [&](uint64_t v) { return out.push_back(v), true; });
+    return out;
+}
+}  // namespace
+
+TEST_CASE("the cache is true LRU: access for access what a list per set does", "[unit][cpu]") {
+    Cache c(8 * 4 * 64, 4, 64);  // 8 sets x 4 ways
+    ListLru ref(8, 4);
+    uint64_t x = 12345;  // a fixed linear congruential sequence of lines and writes
+    for (int i = 0; i < 20000; ++i) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        const uint64_t line = (x >> 33) % 96;  // 3 lines per way on average: hits and misses
+        const bool write = (x >> 20) % 3 == 0;
+        const Cache::Result a = c.access(line, write), b = ref.access(line, write);
+        REQUIRE(a.hit == b.hit);
+        REQUIRE(a.dirtied == b.dirtied);
+        REQUIRE(a.evicted_dirty == b.evicted_dirty);
+        if (a.evicted_dirty) REQUIRE(a.victim == b.victim);
+    }
+    CHECK(lru_order(c) == ref.lru_order());
+
+    SECTION("remap keeps each set's most recent lines, and writes back the dirty ones it loses") {
+        // drop every line = 0 mod 3, move every line = 1 mod 3 to the next set (line + 1), keep the rest
+        std::vector<uint64_t> written;
+        c.remap([](const Cache::Entry& e, uint64_t& to) {
+            if (e.line % 3 == 0) return Cache::Remap::Drop;
+            if (e.line % 3 == 1) return to = e.line + 1, Cache::Remap::Move;
+            return Cache::Remap::Keep;
+        }, written);
+        std::vector<ListLru::Line> all;  // the reference: every surviving line, merged, then top 4 per set by last use
+        std::vector<uint64_t> expect_written;
+        for (const auto& s : ref.set)
+            for (const auto& l : s) {
+                if (l.line % 3 == 0) {
+                    if (l.dirty) expect_written.push_back(l.line);
+                    continue;
+                }
+                ListLru::Line m = l;
+                if (l.line % 3 == 1) m.line = l.line + 1;
+                bool merged = false;
+                for (auto& o : all)
+                    if (o.line == m.line) o.stamp = std::max(o.stamp, m.stamp), o.dirty |= m.dirty, merged = true;
+                if (!merged) all.push_back(m);
+            }
+        ListLru after(8, 4);
+        std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.stamp > b.stamp; });
+        for (const auto& l : all) {
+            auto& s = after.of(l.line);
+            if (s.size() < 4) s.push_back(l);
+            else if (l.dirty) expect_written.push_back(l.line);
+        }
+        CHECK(lru_order(c) == after.lru_order());
+        std::sort(written.begin(), written.end());
+        std::sort(expect_written.begin(), expect_written.end());
+        CHECK(written == expect_written);
+        // and the next accesses go on as in the reference
+        for (uint64_t l = 0; l < 96; ++l) REQUIRE(c.access(l, false).hit == after.access(l, false).hit);
+    }
 }
 
 TEST_CASE("a cache that is not whole sets is refused", "[unit][cpu]") {
