@@ -35,6 +35,9 @@ public:
     /// Kernels replayed from a recorded one, and kernels simulated and recorded, so far.
     virtual uint64_t memo_hits() const { return 0; }
     virtual uint64_t memo_misses() const { return 0; }
+    /// Loop units inside kernels replayed from a record (the CPU's batched GEMM instances and
+    /// mc-row blocks, arch/cpu/unit_replay.h), so far.
+    virtual uint64_t units_replayed() const { return 0; }
     /// The fast paths this run used whose numbers are bounded rather than exact (cache set
     /// sampling, steady-state fast-forward), in one line for the report; empty: none.
     virtual std::string approximations() const { return {}; }

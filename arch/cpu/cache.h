@@ -76,20 +76,25 @@ public:
     /// f((map(line) << 1 | dirty) + 2) per resident line, f(0) per empty way, and
     /// f(kUnmapped) for a line map() returns kUnmapped for. So two caches whose contents are
     /// equal up to map() give equal sequences (repeat_replay.h). Stops early when f returns false;
-    /// returns false then.
+    /// returns false then. `only`: just the sets of `only`'s sampled residues (null: every set).
     static constexpr uint64_t kUnmapped = ~uint64_t{0};
     template <class Map, class F>
-    bool visit_lru_order(Map map, F f) const {
+    bool visit_lru_order(Map map, F f, const SetSample* only = nullptr) const {
         const size_t ways = static_cast<size_t>(m_ways);
-        for (size_t base = 0; base < m_tag.size(); base += ways)
-            for (size_t p = ways; p-- > 0;) {  // empty ways (at the end) first, then least recent to most
-                const size_t i = base + p;
-                if (m_tag[i] == 0) {
-                    if (!f(uint64_t{0})) return false;
-                    continue;
+        const size_t mod = only ? static_cast<size_t>(only->modulus) : 1, picks = only ? only->residues.size() : 1;
+        for (size_t set0 = 0; set0 < static_cast<size_t>(m_sets); set0 += mod)
+            for (size_t k = 0; k < picks; ++k) {
+                const size_t base = (set0 + (only ? static_cast<size_t>(only->residues[k]) : 0)) * ways;
+                if (base >= m_tag.size()) break;
+                for (size_t p = ways; p-- > 0;) {  // empty ways (at the end) first, then least recent to most
+                    const size_t i = base + p;
+                    if (m_tag[i] == 0) {
+                        if (!f(uint64_t{0})) return false;
+                        continue;
+                    }
+                    const uint64_t to = map(m_tag[i] - 1);
+                    if (!f(to == kUnmapped ? kUnmapped : ((to << 1) | (m_meta[i] & 1)) + 2)) return false;
                 }
-                const uint64_t to = map(m_tag[i] - 1);
-                if (!f(to == kUnmapped ? kUnmapped : ((to << 1) | (m_meta[i] & 1)) + 2)) return false;
             }
         return true;
     }

@@ -173,6 +173,11 @@ const ParamBinder<CpuConfig>& cpu_params() {
                   "`run --reference`): once the caches meet an instance as they met the one before, renamed, it and "
                   "the rest of the region replay the record of the instance before (exact; arch/cpu/repeat_replay.h); "
                   "false: every instance simulated");
+        b.boolean("replay.units", [](C& c) -> bool& { return c.replay_units; }, true,
+                  "Repeated loop units inside a kernel (a batched GEMM's instances, a tall GEMM's mc-row blocks), a "
+                  "fast path (off under `run --reference`): once a core's L1d and L2 meet a unit as they met the unit "
+                  "a period before, moved, the rest of the loop's units on that core replay their records moved, the "
+                  "L3 and DRAM still simulated (exact; arch/cpu/unit_replay.h); false: every unit simulated");
         declare_process_node<C>(b, [](C& c) -> ProcessNode& { return c.node; }, {7.0, 0.75},
                                 "EPYC 7763: TSMC N7 core dies; 0.75 V an assumption");
         declare_per_precision<C>(b, "energy.pj_per_mac", [](C& c) -> PerPrecision& { return c.mac_pj_by; }, {}, "pJ/MAC",

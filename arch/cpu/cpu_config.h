@@ -48,6 +48,7 @@ struct CpuConfig {
     bool prepacked_weights = true;  ///< weights sit in the micro-kernel's panel layout (reordered at load)
     int64_t sample_sets = 16;       ///< cache set sampling: one set in this many simulated (1 = off; sampling.sets_per_sample)
     bool replay_repeats = true;     ///< replay repeated instances once the caches repeat (replay.repeats)
+    bool replay_units = true;       ///< replay a kernel's repeated loop units once a core's caches repeat (replay.units)
     double sample_min_l3s = 2;      ///< kernels whose tensors span at least this many L3 capacities are set-sampled (sampling.min_kernel_l3s)
     ProcessNode node;        ///< what the Horowitz-derived energy defaults are scaled to
     PerPrecision mac_pj_by;  ///< energy of one SIMD or AMX MAC (FMA) by precision (energy.pj_per_mac.<p>), pJ

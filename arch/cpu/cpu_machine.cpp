@@ -18,6 +18,7 @@
 #include "arch/cpu/shared_l3.h"
 #include "arch/cpu/steady_loop.h"
 #include "arch/cpu/tensor_layout.h"
+#include "arch/cpu/unit_replay.h"
 
 namespace archsim {
 
@@ -77,10 +78,14 @@ public:
             m_cores.back()->socket.bind(m_l3->socket);
         }
         m_sched = std::make_unique<CoreSchedule>(m_cfg, m_cores, m_rec, std::move(c));
+        std::vector<CpuCore*> cores;
+        for (auto& core : m_cores) cores.push_back(core.get());
+        m_units = std::make_unique<UnitReplay>(std::move(cores), &m_ff);
         m_sample = SetSample::spread(cfg.sample_ratio(), cfg.sample_modulus());
         m_launch = m_rec.stall_cause("launch", "a primitive's dispatch and thread fork/join (core.op_overhead_us)");
     }
 
+    uint64_t units_replayed() const override { return m_units->units_replayed(); }
     std::string approximations() const override {
         std::string out;
         if (m_sampled_ops) {
@@ -132,8 +137,16 @@ protected:
     void contraction(const Operator& op, const OpGraph& graph) override {
         const int64_t cores = op.threads > 0 ? std::min<int64_t>(op.threads, m_cfg.cores) : m_cfg.cores;
         for_each_gemm(op, [&](size_t, const GemmView& g) {
-            for (int64_t rep = 0; rep < g.repeat; ++rep)
-                for (int64_t inst = 0; inst < g.batch * g.groups; ++inst) gemm(graph, g, inst, cores, op.path == KernelPath::Blas);
+            for (int64_t rep = 0; rep < g.repeat; ++rep) {
+                const int64_t insts = g.batch * g.groups;
+                // a batched GEMM's instances are units of one loop (unit_replay.h), where they move uniformly
+                const bool loop = insts >= 3 && begin_instance_loop(graph, g, cores);
+                for (int64_t inst = 0; inst < insts; ++inst) {
+                    for (int64_t c = 0; loop && c < cores; ++c) m_units->unit_start(c, inst);
+                    gemm(graph, g, inst, cores, op.path == KernelPath::Blas);
+                }
+                if (loop) m_units->end_loop();
+            }
         });
     }
     void streaming(const Operator& op, const OpGraph& graph) override { stream_kernel(op, graph, op.inputs, true); }
@@ -160,6 +173,36 @@ private:
         m_replay = std::make_unique<RepeatReplay>(kernel_repeats(g), *m_layout, std::move(caches), m_cfg.line_bytes);
         m_layout_of = &g;
         return *m_layout;
+    }
+
+    // ---- repeated loop units (unit_replay.h) ---------------------------------------------------
+    bool replay_units() const { return memoize() && m_cfg.replay_units; }
+    /// Begins a loop over the instances (batch entries x groups) of `g` on the first `cores`
+    /// cores, if its operands move by the same bytes from one instance to the next (A and C
+    /// always; B unless it is a weight shared by every instance). False: no loop (a grouped
+    /// weight over several batch entries moves back at every entry).
+    bool begin_instance_loop(const OpGraph& graph, const GemmView& g, int64_t cores) {
+        if (!replay_units()) return false;
+        const uint64_t e = static_cast<uint64_t>(operand_bytes(m_cfg.precision));
+        const int64_t insts = g.batch * g.groups;
+        const uint64_t a_step = static_cast<uint64_t>(g.a_unique_elems > 0 ? std::min(g.a_unique_elems, g.m * g.k) : g.m * g.k) * e;
+        const uint64_t b_step = static_cast<uint64_t>(g.k * g.n) * e, c_step = static_cast<uint64_t>(g.m * g.n) * e;
+        std::vector<MovingRange> ranges;
+        auto add = [&](int32_t t, uint64_t step) {
+            const uint64_t lo = base(t, graph);
+            ranges.push_back({lo, lo + static_cast<uint64_t>(insts) * step, step});
+        };
+        add(g.a.tensor, a_step);
+        if (!g.b_is_weight || g.batch == 1) {
+            if (!(g.b_is_weight && g.groups == 1)) add(g.b.tensor, b_step);
+        } else if (g.groups > 1) {
+            return false;
+        }
+        add(g.c.tensor, c_step);
+        std::vector<int64_t> full(static_cast<size_t>(m_cfg.cores), 0);
+        std::fill(full.begin(), full.begin() + cores, insts);
+        m_units->begin_loop(std::move(ranges), std::move(full), m_sampling ? m_sample : SetSample::none(), true);
+        return true;
     }
 
     // ---- kernels ------------------------------------------------------------------------------
@@ -205,9 +248,12 @@ private:
                     const int64_t r0 = c * rows_per, rows = std::min(rows_per, kcb - r0);
                     if (rows <= 0) break;
                     CpuCore& cc = *m_cores[static_cast<size_t>(c)];
-                    cc.touch_rows(b_base + static_cast<uint64_t>((pc + r0) * g.n + jc) * e, rows, static_cast<uint64_t>(ncb) * e,
-                                  static_cast<uint64_t>(g.n) * e, false);
-                    cc.touch(kPackedB + static_cast<uint64_t>(r0 * ncb) * e, static_cast<uint64_t>(rows * ncb) * e, true);
+                    if (!m_units->block(c)) {
+                        cc.touch_rows(b_base + static_cast<uint64_t>((pc + r0) * g.n + jc) * e, rows, static_cast<uint64_t>(ncb) * e,
+                                      static_cast<uint64_t>(g.n) * e, false);
+                        cc.touch(kPackedB + static_cast<uint64_t>(r0 * ncb) * e, static_cast<uint64_t>(rows * ncb) * e, true);
+                        m_units->block_done(c);
+                    }
                     const uint64_t bytes = static_cast<uint64_t>(rows * ncb) * e;
                     m_sched->finish_block(c, static_cast<double>(bytes) * pack_cycles_per_byte * m_cfg.cycle_ps(), 0, 0, 0, bytes);
                 }
@@ -219,17 +265,32 @@ private:
                 std::vector<std::vector<int64_t>> queue(static_cast<size_t>(cores));
                 for (int64_t w = 0; w < ic_blocks * jsplit; ++w) queue[static_cast<size_t>(w % cores)].push_back(w);
                 std::vector<size_t> next(static_cast<size_t>(cores), 0);
+                // a core's mc-row blocks are units of one loop (unit_replay.h): A's rows and C's move
+                // down by `cores` blocks from one to the next, the packed operands stay
+                const bool block_loop = replay_units() && !m_units->in_loop() && jsplit == 1 && ic_blocks >= 4 * cores;
+                if (block_loop) {
+                    const uint64_t rows = static_cast<uint64_t>(cores * b.mc);
+                    const uint64_t a0 = a_base, c0 = c_base;
+                    std::vector<int64_t> full(static_cast<size_t>(m_cfg.cores), 0);
+                    for (int64_t c = 0; c < cores; ++c)
+                        for (const int64_t w : queue[static_cast<size_t>(c)]) full[static_cast<size_t>(c)] += (w + 1) * b.mc <= g.m;
+                    m_units->begin_loop({{a0, a0 + static_cast<uint64_t>(g.m * a_cols) * e, rows * static_cast<uint64_t>(a_cols) * e},
+                                         {c0, c0 + static_cast<uint64_t>(g.m * g.n) * e, rows * static_cast<uint64_t>(g.n) * e}},
+                                        std::move(full), m_sampling ? m_sample : SetSample::none(), true);
+                }
                 for (int64_t c; (c = m_sched->next_core(next, queue)) >= 0;) {
                     const int64_t w = queue[static_cast<size_t>(c)][next[static_cast<size_t>(c)]++];
                     const int64_t ib = w / jsplit, js = w % jsplit;
                     const int64_t ic = ib * b.mc, mcb = std::min(b.mc, g.m - ic);
                     const int64_t p0 = js * panels / jsplit, p1 = (js + 1) * panels / jsplit;
                     CpuCore& cc = *m_cores[static_cast<size_t>(c)];
+                    if (block_loop) m_units->unit_start(c, static_cast<int64_t>(next[static_cast<size_t>(c)]) - 1);
+                    const bool replayed = m_units->block(c);
                     const uint64_t ap = kPackedA + static_cast<uint64_t>(c) * (1ull << 32);
                     // pack the A block: its rows' source bytes, into this core's buffer
                     const int64_t src_cols = std::min<int64_t>(kcb, a_cols);
                     const int64_t src_col0 = (pc % a_cols + src_cols <= a_cols) ? pc % a_cols : a_cols - src_cols;
-                    if (pack_a) {
+                    if (pack_a && !replayed) {
                         cc.touch_rows(a_base + static_cast<uint64_t>(ic * a_cols + src_col0) * e, mcb,
                                       static_cast<uint64_t>(src_cols) * e, static_cast<uint64_t>(a_cols) * e, false);
                         cc.touch(ap, static_cast<uint64_t>(mcb * kcb) * e, true);
@@ -270,25 +331,29 @@ private:
                         rows_loop.run([&](int64_t q) { micro(jr, q * b.mr, b.mr, cols); });
                         if (mcb % b.mr) micro(jr, full * b.mr, mcb % b.mr, cols);
                     };
-                    // the block's columns, fast-forwarded once they repeat (B and C move right, A stays;
-                    // C's box spans every row of C, as older rows' tiles leave the L2 in step)
-                    const int64_t full_cols = std::min(p1, ncb / b.nr) - p0;
-                    {
-                        MovingBox b_move = b_panel(p0, b.nr);
-                        if (pack_b) b_move = MovingBox::contiguous(b_move.base, b_move.row_bytes, static_cast<uint64_t>(kcb * b.nr) * e);
-                        else if (prepacked) b_move = MovingBox::contiguous(b_move.base, b_move.row_bytes, static_cast<uint64_t>(g.k * b.nr) * e);
-                        else b_move.col_step = static_cast<uint64_t>(b.nr) * e;
-                        const MovingBox c_move = MovingBox::right(c_base + static_cast<uint64_t>(jc + p0 * b.nr) * e, g.m,
-                                                                  static_cast<uint64_t>(b.nr) * e, c_row, static_cast<uint64_t>(b.nr) * e);
-                        SteadyLoop cols_loop(cc, {a_fixed, b_move, c_move}, std::max<int64_t>(0, full_cols), fast_forward(), &m_ff);
-                        cols_loop.run([&](int64_t j) { column(p0 + j, b.nr); });
+                    if (!replayed) {
+                        // the block's columns, fast-forwarded once they repeat (B and C move right, A stays;
+                        // C's box spans every row of C, as older rows' tiles leave the L2 in step)
+                        const int64_t full_cols = std::min(p1, ncb / b.nr) - p0;
+                        {
+                            MovingBox b_move = b_panel(p0, b.nr);
+                            if (pack_b) b_move = MovingBox::contiguous(b_move.base, b_move.row_bytes, static_cast<uint64_t>(kcb * b.nr) * e);
+                            else if (prepacked) b_move = MovingBox::contiguous(b_move.base, b_move.row_bytes, static_cast<uint64_t>(g.k * b.nr) * e);
+                            else b_move.col_step = static_cast<uint64_t>(b.nr) * e;
+                            const MovingBox c_move = MovingBox::right(c_base + static_cast<uint64_t>(jc + p0 * b.nr) * e, g.m,
+                                                                      static_cast<uint64_t>(b.nr) * e, c_row, static_cast<uint64_t>(b.nr) * e);
+                            SteadyLoop cols_loop(cc, {a_fixed, b_move, c_move}, std::max<int64_t>(0, full_cols), fast_forward(), &m_ff);
+                            cols_loop.run([&](int64_t j) { column(p0 + j, b.nr); });
+                        }
+                        for (int64_t jr = p0 + std::max<int64_t>(0, full_cols); jr < p1; ++jr) column(jr, std::min(b.nr, ncb - jr * b.nr));
+                        m_units->block_done(c);
                     }
-                    for (int64_t jr = p0 + std::max<int64_t>(0, full_cols); jr < p1; ++jr) column(jr, std::min(b.nr, ncb - jr * b.nr));
                     const int64_t cols_done = std::min(p1 * b.nr, ncb) - p0 * b.nr;
                     const uint64_t macs = static_cast<uint64_t>(mcb * cols_done * kcb);
                     m_sched->finish_block(c, static_cast<double>(packed) * pack_cycles_per_byte * m_cfg.cycle_ps(),
                                  static_cast<double>(macs) / rate * m_cfg.cycle_ps(), macs, 0, packed);
                 }
+                if (block_loop) m_units->end_loop();
                 m_sched->barrier();
             }
         }
@@ -393,6 +458,7 @@ private:
     const OpGraph* m_layout_of = nullptr;
     std::unique_ptr<TensorLayout> m_layout;
     std::unique_ptr<RepeatReplay> m_replay;
+    std::unique_ptr<UnitReplay> m_units;  ///< replays a kernel's repeated loop units per core
 };
 
 }  // namespace

@@ -122,6 +122,7 @@ SimulationResult simulate(const OpGraph& graph, const MachineKind& kind, const P
     r.stopped_by = scheduler.stopped_by();
     r.kernels_replayed = machine->memo_hits();
     r.kernels_recorded = machine->memo_misses();
+    r.units_replayed = machine->units_replayed();
     if (!r.stopped_by.empty()) trace.set_attr("stopped_by", r.stopped_by);
     else r.metrics = reduce_sums(trace.tables(), trace_path);
     trace.finish(r.stopped_by.empty());

@@ -22,6 +22,7 @@ struct SimulationResult {
     std::string stopped_by;   ///< "" for a complete run, else the limit that ended it (trace incomplete)
     Metrics metrics;          ///< the run reduced in memory (reduce_sums of the writer's tables); empty if stopped
     uint64_t kernels_replayed = 0, kernels_recorded = 0;  ///< kernel memoization
+    uint64_t units_replayed = 0;  ///< loop units inside kernels replayed (Machine::units_replayed())
 };
 
 /// Guards a run: 0 = no limit. Checked before each operator starts, so the operator running when

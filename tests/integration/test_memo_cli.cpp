@@ -88,3 +88,31 @@ TEST_CASE("repeated layers are replayed on the CPU with the numbers of simulatin
     }
     fs::remove_all(dir);
 }
+
+TEST_CASE("a kernel's repeated loop units are replayed on the CPU with the numbers of simulating every unit", "[e2e][memo][cpu]") {
+    // one encoder layer at batch 16 on the host CPU with its L2 cut to 256 KiB: its GEMMs' mc-row
+    // blocks (2,048 rows) and the attention's 64 instances are loops whose units move by whole set
+    // spans; each core's units replay once its L1d and L2 meet one as they met the unit a period
+    // before (arch/cpu/unit_replay.h): exactly the run that simulates every unit (replay.units =
+    // false), line by line and under set sampling (the L3 cut to 1 MiB) alike
+    const std::string dir = temp_dir("memo_units");
+    const std::string wl = dir + "/w.toml";
+    std::ofstream(wl) << ("[enc]\nfamily = \"transformer_encoder\"\nlayers = 1\nd_model = 256\nheads = 4\nffn = 1024\nsequence = 128\n");
+    for (const std::string caches : {"--set l2.kib=256", "--set l2.kib=256 --set l3.kib=1024"}) {
+        INFO(caches);
+        const std::string out = temp_dir("memo_units_run");
+        CliResult r = run_archsim("run " + wl + "#enc --batch 16 --arch " + kSrc + "/configs/cpu/host.toml --out " + out + " " + caches);
+        INFO(r.err);
+        REQUIRE(r.exit_code == 0);
+        std::smatch m;
+        REQUIRE(std::regex_search(r.err, m, std::regex("([0-9]+) loop units replayed")));
+        CHECK(std::stol(m[1]) >= 100);
+        json fast = json::parse(slurp(out + "/metrics.json"));
+        fs::remove_all(out);
+        long replayed = 0, kernels = 0;
+        const json all = run_metrics(wl + "#enc --batch 16", "cpu/host.toml", caches + " --set replay.units=false", replayed, kernels);
+        fast["total"].erase("events");
+        CHECK(fast == all);
+    }
+    fs::remove_all(dir);
+}

@@ -235,10 +235,11 @@ int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& o
     const Metrics& m = sim.metrics;
     write_file_atomically((fs::path(out_dir) / "metrics.json").string(), metrics_to_json(m));
     std::fputs(render_metrics(m, f).c_str(), stdout);
-    std::fprintf(stderr, "archsim: simulated %.6f ms in %.3f s wall, %llu events (%.2f M events/s), %llu kernels replayed of %llu; wrote %s and %s\n",
+    const std::string units = sim.units_replayed ? ", " + std::to_string(sim.units_replayed) + " loop units replayed" : "";
+    std::fprintf(stderr, "archsim: simulated %.6f ms in %.3f s wall, %llu events (%.2f M events/s), %llu kernels replayed of %llu%s; wrote %s and %s\n",
                  sim.simulated_ps * 1e-9, sim.wall_s, static_cast<unsigned long long>(sim.events),
                  sim.wall_s > 0 ? sim.events / sim.wall_s * 1e-6 : 0.0, static_cast<unsigned long long>(sim.kernels_replayed),
-                 static_cast<unsigned long long>(sim.kernels_replayed + sim.kernels_recorded), trace_path.c_str(),
+                 static_cast<unsigned long long>(sim.kernels_replayed + sim.kernels_recorded), units.c_str(), trace_path.c_str(),
                  (fs::path(out_dir) / "metrics.json").string().c_str());
     return 0;
 }
