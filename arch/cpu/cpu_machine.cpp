@@ -390,18 +390,33 @@ private:
         for (uint64_t c = 0; c < cores; ++c)
             for (uint64_t q = 0; q < chunks_per_core; ++q) queue[c].push_back(static_cast<int64_t>(c * chunks_per_core + q));
         std::vector<size_t> next(static_cast<size_t>(cores), 0);
+        // each core's chunks are units of one loop (unit_replay.h) when every stream splits into
+        // equal chunks: chunk q + 1 touches chunk q's bytes moved by one chunk in every stream
+        bool even = replay_units() && !m_units->in_loop() && chunks_per_core >= 4;
+        for (const auto& s : streams) even = even && s.bytes % blocks == 0;
+        if (even) {
+            std::vector<MovingRange> ranges;
+            for (const auto& s : streams) ranges.push_back({s.addr, s.addr + s.bytes, s.bytes / blocks});
+            m_units->begin_loop(std::move(ranges), std::vector<int64_t>(cores, static_cast<int64_t>(chunks_per_core)),
+                                m_sampling ? m_sample : SetSample::none(), true);
+        }
         for (int64_t c; (c = m_sched->next_core(next, queue)) >= 0;) {
             const uint64_t blk = static_cast<uint64_t>(queue[static_cast<size_t>(c)][next[static_cast<size_t>(c)]++]);
             CpuCore& cc = *m_cores[static_cast<size_t>(c)];
-            for (const auto& s : streams) {  // block blk covers [blk, blk + 1) / blocks of every stream
-                const uint64_t lo = s.bytes * blk / blocks, hi = s.bytes * (blk + 1) / blocks;
-                cc.touch(s.addr + lo, hi - lo, s.write);
+            if (even) m_units->unit_start(c, static_cast<int64_t>(next[static_cast<size_t>(c)]) - 1);
+            if (!m_units->block(c)) {
+                for (const auto& s : streams) {  // block blk covers [blk, blk + 1) / blocks of every stream
+                    const uint64_t lo = s.bytes * blk / blocks, hi = s.bytes * (blk + 1) / blocks;
+                    cc.touch(s.addr + lo, hi - lo, s.write);
+                }
+                m_units->block_done(c);
             }
             const uint64_t ops = total_ops * (blk + 1) / blocks - total_ops * blk / blocks;
             const uint64_t macs = total_macs * (blk + 1) / blocks - total_macs * blk / blocks;
             m_sched->finish_block(c, 0, std::ceil(static_cast<double>(ops) / flops_per_cycle) * m_cfg.cycle_ps(),
                          macs, ops, 0);
         }
+        if (even) m_units->end_loop();
         m_sched->barrier();
     }
 

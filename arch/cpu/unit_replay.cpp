@@ -141,11 +141,11 @@ void UnitReplay::unit_start(int64_t ci, int64_t u) {
     const bool recorded = static_cast<int64_t>(c.units.size()) >= p && c.units.back().index == u - 1 &&
                           c.units[c.units.size() - static_cast<size_t>(p)].index == u - p;
     if (recorded) {
-        // a unit cheaper to simulate than to compare is never worth checking
+        // not worth checking when the units left cost less to simulate than the checks
         const Unit& last = c.units.back();
         uint64_t accesses = 0;
         for (const Block& b : last.blocks) accesses += (b.counts.l1_reads + b.counts.l1_writes) / std::max<uint64_t>(1, c.core->sample_weight());
-        if (accesses < last.start.size()) {
+        if (accesses * static_cast<uint64_t>(full - u) < kWorth * static_cast<uint64_t>(kMaxChecks - c.checks) * last.start.size()) {
             c.checks = kMaxChecks;
             c.units.clear();
             return;

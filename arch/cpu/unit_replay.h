@@ -1,6 +1,6 @@
 #pragma once
-// Exact replay of a core's repeated loop units inside one kernel (GEMM instances, mc-row blocks)
-// on the CPU model (issue 15, items 1 and 2).
+// Exact replay of a core's repeated loop units inside one kernel (GEMM instances, mc-row blocks,
+// a streaming kernel's chunks) on the CPU model (issue 15, items 1 and 2).
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -41,11 +41,15 @@ struct MovingRange {
 /// so the shared L3 and the DRAM see and time every line, and the other cores run as before. On
 /// leaving, the core's caches are moved forward by the units replayed (a multiple of P). The
 /// numbers equal full simulation's; kMaxChecks comparisons without a match end the checks for the
-/// loop. The L3 is not part of the key because it is simulated, never replayed.
+/// loop, and so do units left that cost less to simulate than the checks left would. The L3 is
+/// not part of the key because it is simulated, never replayed.
 class UnitReplay {
 public:
     static constexpr int64_t kMaxPeriod = 8;
-    static constexpr int kMaxChecks = 6;
+    static constexpr int kMaxChecks = 16;
+    /// Checks go on only while the units left cost this many times the checks left (in lines
+    /// accessed against lines compared).
+    static constexpr uint64_t kWorth = 4;
 
     /// @param cores    every core of the machine (their L1d and L2 are checked and moved)
     /// @param stats    fast-forward statistics a simulated block adds to; a replayed block adds
