@@ -137,19 +137,24 @@ void UnitReplay::unit_start(int64_t ci, int64_t u) {
         return;
     }
     const int64_t p = m_period;
-    // the last P units recorded in full, consecutive, the oldest with its start's contents
-    const bool recorded = static_cast<int64_t>(c.units.size()) >= p && c.units.back().index == u - 1 &&
-                          c.units[c.units.size() - static_cast<size_t>(p)].index == u - p;
-    if (recorded) {
-        // not worth checking when the units left cost less to simulate than the checks
+    // checking is worth it only while the units left cost more to simulate than the checks
+    // left: decided from the last unit recorded (the first one is recorded without a snapshot,
+    // so a loop not worth it costs none)
+    if (!c.units.empty() && c.units.back().index == u - 1) {
         const Unit& last = c.units.back();
         uint64_t accesses = 0;
         for (const Block& b : last.blocks) accesses += (b.counts.l1_reads + b.counts.l1_writes) / std::max<uint64_t>(1, c.core->sample_weight());
-        if (accesses * static_cast<uint64_t>(full - u) < kWorth * static_cast<uint64_t>(kMaxChecks - c.checks) * last.start.size()) {
+        if (accesses * static_cast<uint64_t>(full - u) < kWorth * static_cast<uint64_t>(kMaxChecks - c.checks) * check_cost(c)) {
             c.checks = kMaxChecks;
             c.units.clear();
             return;
         }
+    }
+    // the last P units recorded in full, consecutive, the oldest with its start's contents
+    const bool recorded = static_cast<int64_t>(c.units.size()) >= p && c.units.back().index == u - 1 &&
+                          c.units[c.units.size() - static_cast<size_t>(p)].index == u - p &&
+                          c.units[c.units.size() - static_cast<size_t>(p)].snapped;
+    if (recorded) {
         ++c.checks;
         if (matches(c, c.units[c.units.size() - static_cast<size_t>(p)].start)) {
             const int64_t units = room(c, full - u);
@@ -167,8 +172,15 @@ void UnitReplay::unit_start(int64_t ci, int64_t u) {
             return;
         }
     }
-    c.units.push_back(Unit{u, {}, contents(c, 0)});
+    const bool first = c.units.empty();
+    c.units.push_back(Unit{u, {}, first ? std::vector<uint64_t>{} : contents(c, 0), !first});
     while (static_cast<int64_t>(c.units.size()) > p + 1) c.units.pop_front();
+}
+
+uint64_t UnitReplay::check_cost(const Core& c) const {
+    uint64_t ways = 0;
+    for (const Cache* cache : {&c.core->l1(), &c.core->l2()}) ways += static_cast<uint64_t>(cache->sets() * cache->ways());
+    return m_sample.active() ? ways / m_sample.weight() : ways;
 }
 
 bool UnitReplay::block(int64_t ci) {

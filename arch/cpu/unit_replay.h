@@ -87,6 +87,7 @@ private:
         int64_t index = -1;
         std::vector<Block> blocks;
         std::vector<uint64_t> start;  ///< the caches at its start (contents())
+        bool snapped = false;         ///< `start` taken (not for a loop's first unit)
     };
     struct Core {
         CpuCore* core = nullptr;
@@ -101,6 +102,8 @@ private:
     /// where that leaves its range); only sampled sets under sampling.
     std::vector<uint64_t> contents(const Core& c, int64_t units) const;
     bool matches(const Core& c, const std::vector<uint64_t>& earlier) const;
+    /// Lines one check compares (the ways of core c's checked sets).
+    uint64_t check_cost(const Core& c) const;
     /// `line` moved by `units` units (kUnmapped if that leaves its range).
     uint64_t move(uint64_t line, int64_t units) const;
     /// The most units (a multiple of P, at most `want`) core c's cached lines can move forward
