@@ -179,15 +179,19 @@ private:
 
     // ---- repeated loop units (unit_replay.h) ---------------------------------------------------
     bool replay_units() const { return memoize() && m_cfg.replay_units; }
+    /// Whether GEMM view `g`'s units can be loop units: not a convolution read through implicit
+    /// im2col, whose rows of A overlap (its last rows reach past the tensor, into bytes that are
+    /// not A's and do not move with it).
+    static bool even_rows(const GemmView& g) { return g.a_unique_elems <= 0 || g.a_unique_elems >= g.m * g.k; }
     /// Begins a loop over the instances (batch entries x groups) of `g` on the first `cores`
     /// cores, if its operands move by the same bytes from one instance to the next (A and C
     /// always; B unless it is a weight shared by every instance). False: no loop (a grouped
     /// weight over several batch entries moves back at every entry).
     bool begin_instance_loop(const OpGraph& graph, const GemmView& g, int64_t cores) {
-        if (!replay_units()) return false;
+        if (!replay_units() || !even_rows(g)) return false;
         const uint64_t e = static_cast<uint64_t>(operand_bytes(m_cfg.precision));
         const int64_t insts = g.batch * g.groups;
-        const uint64_t a_step = static_cast<uint64_t>(g.a_unique_elems > 0 ? std::min(g.a_unique_elems, g.m * g.k) : g.m * g.k) * e;
+        const uint64_t a_step = static_cast<uint64_t>(g.m * g.k) * e;
         const uint64_t b_step = static_cast<uint64_t>(g.k * g.n) * e, c_step = static_cast<uint64_t>(g.m * g.n) * e;
         std::vector<MovingRange> ranges;
         auto add = [&](int32_t t, uint64_t step) {
@@ -269,7 +273,7 @@ private:
                 std::vector<size_t> next(static_cast<size_t>(cores), 0);
                 // a core's mc-row blocks are units of one loop (unit_replay.h): A's rows and C's move
                 // down by `cores` blocks from one to the next, the packed operands stay
-                const bool block_loop = replay_units() && !m_units->in_loop() && jsplit == 1 && ic_blocks >= 4 * cores;
+                const bool block_loop = replay_units() && even_rows(g) && !m_units->in_loop() && jsplit == 1 && ic_blocks >= 4 * cores;
                 if (block_loop) {
                     const uint64_t rows = static_cast<uint64_t>(cores * b.mc);
                     const uint64_t a0 = a_base, c0 = c_base;
@@ -440,7 +444,7 @@ private:
             for (const int32_t t : *list)
                 if (t >= 0) bytes += static_cast<uint64_t>(std::max<int64_t>(0, bytes_of(graph.tensors()[static_cast<size_t>(t)])));
         bool even = true;  // every line of a GEMM operand reused as often as its neighbours
-        for (const GemmView& g : op.cost.gemms) even &= g.a_unique_elems <= 0 || g.a_unique_elems >= g.m * g.k;
+        for (const GemmView& g : op.cost.gemms) even &= even_rows(g);
         const bool big = static_cast<double>(bytes) >= m_cfg.sample_min_l3s * static_cast<double>(m_cfg.l3.bytes());
         const bool sample = memoize() && m_sample.active() && big && even;
         if (sample) ++m_sampled_ops;
