@@ -179,6 +179,8 @@ private:
 
     // ---- repeated loop units (unit_replay.h) ---------------------------------------------------
     bool replay_units() const { return memoize() && m_cfg.replay_units; }
+    /// The lines the kernel now running simulates (set_sample.h): all of them unless it is set-sampled.
+    SetSample sample_in_force() const { return m_sampling ? m_sample : SetSample::none(); }
     /// Whether GEMM view `g`'s units can be loop units: not a convolution read through implicit
     /// im2col, whose rows of A overlap (its last rows reach past the tensor, into bytes that are
     /// not A's and do not move with it).
@@ -207,7 +209,7 @@ private:
         add(g.c.tensor, c_step);
         std::vector<int64_t> full(static_cast<size_t>(m_cfg.cores), 0);
         std::fill(full.begin(), full.begin() + cores, insts);
-        m_units->begin_loop(std::move(ranges), std::move(full), m_sampling ? m_sample : SetSample::none(), true);
+        m_units->begin_loop(std::move(ranges), std::move(full), sample_in_force());
         return true;
     }
 
@@ -282,7 +284,7 @@ private:
                         for (const int64_t w : queue[static_cast<size_t>(c)]) full[static_cast<size_t>(c)] += (w + 1) * b.mc <= g.m;
                     m_units->begin_loop({{a0, a0 + static_cast<uint64_t>(g.m * a_cols) * e, rows * static_cast<uint64_t>(a_cols) * e},
                                          {c0, c0 + static_cast<uint64_t>(g.m * g.n) * e, rows * static_cast<uint64_t>(g.n) * e}},
-                                        std::move(full), m_sampling ? m_sample : SetSample::none(), true);
+                                        std::move(full), sample_in_force());
                 }
                 for (int64_t c; (c = m_sched->next_core(next, queue)) >= 0;) {
                     const int64_t w = queue[static_cast<size_t>(c)][next[static_cast<size_t>(c)]++];
@@ -404,7 +406,7 @@ private:
             std::vector<MovingRange> ranges;
             for (const auto& s : streams) ranges.push_back({s.addr, s.addr + s.bytes, s.bytes / blocks});
             m_units->begin_loop(std::move(ranges), std::vector<int64_t>(cores, static_cast<int64_t>(chunks_per_core)),
-                                m_sampling ? m_sample : SetSample::none(), true);
+                                sample_in_force());
         }
         for (int64_t c; (c = m_sched->next_core(next, queue)) >= 0;) {
             const uint64_t blk = static_cast<uint64_t>(queue[static_cast<size_t>(c)][next[static_cast<size_t>(c)]++]);
@@ -454,7 +456,7 @@ private:
             m_l3->cache().replicate_sets(m_sample);
         }
         m_sampling = sample;
-        for (auto& core : m_cores) core->set_sampling(sample ? m_sample : SetSample::none());
+        for (auto& core : m_cores) core->set_sampling(sample_in_force());
     }
 
     CpuConfig m_cfg;

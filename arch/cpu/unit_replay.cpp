@@ -15,10 +15,11 @@ UnitReplay::UnitReplay(std::vector<CpuCore*> cores, FastForwardStats* stats) : m
     }
 }
 
-void UnitReplay::begin_loop(std::vector<MovingRange> ranges, std::vector<int64_t> full_units, const SetSample& sample, bool enabled) {
+void UnitReplay::begin_loop(std::vector<MovingRange> ranges, std::vector<int64_t> full_units, const SetSample& sample) {
     if (m_active) throw std::logic_error("unit replay: a loop begun inside another");
     m_active = true;
-    m_ranges = std::move(ranges);
+    m_ranges.clear();
+    for (const MovingRange& r : ranges) m_ranges.push_back({r.lo / m_line, (r.hi + m_line - 1) / m_line, r.step_bytes});
     m_full = std::move(full_units);
     m_full.resize(m_cores.size(), 0);
     m_sample = sample;
@@ -36,39 +37,39 @@ void UnitReplay::begin_loop(std::vector<MovingRange> ranges, std::vector<int64_t
     const uint64_t span = m_align_lines * m_line;
     for (int64_t p = 1; p <= kMaxPeriod && m_period == 0; ++p) {
         bool whole = true;
-        for (const MovingRange& r : m_ranges) whole &= (static_cast<uint64_t>(p) * r.step_bytes) % span == 0;
+        for (const Lines& r : m_ranges) whole &= (static_cast<uint64_t>(p) * r.step_bytes) % span == 0;
         if (whole) m_period = p;
     }
     // the ranges' lines must not overlap (a line belongs to one range, or is fixed)
     bool disjoint = true;
     for (size_t i = 0; i < m_ranges.size(); ++i)
-        for (size_t j = i + 1; j < m_ranges.size(); ++j) {
-            const MovingRange &a = m_ranges[i], &b = m_ranges[j];
-            const uint64_t a0 = a.lo / m_line, a1 = (a.hi + m_line - 1) / m_line, b0 = b.lo / m_line, b1 = (b.hi + m_line - 1) / m_line;
-            disjoint &= a1 <= b0 || b1 <= a0;
-        }
-    m_enabled = enabled && m_period > 0 && disjoint && !m_ranges.empty();
+        for (size_t j = i + 1; j < m_ranges.size(); ++j) disjoint &= m_ranges[i].hi <= m_ranges[j].lo || m_ranges[j].hi <= m_ranges[i].lo;
+    m_enabled = m_period > 0 && disjoint && !m_ranges.empty();
 }
 
 bool UnitReplay::sampled_line(uint64_t line) const {
     return !m_sample.active() || m_sampled_residue[static_cast<size_t>(line % static_cast<uint64_t>(m_sample.modulus))] != 0;
 }
 
+int UnitReplay::range_of(uint64_t line) const {
+    for (size_t r = 0; r < m_ranges.size(); ++r)
+        if (line >= m_ranges[r].lo && line < m_ranges[r].hi) return static_cast<int>(r);
+    return -1;
+}
+
 uint64_t UnitReplay::move(uint64_t line, int64_t units) const {
-    for (const MovingRange& r : m_ranges) {
-        const uint64_t lo = r.lo / m_line, hi = (r.hi + m_line - 1) / m_line;
-        if (line < lo || line >= hi) continue;
-        // whole lines: callers move by multiples of the period only
-        const int64_t by = units * static_cast<int64_t>(r.step_bytes / m_line);
-        const int64_t to = static_cast<int64_t>(line) + by;
-        return to < static_cast<int64_t>(lo) || to >= static_cast<int64_t>(hi) ? Cache::kUnmapped : static_cast<uint64_t>(to);
-    }
-    return line;
+    const int r = range_of(line);
+    if (r < 0) return line;
+    const Lines& range = m_ranges[static_cast<size_t>(r)];
+    // a whole number of lines: units is a multiple of the period, whose move is whole set spans
+    const int64_t by = units * static_cast<int64_t>(range.step_bytes) / static_cast<int64_t>(m_line);
+    const int64_t to = static_cast<int64_t>(line) + by;
+    return to < static_cast<int64_t>(range.lo) || to >= static_cast<int64_t>(range.hi) ? Cache::kUnmapped : static_cast<uint64_t>(to);
 }
 
 std::vector<uint64_t> UnitReplay::contents(const Core& c, int64_t units) const {
     std::vector<uint64_t> out;
-    for (const Cache* cache : {&c.core->l1(), &c.core->l2()})
+    for (const Cache* cache : caches(c))
         cache->visit_lru_order([&](uint64_t line) { return units == 0 ? line : move(line, units); },
                                [&](uint64_t v) { return out.push_back(v), true; }, m_sample.active() ? &m_sample : nullptr);
     return out;
@@ -76,7 +77,7 @@ std::vector<uint64_t> UnitReplay::contents(const Core& c, int64_t units) const {
 
 bool UnitReplay::matches(const Core& c, const std::vector<uint64_t>& earlier) const {
     size_t i = 0;
-    for (const Cache* cache : {&c.core->l1(), &c.core->l2()}) {
+    for (const Cache* cache : caches(c)) {
         const bool same = cache->visit_lru_order([&](uint64_t line) { return move(line, -m_period); },
                                                  [&](uint64_t v) { return i < earlier.size() && earlier[i++] == v; },
                                                  m_sample.active() ? &m_sample : nullptr);
@@ -89,14 +90,12 @@ int64_t UnitReplay::room(const Core& c, int64_t want) const {
     // per range, the highest cached line in it bounds how far the contents can move
     std::vector<uint64_t> top(m_ranges.size(), 0);
     std::vector<uint8_t> any(m_ranges.size(), 0);
-    for (const Cache* cache : {&c.core->l1(), &c.core->l2()})
+    for (const Cache* cache : caches(c))
         cache->for_each([&](const Cache::Entry& e) {
-            if (!sampled_line(e.line)) return;
-            for (size_t r = 0; r < m_ranges.size(); ++r)
-                if (e.line >= m_ranges[r].lo / m_line && e.line < (m_ranges[r].hi + m_line - 1) / m_line) {
-                    top[r] = any[r] ? std::max(top[r], e.line) : e.line, any[r] = 1;
-                    break;
-                }
+            const int r = sampled_line(e.line) ? range_of(e.line) : -1;
+            if (r < 0) return;
+            const size_t i = static_cast<size_t>(r);
+            top[i] = any[i] ? std::max(top[i], e.line) : e.line, any[i] = 1;
         });
     int64_t units = want - want % m_period;
     for (; units > 0; units -= m_period) {
@@ -110,7 +109,7 @@ int64_t UnitReplay::room(const Core& c, int64_t want) const {
 void UnitReplay::stop_replay(Core& c, int64_t at_unit) {
     const int64_t units = at_unit - c.replay_from;
     if (units % m_period != 0) throw std::logic_error("unit replay: left after a partial period");
-    for (Cache* cache : {&c.core->l1(), &c.core->l2()})
+    for (Cache* cache : caches(c))
         cache->rename_lines([&](uint64_t line) {
             if (!sampled_line(line)) return line;  // a set sampling leaves alone
             const uint64_t to = move(line, units);
@@ -179,7 +178,7 @@ void UnitReplay::unit_start(int64_t ci, int64_t u) {
 
 uint64_t UnitReplay::check_cost(const Core& c) const {
     uint64_t ways = 0;
-    for (const Cache* cache : {&c.core->l1(), &c.core->l2()}) ways += static_cast<uint64_t>(cache->sets() * cache->ways());
+    for (const Cache* cache : caches(c)) ways += static_cast<uint64_t>(cache->sets() * cache->ways());
     return m_sample.active() ? ways / m_sample.weight() : ways;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Exact replay of a core's repeated loop units inside one kernel (GEMM instances, mc-row blocks,
 // a streaming kernel's chunks) on the CPU model (issue 15, items 1 and 2).
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -58,9 +59,9 @@ public:
 
     /// Starts a loop. `full_units[c]`: core c's units that have the loop's shape (its units
     /// [0, full_units[c]) are replayable; a partial last unit is simulated). `sample`: the set
-    /// sampling in force (none(): every line). `enabled` false: every unit simulated. A loop
-    /// whose ranges overlap, or that has no period, simulates every unit.
-    void begin_loop(std::vector<MovingRange> ranges, std::vector<int64_t> full_units, const SetSample& sample, bool enabled);
+    /// sampling in force (none(): every line). A loop whose ranges overlap, or that has no
+    /// period, simulates every unit.
+    void begin_loop(std::vector<MovingRange> ranges, std::vector<int64_t> full_units, const SetSample& sample);
     /// Core c begins its unit u (units in order from 0).
     void unit_start(int64_t c, int64_t u);
     /// At the start of one of core c's blocks: true if it is replayed (its counts and L3 lines
@@ -104,8 +105,12 @@ private:
     bool matches(const Core& c, const std::vector<uint64_t>& earlier) const;
     /// Lines one check compares (the ways of core c's checked sets).
     uint64_t check_cost(const Core& c) const;
-    /// `line` moved by `units` units (kUnmapped if that leaves its range).
+    /// The range (index into m_ranges) whose lines hold `line`, -1 if none (a fixed line).
+    int range_of(uint64_t line) const;
+    /// `line` moved by `units` units, a multiple of the period (kUnmapped if that leaves its range).
     uint64_t move(uint64_t line, int64_t units) const;
+    /// Core c's private caches, in the order they are compared.
+    static std::array<Cache*, 2> caches(const Core& c) { return {&c.core->l1(), &c.core->l2()}; }
     /// The most units (a multiple of P, at most `want`) core c's cached lines can move forward
     /// without leaving their ranges.
     int64_t room(const Core& c, int64_t want) const;
@@ -118,7 +123,11 @@ private:
     uint64_t m_align_lines;  ///< lcm of the private caches' set counts
     bool m_active = false, m_enabled = false;
     int64_t m_period = 0;
-    std::vector<MovingRange> m_ranges;
+    /// A MovingRange in lines: [lo, hi) every line the range's bytes touch.
+    struct Lines {
+        uint64_t lo = 0, hi = 0, step_bytes = 0;
+    };
+    std::vector<Lines> m_ranges;
     std::vector<int64_t> m_full;
     SetSample m_sample;
     std::vector<uint8_t> m_sampled_residue;  ///< per residue modulo m_sample.modulus
