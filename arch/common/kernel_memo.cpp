@@ -63,7 +63,10 @@ void add_kernel_signature(MemoKey& key, const Operator& op, const OpGraph& graph
         const Tensor& x = graph.tensors()[static_cast<size_t>(t)];
         key.add(uint64_t(x.shape.size()));
         for (int64_t d : x.shape) key.add(d);
-        key.add(x.onnx_dtype).add(x.elem_bytes).add(uint64_t(x.role)).add(x.causal_mask).add(graph.consumer_count(t) == 0);
+        // a graph input is an activation that is in memory when the run starts: no machine
+        // treats it otherwise, so the first layer, which reads one, repeats the layers after it
+        const TensorRole role = x.role == TensorRole::Input ? TensorRole::Activation : x.role;
+        key.add(x.onnx_dtype).add(x.elem_bytes).add(uint64_t(role)).add(x.causal_mask).add(graph.consumer_count(t) == 0);
     }
 }
 

@@ -17,6 +17,26 @@ KernelRepeats KernelRepeats::find(const std::vector<uint64_t>& sigs, const std::
     const size_t n = sigs.size();
     std::vector<bool> taken(n, false);
     min_instances = std::max<size_t>(min_instances, 2);
+    // pairs kernel qa's tensors with kernel qb's slot by slot (each tensor's counterpart one
+    // instance later), noting new pairs in `added`; false if a pair contradicts one made before
+    auto pair_kernels = [&](size_t qa, size_t qb, std::vector<int32_t>& added) {
+        const auto& a = slots[qa];
+        const auto& b = slots[qb];
+        if (a.size() != b.size()) return false;
+        for (size_t j = 0; j < a.size(); ++j) {
+            const int32_t t = a[j], u = b[j];
+            const int32_t nt = out.next(t), pu = out.prev(u);
+            if (nt == u && pu == t) continue;
+            if (nt >= 0 || pu >= 0) return false;
+            out.m_next[t] = u, out.m_prev[u] = t;
+            added.push_back(t);
+        }
+        return true;
+    };
+    auto undo = [&](std::vector<int32_t>& added, size_t mark) {
+        for (size_t k = mark; k < added.size(); ++k) out.m_prev.erase(out.m_next[added[k]]), out.m_next.erase(added[k]);
+        added.resize(mark);
+    };
     // instances [first, first + instances) of `period` kernels correspond tensor by tensor, one
     // to one, with every region kept so far: the number that do (pairs added for them are kept
     // only if at least min_instances do)
@@ -26,31 +46,29 @@ KernelRepeats KernelRepeats::find(const std::vector<uint64_t>& sigs, const std::
         for (size_t i = 1; i < instances; ++i, ++ok) {
             const size_t mark = added.size();
             bool good = true;
-            for (size_t p = 0; p < period && good; ++p) {
-                const auto& a = slots[first + (i - 1) * period + p];
-                const auto& b = slots[first + i * period + p];
-                good = a.size() == b.size();
-                for (size_t j = 0; j < a.size() && good; ++j) {
-                    const int32_t t = a[j], u = b[j];
-                    const int32_t nt = out.next(t), pu = out.prev(u);
-                    if (nt == u && pu == t) continue;
-                    if (nt >= 0 || pu >= 0) {
-                        good = false;
-                        break;
-                    }
-                    out.m_next[t] = u, out.m_prev[u] = t;
-                    added.push_back(t);
-                }
-            }
+            for (size_t p = 0; p < period && good; ++p)
+                good = pair_kernels(first + (i - 1) * period + p, first + i * period + p, added);
             if (!good) {  // instance i does not correspond: undo its pairs
-                for (size_t k = mark; k < added.size(); ++k) out.m_prev.erase(out.m_next[added[k]]), out.m_next.erase(added[k]);
-                added.resize(mark);
+                undo(added, mark);
                 break;
             }
         }
-        if (ok < min_instances)
-            for (int32_t t : added) out.m_prev.erase(out.m_next[t]), out.m_next.erase(t);
+        if (ok < min_instances) undo(added, 0);
         return ok;
+    };
+    // the kernels after a region's full instances that repeat an instance's first ones, and
+    // correspond: how many (fewer than a period)
+    auto tail_of = [&](const RepeatRegion& r) {
+        size_t tail = 0;
+        std::vector<int32_t> added;
+        for (size_t q = r.end(); q < n && tail + 1 < r.period && !taken[q] && sigs[q] == sigs[q - r.period]; ++q, ++tail) {
+            const size_t mark = added.size();
+            if (!pair_kernels(q - r.period, q, added)) {
+                undo(added, mark);
+                break;
+            }
+        }
+        return tail;
     };
     for (;;) {
         std::vector<Candidate> cands;
@@ -74,8 +92,10 @@ KernelRepeats KernelRepeats::find(const std::vector<uint64_t>& sigs, const std::
         for (const Candidate& c : cands) {
             const size_t instances = corresponding(c.first, c.period, c.instances);
             if (instances < min_instances) continue;
-            out.m_regions.push_back({c.first, c.period, instances});
-            std::fill(taken.begin() + static_cast<std::ptrdiff_t>(c.first), taken.begin() + static_cast<std::ptrdiff_t>(c.first + c.period * instances), true);
+            RepeatRegion r{c.first, c.period, instances, 0};
+            r.tail = tail_of(r);
+            out.m_regions.push_back(r);
+            std::fill(taken.begin() + static_cast<std::ptrdiff_t>(r.first), taken.begin() + static_cast<std::ptrdiff_t>(r.stop()), true);
             found = true;
             break;
         }
@@ -89,8 +109,10 @@ KernelRepeats::Where KernelRepeats::where(size_t q) const {
     auto it = std::upper_bound(m_regions.begin(), m_regions.end(), q, [](size_t v, const RepeatRegion& r) { return v < r.first; });
     if (it == m_regions.begin()) return {};
     --it;
-    if (q >= it->end()) return {};
-    return {static_cast<int32_t>(it - m_regions.begin()), (q - it->first) / it->period, (q - it->first) % it->period};
+    if (q >= it->stop()) return {};
+    const int32_t region = static_cast<int32_t>(it - m_regions.begin());
+    if (q >= it->end()) return {region, it->instances, q - it->end()};
+    return {region, (q - it->first) / it->period, (q - it->first) % it->period};
 }
 
 }  // namespace archsim

@@ -9,10 +9,15 @@
 namespace archsim {
 
 /// One repeated stretch of the kernel sequence: `instances` consecutive copies of `period`
-/// kernels from position `first` (positions in execution order).
+/// kernels from position `first` (positions in execution order), then `tail` kernels (fewer than
+/// `period`) that repeat the first `tail` of an instance: a partial last instance, such as a
+/// network's last layer, whose last kernel writes the graph's output.
 struct RepeatRegion {
-    size_t first = 0, period = 0, instances = 0;
+    size_t first = 0, period = 0, instances = 0, tail = 0;
+    /// The first position after the full instances.
     size_t end() const { return first + period * instances; }
+    /// The first position after the region, tail included.
+    size_t stop() const { return end() + tail; }
 };
 
 /// The repeated stretches of a kernel sequence and the correspondence of their tensors. Kernel
@@ -30,12 +35,15 @@ public:
     /// q's tensors in signature order, kernel_slots()) with at least `min_instances` instances.
     /// Greedy: the stretch covering the most kernels beyond its first instance first (the
     /// shortest period on ties), then the same in what is left; a region is cut short where its
-    /// tensors stop corresponding one to one. O(kernels^2) signature comparisons per region.
+    /// tensors stop corresponding one to one; then extended by its tail, the kernels after it
+    /// that repeat the start of an instance, correspond included. O(kernels^2) signature
+    /// comparisons per region.
     static KernelRepeats find(const std::vector<uint64_t>& sigs, const std::vector<std::vector<int32_t>>& slots,
                               size_t min_instances = 3);
 
     const std::vector<RepeatRegion>& regions() const { return m_regions; }
-    /// Where position q lies: its region (-1 if none), instance and offset in the instance.
+    /// Where position q lies: its region (-1 if none), instance and offset in the instance (in
+    /// the tail: instance `instances`, offset below `tail`).
     struct Where {
         int32_t region = -1;
         size_t instance = 0, offset = 0;

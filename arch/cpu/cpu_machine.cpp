@@ -109,11 +109,17 @@ protected:
         if (!m_cfg.replay_repeats) return false;
         layout(graph);
         const size_t q = kernel_position(graph, static_cast<uint32_t>(&op - graph.ops().data()));
+        bool sampled = false;  // leaving replayed instances: the mode in force where they end
+        if (m_replay->leave_before(q, sampled) && sampled != m_sampling) {
+            m_sampling = sampled;
+            for (auto& core : m_cores) core->set_sampling(sample_in_force());
+        }
         MemoKey extra;  // what a kernel depends on besides the caches
         extra.add(m_sampling);
         m_dram->memo_key(extra, sim_now_ps());
         m_sampled_from = m_sampled_ops, m_ff_from = m_ff;
-        return m_replay->on_kernel(q, extra.value(), key);
+        // under set sampling only the sampled sets are live (the others are refilled on leaving it)
+        return m_replay->on_kernel(q, extra.value(), key, m_sampling ? &m_sample : nullptr);
     }
     std::any memo_save(const Operator&, const OpGraph&, const std::vector<int32_t>&, double end_ps) override {
         return std::make_shared<const KernelChange>(

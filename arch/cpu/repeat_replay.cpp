@@ -4,90 +4,162 @@
 
 namespace archsim {
 
-bool RepeatReplay::on_kernel(size_t q, uint64_t extra, MemoKey& key) {
-    const KernelRepeats::Where w = m_repeats.where(q);
-    if (w.region != m_region) {
-        leave_region();
-        m_region = w.region;
-        if (m_region < 0) return false;
-        start_instance(w.instance, extra);
-    } else if (m_region < 0) {
-        return false;
-    } else if (w.instance != m_instance) {
-        start_instance(w.instance, extra);
-    }
-    if (m_mode == Mode::Idle) return false;
-    key.add(uint64_t{0x5E9EA7}).add(m_region).add(uint64_t(w.offset)).add(m_gen);
-    return true;
+bool RepeatReplay::leave_before(size_t q, bool& sampled) {
+    if (m_region < 0 || m_repeats.where(q).region == m_region) return false;
+    const bool replayed = m_mode == Mode::Replay;
+    sampled = m_copy.sampled;
+    leave();
+    return replayed;
 }
 
-void RepeatReplay::start_instance(size_t n, uint64_t extra) {
-    if (m_mode == Mode::Replay) {  // the state at n's start is the one at n - 1's renamed: replay on
-        m_instance = n;
-        return;
-    }
-    const bool after_record = m_mode == Mode::Record && m_complete && m_instance + 1 == n;
-    m_instance = n;
-    if (m_checks >= kMaxChecks) {
-        m_mode = Mode::Idle;
-        return;
-    }
-    ++m_checks;
-    if (after_record && extra == m_snapshot_extra && matches_snapshot()) {
-        m_mode = Mode::Replay;  // replays instance n - 1's records (m_gen)
-        m_replay_from = n;
-        return;
-    }
+void RepeatReplay::enter(int32_t region) {
+    m_region = region;
+    m_r = m_repeats.regions()[static_cast<size_t>(region)];
     m_mode = Mode::Record;
+    m_checks = 0;
+    m_gen_prev = 0;
     m_gen = ++m_gens;
-    m_complete = true;
-    m_snapshot = contents();
-    m_snapshot_extra = extra;
+    m_unkept = false;
+    m_snaps.clear(), m_prev_snaps.clear(), m_snap_lines = 0;
+    m_has_copy = false, m_seen_q = false;
 }
 
-void RepeatReplay::leave_region() {
-    if (m_mode == Mode::Replay) {  // instances m_replay_from .. m_instance ran as replays
-        const int64_t steps = static_cast<int64_t>(m_instance - m_replay_from + 1);
-        for (Cache* c : m_caches)
-            c->rename_lines([&](uint64_t line) {
-                const uint64_t to = rename(line, steps);
+void RepeatReplay::leave() {
+    if (m_mode == Mode::Replay) {
+        // the state at the region's stop is the copy's, renamed forward a whole number of periods
+        const size_t x = m_r.stop();
+        if (!m_has_copy || m_copy_at > m_replay_from || m_copy_at + m_r.period <= m_replay_from || (x - m_copy_at) % m_r.period != 0)
+            throw std::logic_error("repeat replay: no copy of the caches for the region's end");
+        const int64_t steps = static_cast<int64_t>((x - m_copy_at) / m_r.period);
+        const uint64_t modulus = static_cast<uint64_t>(m_copy.live.modulus);
+        std::vector<uint8_t> live(modulus, m_copy.live.active() ? 0 : 1);
+        for (const int64_t r : m_copy.live.residues) live[static_cast<size_t>(r)] = 1;
+        std::unordered_map<int32_t, int32_t> renamed;
+        for (size_t i = 0; i < m_caches.size(); ++i) {
+            *m_caches[i] = m_copy.caches[i];
+            m_caches[i]->rename_lines([&](uint64_t line) {
+                if (!live[line % modulus]) return line;  // a dead set: refilled before it is read
+                const uint64_t to = rename(line, steps, &renamed);
                 if (to == Cache::kUnmapped) throw std::logic_error("repeat replay: a cached line has no counterpart");
                 return to;
             });
+        }
     }
     m_mode = Mode::Idle;
-    m_checks = 0;
-    m_complete = true;
-    m_snapshot.clear();
+    m_region = -1;
+    m_snaps.clear(), m_prev_snaps.clear(), m_snap_lines = 0;
+    m_copy = Copy{};
+    m_has_copy = false;
 }
 
-std::vector<uint64_t> RepeatReplay::contents() const {
+void RepeatReplay::start_instance(size_t n) {
+    const bool next = n == m_instance + 1;
+    m_instance = n;
+    if (m_mode != Mode::Record) return;  // Replay: the records stay; Idle: nothing to record
+    if (!m_prev_snaps.empty()) ++m_checks;  // the instance just ended compared with the one before
+    if (m_checks >= kMaxChecks) {
+        m_mode = Mode::Idle;
+        m_snaps.clear(), m_prev_snaps.clear(), m_snap_lines = 0;
+        return;
+    }
+    m_prev_snaps = next ? std::move(m_snaps) : std::map<size_t, Snapshot>{};
+    m_snaps.clear(), m_snap_lines = 0;
+    m_gen_prev = next ? m_gen : 0;
+    m_gen = ++m_gens;
+}
+
+bool RepeatReplay::on_kernel(size_t q, uint64_t extra, MemoKey& key, const SetSample* live) {
+    const KernelRepeats::Where w = m_repeats.where(q);
+    if (w.region != m_region) {
+        if (m_region >= 0) leave();  // leave_before() did it unless the caller skipped it
+        if (w.region < 0) return false;
+        enter(w.region);
+        m_instance = w.instance;
+    } else if (w.instance != m_instance) {
+        start_instance(w.instance);
+    }
+    if (m_mode == Mode::Idle) return false;
+    key.add(uint64_t{0x5E9EA7}).add(m_region).add(uint64_t(w.offset));
+    if (m_mode == Mode::Replay) {
+        key.add(replay_gen(w.offset));
+        return true;
+    }
+    // a copy at each copy point (first + tail + k x period), the state there being the one now:
+    // the region's end is a whole number of periods after one of them
+    const size_t p = m_r.period, c0 = m_r.first + m_r.tail;
+    if (q >= c0) {
+        const size_t c = c0 + (q - c0) / p * p;
+        if (!m_seen_q || c > m_q) {
+            m_copy.caches.clear();
+            for (const Cache* cache : m_caches) m_copy.caches.push_back(*cache);
+            m_copy.live = live ? *live : SetSample::none();
+            m_copy.sampled = live != nullptr;
+            m_copy_at = c, m_has_copy = true;
+        }
+    }
+    m_q = q, m_seen_q = true;
+    // compare with the same kernel one instance earlier, if it was snapshot and the period
+    // between was recorded in full
+    auto it = m_prev_snaps.find(w.offset);
+    if (it != m_prev_snaps.end() && (!m_unkept || m_unkept_q + p < q) && it->second.extra == extra &&
+        it->second.sampled == (live != nullptr) && matches(it->second, live)) {
+        m_mode = Mode::Replay;
+        m_phase = w.offset, m_replay_from = q;
+        m_snaps.clear(), m_prev_snaps.clear(), m_snap_lines = 0;
+        key.add(replay_gen(w.offset));
+        return true;
+    }
+    // snapshot the instance's first kernels for the next instance to compare with
+    const bool later = w.instance + 1 < m_r.instances || (w.instance + 1 == m_r.instances && w.offset < m_r.tail);
+    if (later && m_snaps.size() < kMaxOffsets && m_snap_lines < kSnapshotBudget) {
+        Snapshot s{contents(live), extra, live != nullptr};
+        m_snap_lines += s.lines.size();
+        m_snaps.emplace(w.offset, std::move(s));
+    }
+    key.add(m_gen);
+    return true;
+}
+
+void RepeatReplay::kept(bool k) {
+    if (!k) m_unkept = true, m_unkept_q = m_q;
+}
+
+std::vector<uint64_t> RepeatReplay::contents(const SetSample* live) const {
     std::vector<uint64_t> out;
     for (const Cache* c : m_caches)
         c->visit_lru_order([](uint64_t line) { return line; }, [&](uint64_t v) {
             out.push_back(v);
             return true;
-        });
+        }, live);
     return out;
 }
 
-bool RepeatReplay::matches_snapshot() const {
+bool RepeatReplay::matches(const Snapshot& s, const SetSample* live) const {
     size_t i = 0;
     for (const Cache* c : m_caches) {
         const bool same = c->visit_lru_order([&](uint64_t line) { return rename(line, -1); },
-                                             [&](uint64_t v) { return i < m_snapshot.size() && m_snapshot[i++] == v; });
+                                             [&](uint64_t v) { return i < s.lines.size() && s.lines[i++] == v; }, live);
         if (!same) return false;
     }
-    return i == m_snapshot.size();
+    return i == s.lines.size();
 }
 
-uint64_t RepeatReplay::rename(uint64_t line, int64_t steps) const {
+uint64_t RepeatReplay::rename(uint64_t line, int64_t steps, std::unordered_map<int32_t, int32_t>* memo) const {
     const uint64_t addr = line * m_line_bytes;
     const int32_t t = m_layout.owner(addr);
     if (t < 0) return line;  // scratch (packed panels) and the nameless page: the same every instance
-    int32_t u = t;
-    if (steps < 0) u = m_repeats.prev(t);
-    for (int64_t s = 0; s < steps && u >= 0; ++s) u = m_repeats.next(u);
+    auto step = [&] {
+        int32_t u = steps < 0 ? m_repeats.prev(t) : t;
+        for (int64_t s = 0; s < steps && u >= 0; ++s) u = m_repeats.next(u);
+        return u;
+    };
+    int32_t u = -1;
+    if (memo) {
+        auto found = memo->find(t);
+        u = found != memo->end() ? found->second : ((*memo)[t] = step());
+    } else {
+        u = step();
+    }
     if (u < 0) return Cache::kUnmapped;
     return (m_layout.base(u) + (addr - m_layout.base(t))) / m_line_bytes;
 }

@@ -89,6 +89,26 @@ TEST_CASE("repeated layers are replayed on the CPU with the numbers of simulatin
     fs::remove_all(dir);
 }
 
+TEST_CASE("on the CPU, layers replay from the second layer's first kernels that meet the caches as the first layer's did, to the last layer's tail", "[e2e][memo][cpu]") {
+    // four encoder layers at batch 16 with the L3 cut to 2 MiB: every kernel streams more than
+    // the L3, so the caches meet layer 1's second kernel as they met layer 0's (renamed); layer
+    // 0 starts from cold caches, so the match is inside an instance (repeat_replay.h), and the
+    // last layer, whose last kernel writes the graph's output, is a partial instance (the
+    // region's tail, kernel_repeats.h) that replays too: only layer 0, one kernel of layer 1 and
+    // the output kernel are simulated, and the numbers are exactly those of simulating every
+    // layer (replay.repeats = false), which restores the caches at the region's end from a copy
+    const std::string dir = temp_dir("memo_cpu_phase");
+    const std::string wl = dir + "/w.toml";
+    std::ofstream(wl) << ("[enc]\nfamily = \"transformer_encoder\"\nlayers = 4\nd_model = 256\nheads = 4\nffn = 1024\nsequence = 128\n");
+    long replayed = 0, kernels = 0, all_replayed = 1, all_kernels = 1;
+    const json fast = run_metrics(wl + "#enc --batch 16", "cpu/host.toml", "--set l3.kib=2048", replayed, kernels);
+    const json all = run_metrics(wl + "#enc --batch 16", "cpu/host.toml", "--set l3.kib=2048 --set replay.repeats=false", all_replayed, all_kernels);
+    CHECK(replayed >= kernels - kernels / 4 - 3);
+    CHECK(all_replayed == 0);
+    CHECK(fast == all);
+    fs::remove_all(dir);
+}
+
 TEST_CASE("a kernel's repeated loop units are replayed on the CPU with the numbers of simulating every unit", "[e2e][memo][cpu]") {
     // one encoder layer at batch 16 on the host CPU with its L2 cut to 256 KiB: its GEMMs' mc-row
     // blocks (2,048 rows) and the attention's 64 instances are loops whose units move by whole set

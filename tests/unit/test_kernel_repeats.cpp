@@ -88,6 +88,33 @@ TEST_CASE("a stack of identical layers is one region, its tensors renamed one la
     CHECK(r.where(10).region == -1);
 }
 
+TEST_CASE("a region's tail: the kernels after its last full instance that repeat an instance's first ones", "[unit][memo][repeats]") {
+    // five layers; the last one's Relu writes the graph's output, which its signature tells
+    // apart: four full instances, then mm4 as a tail of one kernel
+    const OpGraph g = chain(5);
+    std::vector<uint64_t> sigs;
+    std::vector<std::vector<int32_t>> slots;
+    describe(g, sigs, slots);
+    sigs[9] ^= 1;
+    const KernelRepeats r = KernelRepeats::find(sigs, slots);
+    REQUIRE(r.regions().size() == 1);
+    const RepeatRegion& reg = r.regions()[0];
+    CHECK(reg.first == 0);
+    CHECK(reg.instances == 4);
+    CHECK(reg.tail == 1);
+    CHECK(reg.end() == 8);
+    CHECK(reg.stop() == 9);
+    const KernelRepeats::Where w = r.where(8);  // mm4: the tail, offset 0 of instance 4
+    CHECK(w.region == 0);
+    CHECK(w.instance == 4);
+    CHECK(w.offset == 0);
+    CHECK(r.where(9).region == -1);  // relu4
+    // the tail's tensors correspond too: w3 -> w4, h3 -> h4; y4 (relu4's output) has no counterpart
+    CHECK(r.next(10) == 13);
+    CHECK(r.prev(14) == 11);
+    CHECK(r.prev(15) == -1);
+}
+
 TEST_CASE("a region ends where its tensors stop corresponding one to one, and needs three instances", "[unit][memo][repeats]") {
     // four layers whose kernels look alike, but layer 2 reads layer 0's output instead of layer 1's
     OpGraph g = chain(4);
