@@ -5,6 +5,7 @@
 
 namespace archsim {
 
+
 Cache::Cache(int64_t bytes, int64_t ways, int64_t line_bytes) : m_ways(ways), m_line_bytes(line_bytes) {
     if (ways < 1 || line_bytes < 1 || bytes < ways * line_bytes || bytes % (ways * line_bytes) != 0)
         throw std::invalid_argument("cache of " + std::to_string(bytes) + " bytes is not a whole number of " +
@@ -13,6 +14,22 @@ Cache::Cache(int64_t bytes, int64_t ways, int64_t line_bytes) : m_ways(ways), m_
     m_pow2 = (m_sets & (m_sets - 1)) == 0;
     m_mask = static_cast<uint64_t>(m_sets - 1);
     clear();
+}
+
+void Cache::group_sets(int64_t group_sets) {
+    const std::vector<uint64_t> tag = m_tag, meta = m_meta;
+    std::vector<size_t> from(static_cast<size_t>(m_sets));
+    for (size_t s = 0; s < from.size(); ++s) from[s] = set_start(s);
+    m_group = 1, m_group_shift = -1, m_per_group_shift = 0;
+    if (m_pow2 && group_sets > 1 && (group_sets & (group_sets - 1)) == 0 && m_sets % group_sets == 0) {
+        m_group = static_cast<size_t>(group_sets);
+        m_group_shift = 0;
+        while ((size_t{1} << m_group_shift) < m_group) ++m_group_shift;
+        while ((size_t{1} << m_per_group_shift) < static_cast<size_t>(m_sets) / m_group) ++m_per_group_shift;
+    }
+    const size_t ways = static_cast<size_t>(m_ways);
+    for (size_t s = 0; s < from.size(); ++s)
+        for (size_t w = 0; w < ways; ++w) m_tag[set_start(s) + w] = tag[from[s] + w], m_meta[set_start(s) + w] = meta[from[s] + w];
 }
 
 void Cache::clear() {
@@ -67,7 +84,7 @@ void Cache::replicate_sets(const SetSample& sample) {
     for (int64_t s = 0; s < m_sets; ++s) {
         const int64_t d = s % n, p = sample.partner[static_cast<size_t>(d)];
         if (p == d) continue;
-        const size_t dst = static_cast<size_t>(s) * ways, src = static_cast<size_t>(s - d + p) * ways;
+        const size_t dst = set_start(static_cast<size_t>(s)), src = set_start(static_cast<size_t>(s - d + p));
         for (size_t w = 0; w < ways; ++w) {
             const uint64_t tag = m_tag[src + w];
             // line ≡ p (mod n), so line - p + d >= 0, and it maps to set s

@@ -180,6 +180,7 @@ private:
                                                   static_cast<uint64_t>(m_cfg.sample_modulus() * m_cfg.line_bytes));
         m_replay = std::make_unique<RepeatReplay>(kernel_repeats(g), *m_layout, std::move(caches), m_cfg.line_bytes);
         m_layout_of = &g;
+        choose_set_storage(g);
         return *m_layout;
     }
 
@@ -434,6 +435,37 @@ private:
         m_sched->barrier();
     }
 
+    /// Bytes operator `op` reads and writes (its tensors' run sizes).
+    uint64_t op_bytes(const Operator& op, const OpGraph& graph) const {
+        uint64_t bytes = 0;
+        for (const auto* list : {&op.inputs, &op.outputs})
+            for (const int32_t t : *list)
+                if (t >= 0) bytes += static_cast<uint64_t>(std::max<int64_t>(0, bytes_of(graph.tensors()[static_cast<size_t>(t)])));
+        return bytes;
+    }
+    /// Whether `op` runs under cache set sampling (see choose_sampling()).
+    bool samples(const Operator& op, const OpGraph& graph) const {
+        bool even = true;  // every line of a GEMM operand reused as often as its neighbours
+        for (const GemmView& g : op.cost.gemms) even &= even_rows(g);
+        const bool big = static_cast<double>(op_bytes(op, graph)) >= m_cfg.sample_min_l3s * static_cast<double>(m_cfg.l3.bytes());
+        return memoize() && m_sample.active() && big && even;
+    }
+    /// Stores every cache's sets grouped by residue modulo the sampling modulus
+    /// (Cache::group_sets: storage only, faster where most kernels run set-sampled, slower
+    /// where they stream every set) when operators run under sampling move at least half of
+    /// graph `g`'s bytes.
+    void choose_set_storage(const OpGraph& g) {
+        uint64_t sampled = 0, all = 0;
+        for (const Operator& op : g.ops()) {
+            const uint64_t bytes = op_bytes(op, g);
+            all += bytes;
+            if (samples(op, g)) sampled += bytes;
+        }
+        const int64_t group = 2 * sampled >= all && sampled > 0 ? m_sample.modulus : 1;
+        for (auto& core : m_cores) core->l1().group_sets(group), core->l2().group_sets(group);
+        m_l3->cache().group_sets(group);
+    }
+
     /// Steady-state fast-forward (steady_loop.h) is one of the fast paths `--reference` turns off;
     /// it needs every line simulated (its windows compare exact L1 counts), so not under sampling.
     bool fast_forward() const { return memoize() && !m_sampling; }
@@ -447,14 +479,7 @@ private:
     /// than others), which is why such convolutions are never sampled. On leaving sampling the
     /// other sets are refilled from the sampled ones (Cache::replicate_sets).
     void choose_sampling(const Operator& op, const OpGraph& graph) {
-        uint64_t bytes = 0;
-        for (const auto* list : {&op.inputs, &op.outputs})
-            for (const int32_t t : *list)
-                if (t >= 0) bytes += static_cast<uint64_t>(std::max<int64_t>(0, bytes_of(graph.tensors()[static_cast<size_t>(t)])));
-        bool even = true;  // every line of a GEMM operand reused as often as its neighbours
-        for (const GemmView& g : op.cost.gemms) even &= even_rows(g);
-        const bool big = static_cast<double>(bytes) >= m_cfg.sample_min_l3s * static_cast<double>(m_cfg.l3.bytes());
-        const bool sample = memoize() && m_sample.active() && big && even;
+        const bool sample = samples(op, graph);
         if (sample) ++m_sampled_ops;
         if (sample == m_sampling) return;
         if (m_sampling) {  // back to every line: refill the sets sampling left alone

@@ -50,8 +50,10 @@ public:
     static constexpr size_t kMaxChecks = 4;
     /// Kernels of an instance compared, at most: its first ones (the earliest match saves most).
     static constexpr size_t kMaxOffsets = 8;
-    /// Lines the comparison snapshots of one instance keep, at most (8 bytes each).
-    static constexpr size_t kSnapshotBudget = size_t{1} << 22;
+    /// An instance's snapshots beyond its first, and a copy of the caches, are taken only where
+    /// the cache accesses simulated since the last one (snapshot, copy point) are at least this
+    /// many times the lines they hold: their cost stays a fraction of simulating.
+    static constexpr uint64_t kWorth = 4;
 
     /// @param caches every cache of the machine (private and shared), in a fixed order
     RepeatReplay(const KernelRepeats& repeats, TensorLayout& layout, std::vector<Cache*> caches, int64_t line_bytes)
@@ -89,11 +91,17 @@ private:
         SetSample live;  ///< the live sets there (SetSample::none(): all)
         bool sampled = false;
     };
-    void enter(int32_t region);
+    void enter(int32_t region, size_t instance);
     /// Leaves the region (at its stop(): restores and renames the caches if kernels replayed).
     void leave();
     /// Starts instance n (Mode::Record: its records and snapshots begin).
     void start_instance(size_t n);
+    /// Renames every cache's lines in `live`'s sets `steps` instances forward.
+    void rename_forward(int64_t steps, const SetSample& live);
+    /// Cache accesses simulated so far (every cache's clock), the cost that snapshots and
+    /// copies are weighed against; and the ways of every cache (a copy's lines).
+    uint64_t accesses() const;
+    uint64_t ways() const;
     /// Every cache's live contents in LRU order, lines as they are.
     std::vector<uint64_t> contents(const SetSample* live) const;
     /// Whether every cache's live contents, lines renamed one instance back, equal `s`.
@@ -114,11 +122,15 @@ private:
     RepeatRegion m_r;
     size_t m_instance = 0, m_checks = 0;
     size_t m_phase = 0, m_replay_from = 0;  ///< the first replayed kernel's offset and position
+    size_t m_replay_to = 0;     ///< without a copy for the end: where the replay ends (see on_kernel)
+    bool m_end_by_copy = false; ///< the replay runs to the region's stop and restores m_copy there
+    SetSample m_replay_live;    ///< the live sets where the replay began
     uint64_t m_gen = 0, m_gen_prev = 0, m_gens = 0;  ///< this instance's and the last one's records
     bool m_unkept = false;  ///< a kernel not kept
     size_t m_unkept_q = 0;  ///< the last one's position
     std::map<size_t, Snapshot> m_snaps, m_prev_snaps;  ///< by offset: this instance's, the last one's
     size_t m_snap_lines = 0;                           ///< lines in m_snaps
+    uint64_t m_acc_snap = 0, m_acc_copy = 0;           ///< accesses() at the last snapshot, the last copy point
     Copy m_copy;              ///< the caches at the last copy point (positions first + tail + k x period)
     size_t m_copy_at = 0;     ///< its position
     bool m_has_copy = false;
