@@ -113,7 +113,7 @@ bool RepeatReplay::on_kernel(size_t q, uint64_t extra, MemoKey& key, const SetSa
         const size_t c = c0 + (q - c0) / p * p;
         if (!m_seen_q || c > m_q) {
             m_has_copy = false;
-            if (acc - m_acc_copy >= kWorth * ways()) {
+            if (acc - m_acc_copy >= m_worth * ways()) {
                 if (m_copy.caches.size() != m_caches.size()) {
                     m_copy.caches.clear();
                     for (const Cache* cache : m_caches) m_copy.caches.push_back(*cache);
@@ -149,7 +149,7 @@ bool RepeatReplay::on_kernel(size_t q, uint64_t extra, MemoKey& key, const SetSa
     // always, the others while the instance's accesses so far are worth them
     const bool later = w.instance + 1 < m_r.instances || (w.instance + 1 == m_r.instances && w.offset < m_r.tail);
     const uint64_t lines = live ? ways() / live->weight() : ways();
-    if (later && m_snaps.size() < kMaxOffsets && (m_snaps.empty() || acc - m_acc_snap >= kWorth * lines)) {
+    if (later && m_snaps.size() < kMaxOffsets && (m_snaps.empty() || acc - m_acc_snap >= m_worth * lines)) {
         m_acc_snap = acc;
         Snapshot s{contents(live), extra, live != nullptr};
         m_snap_lines += s.lines.size();

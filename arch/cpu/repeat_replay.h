@@ -56,8 +56,11 @@ public:
     static constexpr uint64_t kWorth = 4;
 
     /// @param caches every cache of the machine (private and shared), in a fixed order
-    RepeatReplay(const KernelRepeats& repeats, TensorLayout& layout, std::vector<Cache*> caches, int64_t line_bytes)
-        : m_repeats(repeats), m_layout(layout), m_caches(std::move(caches)), m_line_bytes(static_cast<uint64_t>(line_bytes)) {}
+    /// @param worth  the factor kWorth (tests pass others to take every copy, or none)
+    RepeatReplay(const KernelRepeats& repeats, TensorLayout& layout, std::vector<Cache*> caches, int64_t line_bytes,
+                 uint64_t worth = kWorth)
+        : m_repeats(repeats), m_layout(layout), m_caches(std::move(caches)), m_line_bytes(static_cast<uint64_t>(line_bytes)),
+          m_worth(worth) {}
 
     /// First, before the kernel at execution position `q` (positions increase from call to
     /// call): if `q` lies past the region whose kernels replay, ends the replay: the caches get
@@ -117,6 +120,7 @@ private:
     TensorLayout& m_layout;
     std::vector<Cache*> m_caches;
     uint64_t m_line_bytes;
+    uint64_t m_worth;
     Mode m_mode = Mode::Idle;
     int32_t m_region = -1;
     RepeatRegion m_r;

@@ -94,8 +94,8 @@ TEST_CASE("on the CPU, layers replay from the second layer's first kernels that 
     // the L3, so the caches meet layer 1's second kernel as they met layer 0's (renamed); layer
     // 0 starts from cold caches, so the match is inside an instance (repeat_replay.h), and the
     // last layer, whose last kernel writes the graph's output, is a partial instance (the
-    // region's tail, kernel_repeats.h) that replays too: only layer 0, one kernel of layer 1 and
-    // the output kernel are simulated, and the numbers are exactly those of simulating every
+    // region's tail, kernel_repeats.h) that replays too: only layer 0, a few kernels of layer 1
+    // and the output kernel are simulated, and the numbers are exactly those of simulating every
     // layer (replay.repeats = false), which restores the caches at the region's end from a copy
     const std::string dir = temp_dir("memo_cpu_phase");
     const std::string wl = dir + "/w.toml";
@@ -103,7 +103,7 @@ TEST_CASE("on the CPU, layers replay from the second layer's first kernels that 
     long replayed = 0, kernels = 0, all_replayed = 1, all_kernels = 1;
     const json fast = run_metrics(wl + "#enc --batch 16", "cpu/host.toml", "--set l3.kib=2048", replayed, kernels);
     const json all = run_metrics(wl + "#enc --batch 16", "cpu/host.toml", "--set l3.kib=2048 --set replay.repeats=false", all_replayed, all_kernels);
-    CHECK(replayed >= kernels - kernels / 4 - 3);
+    CHECK(replayed >= kernels - kernels / 4 - 5);
     CHECK(all_replayed == 0);
     CHECK(fast == all);
     fs::remove_all(dir);

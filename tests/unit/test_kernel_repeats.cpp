@@ -3,10 +3,13 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <map>
+#include <set>
 #include <vector>
 
 #include "arch/common/kernel_repeats.h"
 #include "arch/cpu/cache.h"
+#include "arch/cpu/repeat_replay.h"
 #include "arch/cpu/tensor_layout.h"
 #include "workloads/graph/op_graph.h"
 
@@ -182,4 +185,72 @@ TEST_CASE("a cache's LRU view is equal under renaming, and renaming keeps each l
     CHECK(view(a, 0) == raw_b);
     CHECK(a.access(405, false).hit);
     CHECK_THROWS_AS(a.rename_lines([](uint64_t l) { return l + 1; }), std::logic_error);
+}
+
+TEST_CASE("the CPU repeat replay leaves the caches as simulating every kernel would, from a copy or without one", "[unit][cpu][repeats]") {
+    // ten layers, the last Relu told apart (a tail of one kernel); a kernel reads its inputs'
+    // lines and writes its output's through an L1-like and an L3-like cache. Simulating every
+    // kernel is the reference; with RepeatReplay a replayed kernel touches nothing (its record
+    // stands in for it), and every kernel simulated after replays must meet the caches the
+    // reference met there: restored from a copy at the region's end (worth 0: every copy and
+    // snapshot taken, so the match comes at layer 1's second kernel), or renamed where the replay
+    // stops a whole number of periods after it began (worth huge: no copy, one snapshot per
+    // instance, so the match comes at an instance's start)
+    const OpGraph g = chain(10);
+    std::vector<uint64_t> sigs;
+    std::vector<std::vector<int32_t>> slots;
+    describe(g, sigs, slots);
+    sigs[19] ^= 1;
+    const KernelRepeats r = KernelRepeats::find(sigs, slots);
+    REQUIRE(r.regions().size() == 1);
+    REQUIRE(r.regions()[0].tail == 1);
+    using Views = std::map<size_t, std::vector<uint64_t>>;  // the caches before each simulated kernel
+    auto run = [&](int mode, size_t& replayed) {  // 0: every kernel; 1, 2: replay with worth 0, huge
+        Cache l1(8 * 2 * 64, 2, 64), l3(256 * 4 * 64, 4, 64);
+        const uint64_t align = 256 * 64;  // the larger set span
+        TensorLayout lay(g, r, Precision::Fp32, 1ull << 30, align, 4096);
+        RepeatReplay rep(r, lay, {&l1, &l3}, 64, mode == 1 ? 0 : uint64_t{1} << 40);
+        std::set<uint64_t> recorded;
+        replayed = 0;
+        Views views;
+        const auto& order = g.topo_order();
+        for (size_t q = 0; q < order.size(); ++q) {
+            const Operator& op = g.ops()[static_cast<size_t>(order[q])];
+            if (mode > 0) {
+                bool sampled = false;
+                rep.leave_before(q, sampled);
+                MemoKey key;
+                const bool keyed = rep.on_kernel(q, 7, key);
+                if (keyed && rep.replaying()) {
+                    REQUIRE(recorded.count(key.value()));  // replays a record made before
+                    ++replayed;
+                    continue;
+                }
+                if (keyed) recorded.insert(key.value());
+            }
+            std::vector<uint64_t>& v = views[q];
+            for (const Cache* c : {&l1, &l3})
+                c->visit_lru_order([](uint64_t l) { return l; }, [&](uint64_t x) { return v.push_back(x), true; });
+            auto touch = [&](int32_t t, bool write) {
+                const uint64_t lo = lay.base(t) / 64, n = lay.bytes(t) / 64;
+                for (uint64_t line = lo; line < lo + n; ++line)
+                    if (!l1.access(line, write).hit) l3.access(line, write);
+            };
+            for (int32_t t : op.inputs) touch(t, false);
+            for (int32_t t : op.outputs) touch(t, true);
+        }
+        return views;
+    };
+    size_t none = 0, with_copy = 0, without = 0;
+    const Views ref = run(0, none);
+    for (int mode : {1, 2}) {
+        INFO("mode " << mode);
+        const Views got = run(mode, mode == 1 ? with_copy : without);
+        for (const auto& [q, v] : got) {
+            INFO("kernel " << q);
+            CHECK(v == ref.at(q));
+        }
+    }
+    CHECK(with_copy == 16);  // layer 1's second kernel (q 3) through the tail (q 18)
+    CHECK(without == 14);    // layer 2's first kernel (q 4) up to q 17, 7 periods on; q 18 simulated
 }
