@@ -170,9 +170,10 @@ const ParamBinder<CpuConfig>& cpu_params() {
                  0);
         b.boolean("replay.repeats", [](C& c) -> bool& { return c.replay_repeats; }, true,
                   "Repeated instances (a transformer's layers, found in the kernel sequence), a fast path (off under "
-                  "`run --reference`): once the caches meet an instance as they met the one before, renamed, it and "
-                  "the rest of the region replay the record of the instance before (exact; arch/cpu/repeat_replay.h); "
-                  "false: every instance simulated");
+                  "`run --reference`): once the caches meet one of an instance's first kernels as they met the same "
+                  "kernel one instance before, renamed, it and the rest of the region (the last layer's tail included) "
+                  "replay the records of the period before (exact; arch/cpu/repeat_replay.h); false: every instance "
+                  "simulated");
         b.boolean("replay.units", [](C& c) -> bool& { return c.replay_units; }, true,
                   "Repeated loop units inside a kernel (a batched GEMM's instances, a tall GEMM's mc-row blocks), a "
                   "fast path (off under `run --reference`): once a core's L1d and L2 meet a unit as they met the unit "
