@@ -46,8 +46,9 @@ inline int32_t slot_index(const std::vector<int32_t>& slots, int32_t tensor) {
 /// Adds to `key` everything about `op` that a machine model reads: its class, counts, GEMM and
 /// attention views (operands as slots), partial reads, kernel path and threads, the number of
 /// source operators it runs, and per slot the tensor's shape, element size, role (a graph input
-/// counts as an activation), causal-mask flag and whether any operator consumes it. Tensor ids and names are left out, so the same
-/// layer at another depth of the network has the same signature.
+/// counts as an activation), causal-mask flag and whether any operator consumes it. Tensor ids
+/// and names are left out, so the same layer at another depth of the network has the same
+/// signature.
 void add_kernel_signature(MemoKey& key, const Operator& op, const OpGraph& graph, const std::vector<int32_t>& slots);
 
 /// What one simulated kernel did, kept for replays: its span (ps and, for a machine that keeps

@@ -5,7 +5,6 @@
 
 namespace archsim {
 
-
 Cache::Cache(int64_t bytes, int64_t ways, int64_t line_bytes) : m_ways(ways), m_line_bytes(line_bytes) {
     if (ways < 1 || line_bytes < 1 || bytes < ways * line_bytes || bytes % (ways * line_bytes) != 0)
         throw std::invalid_argument("cache of " + std::to_string(bytes) + " bytes is not a whole number of " +

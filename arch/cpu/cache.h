@@ -152,7 +152,7 @@ private:
         return set_start(static_cast<size_t>(set));
     }
     /// Where set `set`'s ways start in m_tag and m_meta: sets with the same index modulo m_group
-    /// are stored together (see the constructor).
+    /// are stored together (group_sets()).
     size_t set_start(size_t set) const {
         const size_t slot = m_group_shift < 0 ? set : ((set & (m_group - 1)) << m_per_group_shift) | (set >> m_group_shift);
         return slot * static_cast<size_t>(m_ways);

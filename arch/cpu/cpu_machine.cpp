@@ -51,9 +51,9 @@ constexpr uint64_t kVectorChunkBytes = 64 * 1024; // a core streams a memory-bou
 /// consuming a kernel's only output fuse into it (oneDNN post-ops) when fusion.elementwise is set.
 /// Tensors live where TensorLayout puts them. Fast paths (off under `run --reference`): repeated
 /// instances (a transformer's layers) replayed from the first kernel whose caches meet it as they
-/// met the same kernel one instance before (repeat_replay.h; exact), a kernel's repeated loop units (batched GEMM instances,
-/// mc-row blocks, streaming chunks) replayed per core once its private caches repeat
-/// (unit_replay.h; exact), GEMM loops fast-forwarded once they repeat
+/// met the same kernel one instance before (repeat_replay.h; exact), a kernel's repeated loop
+/// units (batched GEMM instances, mc-row blocks, streaming chunks) replayed per core once its
+/// private caches repeat (unit_replay.h; exact), GEMM loops fast-forwarded once they repeat
 /// (steady_loop.h), and kernels spanning at least sampling.min_kernel_l3s L3s simulated on one
 /// cache set in sampling.sets_per_sample (set_sample.h, choose_sampling()).
 class CpuMachine : public MachineBase {

@@ -33,7 +33,10 @@ namespace archsim {
 /// leaving the region at position x, they are restored from a copy taken at the position r in
 /// (q - period, q] a whole number of periods before x (one copy per recorded instance, at the
 /// offset where the region ends) and every line renamed forward (x - r) / period instances
-/// (KernelRepeats::next()), which is where simulation would have left them. No match at any
+/// (KernelRepeats::next()), which is where simulation would have left them; where that copy was
+/// not worth taking (kWorth), the replay instead ends at the last kernel a whole number of
+/// periods after q, the caches (untouched since q) are renamed forward to there, and the rest of
+/// the region is simulated. No match at any
 /// checked kernel of instance n: instance n is recorded, and compared with in instance n + 1;
 /// after kMaxChecks instances without a match the rest of the region is simulated without
 /// comparing. Starting from a kernel inside an instance lets a network whose first layer

@@ -65,6 +65,16 @@ void describe(const OpGraph& g, std::vector<uint64_t>& sigs, std::vector<std::ve
     }
 }
 
+/// The repeats of `g`, with the last kernel's signature told apart when `last_differs` (as a
+/// kernel writing the graph's output is).
+KernelRepeats repeats_of(const OpGraph& g, bool last_differs) {
+    std::vector<uint64_t> sigs;
+    std::vector<std::vector<int32_t>> slots;
+    describe(g, sigs, slots);
+    if (last_differs) sigs.back() ^= 1;
+    return KernelRepeats::find(sigs, slots);
+}
+
 }  // namespace
 
 TEST_CASE("a stack of identical layers is one region, its tensors renamed one layer on by next()", "[unit][memo][repeats]") {
@@ -95,11 +105,7 @@ TEST_CASE("a region's tail: the kernels after its last full instance that repeat
     // five layers; the last one's Relu writes the graph's output, which its signature tells
     // apart: four full instances, then mm4 as a tail of one kernel
     const OpGraph g = chain(5);
-    std::vector<uint64_t> sigs;
-    std::vector<std::vector<int32_t>> slots;
-    describe(g, sigs, slots);
-    sigs[9] ^= 1;
-    const KernelRepeats r = KernelRepeats::find(sigs, slots);
+    const KernelRepeats r = repeats_of(g, true);
     REQUIRE(r.regions().size() == 1);
     const RepeatRegion& reg = r.regions()[0];
     CHECK(reg.first == 0);
@@ -197,11 +203,7 @@ TEST_CASE("the CPU repeat replay leaves the caches as simulating every kernel wo
     // stops a whole number of periods after it began (worth huge: no copy, one snapshot per
     // instance, so the match comes at an instance's start)
     const OpGraph g = chain(10);
-    std::vector<uint64_t> sigs;
-    std::vector<std::vector<int32_t>> slots;
-    describe(g, sigs, slots);
-    sigs[19] ^= 1;
-    const KernelRepeats r = KernelRepeats::find(sigs, slots);
+    const KernelRepeats r = repeats_of(g, true);
     REQUIRE(r.regions().size() == 1);
     REQUIRE(r.regions()[0].tail == 1);
     using Views = std::map<size_t, std::vector<uint64_t>>;  // the caches before each simulated kernel
