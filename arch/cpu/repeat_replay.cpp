@@ -24,6 +24,8 @@ uint64_t RepeatReplay::ways() const {
     return n;
 }
 
+uint64_t RepeatReplay::live_ways(const SetSample* live) const { return live ? ways() / live->weight() : ways(); }
+
 void RepeatReplay::enter(int32_t region, size_t instance) {
     m_region = region;
     m_r = m_repeats.regions()[static_cast<size_t>(region)];
@@ -33,7 +35,7 @@ void RepeatReplay::enter(int32_t region, size_t instance) {
     m_gen_prev = 0;
     m_gen = ++m_gens;
     m_unkept = false;
-    m_snaps.clear(), m_prev_snaps.clear(), m_snap_lines = 0;
+    m_snaps.clear(), m_prev_snaps.clear();
     m_has_copy = false, m_seen_q = false;
     m_acc_copy = accesses();
 }
@@ -48,14 +50,13 @@ void RepeatReplay::leave() {
     }
     m_mode = Mode::Idle;
     m_region = -1;
-    m_snaps.clear(), m_prev_snaps.clear(), m_snap_lines = 0;
+    m_snaps.clear(), m_prev_snaps.clear();
     m_has_copy = false;  // its buffers stay for the next region's copies
 }
 
 void RepeatReplay::rename_forward(int64_t steps, const SetSample& live_sets) {
     const uint64_t modulus = static_cast<uint64_t>(live_sets.modulus);
-    std::vector<uint8_t> live(modulus, live_sets.active() ? 0 : 1);
-    for (const int64_t r : live_sets.residues) live[static_cast<size_t>(r)] = 1;
+    const std::vector<uint8_t> live = live_sets.residue_mask();
     std::unordered_map<int32_t, int32_t> renamed;
     for (Cache* c : m_caches)
         c->rename_lines([&](uint64_t line) {
@@ -73,11 +74,11 @@ void RepeatReplay::start_instance(size_t n) {
     if (!m_prev_snaps.empty()) ++m_checks;  // the instance just ended compared with the one before
     if (m_checks >= kMaxChecks) {
         m_mode = Mode::Idle;
-        m_snaps.clear(), m_prev_snaps.clear(), m_snap_lines = 0;
+        m_snaps.clear(), m_prev_snaps.clear();
         return;
     }
     m_prev_snaps = next ? std::move(m_snaps) : std::map<size_t, Snapshot>{};
-    m_snaps.clear(), m_snap_lines = 0;
+    m_snaps.clear();
     m_gen_prev = next ? m_gen : 0;
     m_gen = ++m_gens;
 }
@@ -140,7 +141,7 @@ bool RepeatReplay::on_kernel(size_t q, uint64_t extra, MemoKey& key, const SetSa
             m_mode = Mode::Replay;
             m_phase = w.offset, m_replay_from = q, m_replay_to = to, m_end_by_copy = by_copy;
             m_replay_live = live ? *live : SetSample::none();
-            m_snaps.clear(), m_prev_snaps.clear(), m_snap_lines = 0;
+            m_snaps.clear(), m_prev_snaps.clear();
             key.add(replay_gen(w.offset));
             return true;
         }
@@ -148,11 +149,9 @@ bool RepeatReplay::on_kernel(size_t q, uint64_t extra, MemoKey& key, const SetSa
     // snapshot the instance's first kernels for the next instance to compare with: the first
     // always, the others while the instance's accesses so far are worth them
     const bool later = w.instance + 1 < m_r.instances || (w.instance + 1 == m_r.instances && w.offset < m_r.tail);
-    const uint64_t lines = live ? ways() / live->weight() : ways();
-    if (later && m_snaps.size() < kMaxOffsets && (m_snaps.empty() || acc - m_acc_snap >= m_worth * lines)) {
+    if (later && m_snaps.size() < kMaxOffsets && (m_snaps.empty() || acc - m_acc_snap >= m_worth * live_ways(live))) {
         m_acc_snap = acc;
         Snapshot s{contents(live), extra, live != nullptr};
-        m_snap_lines += s.lines.size();
         m_snaps.emplace(w.offset, std::move(s));
     }
     key.add(m_gen);
@@ -165,7 +164,7 @@ void RepeatReplay::kept(bool k) {
 
 std::vector<uint64_t> RepeatReplay::contents(const SetSample* live) const {
     std::vector<uint64_t> out;
-    out.reserve(live ? ways() / live->weight() + 64 : ways());
+    out.reserve(live_ways(live));
     for (const Cache* c : m_caches)
         c->visit_lru_order([](uint64_t line) { return line; }, [&](uint64_t v) {
             out.push_back(v);

@@ -108,6 +108,8 @@ private:
     /// copies are weighed against; and the ways of every cache (a copy's lines).
     uint64_t accesses() const;
     uint64_t ways() const;
+    /// The ways of `live`'s sets (a snapshot's lines; every way when null).
+    uint64_t live_ways(const SetSample* live) const;
     /// Every cache's live contents in LRU order, lines as they are.
     std::vector<uint64_t> contents(const SetSample* live) const;
     /// Whether every cache's live contents, lines renamed one instance back, equal `s`.
@@ -136,7 +138,6 @@ private:
     bool m_unkept = false;  ///< a kernel not kept
     size_t m_unkept_q = 0;  ///< the last one's position
     std::map<size_t, Snapshot> m_snaps, m_prev_snaps;  ///< by offset: this instance's, the last one's
-    size_t m_snap_lines = 0;                           ///< lines in m_snaps
     uint64_t m_acc_snap = 0, m_acc_copy = 0;           ///< accesses() at the last snapshot, the last copy point
     Copy m_copy;              ///< the caches at the last copy point (positions first + tail + k x period)
     size_t m_copy_at = 0;     ///< its position

@@ -1,5 +1,6 @@
 #pragma once
 // Which cache lines a set-sampled CPU simulates (cache set sampling, a fast path of large kernels).
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -28,6 +29,12 @@ struct SetSample {
     /// modulus; ratio 1: none()). Throws std::invalid_argument otherwise.
     static SetSample spread(int64_t ratio, int64_t modulus);
 
+    /// Per residue modulo `modulus`: 1 where its lines are simulated (every residue of none()).
+    std::vector<uint8_t> residue_mask() const {
+        std::vector<uint8_t> mask(static_cast<size_t>(modulus), 0);
+        for (const int64_t r : residues) mask[static_cast<size_t>(r)] = 1;
+        return mask;
+    }
     /// Lines each sampled line stands for.
     uint64_t weight() const { return static_cast<uint64_t>(modulus / static_cast<int64_t>(residues.size())); }
     bool active() const { return modulus > 1 && weight() > 1; }

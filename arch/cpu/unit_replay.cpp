@@ -23,8 +23,7 @@ void UnitReplay::begin_loop(std::vector<MovingRange> ranges, std::vector<int64_t
     m_full = std::move(full_units);
     m_full.resize(m_cores.size(), 0);
     m_sample = sample;
-    m_sampled_residue.assign(static_cast<size_t>(m_sample.modulus), 0);
-    for (const int64_t r : m_sample.residues) m_sampled_residue[static_cast<size_t>(r)] = 1;
+    m_sampled_residue = m_sample.residue_mask();
     for (Core& c : m_cores) {
         c.units.clear();
         c.checks = 0;
