@@ -15,8 +15,8 @@ namespace archsim {
 /// L1d, L2 and L3 (Hennessy & Patterson, "Computer Architecture", 6th ed., appendix B).
 class Cache {
 public:
-    /// @param bytes capacity, bytes; @param ways associativity (>= 1); @param line_bytes line size.
-    /// bytes must be a multiple of ways x line_bytes (throws std::invalid_argument otherwise).
+    /// @param bytes capacity, bytes; @param ways associativity (1 .. 32767); @param line_bytes line
+    /// size. bytes must be a multiple of ways x line_bytes (throws std::invalid_argument otherwise).
     Cache(int64_t bytes, int64_t ways, int64_t line_bytes);
     /// How the sets are stored, not what the cache does (the contents are kept): group_sets > 1
     /// stores sets with the same index modulo group_sets together, so the few residues cache
@@ -28,11 +28,11 @@ public:
     /// two and it divides them; 1 (the default), or otherwise: sets in order.
     void group_sets(int64_t group_sets);
 
-    /// What one access did.
+    /// What one access did (16 bytes, so that it returns in registers).
     struct Result {
+        uint64_t victim = 0;         ///< the victim's line number when evicted_dirty
         bool hit = false;
         bool evicted_dirty = false;  ///< a dirty victim left the cache (must be written back)
-        uint64_t victim = 0;         ///< the victim's line number when evicted_dirty
         bool dirtied = false;        ///< a write made the line dirty (it was clean or not here)
     };
     /// Looks up `line`; on a miss allocates it (evicting the set's LRU line). A write marks the
@@ -56,10 +56,11 @@ public:
     /// ones. Dirty lines that leave or are displaced are appended to `written_back`.
     template <class F>
     void remap(F decide, std::vector<uint64_t>& written_back) {
-        std::vector<Remap> what(m_tag.size(), Remap::Keep);  // every decision first, on the unchanged contents
+        sort_ways();  // each set's most recent way first, as place() and the compaction below expect
+        std::vector<Remap> what(m_way.size(), Remap::Keep);  // every decision first, on the unchanged contents
         std::vector<Entry> moved;
-        for (size_t i = 0; i < m_tag.size(); ++i) {
-            if (m_tag[i] == 0) continue;
+        for (size_t i = 0; i < m_way.size(); ++i) {
+            if (m_way[i].tag == 0) continue;
             const Entry e = entry(i);
             uint64_t to = e.line;
             what[i] = decide(e, to);
@@ -70,17 +71,18 @@ public:
         for (size_t set = 0; set < static_cast<size_t>(m_sets); ++set) {  // each set compacted, its order kept
             const size_t base = set_start(set);
             size_t kept = base;
-            for (size_t i = base; i < base + ways && m_tag[i] != 0; ++i)
-                if (what[i] == Remap::Keep) m_tag[kept] = m_tag[i], m_meta[kept] = m_meta[i], ++kept;
-            for (; kept < base + ways; ++kept) m_tag[kept] = 0, m_meta[kept] = 0;
+            for (size_t i = base; i < base + ways && m_way[i].tag != 0; ++i)
+                if (what[i] == Remap::Keep) m_way[kept++] = m_way[i];
+            for (; kept < base + ways; ++kept) m_way[kept] = Way{};
         }
         for (const Entry& e : moved) place(e, written_back);
+        refresh_fingerprints();
     }
     /// Calls f(Entry) for every resident line.
     template <class F>
     void for_each(F f) const {
-        for (size_t i = 0; i < m_tag.size(); ++i)
-            if (m_tag[i] != 0) f(entry(i));
+        for (size_t i = 0; i < m_way.size(); ++i)
+            if (m_way[i].tag != 0) f(entry(i));
     }
     /// Visits the contents set by set, each set from its least to its most recently used way:
     /// f((map(line) << 1 | dirty) + 2) per resident line, f(0) per empty way, and
@@ -92,19 +94,21 @@ public:
     bool visit_lru_order(Map map, F f, const SetSample* only = nullptr) const {
         const size_t ways = static_cast<size_t>(m_ways);
         const size_t mod = only ? static_cast<size_t>(only->modulus) : 1, picks = only ? only->residues.size() : 1;
+        std::vector<size_t> order(ways);  // recency position -> way
         for (size_t set0 = 0; set0 < static_cast<size_t>(m_sets); set0 += mod)
             for (size_t k = 0; k < picks; ++k) {
                 const size_t set = set0 + (only ? static_cast<size_t>(only->residues[k]) : 0);
                 if (set >= static_cast<size_t>(m_sets)) break;
-                const size_t base = set_start(set);
-                for (size_t p = ways; p-- > 0;) {  // empty ways (at the end) first, then least recent to most
-                    const size_t i = base + p;
-                    if (m_tag[i] == 0) {
+                const size_t slot = set_slot(set), base = slot * ways;
+                for (size_t w = 0; w < ways; ++w) order[rank_at(slot, w)] = w;
+                for (size_t p = ways; p-- > 0;) {  // empty ways (the last positions) first, then least recent to most
+                    const size_t i = base + order[p];
+                    if (m_way[i].tag == 0) {
                         if (!f(uint64_t{0})) return false;
                         continue;
                     }
-                    const uint64_t to = map(m_tag[i] - 1);
-                    if (!f(to == kUnmapped ? kUnmapped : ((to << 1) | (m_meta[i] & 1)) + 2)) return false;
+                    const uint64_t to = map(m_way[i].tag - 1);
+                    if (!f(to == kUnmapped ? kUnmapped : ((to << 1) | (m_way[i].meta & 1)) + 2)) return false;
                 }
             }
         return true;
@@ -116,10 +120,12 @@ public:
         const size_t ways = static_cast<size_t>(m_ways);
         for (size_t set = 0; set < static_cast<size_t>(m_sets); ++set) {
             const size_t base = set_start(set);
-            for (size_t i = base; i < base + ways && m_tag[i] != 0; ++i) {
-                const uint64_t to = rename(m_tag[i] - 1);
+            for (size_t i = base; i < base + ways; ++i) {
+                if (m_way[i].tag == 0) continue;
+                const uint64_t to = rename(m_way[i].tag - 1);
                 if (set_base(to) != base) throw std::logic_error("cache line renamed into another set");
-                m_tag[i] = to + 1;
+                m_way[i].tag = to + 1;
+                fp_at(set_slot(set), i - base) = fingerprint(to);
             }
         }
     }
@@ -145,31 +151,61 @@ private:
     /// least recently used line if `e` is more recent, else `e` itself is displaced).
     void place(const Entry& e, std::vector<uint64_t>& written_back);
     /// Inserts `e` (not resident) at its place in the recency order of the set at `base`, which
-    /// has a free way.
+    /// has a free way. Requires the sets sorted (sort_ways()).
     void insert_sorted(size_t base, const Entry& e);
-    size_t set_base(uint64_t line) const {
-        const uint64_t set = m_pow2 ? (line & m_mask) : line % static_cast<uint64_t>(m_sets);
-        return set_start(static_cast<size_t>(set));
+    /// Sorts every set's ways into recency order (way p holds recency position p, its rank p),
+    /// the order remap(), place() and group_sets() work in.
+    void sort_ways();
+    /// The way of the set at `slot` holding `line`, or ways() if it is not resident.
+    size_t find_way(size_t slot, uint64_t line) const;
+    /// A 16-bit hash of `line`, never 0 (the fingerprint of an empty way): where a set's ways'
+    /// fingerprints differ from the line's, their tags need not be compared.
+    static uint16_t fingerprint(uint64_t line) { return static_cast<uint16_t>((line * 0x9E3779B97F4A7C15ull) >> 48) | 1; }
+    /// Recomputes every way's fingerprint from its tag (after a change to many sets).
+    void refresh_fingerprints();
+    /// Sets every set's recency ranks to the way order (way p ranks p; padding lanes kPadRank).
+    void reset_ranks();
+    static constexpr uint16_t kPadRank = 0x7fff;  ///< rank of a padding lane: above every real one
+    /// The set `line` maps to.
+    size_t set_of(uint64_t line) const {
+        return static_cast<size_t>(m_pow2 ? (line & m_mask) : line % static_cast<uint64_t>(m_sets));
     }
-    /// Where set `set`'s ways start in m_tag and m_meta: sets with the same index modulo m_group
-    /// are stored together (group_sets()).
-    size_t set_start(size_t set) const {
-        const size_t slot = m_group_shift < 0 ? set : ((set & (m_group - 1)) << m_per_group_shift) | (set >> m_group_shift);
-        return slot * static_cast<size_t>(m_ways);
+    size_t set_base(uint64_t line) const { return set_start(set_of(line)); }
+    /// Where set `set` is stored: sets with the same index modulo m_group are stored together
+    /// (group_sets()). Its ways are m_way[slot x ways ..], its lanes m_lanes[slot x m_groups ..].
+    size_t set_slot(size_t set) const {
+        return m_group_shift < 0 ? set : ((set & (m_group - 1)) << m_per_group_shift) | (set >> m_group_shift);
     }
-    Entry entry(size_t i) const { return Entry{m_tag[i] - 1, m_meta[i] >> 1, (m_meta[i] & 1) != 0}; }
+    size_t set_start(size_t set) const { return set_slot(set) * static_cast<size_t>(m_ways); }
+    /// Way `w`'s fingerprint and recency rank in the set stored at `slot`.
+    uint16_t& fp_at(size_t slot, size_t w) { return m_lanes[slot * m_groups + w / 16].fp[w % 16]; }
+    uint16_t& rank_at(size_t slot, size_t w) { return m_lanes[slot * m_groups + w / 16].rank[w % 16]; }
+    uint16_t rank_at(size_t slot, size_t w) const { return m_lanes[slot * m_groups + w / 16].rank[w % 16]; }
+    Entry entry(size_t i) const { return Entry{m_way[i].tag - 1, m_way[i].meta >> 1, (m_way[i].meta & 1) != 0}; }
 
     int64_t m_sets, m_ways, m_line_bytes;
     size_t m_group = 1;  ///< sets stored grouped by their index modulo m_group (set_start())
     int m_group_shift = -1, m_per_group_shift = 0;  ///< log2 of m_group and of sets / m_group; -1: in order
     bool m_pow2 = false;
     uint64_t m_mask = 0;
-    // Each set's ways are kept in recency order: position 0 is the most recently used line, the
-    // resident lines come first and empty ways (tag 0) last. So a hit is usually found in the
-    // first few compares, a scan stops at the first empty way, and the victim is the last way:
-    // true LRU without searching for the oldest stamp.
-    std::vector<uint64_t> m_tag;   ///< line + 1 per way; 0 = empty
-    std::vector<uint64_t> m_meta;  ///< last use << 1 | dirty, per way (last use: a larger value is more recent)
+    // True LRU without moving lines: each way has a recency rank (0 = the most recently used
+    // line; the resident lines rank first, empty ways (tag 0) last). A hit ages the ways ranked
+    // above the line by one and ranks it 0; a miss takes the way ranked last (the least recently
+    // used line, or an empty way) the same way. Fingerprints and ranks are 16-bit lanes, 16 ways'
+    // in one host cache line (Lanes), so a lookup compares and ages 16 ways at once in vector
+    // registers; padding lanes (ways past ways()) hold fingerprint 0 and rank kPadRank.
+    /// One way: its tag and metadata side by side, so that a victim's are one host cache line.
+    struct Way {
+        uint64_t tag = 0;   ///< line + 1; 0 = empty
+        uint64_t meta = 0;  ///< last use << 1 | dirty (last use: a larger value is more recent)
+    };
+    std::vector<Way> m_way;  ///< ways() per set slot
+    struct alignas(64) Lanes {
+        uint16_t fp[16] = {};    ///< fingerprint() of each way's line, 0 for an empty way
+        uint16_t rank[16] = {};  ///< each way's recency position in its set
+    };
+    std::vector<Lanes> m_lanes;  ///< m_groups per set slot: ways 16g .. 16g + 15 in the g-th
+    size_t m_groups = 1;
     uint64_t m_clock = 0;
 };
 
