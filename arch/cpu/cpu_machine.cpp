@@ -7,6 +7,7 @@
 #include <numeric>
 #include <vector>
 
+#include "arch/common/broadcast.h"
 #include "arch/common/dram_port.h"
 #include "arch/common/machine_base.h"
 #include "arch/common/run_bytes.h"
@@ -17,6 +18,7 @@
 #include "arch/cpu/repeat_replay.h"
 #include "arch/cpu/shared_l3.h"
 #include "arch/cpu/steady_loop.h"
+#include "arch/cpu/stream_plan.h"
 #include "arch/cpu/tensor_layout.h"
 #include "arch/cpu/unit_replay.h"
 
@@ -375,19 +377,21 @@ private:
     }
 
     /// A memory-bound kernel: every core streams its share of `inputs` and
-    /// outputs through its caches in chunks, computing at the SIMD rate x efficiency.vector.
+    /// outputs through its caches in chunks (stream_plan.h: broadcast operands such as a bias
+    /// read whole), computing at the SIMD rate x efficiency.vector.
     void stream_kernel(const Operator& op, const OpGraph& graph, const std::vector<int32_t>& inputs, bool write_outputs) {
-        struct Stream { uint64_t addr, bytes; bool write; };
-        std::vector<Stream> streams;
+        const Tensor* out = !op.outputs.empty() && op.outputs[0] >= 0 ? &graph.tensors()[static_cast<size_t>(op.outputs[0])] : nullptr;
+        std::vector<StreamPlan::Stream> streams;
         for (const int32_t t : inputs) {
             if (t < 0) continue;
-            const int64_t bytes = read_bytes(op, t, graph.tensors()[static_cast<size_t>(t)], m_cfg.precision);
-            if (bytes > 0) streams.push_back({base(t, graph), static_cast<uint64_t>(bytes), false});
+            const Tensor& in = graph.tensors()[static_cast<size_t>(t)];
+            const int64_t bytes = read_bytes(op, t, in, m_cfg.precision);
+            if (bytes > 0) streams.push_back({base(t, graph), static_cast<uint64_t>(bytes), false, out ? broadcast_period(in, *out) : 0});
         }
         if (write_outputs)
             for (int32_t t : op.outputs) {
                 const int64_t bytes = t >= 0 ? bytes_of(graph.tensors()[static_cast<size_t>(t)]) : 0;
-                if (bytes > 0) streams.push_back({base(t, graph), static_cast<uint64_t>(bytes), true});
+                if (bytes > 0) streams.push_back({base(t, graph), static_cast<uint64_t>(bytes), true, 0});
             }
         const bool direct = op.cost.cls == OpClass::Contraction;
         const uint64_t total_macs = direct ? static_cast<uint64_t>(op.cost.macs) : 0;
@@ -401,29 +405,23 @@ private:
         for (const auto& s : streams) largest = std::max(largest, (s.bytes + cores - 1) / cores);
         const uint64_t chunks_per_core = std::max<uint64_t>(1, (largest + kVectorChunkBytes - 1) / kVectorChunkBytes);
         const uint64_t blocks = chunks_per_core * cores;
+        const StreamPlan plan(std::move(streams), out ? static_cast<uint64_t>(std::max<int64_t>(0, out->elems())) : 0, blocks,
+                              static_cast<uint64_t>(m_cfg.line_bytes));
         std::vector<std::vector<int64_t>> queue(static_cast<size_t>(cores));
         for (uint64_t c = 0; c < cores; ++c)
             for (uint64_t q = 0; q < chunks_per_core; ++q) queue[c].push_back(static_cast<int64_t>(c * chunks_per_core + q));
         std::vector<size_t> next(static_cast<size_t>(cores), 0);
-        // each core's chunks are units of one loop (unit_replay.h) when every stream splits into
-        // equal chunks: chunk q + 1 touches chunk q's bytes moved by one chunk in every stream
-        bool even = replay_units() && !m_units->in_loop() && chunks_per_core >= 4;
-        for (const auto& s : streams) even = even && s.bytes % blocks == 0;
-        if (even) {
-            std::vector<MovingRange> ranges;
-            for (const auto& s : streams) ranges.push_back({s.addr, s.addr + s.bytes, s.bytes / blocks});
-            m_units->begin_loop(std::move(ranges), std::vector<int64_t>(cores, static_cast<int64_t>(chunks_per_core)),
-                                sample_in_force());
-        }
+        // each core's chunks are units of one loop (unit_replay.h) when chunk q + 1 touches chunk
+        // q's bytes moved by one chunk in every stream
+        const bool even = replay_units() && !m_units->in_loop() && chunks_per_core >= 4 && plan.even();
+        if (even)
+            m_units->begin_loop(plan.ranges(), std::vector<int64_t>(cores, static_cast<int64_t>(chunks_per_core)), sample_in_force());
         for (int64_t c; (c = m_sched->next_core(next, queue)) >= 0;) {
             const uint64_t blk = static_cast<uint64_t>(queue[static_cast<size_t>(c)][next[static_cast<size_t>(c)]++]);
             CpuCore& cc = *m_cores[static_cast<size_t>(c)];
             if (even) m_units->unit_start(c, static_cast<int64_t>(next[static_cast<size_t>(c)]) - 1);
             if (!m_units->block(c)) {
-                for (const auto& s : streams) {  // block blk covers [blk, blk + 1) / blocks of every stream
-                    const uint64_t lo = s.bytes * blk / blocks, hi = s.bytes * (blk + 1) / blocks;
-                    cc.touch(s.addr + lo, hi - lo, s.write);
-                }
+                plan.touch(cc, blk);
                 m_units->block_done(c);
             }
             const uint64_t ops = total_ops * (blk + 1) / blocks - total_ops * blk / blocks;
