@@ -15,7 +15,7 @@ namespace archsim {
 /// L1d, L2 and L3 (Hennessy & Patterson, "Computer Architecture", 6th ed., appendix B).
 class Cache {
 public:
-    /// @param bytes capacity, bytes; @param ways associativity (1 .. 32767); @param line_bytes line
+    /// @param bytes capacity, bytes; @param ways associativity (1 .. 32766); @param line_bytes line
     /// size. bytes must be a multiple of ways x line_bytes (throws std::invalid_argument otherwise).
     Cache(int64_t bytes, int64_t ways, int64_t line_bytes);
     /// How the sets are stored, not what the cache does (the contents are kept): group_sets > 1
@@ -38,6 +38,10 @@ public:
     /// Looks up `line`; on a miss allocates it (evicting the set's LRU line). A write marks the
     /// line dirty. Either way the line becomes the set's most recently used.
     Result access(uint64_t line, bool write);
+    /// A 16-bit hash of `line` (Fibonacci hashing, Knuth TAOCP vol. 3, 6.4), never 0 (the
+    /// fingerprint of an empty way): a lookup compares tags only in the ways whose fingerprint is
+    /// the line's. Public for tests.
+    static uint16_t fingerprint(uint64_t line) { return static_cast<uint16_t>((line * 0x9E3779B97F4A7C15ull) >> 48) | 1; }
     /// True if `line` is resident (does not change LRU order).
     bool contains(uint64_t line) const;
     /// Drops every line (dirty data is discarded).
@@ -158,9 +162,6 @@ private:
     void sort_ways();
     /// The way of the set at `slot` holding `line`, or ways() if it is not resident.
     size_t find_way(size_t slot, uint64_t line) const;
-    /// A 16-bit hash of `line`, never 0 (the fingerprint of an empty way): where a set's ways'
-    /// fingerprints differ from the line's, their tags need not be compared.
-    static uint16_t fingerprint(uint64_t line) { return static_cast<uint16_t>((line * 0x9E3779B97F4A7C15ull) >> 48) | 1; }
     /// Recomputes every way's fingerprint from its tag (after a change to many sets).
     void refresh_fingerprints();
     /// Sets every set's recency ranks to the way order (way p ranks p; padding lanes kPadRank).

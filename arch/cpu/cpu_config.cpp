@@ -33,9 +33,10 @@ void declare_cache(ParamBinder<CpuConfig>& b, const std::string& level, F field,
     at_least(b.integer(level + ".kib", [field](CpuConfig& c) -> int64_t& { return field(c).kib; }, d.kib, "KiB",
                        std::string(shared ? "Shared " : "Per-core ") + unit + " capacity (" + source + ")"),
              1);
-    at_least(b.integer(level + ".ways", [field](CpuConfig& c) -> int64_t& { return field(c).ways; }, d.ways, "ways",
-                       unit + " associativity (" + source + ")"),
-             1);
+    at_most(at_least(b.integer(level + ".ways", [field](CpuConfig& c) -> int64_t& { return field(c).ways; }, d.ways, "ways",
+                               unit + " associativity (" + source + "); at most 32766, the recency ranks the cache model keeps"),
+                     1),
+            32766);
     at_least(b.integer(level + ".latency_cycles", [field](CpuConfig& c) -> int64_t& { return field(c).latency_cycles; },
                        d.latency_cycles, "cycles", unit + " load-to-use latency (" + source + ")"),
              0);

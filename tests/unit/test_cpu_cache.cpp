@@ -107,17 +107,20 @@ std::vector<uint64_t> lru_order(const Cache& c) {
 TEST_CASE("the cache is true LRU: access for access what a list per set does", "[unit][cpu]") {
     // however its sets are stored, and when that changes halfway (Cache::group_sets: grouped by
     // residue modulo 4 or 2, or 3, which does not divide 8 sets and means in order): storage is
-    // not behaviour
+    // not behaviour; with fewer ways than a 16-lane group, and more than one group
     const int64_t group = GENERATE(1, 4, 2, 3);
-    INFO("group_sets " << group);
-    Cache c(8 * 4 * 64, 4, 64);  // 8 sets x 4 ways
+    const auto [sets, ways] = GENERATE(std::make_pair(int64_t{8}, int64_t{4}), std::make_pair(int64_t{4}, int64_t{12}),
+                                       std::make_pair(int64_t{2}, int64_t{20}), std::make_pair(int64_t{1}, int64_t{33}));
+    INFO("group_sets " << group << ", " << sets << " sets x " << ways << " ways");
+    Cache c(sets * ways * 64, ways, 64);
     c.group_sets(group);
-    ListLru ref(8, 4);
+    ListLru ref(sets, ways);
+    const uint64_t space = static_cast<uint64_t>(3 * sets * ways);  // 3 lines per way on average: hits and misses
     uint64_t x = 12345;  // a fixed linear congruential sequence of lines and writes
     for (int i = 0; i < 20000; ++i) {
         if (i == 10000) c.group_sets(group == 4 ? 1 : 4);
         x = x * 6364136223846793005ull + 1442695040888963407ull;
-        const uint64_t line = (x >> 33) % 96;  // 3 lines per way on average: hits and misses
+        const uint64_t line = (x >> 33) % space;
         const bool write = (x >> 20) % 3 == 0;
         const Cache::Result a = c.access(line, write), b = ref.access(line, write);
         REQUIRE(a.hit == b.hit);
@@ -150,11 +153,11 @@ TEST_CASE("the cache is true LRU: access for access what a list per set does", "
                     if (o.line == m.line) o.stamp = std::max(o.stamp, m.stamp), o.dirty |= m.dirty, merged = true;
                 if (!merged) all.push_back(m);
             }
-        ListLru after(8, 4);
+        ListLru after(sets, ways);
         std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.stamp > b.stamp; });
         for (const auto& l : all) {
             auto& s = after.of(l.line);
-            if (s.size() < 4) s.push_back(l);
+            if (static_cast<int64_t>(s.size()) < ways) s.push_back(l);
             else if (l.dirty) expect_written.push_back(l.line);
         }
         CHECK(lru_order(c) == after.lru_order());
@@ -162,8 +165,31 @@ TEST_CASE("the cache is true LRU: access for access what a list per set does", "
         std::sort(expect_written.begin(), expect_written.end());
         CHECK(written == expect_written);
         // and the next accesses go on as in the reference
-        for (uint64_t l = 0; l < 96; ++l) REQUIRE(c.access(l, false).hit == after.access(l, false).hit);
+        for (uint64_t l = 0; l < space; ++l) REQUIRE(c.access(l, false).hit == after.access(l, false).hit);
     }
+}
+
+TEST_CASE("a line whose fingerprint another resident line shares is still told apart by its tag", "[unit][cpu]") {
+    Cache c(16 * 64, 16, 64);  // one set of 16 ways
+    const uint64_t a = 5;
+    uint64_t b = a + 1;
+    while (Cache::fingerprint(b) != Cache::fingerprint(a)) ++b;  // 16-bit fingerprints: found within ~2^15 lines
+    CHECK_FALSE(c.access(a, true).hit);
+    CHECK_FALSE(c.contains(b));
+    CHECK_FALSE(c.access(b, false).hit);  // the fingerprint matches a's way; the tag does not
+    CHECK(c.access(a, false).hit);
+    CHECK(c.access(b, false).hit);
+    for (uint64_t l = 100; l < 114; ++l) c.access(l, false);  // 14 more lines: the set is full, a least recent
+    const Cache::Result r = c.access(200, false);
+    CHECK(r.evicted_dirty);  // a (written first) leaves, b stays
+    CHECK(r.victim == a);
+    CHECK(c.contains(b));
+    CHECK_FALSE(c.contains(a));
+}
+
+TEST_CASE("more ways than the model keeps recency ranks for are refused", "[unit][cpu]") {
+    CHECK_THROWS_AS(Cache(32767 * 64, 32767, 64), std::invalid_argument);
+    CHECK_NOTHROW(Cache(32766 * 64, 32766, 64));
 }
 
 TEST_CASE("a cache that is not whole sets is refused", "[unit][cpu]") {
