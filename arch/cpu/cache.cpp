@@ -2,44 +2,9 @@
 
 #include <algorithm>
 #include <stdexcept>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 namespace archsim {
 
-namespace {
-
-/// Bit i set where lane i of the 16 lanes at `lanes` equals `v` (0 .. 0xffff; an int, not a
-/// uint16_t, so that a spilled copy reloads whole rather than stalling store forwarding).
-inline uint32_t lanes_equal(const uint16_t* lanes, int v) {
-#if defined(__SSE2__)
-    const __m128i key = _mm_shuffle_epi32(_mm_shufflelo_epi16(_mm_cvtsi32_si128(v), 0), 0);
-    const __m128i lo = _mm_cmpeq_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(lanes)), key);
-    const __m128i hi = _mm_cmpeq_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(lanes + 8)), key);
-    return static_cast<uint32_t>(_mm_movemask_epi8(_mm_packs_epi16(lo, hi)));
-#else
-    uint32_t match = 0;
-    for (size_t i = 0; i < 16; ++i) match |= static_cast<uint32_t>(lanes[i] == static_cast<uint16_t>(v)) << i;
-    return match;
-#endif
-}
-
-/// Adds 1 to each of the 16 lanes at `lanes` below `bound` (ranks < 0x8000).
-inline void age_below(uint16_t* lanes, int bound) {
-#if defined(__SSE2__)
-    const __m128i b = _mm_shuffle_epi32(_mm_shufflelo_epi16(_mm_cvtsi32_si128(bound), 0), 0);
-    for (size_t h = 0; h < 16; h += 8) {
-        __m128i* at = reinterpret_cast<__m128i*>(lanes + h);
-        const __m128i v = _mm_loadu_si128(at);
-        _mm_storeu_si128(at, _mm_sub_epi16(v, _mm_cmplt_epi16(v, b)));  // a true compare is -1
-    }
-#else
-    for (size_t i = 0; i < 16; ++i) lanes[i] = static_cast<uint16_t>(lanes[i] + (lanes[i] < bound ? 1 : 0));
-#endif
-}
-
-}  // namespace
 
 Cache::Cache(int64_t bytes, int64_t ways, int64_t line_bytes) : m_ways(ways), m_line_bytes(line_bytes) {
     if (ways < 1 || line_bytes < 1 || bytes < ways * line_bytes || bytes % (ways * line_bytes) != 0)
@@ -106,50 +71,7 @@ void Cache::sort_ways() {
     refresh_fingerprints();
 }
 
-inline size_t Cache::find_way(size_t slot, uint64_t line) const {
-    const size_t ways = static_cast<size_t>(m_ways);
-    const Way* way = &m_way[slot * ways];
-    const Lanes* lanes = &m_lanes[slot * m_groups];
-    const int f = fingerprint(line);
-    for (size_t g = 0; g < m_groups; ++g)  // 16 ways at a time (padding lanes hold fingerprint 0)
-        for (uint32_t match = lanes_equal(lanes[g].fp, f); match != 0; match &= match - 1) {
-            // a fingerprint can match other lines: their tags decide
-            const size_t w = g * 16 + static_cast<size_t>(__builtin_ctz(match));
-            if (way[w].tag == line + 1) return w;
-        }
-    return ways;
-}
-
 bool Cache::contains(uint64_t line) const { return find_way(set_slot(set_of(line)), line) < static_cast<size_t>(m_ways); }
-
-Cache::Result Cache::access(uint64_t line, bool write) {
-    Result r;
-    const size_t slot = set_slot(set_of(line));
-    const size_t ways = static_cast<size_t>(m_ways);
-    Way* way = &m_way[slot * ways];
-    Lanes* lanes = &m_lanes[slot * m_groups];
-    size_t w = find_way(slot, line);
-    uint64_t dirty = static_cast<uint64_t>(write);
-    if (w < ways) {  // a hit
-        r.hit = true;
-        r.dirtied = write && !(way[w].meta & 1);
-        dirty |= way[w].meta & 1;
-    } else {  // a miss takes the way ranked last: the least recently used line, or an empty way
-        const int last = static_cast<int>(ways - 1);
-        for (size_t g = 0; w == ways; ++g)
-            if (const uint32_t at = lanes_equal(lanes[g].rank, last)) w = g * 16 + static_cast<size_t>(__builtin_ctz(at));
-        if (way[w].tag != 0 && (way[w].meta & 1)) r.evicted_dirty = true, r.victim = way[w].tag - 1;
-        r.dirtied = write;
-        way[w].tag = line + 1;
-        lanes[w / 16].fp[w % 16] = fingerprint(line);
-    }
-    // the ways more recent than the line age by one; the line becomes the most recent
-    const int was = lanes[w / 16].rank[w % 16];
-    for (size_t g = 0; g < m_groups; ++g) age_below(lanes[g].rank, was);
-    lanes[w / 16].rank[w % 16] = 0;
-    way[w].meta = (++m_clock << 1) | dirty;
-    return r;
-}
 
 void Cache::replicate_sets(const SetSample& sample) {
     const int64_t n = sample.modulus;
