@@ -5,7 +5,6 @@
 
 namespace archsim {
 
-
 Cache::Cache(int64_t bytes, int64_t ways, int64_t line_bytes) : m_ways(ways), m_line_bytes(line_bytes) {
     if (ways < 1 || line_bytes < 1 || bytes < ways * line_bytes || bytes % (ways * line_bytes) != 0)
         throw std::invalid_argument("cache of " + std::to_string(bytes) + " bytes is not a whole number of " +
@@ -106,9 +105,8 @@ int64_t Cache::newer_in_set(uint64_t line, uint64_t stamp) const {
 
 void Cache::insert_sorted(size_t base, const Entry& e) {
     size_t p = base + static_cast<size_t>(m_ways) - 1;  // a free way: the last one
-    for (; p > base && (m_way[p - 1].tag == 0 || (m_way[p - 1].meta >> 1) < e.stamp); --p) m_way[p].tag = m_way[p - 1].tag, m_way[p].meta = m_way[p - 1].meta;
-    m_way[p].tag = e.line + 1;
-    m_way[p].meta = (e.stamp << 1) | static_cast<uint64_t>(e.dirty);
+    for (; p > base && (m_way[p - 1].tag == 0 || (m_way[p - 1].meta >> 1) < e.stamp); --p) m_way[p] = m_way[p - 1];
+    m_way[p] = Way{e.line + 1, (e.stamp << 1) | static_cast<uint64_t>(e.dirty)};
 }
 
 void Cache::place(const Entry& e, std::vector<uint64_t>& written_back) {
@@ -117,8 +115,8 @@ void Cache::place(const Entry& e, std::vector<uint64_t>& written_back) {
     for (size_t i = base; i <= last && m_way[i].tag != 0; ++i)
         if (m_way[i].tag == e.line + 1) {  // already there: one line, the later use, dirty if either was
             const Entry merged{e.line, std::max(m_way[i].meta >> 1, e.stamp), e.dirty || (m_way[i].meta & 1)};
-            for (; i < last; ++i) m_way[i].tag = m_way[i + 1].tag, m_way[i].meta = m_way[i + 1].meta;
-            m_way[last].tag = 0, m_way[last].meta = 0;
+            for (; i < last; ++i) m_way[i] = m_way[i + 1];
+            m_way[last] = Way{};
             insert_sorted(base, merged);
             return;
         }
@@ -128,7 +126,7 @@ void Cache::place(const Entry& e, std::vector<uint64_t>& written_back) {
             return;
         }
         if (m_way[last].meta & 1) written_back.push_back(m_way[last].tag - 1);
-        m_way[last].tag = 0, m_way[last].meta = 0;
+        m_way[last] = Way{};
     }
     insert_sorted(base, e);
 }

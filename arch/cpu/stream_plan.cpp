@@ -11,11 +11,17 @@ StreamPlan::StreamPlan(std::vector<Stream> streams, uint64_t out_elems, uint64_t
     const uint64_t chunk_elems = m_out_elems / m_blocks;
     for (const Stream& s : streams) {
         Planned p{s, Read::Share};
-        const bool repeats = !s.write && s.period > 0 && static_cast<uint64_t>(s.period) <= chunk_elems;
-        if (repeats) p.read = s.bytes <= line_bytes ? Read::OncePerChunk : Read::EveryRow;
-        if (p.read == Read::EveryRow) m_row = std::max(m_row, static_cast<uint64_t>(s.period));
+        if (!s.write && s.period > 0 && static_cast<uint64_t>(s.period) <= chunk_elems) p.read = Read::OncePerChunk;
         m_streams.push_back(p);
     }
+    // an operand larger than a line is read every row, between the rows of the tensors read in
+    // shares; with none (a fused epilogue reading only its bias) once per chunk
+    const bool shares = std::any_of(m_streams.begin(), m_streams.end(), [](const Planned& p) { return p.read == Read::Share; });
+    for (Planned& p : m_streams)
+        if (shares && p.read == Read::OncePerChunk && p.s.bytes > line_bytes) {
+            p.read = Read::EveryRow;
+            m_row = std::max(m_row, static_cast<uint64_t>(p.s.period));
+        }
     // chunks move by whole shares; with rows, every chunk starts at the same place in its rows
     for (const Planned& p : m_streams) m_even = m_even && (p.read != Read::Share || p.s.bytes % m_blocks == 0);
     if (m_row > 0) m_even = m_even && m_out_elems % m_blocks == 0;

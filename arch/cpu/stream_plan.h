@@ -18,7 +18,8 @@ class CpuCore;
 /// whole instead, as a vectorized kernel does: one that fits in a cache line once per chunk
 /// (its values stay in registers), a larger one once per period of output elements (a row),
 /// the chunk then touching its share of the other tensors a row at a time, so that the operand
-/// stays in the L1 between its reads as it does on the hardware.
+/// stays in the L1 between its reads as it does on the hardware. A kernel with no tensor read
+/// in shares (a GEMM's fused epilogue, which reads only its bias) reads it once per chunk.
 class StreamPlan {
 public:
     /// One tensor the kernel reads or writes.

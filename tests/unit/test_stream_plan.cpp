@@ -79,3 +79,11 @@ TEST_CASE("a scalar is read once per chunk, a tensor that does not split evenly 
     const StreamPlan uneven({{x, elems * 4, false, 0}, {s, 100, false, 0}, {y, elems * 4, true, 0}}, elems, 16, 64);
     CHECK_FALSE(uneven.even());
 }
+
+TEST_CASE("a fused epilogue that reads only its bias reads it once per chunk", "[unit][cpu]") {
+    const uint64_t rows = 256, cols = 1024, bias = 2ull << 30;
+    const StreamPlan plan({{bias, cols * 4, false, static_cast<int64_t>(cols)}}, rows * cols, 2, 64);
+    CpuCore core = host_core("stream_plan_epilogue");
+    plan.touch(core, 1);
+    CHECK(core.take_counts().l1_reads == 64);  // not 128 rows x 64 lines
+}
