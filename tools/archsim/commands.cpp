@@ -21,19 +21,30 @@
 #include "traces/reducer.h"
 #include "traces/trace_reader.h"
 #include "tools/archsim/llm_run.h"
+#include "tools/archsim/training_report.h"
 #include "workloads/load_workload.h"
 #include "workloads/lowering/lower.h"
+#include "workloads/training/training_step.h"
 
 namespace archsim::cli {
 
 namespace fs = std::filesystem;
 
-static ImportResult load(const WorkloadArgs& w) {
+/// The workload of `w`: its graph as imported, or with --train its training step (whose
+/// composition goes to `step`, its graph moved into the result).
+static ImportResult load(const WorkloadArgs& w, std::optional<TrainingStep>* step = nullptr) {
     ImportOptions opt;
     for (const auto& d : w.dims) parse_dim_binding(d, opt.dims);
     if (w.batch > 0) opt.batch = w.batch;
     opt.allow_unsupported = w.allow_unsupported;
     ImportResult r = load_workload(w.model, opt);
+    if (w.train) {
+        TrainingStep s = make_training_step(r.graph, TrainingOptions{w.loss, w.optimizer, w.allow_unsupported});
+        for (const auto& name : s.no_gradient)
+            r.warnings.push_back("operator '" + name + "' has no gradient rule: it runs forward only, no gradient flows through it");
+        r.graph = std::move(s.graph);
+        if (step) *step = std::move(s);
+    }
     for (const auto& warn : r.warnings) std::fprintf(stderr, "archsim: warning: %s\n", warn.c_str());
     return r;
 }
@@ -182,6 +193,9 @@ int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& o
     const ReportFormat f = parse_report_format(format);
     const TraceDetail trace_detail = parse_trace_detail(detail, "--detail");
     if (is_llm_workload(w.model)) {  // each phase is a run of its own: the runtime goes with it
+        if (w.train)
+            throw UserError(w.model, "--train on an llm workload (its generate = 0 training mode) is not built yet; train its "
+                                     "model as a generated transformer workload");
         std::vector<std::string> phase_sets = sets;
         if (!w.runtime.empty()) phase_sets.push_back("runtime=" + w.runtime);
         return cmd_run_llm(w, arch, out_dir, precision, phase_sets, format, detail, reference);
@@ -201,7 +215,8 @@ int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& o
         }
     }();
 
-    ImportResult r = load(w);
+    std::optional<TrainingStep> step;
+    ImportResult r = load(w, &step);
     std::optional<OpGraph> plan;
     if (!runtime.literal()) plan = lower(r.graph, runtime, machine.params.get_string("precision"));
     const OpGraph& graph = plan ? *plan : r.graph;
@@ -233,8 +248,16 @@ int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& o
     }
 
     const Metrics& m = sim.metrics;
-    write_file_atomically((fs::path(out_dir) / "metrics.json").string(), metrics_to_json(m));
-    std::fputs(render_metrics(m, f).c_str(), stdout);
+    if (step) {  // a training step: its figures under `training`
+        nlohmann::ordered_json j = nlohmann::ordered_json::parse(metrics_to_json(m));
+        j["training"] = training_json(*step, graph, m);
+        write_file_atomically((fs::path(out_dir) / "metrics.json").string(), j.dump(2) + "\n");
+        std::fputs(f == ReportFormat::Json ? (j.dump(2) + "\n").c_str() : render_metrics(m, f).c_str(), stdout);
+        if (f == ReportFormat::Table) std::fputs(training_text(j["training"]).c_str(), stdout);
+    } else {
+        write_file_atomically((fs::path(out_dir) / "metrics.json").string(), metrics_to_json(m));
+        std::fputs(render_metrics(m, f).c_str(), stdout);
+    }
     const std::string units = sim.units_replayed ? ", " + std::to_string(sim.units_replayed) + " loop units replayed" : "";
     std::fprintf(stderr, "archsim: simulated %.6f ms in %.3f s wall, %llu events (%.2f M events/s), %llu kernels replayed of %llu%s; wrote %s and %s\n",
                  sim.simulated_ps * 1e-9, sim.wall_s, static_cast<unsigned long long>(sim.events),

@@ -15,6 +15,11 @@ struct WorkloadArgs {
     /// Runtime profile to lower the graph with (configs/runtimes/<name>.toml or a .toml path):
     /// for `run` it overrides the machine's `runtime` key; for `graph` "" lists the operators.
     std::string runtime;
+    /// A training step instead of an inference (workloads/training/training_step.h): forward,
+    /// loss, backward and the optimizer's update.
+    bool train = false;
+    std::string optimizer = "sgd";  ///< with train: sgd, momentum, adam, adamw
+    std::string loss = "auto";      ///< with train: auto, cross_entropy, mse
 };
 
 /// Where runtime profiles are looked up by name.

@@ -44,7 +44,16 @@ int main(int argc, char** argv) {
                         "Runtime whose lowering to apply: a name in configs/runtimes (tensorrt, xla, torch-frozen, ...) or a "
                         ".toml file; run: overrides the machine's `runtime` key");
         sub->add_flag("--allow-unsupported", wl.allow_unsupported,
-                      "Import unknown operators as zero-cost nodes (listed in the report) instead of failing");
+                      "Import unknown operators as zero-cost nodes (listed in the report) instead of failing; with --train, "
+                      "run operators without a gradient rule forward only");
+        sub->add_flag("--train", wl.train, "A training step: forward, loss, backward and the optimizer's update of every weight");
+        sub->add_option("--optimizer", wl.optimizer, "With --train: the update rule")
+            ->check(CLI::IsMember({"sgd", "momentum", "adam", "adamw"}))
+            ->capture_default_str();
+        sub->add_option("--loss", wl.loss, "With --train: the loss on the model's output (auto: cross-entropy for class scores, "
+                                           "else mean squared error)")
+            ->check(CLI::IsMember({"auto", "cross_entropy", "mse"}))
+            ->capture_default_str();
         sub->add_option("--format", format, "Output format: table, json or csv")
             ->check(CLI::IsMember({"table", "json", "csv"}));
     };

@@ -143,6 +143,10 @@ struct Operator {
     KernelPath path = KernelPath::Machine;
     /// Threads the kernel runs on (a BLAS run with OPENBLAS_NUM_THREADS=1: 1); 0 = every core.
     int32_t threads = 0;
+    /// Operators of different stages never share a kernel (runtime lowering, a machine's
+    /// epilogue fusion): a training step's forward 0, loss 1, backward 2 and optimizer 3, as a
+    /// framework runs the optimizer after the whole backward (workloads/training/training_step.h).
+    uint8_t stage = 0;
 };
 
 struct OpGraphTopology;  // Boost.Graph adjacency list, kept out of this header

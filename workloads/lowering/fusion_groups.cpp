@@ -79,6 +79,7 @@ bool FusionGroups::path_through_outside(int32_t from, int32_t to) const {
 bool FusionGroups::try_merge(int32_t a, int32_t b, int max_contractions) {
     int32_t ga = find(a), gb = find(b);
     if (ga == gb) return true;
+    if (m_graph.ops()[static_cast<size_t>(a)].stage != m_graph.ops()[static_cast<size_t>(b)].stage) return false;
     const int32_t ca = m_contractions[static_cast<size_t>(ga)], cb = m_contractions[static_cast<size_t>(gb)];
     if (ca > 0 && cb > 0 && ca + cb > max_contractions) return false;
     if (path_through_outside(ga, gb) || path_through_outside(gb, ga)) return false;

@@ -25,7 +25,8 @@ public:
     /// Merges the groups of `a` and `b` unless that would make a cycle (a path from one group to
     /// the other through an operator outside both) or, when both hold contractions, put more than
     /// `max_contractions` in one group (2 for an attention kernel, n for n merged projections);
-    /// a group without contractions joins any. Returns whether the groups are one now.
+    /// a group without contractions joins any; never operators of different stages
+    /// (Operator::stage). Returns whether the groups are one now.
     bool try_merge(int32_t a, int32_t b, int max_contractions = 1);
     /// Operators that read tensor `t`, in topological order.
     const std::vector<int32_t>& consumers(int32_t t) const { return m_consumers[static_cast<size_t>(t)]; }

@@ -1,0 +1,156 @@
+// Training steps (workloads/training): the backward graph's MACs against closed forms, gradient
+// sums, the optimizer's updates, and the errors for operators without a gradient rule.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "sim/common/error.h"
+#include "workloads/load_workload.h"
+#include "workloads/lowering/lower.h"
+#include "workloads/lowering/runtime_profile.h"
+#include "workloads/training/training_step.h"
+
+using namespace archsim;
+namespace fs = std::filesystem;
+
+namespace {
+std::string write(const std::string& name, const std::string& text) {
+    const std::string path = (fs::temp_directory_path() / name).string();
+    std::ofstream(path) << text;
+    return path;
+}
+/// MACs of the operators of each phase.
+std::map<TrainingPhase, int64_t> macs_by_phase(const OpGraph& g) {
+    std::map<TrainingPhase, int64_t> m;
+    for (const Operator& op : g.ops()) m[training_phase(op.name)] += op.cost.macs;
+    return m;
+}
+}  // namespace
+
+TEST_CASE("an MLP's backward is twice its forward GEMMs but the first layer's input gradient", "[import][training]") {
+    // 4 Linear layers 512 -> 1024 -> 1024 -> 1024 -> 10 at batch 32, sigmoid between
+    const std::string file = write("archsim_train_mlp.toml", "[m]\nfamily = \"mlp\"\nlayers = 4\ninput = 512\nwidth = 1024\n"
+                                                             "output = 10\nactivation = \"sigmoid\"\nbatch = 32\n");
+    const ImportResult r = load_workload(file + "#m", {});
+    const int64_t b = 32;
+    const int64_t fwd = b * (512 * 1024 + 1024 * 1024 + 1024 * 1024 + 1024 * 10);
+    REQUIRE(r.graph.total_macs() == fwd);
+    const TrainingStep step = make_training_step(r.graph, TrainingOptions{});
+    CHECK(step.forward_macs == fwd);
+    // each layer: the weight gradient (as many MACs as its forward), the input gradient too
+    // except the first layer's, whose input (the model's) takes no gradient
+    CHECK(step.backward_macs == 2 * fwd - b * 512 * 1024);
+    const auto by_phase = macs_by_phase(step.graph);
+    CHECK(by_phase.at(TrainingPhase::Forward) == fwd);
+    CHECK(by_phase.at(TrainingPhase::Backward) == step.backward_macs);
+    CHECK(step.loss == "cross_entropy");  // 10 class scores per row
+    CHECK(step.samples == 32);
+    CHECK(step.params == r.graph.total_params());
+    // SGD: one update per weight and bias, 2 operations per parameter
+    int64_t updates = 0, update_flops = 0;
+    for (const Operator& op : step.graph.ops())
+        if (training_phase(op.name) == TrainingPhase::Optimizer) ++updates, update_flops += op.cost.flops;
+    CHECK(updates == 8);
+    CHECK(update_flops == 2 * step.params);
+    // sigmoid's gradient: 3 operations per element of each hidden activation
+    int64_t sigmoid_grad = 0;
+    for (const Operator& op : step.graph.ops())
+        if (op.op_type == "SigmoidGrad") sigmoid_grad += op.cost.flops;
+    CHECK(sigmoid_grad == 3 * 3 * b * 1024);
+    // Adam keeps two moments per parameter: 14 operations, and the state read and written
+    const TrainingStep adam = make_training_step(r.graph, TrainingOptions{"auto", "adam", false});
+    int64_t adam_flops = 0, adam_bytes = 0;
+    for (const Operator& op : adam.graph.ops())
+        if (training_phase(op.name) == TrainingPhase::Optimizer) adam_flops += op.cost.flops, adam_bytes += op.cost.bytes_read + op.cost.bytes_written;
+    CHECK(adam_flops == 14 * adam.params);
+    CHECK(adam_bytes == 4 * 7 * adam.params);  // reads w, g, m, v; writes w, m, v (fp32)
+}
+
+TEST_CASE("a convolutional network's gradients are exact per layer, and a residual's gradients are summed", "[import][training]") {
+    const ImportResult r = load_workload(std::string(ARCHSIM_SOURCE_DIR) + "/workloads/models/resnet18.onnx", {});
+    const TrainingStep step = make_training_step(r.graph, TrainingOptions{});
+    // every convolution and the classifier: a weight gradient of its forward MACs, and an input
+    // gradient of its forward MACs except the first convolution's (the image takes none)
+    int64_t first = -1;
+    for (const int32_t i : r.graph.topo_order())
+        if (r.graph.ops()[static_cast<size_t>(i)].cost.cls == OpClass::Contraction) {
+            first = r.graph.ops()[static_cast<size_t>(i)].cost.macs;
+            break;
+        }
+    REQUIRE(first > 0);
+    CHECK(step.backward_macs == 2 * r.graph.total_macs() - first);
+    std::map<std::string, int64_t> grads;  // "backward/<op>/dA" and ".../dB" MACs by forward operator
+    for (const Operator& op : step.graph.ops())
+        if (training_phase(op.name) == TrainingPhase::Backward && op.cost.macs > 0) grads[op.name] = op.cost.macs;
+    for (const Operator& op : r.graph.ops()) {
+        if (op.cost.cls != OpClass::Contraction) continue;
+        INFO(op.name);
+        CHECK(grads["backward/" + op.name + "/dB"] == op.cost.macs);
+        if (op.cost.macs != first) CHECK(grads["backward/" + op.name + "/dA"] == op.cost.macs);
+    }
+    // a residual block's input feeds the block and the shortcut: its gradient is their sum
+    int64_t sums = 0;
+    for (const Operator& op : step.graph.ops()) sums += op.op_type == "GradSum";
+    CHECK(sums >= 8);  // one per basic block at least
+}
+
+TEST_CASE("lowering never fuses operators of different training phases into one kernel", "[import][training]") {
+    const ImportResult r = load_workload(std::string(ARCHSIM_SOURCE_DIR) + "/workloads/models/resnet18.onnx", {});
+    const TrainingStep step = make_training_step(r.graph, TrainingOptions{"auto", "adam", false});
+    const RuntimeProfile rt = load_runtime("tensorrt", std::string(ARCHSIM_SOURCE_DIR) + "/configs/runtimes");
+    const OpGraph plan = lower(step.graph, rt, "fp16");
+    std::map<std::string, TrainingPhase> phase_of;
+    for (const Operator& op : step.graph.ops()) phase_of[op.name] = training_phase(op.name);
+    int64_t optimizer_kernels = 0;
+    for (const Operator& k : plan.ops()) {
+        INFO(k.name);
+        for (const std::string& m : k.members) CHECK(phase_of.at(m) == training_phase(k.name));
+        optimizer_kernels += training_phase(k.name) == TrainingPhase::Optimizer;
+    }
+    CHECK(optimizer_kernels > 0);
+    CHECK(plan.total_macs() == step.graph.total_macs());
+}
+
+TEST_CASE("an operator without a gradient rule is an error naming it, or runs forward only when allowed", "[import][training]") {
+    // a graph built by hand: x -> MatMul(W) -> Foo (unsupported) -> MatMul(W2) -> y
+    std::vector<Tensor> t(6);
+    t[0] = {"x", {4, 8}, 1, 4, TensorRole::Input};
+    t[1] = {"W", {8, 8}, 1, 4, TensorRole::Weight};
+    t[2] = {"h", {4, 8}, 1, 4, TensorRole::Activation};
+    t[3] = {"u", {4, 8}, 1, 4, TensorRole::Activation};
+    t[4] = {"W2", {8, 3}, 1, 4, TensorRole::Weight};
+    t[5] = {"y", {4, 3}, 1, 4, TensorRole::Activation};
+    std::vector<Operator> ops(3);
+    ops[0].name = "mm1", ops[0].op_type = "MatMul", ops[0].inputs = {0, 1}, ops[0].outputs = {2};
+    ops[0].cost.cls = OpClass::Contraction;
+    GemmView v;
+    v.m = 4, v.n = 8, v.k = 8, v.a = {0, false}, v.b = {1, false}, v.c = {2, false};
+    ops[0].cost.gemms = {v}, ops[0].cost.macs = v.macs();
+    ops[1].name = "foo", ops[1].op_type = "Foo", ops[1].inputs = {2}, ops[1].outputs = {3};
+    ops[1].cost.cls = OpClass::Unsupported;
+    ops[2].name = "mm2", ops[2].op_type = "MatMul", ops[2].inputs = {3, 4}, ops[2].outputs = {5};
+    ops[2].cost.cls = OpClass::Contraction;
+    GemmView w = v;
+    w.n = 3, w.a = {3, false}, w.b = {4, false}, w.c = {5, false};
+    ops[2].cost.gemms = {w}, ops[2].cost.macs = w.macs();
+    const OpGraph g("hand", "hand.onnx", t, ops);
+    try {
+        make_training_step(g, TrainingOptions{});
+        FAIL("no error");
+    } catch (const UserError& e) {
+        const std::string what = e.what();
+        CHECK(what.find("hand.onnx") != std::string::npos);
+        CHECK(what.find("'foo' (Foo) has no gradient rule") != std::string::npos);
+    }
+    const TrainingStep step = make_training_step(g, TrainingOptions{"mse", "sgd", true});
+    CHECK(step.no_gradient == std::vector<std::string>{"foo"});
+    CHECK(step.loss == "mse");
+    // mm2's weight gradient and input gradient; nothing flows past foo, so W gets no update
+    CHECK(step.backward_macs == 2 * w.macs());
+    int64_t updates = 0;
+    for (const Operator& op : step.graph.ops()) updates += training_phase(op.name) == TrainingPhase::Optimizer;
+    CHECK(updates == 1);
+    CHECK_THROWS_AS(make_training_step(g, TrainingOptions{"auto", "lamb", false}), UserError);
+}

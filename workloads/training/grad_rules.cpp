@@ -1,0 +1,291 @@
+#include "workloads/training/grad_rules.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace archsim {
+
+namespace {
+
+constexpr uint8_t kBackwardStage = 2;  // Operator::stage of a backward operator
+
+/// A backward operator of `fwd` reading `in` and writing `out`: its bytes from the tensors,
+/// `flops` vector operations (plus 2 per MAC of `gemms`).
+Operator make_op(const GradBuilder& b, const Operator& fwd, const std::string& part, OpClass cls, std::vector<int32_t> in,
+                 std::vector<int32_t> out, int64_t flops, std::vector<GemmView> gemms = {}) {
+    Operator op;
+    op.name = "backward/" + fwd.name + "/" + part;
+    op.op_type = fwd.op_type + "Grad";
+    op.stage = kBackwardStage;
+    op.inputs = std::move(in);
+    op.outputs = std::move(out);
+    op.cost.cls = cls;
+    for (const int32_t t : op.inputs)  // a view moves nothing
+        if (t >= 0 && cls != OpClass::ShapeOnly) op.cost.bytes_read += b.tensor(t).bytes();
+    for (const int32_t t : op.outputs)
+        if (t >= 0 && cls != OpClass::ShapeOnly) op.cost.bytes_written += b.tensor(t).bytes();
+    for (const GemmView& v : gemms) op.cost.macs += v.macs();
+    op.cost.gemms = std::move(gemms);
+    op.cost.flops = 2 * op.cost.macs + flops;
+    return op;
+}
+
+/// A gradient tensor for forward tensor `t`.
+int32_t grad_tensor(GradBuilder& b, int32_t t, const std::string& tag) {
+    const Tensor& x = b.tensor(t);
+    return b.new_tensor("grad/" + x.name + tag, x.shape, x);
+}
+
+// ---- contractions ---------------------------------------------------------------------------
+
+bool contraction(const Operator& op, GradBuilder& b) {
+    if (!op.cost.attention.empty()) return false;  // a fused attention kernel: built by lowering, not imported
+    const int32_t dy = op.outputs.empty() ? -1 : b.grad(op.outputs[0]);
+    if (dy < 0) return true;
+    std::set<int32_t> gemm_operands;
+    int64_t views = 0;
+    for (const GemmView& v : op.cost.gemms) {
+        ++views;
+        gemm_operands.insert(v.a.tensor), gemm_operands.insert(v.b.tensor);
+        const std::string tag = op.cost.gemms.size() > 1 ? std::to_string(views) : "";
+        // the recurrent step's state is on chip: its gradient flows inside the backward kernel
+        if (v.a.tensor >= 0 && b.needs_grad(v.a.tensor)) {
+            GemmView d = v;  // dA (m x k) = dC (m x n) B^T (n x k)
+            d.n = v.k, d.k = v.n;
+            d.a = {dy, false};
+            d.a_unique_elems = d.m * d.k;
+            d.b = v.b;
+            const int32_t da = grad_tensor(b, v.a.tensor, "/from_" + op.name + tag);
+            d.c = {da, false};
+            // a recurrent operator's gate arithmetic, backward: twice the forward's
+            const int64_t extra = v.repeat > 1 || op.cost.gemms.size() > 1 ? 2 * op.cost.non_mac_flops() / views : 0;
+            b.add(make_op(b, op, "dA" + tag, OpClass::Contraction, {dy, v.b.tensor}, {da}, extra, {d}));
+            b.contribute(v.a.tensor, da);
+        }
+        if (v.b.tensor >= 0 && b.needs_grad(v.b.tensor)) {
+            GemmView d = v;  // dB (k x n) = A^T (k x m) dC (m x n), per batch entry unless B is shared
+            d.m = v.k, d.k = v.m, d.n = v.n;
+            d.a = v.a;
+            d.a_unique_elems = v.a.in_place ? v.a_unique_elems : d.m * d.k;
+            d.b = {dy, false};
+            d.b_is_weight = false;
+            const int32_t db = grad_tensor(b, v.b.tensor, "/from_" + op.name + tag);
+            d.c = {db, false};
+            b.add(make_op(b, op, "dB" + tag, OpClass::Contraction, {v.a.tensor, dy}, {db}, 0, {d}));
+            b.contribute(v.b.tensor, db);
+        }
+    }
+    // other trained inputs (a Gemm's or Conv's bias): the sum of dC over its rows
+    for (const int32_t t : op.inputs) {
+        if (t < 0 || gemm_operands.count(t) || !b.needs_grad(t)) continue;
+        const int32_t g = grad_tensor(b, t, "/from_" + op.name);
+        b.add(make_op(b, op, "dbias", OpClass::Reduction, {dy}, {g}, b.tensor(dy).elems()));
+        b.contribute(t, g);
+    }
+    return true;
+}
+
+// ---- elementwise ----------------------------------------------------------------------------
+
+/// Vector operations per element of dX = dY * f'(.) for one-input functions (the derivative from
+/// the saved input or output, times dY).
+const std::map<std::string, int64_t>& unary_ops() {
+    static const std::map<std::string, int64_t> m = {
+        {"Relu", 1},     {"LeakyRelu", 2}, {"PRelu", 2},     {"ThresholdedRelu", 1}, {"Elu", 3},   {"Selu", 3},
+        {"Celu", 3},     {"Clip", 2},      {"Sigmoid", 3},   {"HardSigmoid", 2},     {"HardSwish", 3}, {"Tanh", 3},
+        {"Erf", 4},      {"Gelu", 8},      {"Exp", 1},       {"Log", 1},             {"Sqrt", 2},  {"Reciprocal", 2},
+        {"Neg", 1},      {"Abs", 2},       {"Softplus", 4},  {"Softsign", 3},        {"Mish", 8},  {"Sin", 2},
+        {"Cos", 2},      {"Tan", 3},       {"Asin", 4},      {"Acos", 4},            {"Atan", 3},  {"Sinh", 2},
+        {"Cosh", 2},     {"Asinh", 4},     {"Acosh", 4},     {"Atanh", 3},           {"Shrink", 1}, {"Trilu", 1},
+        {"Cast", 0},     {"CastLike", 0},  {"Resize", 1},    {"Upsample", 1},        {"Round", 0}, {"Ceil", 0},
+        {"Floor", 0},    {"Sign", 0},      {"Identity", 0},  {"Bernoulli", 0},       {"QuantizeLinear", 1},
+        {"DequantizeLinear", 1}};
+    return m;
+}
+
+/// Operators whose outputs carry no gradient (comparisons, logic, integer results).
+bool non_differentiable(const std::string& type) {
+    static const std::set<std::string> s = {"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Not", "And", "Or",
+                                            "Xor", "IsNaN", "IsInf", "Mod", "BitShift", "BitwiseAnd", "BitwiseOr",
+                                            "BitwiseXor", "BitwiseNot", "ArgMax", "ArgMin", "Hardmax", "NonZero",
+                                            "Shape", "Size", "ConstantOfShape", "Range", "EyeLike", "OneHot"};
+    return s.count(type) > 0;
+}
+
+/// Vector operations per dY element for the gradient of input `i` of a multi-input elementwise
+/// operator (0: dY itself, no kernel unless broadcast).
+int64_t binary_ops(const std::string& type, size_t i) {
+    if (type == "Add" || type == "Sum" || type == "Max" || type == "Min") return type == "Add" || type == "Sum" ? 0 : 1;
+    if (type == "Sub") return i == 0 ? 0 : 1;
+    if (type == "Mul" || type == "Mean" || type == "Where") return 1;
+    if (type == "Div") return i == 0 ? 1 : 3;  // dA = dY / B; dB = -dY A / B^2
+    if (type == "Pow") return i == 0 ? 3 : 4;  // dA = dY p A^(p-1); dB = dY A^p ln A
+    if (type == "PRelu") return 2;
+    return 2;
+}
+
+bool elementwise(const Operator& op, GradBuilder& b) {
+    if (non_differentiable(op.op_type)) return true;
+    const int32_t dy = op.outputs.empty() ? -1 : b.grad(op.outputs[0]);
+    if (dy < 0) return true;
+    const auto unary = unary_ops().find(op.op_type);
+    const int64_t dy_elems = b.tensor(dy).elems();
+    size_t data_inputs = 0;
+    for (const int32_t t : op.inputs) data_inputs += t >= 0;
+    for (size_t i = 0; i < op.inputs.size(); ++i) {
+        const int32_t t = op.inputs[i];
+        if (t < 0 || !b.needs_grad(t)) continue;
+        if (op.op_type == "Where" && i == 0) continue;  // the condition
+        const bool one_input = unary != unary_ops().end() && (data_inputs == 1 || i == 0);
+        const int64_t per = one_input ? unary->second : binary_ops(op.op_type, i);
+        const bool broadcast = b.tensor(t).elems() < dy_elems;
+        if (per == 0 && !broadcast && op.op_type != "Cast" && op.op_type != "CastLike") {  // dY itself
+            b.contribute(t, dy);
+            continue;
+        }
+        const int32_t g = grad_tensor(b, t, "/from_" + op.name);
+        std::vector<int32_t> reads{dy};
+        for (const int32_t x : op.inputs)  // the saved operands the derivative needs
+            if (x >= 0 && per > 0 && std::find(reads.begin(), reads.end(), x) == reads.end()) reads.push_back(x);
+        const std::string part = "d" + std::to_string(i);
+        if (broadcast)  // the gradient summed over the broadcast dims in the same pass
+            b.add(make_op(b, op, part, OpClass::Reduction, reads, {g}, dy_elems * (per + 1)));
+        else
+            b.add(make_op(b, op, part, per == 0 ? OpClass::DataMovement : OpClass::Elementwise, reads, {g}, dy_elems * per));
+        b.contribute(t, g);
+    }
+    return true;
+}
+
+// ---- reductions and normalizations -----------------------------------------------------------
+
+bool reduction(const Operator& op, GradBuilder& b) {
+    if (non_differentiable(op.op_type)) return true;
+    const int32_t dy = op.outputs.empty() ? -1 : b.grad(op.outputs[0]);
+    if (dy < 0) return true;
+    const std::string& type = op.op_type;
+    const bool norm = type == "LayerNormalization" || type == "InstanceNormalization" || type == "MeanVarianceNormalization" ||
+                      type == "BatchNormalization" || type == "LRN";
+    const int32_t x = op.inputs.empty() ? -1 : op.inputs[0];
+    if (x < 0) return true;
+    const int64_t n = b.tensor(x).elems();
+    if (norm) {  // one kernel: dX (10 per element) and the scale and shift gradients (3)
+        std::vector<int32_t> outs;
+        std::vector<std::pair<int32_t, int32_t>> parts;
+        for (size_t i = 0; i < op.inputs.size() && i < 3; ++i) {
+            const int32_t t = op.inputs[i];
+            if (t < 0 || !b.needs_grad(t)) continue;
+            const int32_t g = grad_tensor(b, t, "/from_" + op.name);
+            outs.push_back(g), parts.push_back({t, g});
+        }
+        if (outs.empty()) return true;
+        std::vector<int32_t> reads{dy};
+        for (size_t i = 0; i < op.inputs.size() && i < 2; ++i)
+            if (op.inputs[i] >= 0) reads.push_back(op.inputs[i]);
+        b.add(make_op(b, op, "d", OpClass::Reduction, reads, outs, n * 13));
+        for (const auto& [t, g] : parts) b.contribute(t, g);
+        return true;
+    }
+    if (!b.needs_grad(x)) return true;
+    int64_t per = 1;
+    std::vector<int32_t> reads{dy};
+    if (type == "Softmax" || type == "LogSoftmax") per = 4, reads.push_back(op.outputs[0]);
+    else if (type == "ReduceSum" || type == "CumSum" || type == "TopK") per = type == "ReduceSum" ? 0 : 1;
+    else if (type == "ReduceMax" || type == "ReduceMin") per = 1, reads.push_back(x), reads.push_back(op.outputs[0]);
+    else if (type != "ReduceMean") per = 3, reads.push_back(x);  // L1, L2, sum of squares, log-sum-exp, product, Lp
+    const int32_t g = grad_tensor(b, x, "/from_" + op.name);
+    b.add(make_op(b, op, "dX", per == 0 ? OpClass::DataMovement : OpClass::Elementwise, reads, {g}, n * per));
+    b.contribute(x, g);
+    return true;
+}
+
+// ---- pooling, data movement, views --------------------------------------------------------------
+
+bool pooling(const Operator& op, GradBuilder& b) {
+    const int32_t dy = op.outputs.empty() ? -1 : b.grad(op.outputs[0]);
+    const int32_t x = op.inputs.empty() ? -1 : op.inputs[0];
+    if (dy < 0 || x < 0 || !b.needs_grad(x)) return true;
+    const bool max = op.op_type.find("Max") != std::string::npos;
+    const bool global = op.op_type.rfind("Global", 0) == 0;
+    // max: dY routed to each window's maximum (found again from X), 1 per output; average: the
+    // forward's window sums spread back; global: 1 per input element
+    const int64_t flops = global ? b.tensor(x).elems() : max ? b.tensor(dy).elems() : op.cost.flops;
+    std::vector<int32_t> reads{dy};
+    if (max) reads.push_back(x);
+    const int32_t g = grad_tensor(b, x, "/from_" + op.name);
+    b.add(make_op(b, op, "dX", OpClass::Pooling, reads, {g}, flops));
+    b.contribute(x, g);
+    return true;
+}
+
+bool data_movement(const Operator& op, GradBuilder& b) {
+    if (non_differentiable(op.op_type)) return true;
+    std::vector<int32_t> dys;
+    for (const int32_t t : op.outputs)
+        if (t >= 0 && b.grad(t) >= 0) dys.push_back(b.grad(t));
+    if (dys.empty()) return true;
+    const std::string& type = op.op_type;
+    // which inputs carry data (the others are indices, bounds, shapes)
+    std::vector<size_t> data{0};
+    if (type == "Concat") {
+        data.clear();
+        for (size_t i = 0; i < op.inputs.size(); ++i) data.push_back(i);
+    } else if (type == "ScatterElements" || type == "ScatterND" || type == "Scatter") {
+        data = {0, 2};
+    }
+    std::vector<int32_t> outs;
+    std::vector<std::pair<int32_t, int32_t>> parts;
+    for (const size_t i : data) {
+        if (i >= op.inputs.size()) continue;
+        const int32_t t = op.inputs[i];
+        if (t < 0 || !b.needs_grad(t)) continue;
+        const int32_t g = grad_tensor(b, t, "/from_" + op.name);
+        outs.push_back(g), parts.push_back({t, g});
+    }
+    if (outs.empty()) return true;
+    std::vector<int32_t> reads = dys;
+    int64_t flops = 0;
+    OpClass cls = OpClass::DataMovement;
+    int64_t dy_elems = 0;
+    for (const int32_t d : dys) dy_elems += b.tensor(d).elems();
+    if (type == "Gather" || type == "GatherElements" || type == "GatherND") {
+        flops = dy_elems;  // a scatter-add of every gathered element into the (dense) table gradient
+        if (op.inputs.size() > 1 && op.inputs[1] >= 0) reads.push_back(op.inputs[1]);
+    } else if (type == "Expand" || type == "Tile") {
+        flops = dy_elems, cls = OpClass::Reduction;  // the copies summed
+    }
+    b.add(make_op(b, op, "d", cls, reads, outs, flops));
+    for (const auto& [t, g] : parts) b.contribute(t, g);
+    return true;
+}
+
+bool view(const Operator& op, GradBuilder& b) {
+    if (op.op_type == "Shape" || op.op_type == "Size" || op.op_type == "Constant") return true;
+    const int32_t dy = op.outputs.empty() ? -1 : b.grad(op.outputs[0]);
+    const int32_t x = op.inputs.empty() ? -1 : op.inputs[0];
+    if (dy < 0 || x < 0 || !b.needs_grad(x)) return true;
+    const int32_t g = grad_tensor(b, x, "/from_" + op.name);
+    b.add(make_op(b, op, "view", OpClass::ShapeOnly, {dy}, {g}, 0));
+    b.contribute(x, g);
+    return true;
+}
+
+}  // namespace
+
+bool add_gradient(const Operator& op, GradBuilder& b) {
+    switch (op.cost.cls) {
+        case OpClass::Contraction: return contraction(op, b);
+        case OpClass::Elementwise:
+            if (op.op_type == "BatchNormalization") return reduction(op, b);
+            return elementwise(op, b);
+        case OpClass::Reduction: return reduction(op, b);
+        case OpClass::Pooling: return pooling(op, b);
+        case OpClass::DataMovement: return data_movement(op, b);
+        case OpClass::ShapeOnly: return view(op, b);
+        case OpClass::Unsupported: return false;
+    }
+    return false;
+}
+
+}  // namespace archsim
