@@ -96,6 +96,30 @@ TEST_CASE("a convolutional network's gradients are exact per layer, and a residu
     CHECK(sums >= 8);  // one per basic block at least
 }
 
+TEST_CASE("batch normalization trains on its batch's statistics, and its scale and shift get gradients", "[import][training]") {
+    // x [2, 4, 3, 3] -> BatchNormalization(scale, shift, mean, var) -> y, a hand-made graph
+    std::vector<Tensor> t(6);
+    t[0] = {"x", {2, 4, 3, 3}, 1, 4, TensorRole::Input};
+    t[1] = {"scale", {4}, 1, 4, TensorRole::Weight};
+    t[2] = {"shift", {4}, 1, 4, TensorRole::Weight};
+    t[3] = {"mean", {4}, 1, 4, TensorRole::Constant};
+    t[4] = {"var", {4}, 1, 4, TensorRole::Constant};
+    t[5] = {"y", {2, 4, 3, 3}, 1, 4, TensorRole::Activation};
+    Operator bn;
+    bn.name = "bn", bn.op_type = "BatchNormalization", bn.inputs = {0, 1, 2, 3, 4}, bn.outputs = {5};
+    bn.cost.cls = OpClass::Elementwise, bn.cost.flops = 2 * 72;  // as imported: stored statistics applied
+    const OpGraph g("bn", "bn.onnx", t, {bn});
+    const TrainingStep step = make_training_step(g, TrainingOptions{"mse", "sgd", false});
+    std::map<std::string, const Operator*> by_name;
+    for (const Operator& op : step.graph.ops()) by_name[op.name] = &op;
+    CHECK(by_name.at("bn")->cost.flops == 8 * 72);             // the batch's mean and variance computed
+    CHECK(by_name.at("backward/bn/d")->cost.flops == 13 * 72);  // dX 10, dscale and dshift 3 per element
+    CHECK(by_name.at("backward/bn/d")->outputs.size() == 2);   // x is the model's input: no dX
+    CHECK(by_name.count("optimizer/scale") == 1);
+    CHECK(by_name.count("optimizer/shift") == 1);
+    CHECK(by_name.count("optimizer/mean") == 0);                // running statistics are not trained
+}
+
 TEST_CASE("lowering never fuses operators of different training phases into one kernel", "[import][training]") {
     const ImportResult r = load_workload(std::string(ARCHSIM_SOURCE_DIR) + "/workloads/models/resnet18.onnx", {});
     const TrainingStep step = make_training_step(r.graph, TrainingOptions{"auto", "adam", false});
