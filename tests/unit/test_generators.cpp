@@ -6,17 +6,14 @@
 #include <fstream>
 
 #include "sim/common/error.h"
+#include "tests/support/temp_file.h"
 #include "workloads/load_workload.h"
 
 using namespace archsim;
 namespace fs = std::filesystem;
 
 namespace {
-std::string write(const std::string& name, const std::string& text) {
-    const std::string path = (fs::temp_directory_path() / name).string();
-    std::ofstream(path) << text;
-    return path;
-}
+std::string write(const std::string& name, const std::string& text) { return test::write_temp(name, text); }
 const char* kMlp = "[mlp]\nfamily = \"mlp\"\nlayers = 2\ninput = 1024\nwidth = 4096\noutput = 1024\nbatch = 64\nowner = \"a tag\"\n";
 }  // namespace
 

@@ -2,25 +2,19 @@
 // sums, the optimizer's updates, and the errors for operators without a gradient rule.
 #include <catch2/catch.hpp>
 
-#include <filesystem>
-#include <fstream>
 #include <map>
 
 #include "sim/common/error.h"
+#include "tests/support/temp_file.h"
 #include "workloads/load_workload.h"
 #include "workloads/lowering/lower.h"
 #include "workloads/lowering/runtime_profile.h"
 #include "workloads/training/training_step.h"
 
 using namespace archsim;
-namespace fs = std::filesystem;
 
 namespace {
-std::string write(const std::string& name, const std::string& text) {
-    const std::string path = (fs::temp_directory_path() / name).string();
-    std::ofstream(path) << text;
-    return path;
-}
+std::string write(const std::string& name, const std::string& text) { return test::write_temp(name, text); }
 /// MACs of the operators of each phase.
 std::map<TrainingPhase, int64_t> macs_by_phase(const OpGraph& g) {
     std::map<TrainingPhase, int64_t> m;
