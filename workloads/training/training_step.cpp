@@ -49,7 +49,7 @@ OptimizerRule optimizer_rule(const std::string& name, const std::string& where) 
 /// The training graph as it grows: the forward tensors and operators first, then the rest.
 class StepBuilder final : public GradBuilder {
 public:
-    StepBuilder(const OpGraph& fwd) : m_fwd(fwd), m_tensors(fwd.tensors()), m_ops(fwd.ops()), m_needs(fwd.tensors().size(), 0) {
+    explicit StepBuilder(const OpGraph& fwd) : m_tensors(fwd.tensors()), m_ops(fwd.ops()), m_needs(fwd.tensors().size(), 0) {
         // requires_grad: a weight, or an output of an operator reading a tensor that has it
         for (size_t t = 0; t < m_tensors.size(); ++t) m_needs[t] = m_tensors[t].role == TensorRole::Weight && is_float(m_tensors[t]);
         for (const int32_t i : fwd.topo_order()) {
@@ -97,7 +97,7 @@ public:
             m_grad[static_cast<size_t>(t)] = parts[0];
             return;
         }
-        const Tensor& x = m_tensors[static_cast<size_t>(t)];
+        const Tensor x = m_tensors[static_cast<size_t>(t)];  // a copy: new_tensor() grows m_tensors
         const int32_t sum = new_tensor("grad/" + x.name, x.shape, x);
         Operator op;
         op.name = "backward/" + x.name + "/sum";
@@ -114,7 +114,6 @@ public:
     }
     void seed(int32_t t, int32_t g) { m_grad[static_cast<size_t>(t)] = g; }
 
-    const OpGraph& m_fwd;
     std::vector<Tensor> m_tensors;
     std::vector<Operator> m_ops;
     std::vector<uint8_t> m_needs;
