@@ -9,10 +9,7 @@ namespace archsim {
 
 /// Bytes of `t` on a machine running in `p`: float tensors (ONNX FLOAT, FLOAT16, DOUBLE,
 /// BFLOAT16) take the run's operand size per element; integer and bool tensors keep their own.
-inline int64_t run_bytes(const Tensor& t, Precision p) {
-    const bool is_float = t.onnx_dtype == 1 || t.onnx_dtype == 10 || t.onnx_dtype == 11 || t.onnx_dtype == 16;
-    return is_float ? t.elems() * operand_bytes(p) : t.bytes();
-}
+inline int64_t run_bytes(const Tensor& t, Precision p) { return t.is_float() ? t.elems() * operand_bytes(p) : t.bytes(); }
 
 /// Bytes `op` reads of its input tensor `t` on a machine running in `p`: run_bytes() of the
 /// tensor, or of only the elements it supplies when op.cost.read_elems says fewer (a Gather's

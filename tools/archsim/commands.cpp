@@ -248,16 +248,16 @@ int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& o
     }
 
     const Metrics& m = sim.metrics;
+    std::string json = metrics_to_json(m);
+    nlohmann::ordered_json training;
     if (step) {  // a training step: its figures under `training`
-        nlohmann::ordered_json j = nlohmann::ordered_json::parse(metrics_to_json(m));
-        j["training"] = training_json(*step, graph, m);
-        write_file_atomically((fs::path(out_dir) / "metrics.json").string(), j.dump(2) + "\n");
-        std::fputs(f == ReportFormat::Json ? (j.dump(2) + "\n").c_str() : render_metrics(m, f).c_str(), stdout);
-        if (f == ReportFormat::Table) std::fputs(training_text(j["training"]).c_str(), stdout);
-    } else {
-        write_file_atomically((fs::path(out_dir) / "metrics.json").string(), metrics_to_json(m));
-        std::fputs(render_metrics(m, f).c_str(), stdout);
+        nlohmann::ordered_json j = nlohmann::ordered_json::parse(json);
+        j["training"] = training = training_json(*step, m);
+        json = j.dump(2) + "\n";
     }
+    write_file_atomically((fs::path(out_dir) / "metrics.json").string(), json);
+    std::fputs(f == ReportFormat::Json ? json.c_str() : render_metrics(m, f).c_str(), stdout);
+    if (step && f == ReportFormat::Table) std::fputs(training_text(training).c_str(), stdout);
     const std::string units = sim.units_replayed ? ", " + std::to_string(sim.units_replayed) + " loop units replayed" : "";
     std::fprintf(stderr, "archsim: simulated %.6f ms in %.3f s wall, %llu events (%.2f M events/s), %llu kernels replayed of %llu%s; wrote %s and %s\n",
                  sim.simulated_ps * 1e-9, sim.wall_s, static_cast<unsigned long long>(sim.events),

@@ -9,20 +9,7 @@
 
 namespace archsim::cli {
 
-namespace {
-
-/// Tokens per step for a sequence model: the elements of an integer (token id) input of rank 2,
-/// [batch, sequence]; 0 when the first such input is not one.
-int64_t tokens_per_step(const OpGraph& g) {
-    for (const Tensor& t : g.tensors())
-        if (t.role == TensorRole::Input && t.name != "loss/labels")
-            return (t.onnx_dtype == 6 || t.onnx_dtype == 7) && t.shape.size() == 2 ? t.elems() : 0;
-    return 0;
-}
-
-}  // namespace
-
-nlohmann::ordered_json training_json(const TrainingStep& step, const OpGraph& graph, const Metrics& m) {
+nlohmann::ordered_json training_json(const TrainingStep& step, const Metrics& m) {
     const double step_s = m.latency_ps * 1e-12;
     const double peak_flops = 2.0 * m.peak_macs_per_cycle * m.clock_hz;
     const int64_t model_flops = 2 * (step.forward_macs + step.backward_macs);
@@ -44,10 +31,9 @@ nlohmann::ordered_json training_json(const TrainingStep& step, const OpGraph& gr
     j["loss"] = step.loss;
     j["samples_per_step"] = step.samples;
     j["samples_per_s"] = step_s > 0 ? static_cast<double>(step.samples) / step_s : 0.0;
-    const int64_t tokens = tokens_per_step(graph);
-    if (tokens > 0) {
-        j["tokens_per_step"] = tokens;
-        j["tokens_per_s"] = step_s > 0 ? static_cast<double>(tokens) / step_s : 0.0;
+    if (step.tokens > 0) {
+        j["tokens_per_step"] = step.tokens;
+        j["tokens_per_s"] = step_s > 0 ? static_cast<double>(step.tokens) / step_s : 0.0;
     }
     j["params"] = step.params;
     j["model_flops"] = model_flops;

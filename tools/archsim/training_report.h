@@ -8,18 +8,16 @@
 namespace archsim {
 struct Metrics;
 struct TrainingStep;
-class OpGraph;
 }  // namespace archsim
 
 namespace archsim::cli {
 
-/// The `training` object of a run of training step `step` (whose simulated graph is `graph`)
-/// reduced to `m`: optimizer, loss, samples (and tokens) per step and per second, trained
+/// The `training` object of a run of training step `step` reduced to `m`: optimizer, loss, samples (and tokens) per step and per second, trained
 /// parameters, model FLOPs (2 x the MACs of the forward and gradient operators: what the step
 /// needs) and hardware FLOPs (2 x the MACs executed, total.flops), MFU = model FLOPs / (step
 /// time x peak FLOP/s of the machine's MAC array), and per phase (forward, loss, backward,
 /// optimizer) its time, energy, MACs and the share of its time in compute-bound operators.
-nlohmann::ordered_json training_json(const TrainingStep& step, const OpGraph& graph, const Metrics& m);
+nlohmann::ordered_json training_json(const TrainingStep& step, const Metrics& m);
 
 /// The same as a few human lines.
 std::string training_text(const nlohmann::ordered_json& training);

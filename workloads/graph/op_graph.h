@@ -27,6 +27,8 @@ struct Tensor {
     int64_t elems() const;
     /// elems() * elem_bytes.
     int64_t bytes() const { return elems() * elem_bytes; }
+    /// A floating-point tensor (ONNX FLOAT, FLOAT16, DOUBLE, BFLOAT16).
+    bool is_float() const { return onnx_dtype == 1 || onnx_dtype == 10 || onnx_dtype == 11 || onnx_dtype == 16; }
 };
 
 /// How an operator uses a machine: a contraction maps to a MAC array; the others run on a

@@ -21,10 +21,7 @@ Operator make_op(const GradBuilder& b, const Operator& fwd, const std::string& p
     op.inputs = std::move(in);
     op.outputs = std::move(out);
     op.cost.cls = cls;
-    for (const int32_t t : op.inputs)  // a view moves nothing
-        if (t >= 0 && cls != OpClass::ShapeOnly) op.cost.bytes_read += b.tensor(t).bytes();
-    for (const int32_t t : op.outputs)
-        if (t >= 0 && cls != OpClass::ShapeOnly) op.cost.bytes_written += b.tensor(t).bytes();
+    count_bytes(op, b);
     for (const GemmView& v : gemms) op.cost.macs += v.macs();
     op.cost.gemms = std::move(gemms);
     op.cost.flops = 2 * op.cost.macs + flops;
@@ -116,7 +113,8 @@ bool non_differentiable(const std::string& type) {
 /// Vector operations per dY element for the gradient of input `i` of a multi-input elementwise
 /// operator (0: dY itself, no kernel unless broadcast).
 int64_t binary_ops(const std::string& type, size_t i) {
-    if (type == "Add" || type == "Sum" || type == "Max" || type == "Min") return type == "Add" || type == "Sum" ? 0 : 1;
+    if (type == "Add" || type == "Sum") return 0;
+    if (type == "Max" || type == "Min") return 1;  // dY routed to the input that won
     if (type == "Sub") return i == 0 ? 0 : 1;
     if (type == "Mul" || type == "Mean" || type == "Where") return 1;
     if (type == "Div") return i == 0 ? 1 : 3;  // dA = dY / B; dB = -dY A / B^2
@@ -272,6 +270,15 @@ bool view(const Operator& op, GradBuilder& b) {
 }
 
 }  // namespace
+
+void count_bytes(Operator& op, const GradBuilder& b) {
+    op.cost.bytes_read = op.cost.bytes_written = 0;
+    if (op.cost.cls == OpClass::ShapeOnly) return;
+    for (const int32_t t : op.inputs)
+        if (t >= 0) op.cost.bytes_read += b.tensor(t).bytes();
+    for (const int32_t t : op.outputs)
+        if (t >= 0) op.cost.bytes_written += b.tensor(t).bytes();
+}
 
 bool add_gradient(const Operator& op, GradBuilder& b) {
     switch (op.cost.cls) {

@@ -27,6 +27,10 @@ public:
     virtual void contribute(int32_t t, int32_t g) = 0;
 };
 
+/// Sets `op`'s bytes read and written: each of its input and output tensors once (none for a
+/// view, which moves nothing).
+void count_bytes(Operator& op, const GradBuilder& b);
+
 /// Adds the backward operators of forward operator `op` (whose outputs' gradients are known to
 /// `b`) and contributes its inputs' gradients. Returns false when `op` has no gradient rule.
 ///

@@ -27,22 +27,21 @@ TrainingPhase training_phase(const std::string& name) {
 
 namespace {
 
-bool is_float(const Tensor& t) { return t.onnx_dtype == 1 || t.onnx_dtype == 10 || t.onnx_dtype == 11 || t.onnx_dtype == 16; }
-
 /// Vector operations per parameter of one optimizer update, and the state tensors it keeps
 /// (each the parameter's size): SGD w -= lr g (2, none); momentum v = mu v + g, w -= lr v (4,
 /// one); Adam m and v moving averages, bias corrections, w -= lr m / (sqrt(v) + eps) (14, two:
 /// Kingma and Ba, ICLR 2015, algorithm 1); AdamW adds the decoupled decay w -= lr wd w (16, two:
 /// Loshchilov and Hutter, ICLR 2019).
 struct OptimizerRule {
+    const char* op_type;  ///< of its update operators
     int64_t ops_per_param;
     int states;
 };
 OptimizerRule optimizer_rule(const std::string& name, const std::string& where) {
-    if (name == "sgd") return {2, 0};
-    if (name == "momentum") return {4, 1};
-    if (name == "adam") return {14, 2};
-    if (name == "adamw") return {16, 2};
+    if (name == "sgd") return {"SGD", 2, 0};
+    if (name == "momentum") return {"Momentum", 4, 1};
+    if (name == "adam") return {"Adam", 14, 2};
+    if (name == "adamw") return {"AdamW", 16, 2};
     throw UserError(where, "unknown optimizer '" + name + "' (sgd, momentum, adam, adamw)");
 }
 
@@ -51,13 +50,13 @@ class StepBuilder final : public GradBuilder {
 public:
     explicit StepBuilder(const OpGraph& fwd) : m_tensors(fwd.tensors()), m_ops(fwd.ops()), m_needs(fwd.tensors().size(), 0) {
         // requires_grad: a weight, or an output of an operator reading a tensor that has it
-        for (size_t t = 0; t < m_tensors.size(); ++t) m_needs[t] = m_tensors[t].role == TensorRole::Weight && is_float(m_tensors[t]);
+        for (size_t t = 0; t < m_tensors.size(); ++t) m_needs[t] = m_tensors[t].role == TensorRole::Weight && m_tensors[t].is_float();
         for (const int32_t i : fwd.topo_order()) {
             const Operator& op = fwd.ops()[static_cast<size_t>(i)];
             bool any = false;
             for (const int32_t t : op.inputs) any = any || (t >= 0 && m_needs[static_cast<size_t>(t)]);
             for (const int32_t t : op.outputs)
-                if (t >= 0) m_needs[static_cast<size_t>(t)] = any && is_float(m_tensors[static_cast<size_t>(t)]);
+                if (t >= 0) m_needs[static_cast<size_t>(t)] = any && m_tensors[static_cast<size_t>(t)].is_float();
         }
         m_grad.assign(m_tensors.size(), -1);
         m_parts.resize(m_tensors.size());
@@ -107,8 +106,7 @@ public:
         op.outputs = {sum};
         op.cost.cls = OpClass::Elementwise;
         op.cost.flops = static_cast<int64_t>(parts.size() - 1) * x.elems();
-        for (const int32_t p : parts) op.cost.bytes_read += m_tensors[static_cast<size_t>(p)].bytes();
-        op.cost.bytes_written = m_tensors[static_cast<size_t>(sum)].bytes();
+        count_bytes(op, *this);
         add(std::move(op));
         m_grad[static_cast<size_t>(t)] = sum;
     }
@@ -129,7 +127,7 @@ TrainingStep make_training_step(const OpGraph& forward, const TrainingOptions& o
     if (options.loss != "auto" && options.loss != "cross_entropy" && options.loss != "mse")
         throw UserError(where, "unknown loss '" + options.loss + "' (auto, cross_entropy, mse)");
     StepBuilder b(forward);
-    TrainingStep step{OpGraph("", "", {}, {}), "", options.optimizer, 0, 0, 0, 0, {}};
+    TrainingStep step{OpGraph("", "", {}, {}), "", options.optimizer, 0, 0, 0, 0, 0, {}};
 
     // the output the loss reads: the largest float output that depends on a weight
     int32_t out = -1;
@@ -140,10 +138,11 @@ TrainingStep make_training_step(const OpGraph& forward, const TrainingOptions& o
                 out = t;
     if (out < 0) throw UserError(where, "no output depends on a trained weight: nothing to train");
     for (const Tensor& t : forward.tensors())
-        if (t.role == TensorRole::Weight && is_float(t)) step.params += t.elems();
-    for (const Tensor& t : forward.tensors())
+        if (t.role == TensorRole::Weight && t.is_float()) step.params += t.elems();
+    for (const Tensor& t : forward.tensors())  // the first model input: [batch, ...], or [batch, sequence] token ids
         if (t.role == TensorRole::Input && !t.shape.empty()) {
             step.samples = t.shape[0];
+            step.tokens = (t.onnx_dtype == 6 || t.onnx_dtype == 7) && t.shape.size() == 2 ? t.elems() : 0;  // INT32, INT64
             break;
         }
 
@@ -177,8 +176,7 @@ TrainingStep make_training_step(const OpGraph& forward, const TrainingOptions& o
         op.inputs = std::move(in), op.outputs = std::move(o);
         op.cost.cls = OpClass::Reduction;
         op.cost.flops = per_elem * y.elems();
-        for (const int32_t t : op.inputs) op.cost.bytes_read += b.tensor(t).bytes();
-        for (const int32_t t : op.outputs) op.cost.bytes_written += b.tensor(t).bytes();
+        count_bytes(op, b);
         b.add(std::move(op));
     };
     // cross-entropy: log-softmax and the label's term, 5 per element; its gradient softmax - onehot
@@ -212,13 +210,13 @@ TrainingStep make_training_step(const OpGraph& forward, const TrainingOptions& o
     // writing them back (new tensors: the graph is single-assignment)
     for (size_t w = 0; w < forward.tensors().size(); ++w) {
         const Tensor& weight = forward.tensors()[w];
-        if (weight.role != TensorRole::Weight || !is_float(weight)) continue;
+        if (weight.role != TensorRole::Weight || !weight.is_float()) continue;
         b.finish_grad(static_cast<int32_t>(w));
         const int32_t g = b.grad(static_cast<int32_t>(w));
         if (g < 0) continue;  // no gradient reaches it (an unused weight, or behind a forward-only operator)
         Operator op;
         op.name = "optimizer/" + weight.name;
-        op.op_type = options.optimizer == "sgd" ? "SGD" : options.optimizer == "momentum" ? "Momentum" : options.optimizer == "adam" ? "Adam" : "AdamW";
+        op.op_type = opt.op_type;
         op.inputs = {static_cast<int32_t>(w), g};
         op.outputs = {b.new_tensor("optimizer/" + weight.name + "/updated", weight.shape, weight)};
         for (int s = 0; s < opt.states; ++s) {
@@ -233,8 +231,7 @@ TrainingStep make_training_step(const OpGraph& forward, const TrainingOptions& o
         op.cost.cls = OpClass::Elementwise;
         op.stage = 3;
         op.cost.flops = opt.ops_per_param * weight.elems();
-        for (const int32_t t : op.inputs) op.cost.bytes_read += b.tensor(t).bytes();
-        for (const int32_t t : op.outputs) op.cost.bytes_written += b.tensor(t).bytes();
+        count_bytes(op, b);
         b.add(std::move(op));
     }
     step.graph = OpGraph(forward.model_name(), forward.source(), std::move(b.m_tensors), std::move(b.m_ops));

@@ -34,6 +34,7 @@ struct TrainingStep {
     std::string loss;             ///< "cross_entropy" or "mse"
     std::string optimizer;        ///< as in TrainingOptions
     int64_t samples = 0;          ///< samples per step: dim 0 of the first model input
+    int64_t tokens = 0;           ///< tokens per step when that input is [batch, sequence] token ids, else 0
     int64_t params = 0;           ///< trained parameters (elements of every Weight tensor)
     int64_t forward_macs = 0;     ///< MACs of the forward operators
     int64_t backward_macs = 0;    ///< MACs of the gradient operators
