@@ -114,6 +114,25 @@ TEST_CASE("batch normalization trains on its batch's statistics, and its scale a
     CHECK(by_name.count("optimizer/mean") == 0);                // running statistics are not trained
 }
 
+TEST_CASE("a recurrent operator's gate arithmetic costs twice its forward's in the backward, whichever operands take gradients", "[import][training]") {
+    // two stacked LSTMs: the first reads the model's input (no input gradient), the second the first's output
+    const std::string model = std::string(ARCHSIM_SHARED_DIR) + "/models/lstm2.onnx";
+    const ImportResult r = load_workload(model, {});
+    const TrainingStep step = make_training_step(r.graph, TrainingOptions{});
+    int64_t lstms = 0;
+    for (const Operator& op : r.graph.ops()) {
+        if (op.op_type != "LSTM") continue;
+        ++lstms;
+        INFO(op.name);
+        int64_t gates = 0;  // the gradient GEMMs' arithmetic beyond 2 per MAC (bias reductions aside)
+        for (const Operator& g : step.graph.ops())
+            if (g.name.rfind("backward/" + op.name + "/", 0) == 0 && g.cost.macs > 0) gates += g.cost.flops - 2 * g.cost.macs;
+        CHECK(op.cost.non_mac_flops() > 0);
+        CHECK(gates == 2 * op.cost.non_mac_flops());
+    }
+    CHECK(lstms == 2);
+}
+
 TEST_CASE("lowering never fuses operators of different training phases into one kernel", "[import][training]") {
     const ImportResult r = load_workload(std::string(ARCHSIM_SOURCE_DIR) + "/workloads/models/resnet18.onnx", {});
     const TrainingStep step = make_training_step(r.graph, TrainingOptions{"auto", "adam", false});

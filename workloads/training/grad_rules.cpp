@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <utility>
 
 namespace archsim {
 
@@ -41,6 +42,12 @@ bool contraction(const Operator& op, GradBuilder& b) {
     const int32_t dy = op.outputs.empty() ? -1 : b.grad(op.outputs[0]);
     if (dy < 0) return true;
     std::set<int32_t> gemm_operands;
+    // a recurrent operator's gate arithmetic, backward: twice the forward's, in its first
+    // gradient kernel (whichever of its operands take a gradient)
+    bool recurrent = false;
+    for (const GemmView& v : op.cost.gemms) recurrent = recurrent || v.repeat > 1;
+    int64_t gates = recurrent ? 2 * op.cost.non_mac_flops() : 0;
+    auto take_gates = [&gates] { return std::exchange(gates, 0); };
     int64_t views = 0;
     for (const GemmView& v : op.cost.gemms) {
         ++views;
@@ -55,9 +62,7 @@ bool contraction(const Operator& op, GradBuilder& b) {
             d.b = v.b;
             const int32_t da = grad_tensor(b, v.a.tensor, "/from_" + op.name + tag);
             d.c = {da, false};
-            // a recurrent operator's gate arithmetic, backward: twice the forward's
-            const int64_t extra = v.repeat > 1 || op.cost.gemms.size() > 1 ? 2 * op.cost.non_mac_flops() / views : 0;
-            b.add(make_op(b, op, "dA" + tag, OpClass::Contraction, {dy, v.b.tensor}, {da}, extra, {d}));
+            b.add(make_op(b, op, "dA" + tag, OpClass::Contraction, {dy, v.b.tensor}, {da}, take_gates(), {d}));
             b.contribute(v.a.tensor, da);
         }
         if (v.b.tensor >= 0 && b.needs_grad(v.b.tensor)) {
@@ -69,7 +74,7 @@ bool contraction(const Operator& op, GradBuilder& b) {
             d.b_is_weight = false;
             const int32_t db = grad_tensor(b, v.b.tensor, "/from_" + op.name + tag);
             d.c = {db, false};
-            b.add(make_op(b, op, "dB" + tag, OpClass::Contraction, {v.a.tensor, dy}, {db}, 0, {d}));
+            b.add(make_op(b, op, "dB" + tag, OpClass::Contraction, {v.a.tensor, dy}, {db}, take_gates(), {d}));
             b.contribute(v.b.tensor, db);
         }
     }
