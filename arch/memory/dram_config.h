@@ -14,6 +14,7 @@ struct DramConfig {
     bool per_burst = false;          ///< true: a DMA transfer is one TLM call and trace event per burst (the
                                      ///< reference); false: one burst run per transfer, timed in closed form
     double pj_per_byte = 0;          ///< access energy, read or write, pJ/byte (each kind declares its default)
+    double capacity_gib = 0;         ///< memory size, GiB (2^30 bytes); 0 = not given, footprints not checked
 };
 
 }  // namespace archsim

@@ -9,7 +9,7 @@
 namespace archsim {
 
 /// Declares dram.bandwidth_gbps, dram.latency_ns, dram.channels, dram.transaction_bytes,
-/// dram.ideal, dram.per_burst and dram.pj_per_byte on `b`, bound to the DramConfig that `dram` selects in T.
+/// dram.ideal, dram.per_burst, dram.capacity_gib and dram.pj_per_byte on `b`, bound to the DramConfig that `dram` selects in T.
 /// `defaults` gives the default values and `source` the document they come from.
 template <class T>
 void declare_dram_params(ParamBinder<T>& b, std::function<DramConfig&(T&)> dram, const DramConfig& defaults,
@@ -34,6 +34,9 @@ void declare_dram_params(ParamBinder<T>& b, std::function<DramConfig&(T&)> dram,
     b.boolean("dram.per_burst", [dram](T& c) -> bool& { return dram(c).per_burst; }, defaults.per_burst,
               "DMA transfers as one TLM transaction and trace event per burst (the reference model); false: each "
               "transfer is one burst run timed in closed form, one event per channel, times within 1 ps of the reference");
+    at_least(b.real("dram.capacity_gib", [dram](T& c) -> double& { return dram(c).capacity_gib; }, defaults.capacity_gib,
+                    "GiB", "Memory size: a training step whose peak footprint exceeds it is flagged (0 = not checked)"),
+             0);
     at_least(b.real("dram.pj_per_byte", [dram](T& c) -> double& { return dram(c).pj_per_byte; }, defaults.pj_per_byte,
                     "pJ/byte", "DRAM access energy, read or write (default: " + source + ")"),
              0);

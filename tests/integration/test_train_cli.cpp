@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/cli.h"
+#include "tests/support/temp_file.h"
 
 using namespace archsim::test;
 namespace fs = std::filesystem;
@@ -37,8 +38,17 @@ TEST_CASE("a training step runs on every machine kind and reports its phases", "
     CHECK(t["samples_per_s"].get<double>() == Approx(2 / step_s));
     // the interface checks rely on: total.flops is the step's hardware FLOPs
     CHECK(t["hardware_flops"].get<int64_t>() == m["total"]["flops"].get<int64_t>());
-    // no recomputation yet: the model's FLOPs are the hardware's
+    // no recomputation: the model's FLOPs are the hardware's
+    CHECK(t["recompute"] == "none");
     CHECK(t["model_flops"].get<int64_t>() == t["hardware_flops"].get<int64_t>());
+    // the memory footprint: its categories at the peak add up to it, and it fits
+    const json& mem = t["memory"];
+    int64_t sum = 0;
+    for (const auto& [k, v] : mem["at_peak"].items()) sum += v.get<int64_t>();
+    CHECK(sum == mem["peak_bytes"].get<int64_t>());
+    CHECK(mem["at_peak"]["saved_activations_bytes"].get<int64_t>() > 0);
+    CHECK(mem["at_peak"]["optimizer_state_bytes"].get<int64_t>() >= 2 * mem["at_peak"]["weights_bytes"].get<int64_t>() * 9 / 10);
+    if (arch.rfind("roofline", 0) != 0) CHECK(mem["fits"] == true);
     const json& p = t["phases"];
     const int64_t fwd = p["forward"]["macs"].get<int64_t>(), bwd = p["backward"]["macs"].get<int64_t>();
     CHECK(fwd > 0);
@@ -56,11 +66,41 @@ TEST_CASE("a training step runs on every machine kind and reports its phases", "
     fs::remove_all(out);
 }
 
+TEST_CASE("an llm entry with generate = 0 is a training step, with recomputation and microbatches", "[e2e][training]") {
+    const std::string file = archsim::test::write_temp("archsim_train_llm.toml",
+                                                       "[tiny]\nfamily = \"llm\"\nmodel_family = \"gpt\"\nhidden = 128\nlayers = 2\n"
+                                                       "heads = 4\nffn = 512\nvocab = 1000\nmax_positions = 128\n"
+                                                       "sequence = { prompt = 128, generate = 0 }\nbatch = 2\n");
+    const std::string out = temp_dir("train_llm");
+    const CliResult r = run_archsim("run " + file + "#tiny --recompute full --microbatches 2 --arch " + kSrc +
+                                    "/configs/gpu/a100_sxm4_80gb.toml --detail kernel --format json --out " + out);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const json t = json::parse(slurp(out + "/metrics.json"))["training"];
+    CHECK(t["recompute"] == "full");
+    CHECK(t["microbatches"] == 2);
+    CHECK(t["mixed_precision"] == true);  // the entry's fp16 weights
+    CHECK(t["tokens_per_step"] == 2 * 2 * 128);
+    CHECK(t["recompute_flops"].get<int64_t>() > 0);
+    CHECK(t["hardware_flops"].get<int64_t>() == t["model_flops"].get<int64_t>() + t["recompute_flops"].get<int64_t>());
+    CHECK(t["phases"]["recompute"]["macs"].get<int64_t>() * 2 == t["recompute_flops"].get<int64_t>());
+    // a machine too small for the step: the result is flagged and a warning says so
+    const CliResult small = run_archsim("run " + file + "#tiny --set dram.capacity_gib=0.001 --arch " + kSrc +
+                                        "/configs/gpu/a100_sxm4_80gb.toml --detail kernel --format json --out " + out);
+    CHECK(small.exit_code == 0);
+    CHECK(small.err.find("exceeds the machine's") != std::string::npos);
+    CHECK(json::parse(slurp(out + "/metrics.json"))["training"]["memory"]["fits"] == false);
+    fs::remove_all(out);
+}
+
 TEST_CASE("a training step's errors are one line", "[e2e][training]") {
-    const CliResult llm = run_archsim("run " + kSrc + "/workloads/llm_presets.toml#llama2_7b --train --out " + temp_dir("train_llm"));
-    CHECK(llm.exit_code != 0);
-    CHECK(llm.err.find("--train on an llm workload") != std::string::npos);
     const CliResult opt = run_archsim("run " + kResnet18 + " --train --optimizer lamb --out " + temp_dir("train_opt"));
     CHECK(opt.exit_code != 0);
     CHECK(opt.err.find("--optimizer") != std::string::npos);
+    const CliResult rec = run_archsim("run " + kResnet18 + " --train --recompute some --out " + temp_dir("train_opt"));
+    CHECK(rec.exit_code != 0);
+    CHECK(rec.err.find("--recompute") != std::string::npos);
+    const CliResult mb = run_archsim("run " + kResnet18 + " --train --microbatches 0 --out " + temp_dir("train_opt"));
+    CHECK(mb.exit_code != 0);
+    CHECK(mb.err.find("--microbatches") != std::string::npos);
 }

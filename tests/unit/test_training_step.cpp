@@ -84,6 +84,17 @@ TEST_CASE("a convolutional network's gradients are exact per layer, and a residu
         CHECK(grads["backward/" + op.name + "/dB"] == op.cost.macs);
         if (op.cost.macs != first) CHECK(grads["backward/" + op.name + "/dA"] == op.cost.macs);
     }
+    // a convolution's data gradient is an implicit GEMM into dX (cuDNN's dgrad): A is dY read in
+    // place through the taps, C no larger than dX (no im2col-sized intermediate), B the filter
+    for (const Operator& op : step.graph.ops()) {
+        if (op.op_type != "ConvGrad" || op.name.size() < 3 || op.name.substr(op.name.size() - 3) != "/dA") continue;
+        INFO(op.name);
+        REQUIRE(op.cost.gemms.size() == 1);
+        const GemmView& v = op.cost.gemms[0];
+        CHECK(v.a.in_place);
+        CHECK(v.groups * v.m * v.n <= step.graph.tensors()[static_cast<size_t>(v.c.tensor)].elems());
+        CHECK(v.groups * v.k * v.n == step.graph.tensors()[static_cast<size_t>(v.b.tensor)].elems());
+    }
     // a residual block's input feeds the block and the shortcut: its gradient is their sum
     int64_t sums = 0;
     for (const Operator& op : step.graph.ops()) sums += op.op_type == "GradSum";

@@ -11,6 +11,7 @@
 
 #include "sim/common/atomic_file.h"
 #include "sim/common/error.h"
+#include "sim/common/precision.h"
 #include "sim/common/units.h"
 #include "sim/config/machine_file.h"
 #include "sim/config/params.h"
@@ -24,6 +25,7 @@
 #include "tools/archsim/training_report.h"
 #include "workloads/load_workload.h"
 #include "workloads/lowering/lower.h"
+#include "workloads/training/memory_footprint.h"
 #include "workloads/training/training_step.h"
 
 namespace archsim::cli {
@@ -32,14 +34,15 @@ namespace fs = std::filesystem;
 
 /// The workload of `w`: its graph as imported, or with --train its training step (whose
 /// composition goes to `step`, its graph moved into the result).
-static ImportResult load(const WorkloadArgs& w, std::optional<TrainingStep>* step = nullptr) {
+static ImportResult load(const WorkloadArgs& w, std::optional<TrainingStep>* step = nullptr, bool mixed_precision = false) {
     ImportOptions opt;
     for (const auto& d : w.dims) parse_dim_binding(d, opt.dims);
     if (w.batch > 0) opt.batch = w.batch;
     opt.allow_unsupported = w.allow_unsupported;
     ImportResult r = load_workload(w.model, opt);
     if (w.train) {
-        TrainingStep s = make_training_step(r.graph, TrainingOptions{w.loss, w.optimizer, w.allow_unsupported});
+        TrainingStep s = make_training_step(
+            r.graph, TrainingOptions{w.loss, w.optimizer, w.allow_unsupported, w.recompute, w.microbatches, mixed_precision});
         for (const auto& name : s.no_gradient)
             r.warnings.push_back("operator '" + name + "' has no gradient rule: it runs forward only, no gradient flows through it");
         r.graph = std::move(s.graph);
@@ -192,10 +195,13 @@ int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& o
             const std::string& detail, bool reference) {
     const ReportFormat f = parse_report_format(format);
     const TraceDetail trace_detail = parse_trace_detail(detail, "--detail");
-    if (is_llm_workload(w.model)) {  // each phase is a run of its own: the runtime goes with it
-        if (w.train)
-            throw UserError(w.model, "--train on an llm workload (its generate = 0 training mode) is not built yet; train its "
-                                     "model as a generated transformer workload");
+    if (is_llm_workload(w.model)) {
+        WorkloadArgs t = w;
+        std::string prec = precision;
+        t.model = llm_training_workload(w.model, t.train, prec);
+        if (t.train)  // --train, or an entry with generate = 0: one training step of NAME@train
+            return cmd_run(t, arch, out_dir, prec, sets, format, max_events, max_sim_time, detail, reference);
+        // serving: each phase is a run of its own, the runtime goes with it
         std::vector<std::string> phase_sets = sets;
         if (!w.runtime.empty()) phase_sets.push_back("runtime=" + w.runtime);
         return cmd_run_llm(w, arch, out_dir, precision, phase_sets, format, detail, reference);
@@ -216,9 +222,10 @@ int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& o
     }();
 
     std::optional<TrainingStep> step;
-    ImportResult r = load(w, &step);
+    const std::string run_precision = machine.params.get_string("precision");
+    ImportResult r = load(w, &step, run_precision != "fp32");
     std::optional<OpGraph> plan;
-    if (!runtime.literal()) plan = lower(r.graph, runtime, machine.params.get_string("precision"));
+    if (!runtime.literal()) plan = lower(r.graph, runtime, run_precision);
     const OpGraph& graph = plan ? *plan : r.graph;
     if (!machine.kind->fused_attention)
         for (const auto& k : graph.ops())
@@ -252,7 +259,15 @@ int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& o
     nlohmann::ordered_json training;
     if (step) {  // a training step: its figures under `training`
         nlohmann::ordered_json j = nlohmann::ordered_json::parse(json);
-        j["training"] = training = training_json(*step, m);
+        const MemoryFootprint mem = memory_footprint(graph, *step, operand_bytes(parse_precision(run_precision, arch)));
+        const double capacity = machine.kind->schema().find("dram.capacity_gib")
+                                    ? machine.params.get_real("dram.capacity_gib") * 1073741824.0
+                                    : 0.0;
+        j["training"] = training = training_json(*step, m, mem, capacity);
+        if (capacity > 0 && static_cast<double>(mem.peak_bytes) > capacity)
+            std::fprintf(stderr, "archsim: warning: %s: the training step's memory peak, %.4g GiB, exceeds the machine's %.4g GiB "
+                                 "(dram.capacity_gib); the result is flagged (training.memory.fits = false)\n",
+                         arch.c_str(), mem.peak_bytes / 1073741824.0, capacity / 1073741824.0);
         json = j.dump(2) + "\n";
     }
     write_file_atomically((fs::path(out_dir) / "metrics.json").string(), json);

@@ -20,6 +20,8 @@ struct WorkloadArgs {
     bool train = false;
     std::string optimizer = "sgd";  ///< with train: sgd, momentum, adam, adamw
     std::string loss = "auto";      ///< with train: auto, cross_entropy, mse
+    std::string recompute = "none"; ///< with train: activation recomputation none, selective, full
+    int64_t microbatches = 1;       ///< with train: gradient accumulation over this many microbatches of --batch
 };
 
 /// Where runtime profiles are looked up by name.

@@ -83,6 +83,17 @@ bool is_llm_workload(const std::string& model) {
     return read_llm_entry(file, name, shape, batch);
 }
 
+std::string llm_training_workload(const std::string& model, bool& train, std::string& precision) {
+    std::string file, name;
+    split(model, file, name);
+    LlmShape s;
+    int64_t batch = 1;
+    read_llm_entry(file, name, s, batch);
+    if (s.generate == 0) train = true;
+    if (precision.empty()) precision = s.weights_precision == "fp8" ? "int8" : s.weights_precision;
+    return model + "@train";
+}
+
 int cmd_run_llm(const WorkloadArgs& w, const std::string& arch, const std::string& out_dir, const std::string& precision,
                 const std::vector<std::string>& sets, const std::string& format, const std::string& detail, bool reference) {
     std::string file, name;

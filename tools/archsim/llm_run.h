@@ -11,6 +11,12 @@ namespace archsim::cli {
 /// True if `model` names an llm workload without a phase ("FILE.toml#NAME").
 bool is_llm_workload(const std::string& model);
 
+/// An llm workload `model` ("FILE.toml#NAME") run as a training step: sets `train` when the
+/// entry's sequence.generate is 0 (the format's training-only entry), and returns the workload
+/// that step trains ("FILE.toml#NAME@train"), with `precision`, when empty, set to the entry's
+/// weights precision (fp8 as int8, as cmd_run_llm does).
+std::string llm_training_workload(const std::string& model, bool& train, std::string& precision);
+
 /// Simulates the prefill (the whole prompt) and the decode phase at four KV lengths across the
 /// generation (prompt, and one third, two thirds and the whole of the way through), each
 /// `archsim run` of NAME@prefill / NAME@decode=L in its own process under OUT/prefill and

@@ -54,6 +54,16 @@ int main(int argc, char** argv) {
                                            "else mean squared error)")
             ->check(CLI::IsMember({"auto", "cross_entropy", "mse"}))
             ->capture_default_str();
+        sub->add_option("--recompute", wl.recompute,
+                        "With --train: activation recomputation (none; selective: the attention scores, softmax and dropout; "
+                        "full: every segment between residual sums runs its forward again before its backward)")
+            ->check(CLI::IsMember({"none", "selective", "full"}))
+            ->capture_default_str();
+        sub->add_option("--microbatches", wl.microbatches,
+                        "With --train: gradient accumulation, forward and backward on this many microbatches (each --batch "
+                        "samples) before one optimizer step")
+            ->check(CLI::Range(int64_t(1), int64_t(4096)))
+            ->capture_default_str();
         sub->add_option("--format", format, "Output format: table, json or csv")
             ->check(CLI::IsMember({"table", "json", "csv"}));
     };

@@ -5,11 +5,25 @@
 #include <map>
 
 #include "traces/reducer.h"
+#include "workloads/training/memory_footprint.h"
 #include "workloads/training/training_step.h"
 
 namespace archsim::cli {
 
-nlohmann::ordered_json training_json(const TrainingStep& step, const Metrics& m) {
+namespace {
+
+nlohmann::ordered_json bytes_json(const MemoryBytes& b) {
+    return {{"weights_bytes", b.weights},
+            {"gradients_bytes", b.gradients},
+            {"optimizer_state_bytes", b.optimizer_state},
+            {"saved_activations_bytes", b.saved_activations},
+            {"workspace_bytes", b.workspace}};
+}
+
+}  // namespace
+
+nlohmann::ordered_json training_json(const TrainingStep& step, const Metrics& m, const MemoryFootprint& mem,
+                                     double capacity_bytes) {
     const double step_s = m.latency_ps * 1e-12;
     const double peak_flops = 2.0 * m.peak_macs_per_cycle * m.clock_hz;
     const int64_t model_flops = 2 * (step.forward_macs + step.backward_macs);
@@ -21,6 +35,7 @@ nlohmann::ordered_json training_json(const TrainingStep& step, const Metrics& m)
     std::map<TrainingPhase, Phase> phases;
     for (const TrainingPhase p : {TrainingPhase::Forward, TrainingPhase::Loss, TrainingPhase::Backward, TrainingPhase::Optimizer})
         phases[p];
+    if (step.recompute != "none") phases[TrainingPhase::Recompute];
     for (const OpMetrics& o : m.ops) {
         Phase& p = phases[training_phase(o.name)];
         p.latency_ps += o.latency_ps, p.energy_pj += o.energy_pj, p.macs += o.macs, ++p.ops;
@@ -29,6 +44,9 @@ nlohmann::ordered_json training_json(const TrainingStep& step, const Metrics& m)
     nlohmann::ordered_json j;
     j["optimizer"] = step.optimizer;
     j["loss"] = step.loss;
+    j["recompute"] = step.recompute;
+    j["microbatches"] = step.microbatches;
+    j["mixed_precision"] = step.mixed_precision;
     j["samples_per_step"] = step.samples;
     j["samples_per_s"] = step_s > 0 ? static_cast<double>(step.samples) / step_s : 0.0;
     if (step.tokens > 0) {
@@ -38,6 +56,7 @@ nlohmann::ordered_json training_json(const TrainingStep& step, const Metrics& m)
     j["params"] = step.params;
     j["model_flops"] = model_flops;
     j["hardware_flops"] = 2 * m.macs;
+    j["recompute_flops"] = 2 * step.recompute_macs;
     j["mfu"] = step_s > 0 && peak_flops > 0 ? static_cast<double>(model_flops) / (step_s * peak_flops) : 0.0;
     j["energy_j"] = m.energy_pj * 1e-12;
     nlohmann::ordered_json ph;
@@ -48,14 +67,27 @@ nlohmann::ordered_json training_json(const TrainingStep& step, const Metrics& m)
                             {"operators", v.ops},
                             {"compute_bound_share", v.latency_ps > 0 ? v.compute_ps / v.latency_ps : 0.0}};
     j["phases"] = ph;
+    nlohmann::ordered_json mj;
+    mj["peak_bytes"] = mem.peak_bytes;
+    mj["peak_kernel"] = mem.peak_kernel;
+    mj["at_peak"] = bytes_json(mem.at_peak);
+    mj["largest"] = bytes_json(mem.largest);
+    mj["capacity_bytes"] = capacity_bytes;
+    if (capacity_bytes > 0) mj["fits"] = static_cast<double>(mem.peak_bytes) <= capacity_bytes;
+    j["memory"] = mj;
     j["no_gradient"] = step.no_gradient;
-    j["not_modeled"] = "memory footprint by category, activation recomputation and gradient accumulation (issue 16, to come)";
+    j["not_modeled"] = "the backward of an attention block runs as its separate operators (no fused attention backward yet); "
+                       "a library's scratch workspace inside a kernel and allocator fragmentation are not in the footprint";
     return j;
 }
 
 std::string training_text(const nlohmann::ordered_json& t) {
-    std::string out = fmt::format("\ntraining step ({} loss, {}): {:.6g} samples/s", t["loss"].get<std::string>(),
-                                  t["optimizer"].get<std::string>(), t["samples_per_s"].get<double>());
+    std::string out = fmt::format("\ntraining step ({} loss, {}{}): {:.6g} samples/s", t["loss"].get<std::string>(),
+                                  t["optimizer"].get<std::string>(),
+                                  t["microbatches"].get<int64_t>() > 1
+                                      ? fmt::format(", {} microbatches", t["microbatches"].get<int64_t>())
+                                      : std::string(),
+                                  t["samples_per_s"].get<double>());
     if (t.contains("tokens_per_s")) out += fmt::format(", {:.6g} tokens/s", t["tokens_per_s"].get<double>());
     out += fmt::format(", model {:.6g} GFLOP, hardware {:.6g} GFLOP, MFU {:.2f}%\n", t["model_flops"].get<int64_t>() * 1e-9,
                        t["hardware_flops"].get<int64_t>() * 1e-9, 100 * t["mfu"].get<double>());
@@ -63,6 +95,22 @@ std::string training_text(const nlohmann::ordered_json& t) {
     for (const auto& [name, p] : t["phases"].items())
         out += fmt::format("  {:<10} {:>12.4f} {:>12.4f} {:>16} {:>13.1f}%\n", name, p["latency_s"].get<double>() * 1e3,
                            p["energy_j"].get<double>() * 1e3, p["macs"].get<int64_t>(), 100 * p["compute_bound_share"].get<double>());
+    const auto& mem = t["memory"];
+    const auto& at = mem["at_peak"];
+    out += fmt::format("  memory peak {:.4g} GiB at '{}': weights {:.4g}, gradients {:.4g}, optimizer state {:.4g}, saved activations "
+                       "{:.4g}, workspace {:.4g} GiB",
+                       mem["peak_bytes"].get<int64_t>() / 1073741824.0, mem["peak_kernel"].get<std::string>(),
+                       at["weights_bytes"].get<int64_t>() / 1073741824.0, at["gradients_bytes"].get<int64_t>() / 1073741824.0,
+                       at["optimizer_state_bytes"].get<int64_t>() / 1073741824.0,
+                       at["saved_activations_bytes"].get<int64_t>() / 1073741824.0, at["workspace_bytes"].get<int64_t>() / 1073741824.0);
+    if (mem.contains("fits"))
+        out += fmt::format("; {} the machine's {:.4g} GiB\n", mem["fits"].get<bool>() ? "fits in" : "DOES NOT FIT in",
+                           mem["capacity_bytes"].get<double>() / 1073741824.0);
+    else
+        out += "; the machine gives no memory capacity (not checked)\n";
+    if (t["recompute"].get<std::string>() != "none")
+        out += fmt::format("  {} recomputation: {:.6g} GFLOP recomputed (hardware, not model, FLOPs)\n", t["recompute"].get<std::string>(),
+                           t["recompute_flops"].get<int64_t>() * 1e-9);
     if (!t["no_gradient"].empty())
         out += fmt::format("  forward only (no gradient rule, --allow-unsupported): {} operator(s)\n", t["no_gradient"].size());
     out += "  not modeled yet: " + t["not_modeled"].get<std::string>() + "\n";

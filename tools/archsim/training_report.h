@@ -8,16 +8,22 @@
 namespace archsim {
 struct Metrics;
 struct TrainingStep;
+struct MemoryFootprint;
 }  // namespace archsim
 
 namespace archsim::cli {
 
-/// The `training` object of a run of training step `step` reduced to `m`: optimizer, loss, samples (and tokens) per step and per second, trained
+/// The `training` object of a run of training step `step` reduced to `m`: optimizer, loss,
+/// recomputation, microbatches, samples (and tokens) per step and per second, trained
 /// parameters, model FLOPs (2 x the MACs of the forward and gradient operators: what the step
-/// needs) and hardware FLOPs (2 x the MACs executed, total.flops), MFU = model FLOPs / (step
-/// time x peak FLOP/s of the machine's MAC array), and per phase (forward, loss, backward,
-/// optimizer) its time, energy, MACs and the share of its time in compute-bound operators.
-nlohmann::ordered_json training_json(const TrainingStep& step, const Metrics& m);
+/// needs, Megatron-LM's and PaLM's definition) and hardware FLOPs (2 x the MACs executed,
+/// total.flops; recomputation's share given apart), MFU = model FLOPs / (step time x peak FLOP/s
+/// of the machine's MAC array), per phase (forward, loss, backward, recompute, optimizer) its
+/// time, energy, MACs and the share of its time in compute-bound operators, and `memory`: the
+/// footprint `mem` at its peak by category, each category's largest value, and whether the peak
+/// fits in `capacity_bytes` (0: the machine gives no capacity, not checked).
+nlohmann::ordered_json training_json(const TrainingStep& step, const Metrics& m, const MemoryFootprint& mem,
+                                     double capacity_bytes);
 
 /// The same as a few human lines.
 std::string training_text(const nlohmann::ordered_json& training);

@@ -90,4 +90,15 @@ bool GeneratorArgs::boolean_or(const std::string& key, bool def) const {
     return *v;
 }
 
+double GeneratorArgs::real_or(const std::string& key, double def, double lo, double hi) const {
+    m_used.insert(key);
+    const toml::node* n = find(key);
+    if (!n) return def;
+    auto v = n->value<double>();
+    if (!v || !(n->is_floating_point() || n->is_integer())) throw UserError(m_where + "." + key, "must be a number");
+    if (!(*v >= lo && *v <= hi))
+        throw UserError(m_where + "." + key, "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + std::to_string(*v));
+    return *v;
+}
+
 }  // namespace archsim

@@ -35,6 +35,9 @@ public:
     std::string choice_or(const std::string& key, const std::string& def, const std::vector<std::string>& choices) const;
     /// An optional boolean.
     bool boolean_or(const std::string& key, bool def) const;
+    /// A number in [lo, hi] (an integer is taken as a real), or `def` when absent; throws
+    /// UserError naming the key otherwise.
+    double real_or(const std::string& key, double def, double lo, double hi) const;
     /// True if the entry sets `key` (dotted keys reach into sub-tables: "sequence.prompt").
     bool has(const std::string& key) const { return find(key) != nullptr; }
     /// The phase asked for after '@' in the workload name ("" if none).

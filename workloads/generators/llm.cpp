@@ -45,6 +45,24 @@ public:
         }
         return y;
     }
+    /// Dropout in training mode with probability `p` (x itself when p = 0): outputs the kept
+    /// values and the mask.
+    std::string dropout(const std::string& x, double p) {
+        if (p <= 0) return x;
+        onnx::NodeProto* n = nullptr;
+        const std::string y = node("Dropout", {x, scalar(static_cast<float>(p)), boolean(true)}, &n);
+        n->add_output(n->name() + "_mask");
+        return y;
+    }
+    /// LayerNorm over the last axis as one LayerNormalization operator (opset 17), with bias.
+    std::string layer_norm(const std::string& x, const std::string& w, int64_t d) {
+        gen::add_weight(graph(), w + ".weight", {d});
+        gen::add_weight(graph(), w + ".bias", {d});
+        onnx::NodeProto* n = nullptr;
+        const std::string y = node("LayerNormalization", {x, w + ".weight", w + ".bias"}, &n);
+        gen::set_int(*n, "axis", -1);
+        return y;
+    }
     /// LayerNorm (with bias) or RMSNorm over the last axis, decomposed.
     std::string norm(const std::string& x, const std::string& w, int64_t d, bool rms) {
         onnx::NodeProto* rm = nullptr;
@@ -119,10 +137,11 @@ LlmShape read_llm_shape(const GeneratorArgs& a) {
     if (s.hidden % s.heads != 0) throw UserError(a.where() + ".heads", "does not divide hidden");
     if (s.heads % s.kv_heads != 0) throw UserError(a.where() + ".kv_heads", "does not divide heads");
     s.prompt = a.integer_or("sequence.prompt", 128);
-    s.generate = a.integer_or("sequence.generate", 128);
+    s.generate = a.integer_or("sequence.generate", 128, 0);  // 0: training only
     const std::vector<std::string> precisions = {"fp32", "bf16", "fp16", "fp8", "int8"};
     s.weights_precision = a.choice_or("precision.weights", "fp16", precisions);
     s.activations_precision = a.choice_or("precision.activations", s.weights_precision, precisions);
+    s.dropout = a.real_or("dropout", s.model_family == "gpt" ? 0.1 : 0.0, 0.0, 0.99);
     if (s.model_family == "gpt" && s.prompt + s.generate > s.max_positions)
         throw UserError(a.where() + ".sequence", "prompt + generate exceeds max_positions " + std::to_string(s.max_positions));
     return s;
@@ -139,13 +158,19 @@ void build_llm(const GeneratorArgs& a, int64_t batch, onnx::ModelProto& model) {
             kv_len = -1;
         }
         if (kv_len < 1) throw UserError(a.where() + "@" + phase, "decode needs a KV length >= 1: @decode=L");
-    } else if (!phase.empty() && phase != "prefill") {
-        throw UserError(a.where() + "@" + phase, "unknown phase (prefill, or decode=L for a KV cache of L tokens)");
+    } else if (!phase.empty() && phase != "prefill" && phase != "train") {
+        throw UserError(a.where() + "@" + phase, "unknown phase (prefill, decode=L for a KV cache of L tokens, or train)");
     }
-    const bool gpt = s.model_family == "gpt", decode = kv_len > 0;
+    const bool gpt = s.model_family == "gpt", decode = kv_len > 0, train = phase == "train";
+    const double p_drop = train ? s.dropout : 0.0;
     const int64_t d = s.hidden, hd = s.hidden / s.heads, kvh = s.kv_heads, grp = s.heads / s.kv_heads;
     const int64_t sq = decode ? 1 : s.prompt, t = decode ? kv_len + 1 : s.prompt;
-    auto& g = gen::start_model(model, decode ? "llm_decode" : "llm_prefill");
+    auto& g = gen::start_model(model, decode ? "llm_decode" : train ? "llm_train" : "llm_prefill");
+    if (train) model.mutable_opset_import(0)->set_version(17);  // LayerNormalization
+    // GPT's LayerNorm: one operator in training (what backward saves: its input), decomposed otherwise
+    auto gpt_norm = [&](Emit& e, const std::string& x, const std::string& w, int64_t d) {
+        return train ? e.layer_norm(x, w, d) : e.norm(x, w, d, false);
+    };
     auto* ids = g.add_input();
     ids->set_name("input_ids");
     ids->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT64);
@@ -161,10 +186,11 @@ void build_llm(const GeneratorArgs& a, int64_t batch, onnx::ModelProto& model) {
         gen::add_weight(g, "model.embed_positions.weight", {s.max_positions, d});
         x = top.node("Add", {x, top.node("Gather", {"model.embed_positions.weight", "position_ids"})});
     }
+    x = top.dropout(x, p_drop);
     for (int64_t l = 0; l < s.layers; ++l) {
         const std::string w = "model.layers." + std::to_string(l);
         Emit e(g, "/model/layers." + std::to_string(l));
-        const std::string h = e.norm(x, w + ".input_layernorm", d, !gpt);
+        const std::string h = gpt ? gpt_norm(e, x, w + ".input_layernorm", d) : e.norm(x, w + ".input_layernorm", d, true);
         const std::string q = e.linear(h, w + ".self_attn.q_proj", d, s.heads * hd, gpt);
         const std::string k = e.linear(h, w + ".self_attn.k_proj", d, kvh * hd, gpt);
         const std::string v = e.linear(h, w + ".self_attn.v_proj", d, kvh * hd, gpt);
@@ -183,16 +209,23 @@ void build_llm(const GeneratorArgs& a, int64_t batch, onnx::ModelProto& model) {
         }
         const std::string scores = e.node("Mul", {e.node("MatMul", {qr, kt}), e.scalar(1.0f / std::sqrt(float(hd)))});
         onnx::NodeProto* sm = nullptr;
-        const std::string probs = e.node("Softmax", {scores}, &sm);
+        const std::string probs = e.dropout(e.node("Softmax", {scores}, &sm), p_drop);
         gen::set_int(*sm, "axis", -1);
         const std::string ctx = e.reshape(e.transpose(e.reshape(e.node("MatMul", {probs, vv}), {batch, kvh, grp, sq, hd}), {0, 3, 1, 2, 4}),
                                           {batch, sq, s.heads * hd});
-        x = e.node("Add", {x, e.linear(ctx, w + ".self_attn.o_proj", s.heads * hd, d, gpt)});
-        const std::string h2 = e.norm(x, w + ".post_attention_layernorm", d, !gpt);
+        x = e.node("Add", {x, e.dropout(e.linear(ctx, w + ".self_attn.o_proj", s.heads * hd, d, gpt), p_drop)});
+        const std::string h2 = gpt ? gpt_norm(e, x, w + ".post_attention_layernorm", d) : e.norm(x, w + ".post_attention_layernorm", d, true);
         std::string f;
         if (gpt) {
-            f = e.linear(gen::activation(g, "/model/layers." + std::to_string(l) + "/mlp", "gelu", e.linear(h2, w + ".mlp.fc_in", d, s.ffn, true)),
-                         w + ".mlp.fc_out", s.ffn, d, true);
+            const std::string pre = e.linear(h2, w + ".mlp.fc_in", d, s.ffn, true);
+            std::string act;
+            if (train) {  // one GELU operator (opset 20's Gelu; its shape given, ONNX 1.12 predates it)
+                act = e.node("Gelu", {pre});
+                gen::add_value_info(g, act, {batch, sq, s.ffn});
+            } else {
+                act = gen::activation(g, "/model/layers." + std::to_string(l) + "/mlp", "gelu", pre);
+            }
+            f = e.linear(act, w + ".mlp.fc_out", s.ffn, d, true);
         } else if (s.model_family == "llama") {
             f = swiglu(e, g, h2, w + ".mlp", d, s.ffn);
         } else {  // moe: router, then the active experts on balanced shares of the token x top_k rows
@@ -224,19 +257,20 @@ void build_llm(const GeneratorArgs& a, int64_t batch, onnx::ModelProto& model) {
             gen::set_int(*rsum, "keepdims", 0);
             f = e.reshape(mixed, {batch, sq, d});
         }
-        x = e.node("Add", {x, f});
+        x = e.node("Add", {x, e.dropout(f, p_drop)});
     }
-    x = top.norm(x, "model.norm", d, !gpt);
-    if (!decode) x = top.node("Slice", {x, top.ints({sq - 1}), top.ints({sq}), top.ints({1})});  // the last token
+    x = gpt ? gpt_norm(top, x, "model.norm", d) : top.norm(x, "model.norm", d, true);
+    const int64_t rows = train ? sq : 1;  // the LM head's tokens per sequence: all in training, else the last
+    if (!decode && !train) x = top.node("Slice", {x, top.ints({sq - 1}), top.ints({sq}), top.ints({1})});
     std::string logits;
     if (gpt) {  // tied: the embedding table, transposed by Gemm
         onnx::NodeProto* gm = nullptr;
-        logits = top.node("Gemm", {top.reshape(x, {batch, d}), "model.embed_tokens.weight"}, &gm);
+        logits = top.node("Gemm", {top.reshape(x, {batch * rows, d}), "model.embed_tokens.weight"}, &gm);
         gen::set_int(*gm, "transB", 1);
-        gen::add_output(g, logits, {batch, s.vocab});
+        gen::add_output(g, logits, {batch * rows, s.vocab});
     } else {
         logits = top.linear(x, "lm_head", d, s.vocab, false);
-        gen::add_output(g, logits, {batch, 1, s.vocab});
+        gen::add_output(g, logits, {batch, rows, s.vocab});
     }
 }
 

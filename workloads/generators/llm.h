@@ -20,6 +20,9 @@ struct LlmShape {
     int64_t max_positions = 0;       ///< gpt: learned position embeddings
     int64_t prompt = 0, generate = 0;
     std::string weights_precision, activations_precision;
+    /// Dropout probability in training (GPT-2's embedding, attention and residual dropout: 0.1;
+    /// Llama and MoE: 0).
+    double dropout = 0;
     /// Parameters the model holds (embeddings, every layer, final norm, an untied LM head).
     int64_t parameters() const;
 };
@@ -28,19 +31,25 @@ struct LlmShape {
 /// fills the shape, explicit fields override it: `model_family`, `hidden`, `layers`, `heads`,
 /// `kv_heads` (grouped-query attention; default heads), `ffn`, `vocab`, `experts` and `top_k`
 /// (moe), `max_positions` (gpt), `sequence.prompt` and `sequence.generate` (tokens),
-/// `precision.weights` and `precision.activations` (fp32, bf16, fp16, fp8, int8). Throws
+/// `precision.weights` and `precision.activations` (fp32, bf16, fp16, fp8, int8), `dropout`
+/// (probability in training; default 0.1 for gpt, 0 otherwise). Throws
 /// UserError naming the entry and the field.
 LlmShape read_llm_shape(const GeneratorArgs& args);
 
 /// Builds one phase of the model, chosen by args.phase(): "prefill" (the prompt, all tokens at
-/// once; the default) or "decode=L" (one token per sequence attending over a KV cache of L
-/// earlier tokens, given as graph inputs past_key_<layer> and past_value_<layer>). GPT: learned
+/// once; the default), "decode=L" (one token per sequence attending over a KV cache of L
+/// earlier tokens, given as graph inputs past_key_<layer> and past_value_<layer>) or "train"
+/// (the forward pass of training on sequences of `sequence.prompt` tokens: the LM head on every
+/// token, dropout layers in training mode where `dropout` > 0 (after the embeddings, on the
+/// attention probabilities, after each sublayer's output projection), GPT's LayerNorm and GELU
+/// as single fused operators, as a training framework runs them; opset 17). GPT: learned
 /// positions, LayerNorm, biased projections, GELU MLP, LM head tied to the embeddings. Llama:
 /// RMSNorm, no biases, SwiGLU FFN (gate, up, down), untied LM head. MoE: Llama layers whose FFN
 /// is `experts` SwiGLU experts behind a router, `top_k` per token, routing assumed balanced (the
 /// batch's tokens x top_k spread evenly over min(experts, tokens x top_k) experts). Attention
 /// groups query heads by KV head ([batch, kv_heads, group x tokens, head_dim]), so a KV head's
-/// cache is read once per group. The LM head runs on the last token only (as serving stacks do).
+/// cache is read once per group. In prefill and decode the LM head runs on the last token only
+/// (as serving stacks do).
 /// Not modeled: the causal mask and rotary embeddings (elementwise, small next to the matmuls).
 void build_llm(const GeneratorArgs& args, int64_t batch, onnx::ModelProto& model);
 

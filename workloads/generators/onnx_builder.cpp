@@ -26,6 +26,7 @@ void value(onnx::ValueInfoProto* v, const std::string& name, const std::vector<i
 
 void add_input(onnx::GraphProto& g, const std::string& name, const std::vector<int64_t>& dims) { value(g.add_input(), name, dims); }
 void add_output(onnx::GraphProto& g, const std::string& name, const std::vector<int64_t>& dims) { value(g.add_output(), name, dims); }
+void add_value_info(onnx::GraphProto& g, const std::string& name, const std::vector<int64_t>& dims) { value(g.add_value_info(), name, dims); }
 
 void add_weight(onnx::GraphProto& g, const std::string& name, const std::vector<int64_t>& dims) {
     auto* w = g.add_initializer();
@@ -149,6 +150,17 @@ std::string Emitter::reshape(const std::string& x, const std::vector<int64_t>& s
 std::string Emitter::scalar(float v) {
     const std::string s = constant_name();
     add_float_constant(m_g, s, v);
+    return s;
+}
+
+std::string Emitter::boolean(bool v) {
+    const std::string s = constant_name();
+    auto& n = add_node(m_g, "Constant", s + "_const", {}, {s});
+    auto* a = n.add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    a->mutable_t()->set_data_type(onnx::TensorProto::BOOL);
+    a->mutable_t()->add_int32_data(v ? 1 : 0);
     return s;
 }
 

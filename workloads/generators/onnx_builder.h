@@ -14,6 +14,9 @@ onnx::GraphProto& start_model(onnx::ModelProto& model, const std::string& name);
 /// Declares a float graph input or output of `dims`.
 void add_input(onnx::GraphProto& g, const std::string& name, const std::vector<int64_t>& dims);
 void add_output(onnx::GraphProto& g, const std::string& name, const std::vector<int64_t>& dims);
+/// A float value_info: the shape of an intermediate that ONNX's shape inference cannot infer (an
+/// operator newer than the installed ONNX's opsets).
+void add_value_info(onnx::GraphProto& g, const std::string& name, const std::vector<int64_t>& dims);
 /// A float initializer of `dims` with no data (the importer reads dims only; weights never load).
 void add_weight(onnx::GraphProto& g, const std::string& name, const std::vector<int64_t>& dims);
 /// A node; returns it for attributes.
@@ -60,6 +63,8 @@ public:
     std::string scalar(float v);
     /// A 1-D int64 constant; returns its name.
     std::string ints(const std::vector<int64_t>& v);
+    /// A boolean scalar constant; returns its name.
+    std::string boolean(bool v);
     onnx::GraphProto& graph() { return m_g; }
 
 private:

@@ -22,6 +22,9 @@ struct Tensor {
     /// A constant causal attention mask (workloads/onnx/causal_mask.h): an attention block that
     /// applies it is causal, and a fused kernel skips the masked score blocks.
     bool causal_mask = false;
+    /// Stored in its own dtype whatever the run's operand precision: the fp32 master weights and
+    /// moments a mixed-precision optimizer keeps (workloads/training/training_step.h).
+    bool keeps_dtype = false;
 
     /// Product of the dims (1 for a scalar).
     int64_t elems() const;

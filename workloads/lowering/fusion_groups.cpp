@@ -1,6 +1,7 @@
 #include "workloads/lowering/fusion_groups.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace archsim {
 
@@ -76,6 +77,19 @@ bool FusionGroups::path_through_outside(int32_t from, int32_t to) const {
     return false;
 }
 
+bool FusionGroups::delays(int32_t ga, int32_t gb) const {
+    int32_t first = std::numeric_limits<int32_t>::max(), ready = -1;
+    for (const int32_t g : {ga, gb})
+        for (const int32_t op : m_members[static_cast<size_t>(g)]) {
+            first = std::min(first, m_pos[static_cast<size_t>(op)]);
+            for (const int32_t t : m_graph.ops()[static_cast<size_t>(op)].inputs) {
+                const int32_t p = t >= 0 ? m_graph.producer(t) : -1;
+                if (p >= 0 && find(p) != ga && find(p) != gb) ready = std::max(ready, m_pos[static_cast<size_t>(p)]);
+            }
+        }
+    return ready > first;
+}
+
 bool FusionGroups::try_merge(int32_t a, int32_t b, int max_contractions) {
     int32_t ga = find(a), gb = find(b);
     if (ga == gb) return true;
@@ -83,6 +97,7 @@ bool FusionGroups::try_merge(int32_t a, int32_t b, int max_contractions) {
     const int32_t ca = m_contractions[static_cast<size_t>(ga)], cb = m_contractions[static_cast<size_t>(gb)];
     if (ca > 0 && cb > 0 && ca + cb > max_contractions) return false;
     if (path_through_outside(ga, gb) || path_through_outside(gb, ga)) return false;
+    if (m_graph.ops()[static_cast<size_t>(a)].stage != 0 && delays(ga, gb)) return false;
     if (m_members[static_cast<size_t>(ga)].size() < m_members[static_cast<size_t>(gb)].size()) std::swap(ga, gb);
     m_parent[static_cast<size_t>(gb)] = ga;
     m_contractions[static_cast<size_t>(ga)] += m_contractions[static_cast<size_t>(gb)];

@@ -26,7 +26,10 @@ public:
     /// the other through an operator outside both) or, when both hold contractions, put more than
     /// `max_contractions` in one group (2 for an attention kernel, n for n merged projections);
     /// a group without contractions joins any; never operators of different stages
-    /// (Operator::stage). Returns whether the groups are one now.
+    /// (Operator::stage); in a training step's loss, backward or optimizer stage, never when the
+    /// merged kernel would wait for a value made after its first member (delays(): a weight
+    /// gradient GEMM fused with the sum of that weight's gradient parts would hold its operands
+    /// until the last part, far later in the backward pass). Returns whether the groups are one now.
     bool try_merge(int32_t a, int32_t b, int max_contractions = 1);
     /// Operators that read tensor `t`, in topological order.
     const std::vector<int32_t>& consumers(int32_t t) const { return m_consumers[static_cast<size_t>(t)]; }
@@ -40,6 +43,9 @@ private:
     int32_t find(int32_t op) const;
     /// True when some operator outside both groups lies on a path from group `from` to group `to`.
     bool path_through_outside(int32_t from, int32_t to) const;
+    /// True when groups `ga` and `gb` as one kernel would read a value made outside both after
+    /// the first of their operators in the topological order.
+    bool delays(int32_t ga, int32_t gb) const;
 
     const OpGraph& m_graph;
     mutable std::vector<int32_t> m_parent;

@@ -14,6 +14,7 @@
 #include <climits>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -129,6 +130,26 @@ void bind_inputs(onnx::ModelProto& model, const ImportOptions& opt, const std::s
     }
 }
 
+/// Clears the model's value_info (inference redoes it), except the shapes of outputs of nodes
+/// ONNX has no schema for at the model's opset (an operator newer than the installed ONNX, such
+/// as opset 20's Gelu under ONNX 1.12): inference cannot find those, and the file's own are kept.
+void keep_unknown_ops_value_info(onnx::ModelProto& model) {
+    std::map<std::string, int64_t> opsets;
+    for (const auto& o : model.opset_import()) opsets[o.domain() == "ai.onnx" ? "" : o.domain()] = o.version();
+    std::set<std::string> keep;
+    for (const auto& n : model.graph().node()) {
+        const std::string domain = n.domain() == "ai.onnx" ? "" : n.domain();
+        const auto it = opsets.find(domain);
+        if (it != opsets.end() && !onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(it->second), domain))
+            for (const auto& o : n.output()) keep.insert(o);
+    }
+    auto* vi = model.mutable_graph()->mutable_value_info();
+    int kept = 0;
+    for (int i = 0; i < vi->size(); ++i)
+        if (keep.count(vi->Get(i).name())) vi->SwapElements(i, kept++);
+    while (vi->size() > kept) vi->RemoveLast();
+}
+
 /// ONNX's own shape inference, in place. Throws UserError with its message on a model it rejects.
 void infer_in_process(onnx::ModelProto& model, const std::string& file) {
     try {
@@ -150,8 +171,8 @@ void infer_in_process(onnx::ModelProto& model, const std::string& file) {
 /// about a fifth of a small run) is built before the fork, so that the child inherits it and
 /// the importer's own schema lookups afterwards do not build it a second time.
 void run_shape_inference(onnx::ModelProto& model, const std::string& file) {
-    model.mutable_graph()->clear_value_info();
     (void)onnx::OpSchemaRegistry::Schema("Relu", 14);
+    keep_unknown_ops_value_info(model);
     int fds[2];
     if (pipe(fds) != 0) {
         infer_in_process(model, file);

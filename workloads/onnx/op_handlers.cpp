@@ -109,6 +109,18 @@ OpCost shape_only(const NodeContext& c) {
     return k;
 }
 
+/// Dropout: in inference (no training_mode input, as exporters write it) a view; with a
+/// training_mode input (a training graph) a kernel drawing one random number per element,
+/// comparing it with the ratio and scaling the kept values (3 operations per element; the
+/// counter-based Philox generator PyTorch and cuDNN use costs a few integer operations per
+/// element, amortized over 4 outputs per draw), writing the output and its mask.
+OpCost dropout(const NodeContext& c) {
+    if (c.input_id(2) < 0) return shape_only(c);
+    OpCost k = base_cost(c, OpClass::Elementwise);
+    k.flops = 3 * c.input(0).elems();
+    return k;
+}
+
 /// A view that must keep the element count. A mismatch means the file hard-codes a shape that
 /// no longer fits its inputs (typically a Reshape exported with a static batch, after --batch).
 OpCost view(const NodeContext& c) {
@@ -368,7 +380,8 @@ const Table& table() {
                                "NonZero", "EyeLike", "SequenceAt", "Col2Im"})
             t.add(op, data_movement);
         for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"}) t.add(op, view);
-        for (const char* op : {"Dropout", "Shape", "Size", "Constant"}) t.add(op, shape_only);
+        for (const char* op : {"Shape", "Size", "Constant"}) t.add(op, shape_only);
+        t.add("Dropout", dropout);
         return t;
     }();
     return t;

@@ -59,6 +59,22 @@ bool contraction(const Operator& op, GradBuilder& b) {
             d.n = v.k, d.k = v.n;
             d.a = {dy, false};
             d.a_unique_elems = d.m * d.k;
+            if (op.op_type == "Conv" && b.tensor(dy).elems() > 0) {
+                // the data gradient as an implicit GEMM into dX (cuDNN's dgrad): per output pixel
+                // and tap, dY's Cout/g values times the tap's filter slice, accumulated into
+                // dX's Cin/g channels: m = N Ho Wo, n = Cin/g, k = Cout/g x kernel taps (the
+                // forward's MACs), A = dY read in place through the taps, C = dX (col2im's
+                // im2col-sized intermediate never written)
+                const std::vector<int64_t>& xs = b.tensor(v.a.tensor).shape;
+                const int64_t cin_g = xs.size() > 1 ? std::max<int64_t>(1, xs[1] / v.groups) : v.k;
+                const int64_t taps = std::max<int64_t>(1, v.k / cin_g);
+                d.n = cin_g, d.k = v.n * taps;
+                d.a = {dy, true};
+                d.a_unique_elems = std::min(d.m * d.k, b.tensor(dy).elems() / v.groups);
+            } else if (op.op_type == "ConvTranspose") {
+                d.a = {dy, true};  // the forward convolution of dY: implicit im2col over dY
+                d.a_unique_elems = std::min(d.m * d.k, b.tensor(dy).elems() / v.groups);
+            }
             d.b = v.b;
             const int32_t da = grad_tensor(b, v.a.tensor, "/from_" + op.name + tag);
             d.c = {da, false};
@@ -90,19 +106,32 @@ bool contraction(const Operator& op, GradBuilder& b) {
 
 // ---- elementwise ----------------------------------------------------------------------------
 
-/// Vector operations per element of dX = dY * f'(.) for one-input functions (the derivative from
-/// the saved input or output, times dY).
-const std::map<std::string, int64_t>& unary_ops() {
-    static const std::map<std::string, int64_t> m = {
-        {"Relu", 1},     {"LeakyRelu", 2}, {"PRelu", 2},     {"ThresholdedRelu", 1}, {"Elu", 3},   {"Selu", 3},
-        {"Celu", 3},     {"Clip", 2},      {"Sigmoid", 3},   {"HardSigmoid", 2},     {"HardSwish", 3}, {"Tanh", 3},
-        {"Erf", 4},      {"Gelu", 8},      {"Exp", 1},       {"Log", 1},             {"Sqrt", 2},  {"Reciprocal", 2},
-        {"Neg", 1},      {"Abs", 2},       {"Softplus", 4},  {"Softsign", 3},        {"Mish", 8},  {"Sin", 2},
-        {"Cos", 2},      {"Tan", 3},       {"Asin", 4},      {"Acos", 4},            {"Atan", 3},  {"Sinh", 2},
-        {"Cosh", 2},     {"Asinh", 4},     {"Acosh", 4},     {"Atanh", 3},           {"Shrink", 1}, {"Trilu", 1},
-        {"Cast", 0},     {"CastLike", 0},  {"Resize", 1},    {"Upsample", 1},        {"Round", 0}, {"Ceil", 0},
-        {"Floor", 0},    {"Sign", 0},      {"Identity", 0},  {"Bernoulli", 0},       {"QuantizeLinear", 1},
-        {"DequantizeLinear", 1}};
+/// What the derivative of a one-input function reads besides dY: its saved input, its saved
+/// output, or nothing (a constant derivative). As PyTorch's autograd formulas
+/// (tools/autograd/derivatives.yaml) save them: relu, sigmoid, tanh, exp, sqrt, reciprocal and
+/// elu from the result, the others from the input.
+enum class Saves : uint8_t { Input, Output, Nothing };
+
+/// A one-input function's gradient: vector operations per element of dX = dY * f'(.), and what
+/// it reads.
+struct UnaryRule {
+    int64_t ops;
+    Saves saves;
+};
+
+const std::map<std::string, UnaryRule>& unary_rules() {
+    constexpr Saves X = Saves::Input, Y = Saves::Output, N = Saves::Nothing;
+    static const std::map<std::string, UnaryRule> m = {
+        {"Relu", {1, Y}},     {"LeakyRelu", {2, X}}, {"ThresholdedRelu", {1, X}}, {"Elu", {3, Y}},     {"Selu", {3, Y}},
+        {"Celu", {3, Y}},     {"Clip", {2, X}},      {"Sigmoid", {3, Y}},         {"HardSigmoid", {2, X}}, {"HardSwish", {3, X}},
+        {"Tanh", {3, Y}},     {"Erf", {4, X}},       {"Gelu", {8, X}},            {"Exp", {1, Y}},     {"Log", {1, X}},
+        {"Sqrt", {2, Y}},     {"Reciprocal", {2, Y}}, {"Neg", {1, N}},            {"Abs", {2, X}},     {"Softplus", {4, X}},
+        {"Softsign", {3, X}}, {"Mish", {8, X}},      {"Sin", {2, X}},             {"Cos", {2, X}},     {"Tan", {3, Y}},
+        {"Asin", {4, X}},     {"Acos", {4, X}},      {"Atan", {3, X}},            {"Sinh", {2, X}},    {"Cosh", {2, X}},
+        {"Asinh", {4, X}},    {"Acosh", {4, X}},     {"Atanh", {3, X}},           {"Shrink", {1, X}},  {"Trilu", {1, N}},
+        {"Cast", {0, N}},     {"CastLike", {0, N}},  {"Resize", {1, N}},          {"Upsample", {1, N}}, {"Round", {0, N}},
+        {"Ceil", {0, N}},     {"Floor", {0, N}},     {"Sign", {0, N}},            {"Identity", {0, N}}, {"Bernoulli", {0, N}},
+        {"QuantizeLinear", {1, N}}, {"DequantizeLinear", {1, N}}};
     return m;
 }
 
@@ -115,24 +144,36 @@ bool non_differentiable(const std::string& type) {
     return s.count(type) > 0;
 }
 
-/// Vector operations per dY element for the gradient of input `i` of a multi-input elementwise
-/// operator (0: dY itself, no kernel unless broadcast).
-int64_t binary_ops(const std::string& type, size_t i) {
-    if (type == "Add" || type == "Sum") return 0;
-    if (type == "Max" || type == "Min") return 1;  // dY routed to the input that won
-    if (type == "Sub") return i == 0 ? 0 : 1;
-    if (type == "Mul" || type == "Mean" || type == "Where") return 1;
-    if (type == "Div") return i == 0 ? 1 : 3;  // dA = dY / B; dB = -dY A / B^2
-    if (type == "Pow") return i == 0 ? 3 : 4;  // dA = dY p A^(p-1); dB = dY A^p ln A
-    if (type == "PRelu") return 2;
-    return 2;
+/// The gradient of input `i` of a multi-input elementwise operator: vector operations per dY
+/// element (0: dY itself, no kernel unless broadcast) and the saved operands it reads (input
+/// positions; -1 = the output).
+struct BinaryRule {
+    int64_t ops;
+    std::vector<int> reads;
+};
+BinaryRule binary_rule(const std::string& type, size_t i, size_t inputs) {
+    const int other = i == 0 ? 1 : 0;
+    if (type == "Add" || type == "Sum") return {0, {}};
+    if (type == "Sub") return {i == 0 ? 0 : 1, {}};
+    if (type == "Mean") return {1, {}};  // dY / n
+    if (type == "Max" || type == "Min") {  // dY routed to the input that won
+        std::vector<int> all;
+        for (size_t j = 0; j < inputs; ++j) all.push_back(static_cast<int>(j));
+        return {1, all};
+    }
+    if (type == "Mul") return {1, {other}};                               // dA = dY B
+    if (type == "Where") return {1, {0}};                                 // dY where the condition picks it
+    if (type == "Div") return i == 0 ? BinaryRule{1, {1}} : BinaryRule{3, {1, -1}};  // dA = dY / B; dB = -dY Y / B
+    if (type == "Pow") return i == 0 ? BinaryRule{3, {0, 1}} : BinaryRule{4, {0, -1}};  // dY p A^(p-1); dY Y ln A
+    if (type == "PRelu") return {2, {0, 1}};
+    return {2, {0, 1}};
 }
 
 bool elementwise(const Operator& op, GradBuilder& b) {
     if (non_differentiable(op.op_type)) return true;
     const int32_t dy = op.outputs.empty() ? -1 : b.grad(op.outputs[0]);
     if (dy < 0) return true;
-    const auto unary = unary_ops().find(op.op_type);
+    const auto unary = unary_rules().find(op.op_type);
     const int64_t dy_elems = b.tensor(dy).elems();
     size_t data_inputs = 0;
     for (const int32_t t : op.inputs) data_inputs += t >= 0;
@@ -140,17 +181,29 @@ bool elementwise(const Operator& op, GradBuilder& b) {
         const int32_t t = op.inputs[i];
         if (t < 0 || !b.needs_grad(t)) continue;
         if (op.op_type == "Where" && i == 0) continue;  // the condition
-        const bool one_input = unary != unary_ops().end() && (data_inputs == 1 || i == 0);
-        const int64_t per = one_input ? unary->second : binary_ops(op.op_type, i);
+        std::vector<int32_t> reads{dy};
+        int64_t per = 0;
+        if (op.op_type == "Dropout") {  // dX = dY * mask / (1 - ratio): the saved mask (or the output)
+            per = 2;
+            reads.push_back(op.outputs.size() > 1 && op.outputs[1] >= 0 ? op.outputs[1] : op.outputs[0]);
+        } else if (unary != unary_rules().end() && (data_inputs == 1 || i == 0)) {
+            per = unary->second.ops;
+            if (unary->second.saves == Saves::Input) reads.push_back(t);
+            if (unary->second.saves == Saves::Output) reads.push_back(op.outputs[0]);
+        } else {
+            const BinaryRule r = binary_rule(op.op_type, i, op.inputs.size());
+            per = r.ops;
+            for (const int j : r.reads) {
+                const int32_t x = j < 0 ? op.outputs[0] : j < static_cast<int>(op.inputs.size()) ? op.inputs[static_cast<size_t>(j)] : -1;
+                if (x >= 0 && std::find(reads.begin(), reads.end(), x) == reads.end()) reads.push_back(x);
+            }
+        }
         const bool broadcast = b.tensor(t).elems() < dy_elems;
         if (per == 0 && !broadcast && op.op_type != "Cast" && op.op_type != "CastLike") {  // dY itself
             b.contribute(t, dy);
             continue;
         }
         const int32_t g = grad_tensor(b, t, "/from_" + op.name);
-        std::vector<int32_t> reads{dy};
-        for (const int32_t x : op.inputs)  // the saved operands the derivative needs
-            if (x >= 0 && per > 0 && std::find(reads.begin(), reads.end(), x) == reads.end()) reads.push_back(x);
         const std::string part = "d" + std::to_string(i);
         if (broadcast)  // the gradient summed over the broadcast dims in the same pass
             b.add(make_op(b, op, part, OpClass::Reduction, reads, {g}, dy_elems * (per + 1)));

@@ -54,7 +54,13 @@ void count_bytes(Operator& op, const GradBuilder& b);
 /// - data movement: the inverse copy (transpose, concat/split, pad/slice, depth/space), a
 ///   Gather's gradient a scatter-add into the table (1 add per gathered element, the dense table
 ///   gradient written), Expand/Tile a sum over the copies;
-/// - views (reshape, flatten, squeeze, identity, dropout): a view of dY, no cost.
+/// - dropout in training mode (a training_mode input): dY times the saved mask, 2 per element;
+/// - views (reshape, flatten, squeeze, identity, inference dropout): a view of dY, no cost.
+///
+/// Each gradient operator reads only what its formula needs besides dY (PyTorch's autograd
+/// formulas: relu, sigmoid, tanh and exp from their saved output, GELU from its input, Mul's dA
+/// from B, softmax from its output, a contraction's dA from B and dB from A), so the forward
+/// tensors it reads are exactly the activations a framework saves for the backward pass.
 bool add_gradient(const Operator& op, GradBuilder& b);
 
 }  // namespace archsim

@@ -18,12 +18,35 @@ struct TrainingOptions {
     /// Operators without a gradient rule: false = a UserError naming them; true = the step runs
     /// them forward only (no gradient flows through them), listed in TrainingStep::no_gradient.
     bool allow_unsupported = false;
+    /// Activation recomputation: "none" (every activation the backward pass reads is saved),
+    /// "selective" (the attention scores, softmax and dropout between two activation-by-activation
+    /// matmuls are recomputed: Korthikanti et al., MLSys 2023, section 4.2) or "full" (only the
+    /// inputs of checkpointed segments are saved and each segment's forward runs again just
+    /// before its backward: Chen et al., arXiv:1604.06174, 2016; Megatron-LM's full recompute).
+    std::string recompute = "none";
+    /// Gradient accumulation: forward and backward run this many times (each on a microbatch of
+    /// the model's batch), the weight gradients summed, then one optimizer step.
+    int64_t microbatches = 1;
+    /// Mixed precision (a run below fp32): the optimizer keeps fp32 master weights and fp32
+    /// moments (Micikevicius et al., ICLR 2018), read and written in fp32 whatever the run's
+    /// operand precision; false: the state is kept in the weights' precision and no master copy.
+    bool mixed_precision = false;
+};
+
+/// What a tensor of a training step holds, for its memory footprint (memory_footprint.h).
+/// Activations are split into saved activations and workspace by their lifetimes.
+enum class MemoryCategory : uint8_t {
+    Weights,         ///< trained parameters and the model's constant buffers
+    Gradients,       ///< the weight gradient buffers (allocated for the whole step)
+    OptimizerState,  ///< moments, momentum and fp32 master weights
+    Activations,     ///< everything else: forward values, activation gradients, inputs, the loss
 };
 
 /// The phase of a training step an operator belongs to, from its name (training_step names
-/// every operator it adds "loss/...", "backward/..." or "optimizer/..."; the others are forward).
-enum class TrainingPhase : uint8_t { Forward, Loss, Backward, Optimizer };
-/// "forward", "loss", "backward", "optimizer".
+/// every operator it adds "loss/...", "backward/...", "recompute/..." or "optimizer/..."; the
+/// others are forward).
+enum class TrainingPhase : uint8_t { Forward, Loss, Backward, Recompute, Optimizer };
+/// "forward", "loss", "backward", "recompute", "optimizer".
 const char* to_string(TrainingPhase p);
 /// The phase of the operator (or a runtime kernel whose first member is the operator) `name`.
 TrainingPhase training_phase(const std::string& name);
@@ -40,14 +63,29 @@ struct TrainingStep {
     int64_t backward_macs = 0;    ///< MACs of the gradient operators
     /// Operators with no gradient rule that ran forward only (TrainingOptions::allow_unsupported).
     std::vector<std::string> no_gradient;
+    std::string recompute = "none";  ///< as in TrainingOptions
+    int64_t microbatches = 1;        ///< as in TrainingOptions
+    int64_t recompute_macs = 0;      ///< MACs of the recomputed forward operators (hardware, not model, work)
+    bool mixed_precision = false;    ///< as in TrainingOptions
+    /// Per tensor of `graph`: what it holds.
+    std::vector<MemoryCategory> category;
+    /// Per tensor of `graph`: the tensor whose buffer it is written into (an in-place update: the
+    /// optimizer's updated weights and state, an accumulated gradient, the fused cross-entropy's
+    /// gradient written over the logits), or itself.
+    std::vector<int32_t> storage;
 };
 
 /// Builds one training step of `forward`: its operators, a loss on its output (labels as a new
 /// model input), the gradient of every tensor that depends on a trained weight (autograd's
 /// requires_grad: a model input gets none), gradients of a tensor read by several operators
 /// summed, and one optimizer update per weight. Gradient costs per operator class are in
-/// grad_rules.h. Throws UserError(source, ...) naming the first operator without a gradient rule
-/// (unless allowed), a bad option, or a graph with no trained weight or no output.
+/// grad_rules.h. With recomputation, copies of the recomputed forward operators (stage 2, named
+/// "recompute/...") run just before the first backward operator that reads one of their
+/// outputs, and the backward operators read the copies. With microbatches, every forward, loss
+/// and backward operator runs once per microbatch (names suffixed "#mb<k>" from the second),
+/// each later microbatch's weight gradients added into the first's in place. Throws
+/// UserError(source, ...) naming the first operator without a gradient rule (unless allowed), a
+/// bad option, or a graph with no trained weight or no output.
 TrainingStep make_training_step(const OpGraph& forward, const TrainingOptions& options);
 
 }  // namespace archsim
