@@ -28,10 +28,20 @@ TensorLayout::TensorLayout(const OpGraph& graph, const KernelRepeats& repeats, P
                 m_bytes[t] = bytes(t);
                 continue;
             }
-            const int32_t prev = repeats.prev(t);
-            place(t, bytes(t), prev >= 0 && m_base.count(prev) ? static_cast<int64_t>(m_base[prev]) : -1);
+            place(t, bytes(t), placed_counterpart(repeats, t));
         }
     }
+}
+
+int64_t TensorLayout::placed_counterpart(const KernelRepeats& repeats, int32_t t) const {
+    // along the chain of counterparts, earlier instances first: a backward pass's instances run
+    // in the reverse of the forward's, so a saved activation's earlier counterpart (the next
+    // layer's) may not be placed yet while a later one (the layer before's) is
+    for (int32_t u = repeats.prev(t), n = 0; u >= 0 && u != t && n < 1 << 16; u = repeats.prev(u), ++n)
+        if (auto it = m_base.find(u); it != m_base.end()) return static_cast<int64_t>(it->second);
+    for (int32_t u = repeats.next(t), n = 0; u >= 0 && u != t && n < 1 << 16; u = repeats.next(u), ++n)
+        if (auto it = m_base.find(u); it != m_base.end()) return static_cast<int64_t>(it->second);
+    return -1;
 }
 
 uint64_t TensorLayout::bytes(int32_t t) const {

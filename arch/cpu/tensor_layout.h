@@ -17,9 +17,12 @@ class OpGraph;
 /// exceptions:
 /// - the output of a view (a ShapeOnly operator: Reshape, Flatten, ...) shares its input's bytes,
 ///   as the runtime's view does (no data moves);
-/// - a tensor of a repeated instance (repeats.prev(t) >= 0: a transformer layer's weights and
-///   activations from the second layer on) starts at the first free address congruent to its
-///   counterpart's modulo `align_bytes`, the least common multiple of the caches' set spans:
+/// - a tensor of a repeated instance (a transformer layer's weights and activations, whose
+///   counterparts in the other instances are repeats.prev()/next() chains) starts at the first
+///   free address congruent to an already placed counterpart's (the nearest earlier instance's,
+///   else a later instance's: a backward pass runs its layers in the reverse of the order that
+///   placed their saved activations) modulo `align_bytes`, the least common multiple of the
+///   caches' set spans:
 ///   corresponding lines of every instance fall into the same set of every cache, so instance
 ///   i + 1 meets its caches as instance i did, renamed (cpu_repeat_replay.h). A runtime's arena
 ///   that hands each layer the offsets of the layer before, and Linux's 2 MiB alignment of large
@@ -45,6 +48,8 @@ public:
 
 private:
     uint64_t place(int32_t t, uint64_t bytes, int64_t congruent_to);
+    /// The base of a placed counterpart of `t` in another instance of its repeat region, or -1.
+    int64_t placed_counterpart(const KernelRepeats& repeats, int32_t t) const;
 
     struct Range {
         uint64_t base, end;

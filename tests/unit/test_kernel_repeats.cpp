@@ -168,6 +168,48 @@ TEST_CASE("the CPU layout puts counterparts in the same cache sets, views on the
     CHECK(lay.owner(1ull << 46) == -2);  // nothing out there
 }
 
+TEST_CASE("the CPU layout puts counterparts in the same cache sets when a region runs its layers in reverse", "[unit][cpu][repeats]") {
+    // a forward chain of 4 layers, then a backward pass over them from the last layer to the
+    // first reading each layer's saved output y_i: the backward's region pairs y_3 -> y_2 -> ...,
+    // though y_0 was placed first (the forward pass placed them)
+    OpGraph fwd = chain(4);
+    std::vector<Tensor> t = fwd.tensors();
+    std::vector<Operator> ops = fwd.ops();
+    auto tensor = [&](const std::string& name) {
+        Tensor x;
+        x.name = name, x.shape = {64, 256};
+        t.push_back(x);
+        return static_cast<int32_t>(t.size() - 1);
+    };
+    auto op = [&](const std::string& name, const char* type, std::vector<int32_t> in, int32_t out, OpClass cls) {
+        Operator o;
+        o.name = name, o.op_type = type, o.inputs = std::move(in), o.outputs = {out};
+        o.cost.cls = cls;
+        ops.push_back(o);
+    };
+    int32_t g = tensor("grad_out");
+    t[static_cast<size_t>(g)].role = TensorRole::Input;
+    std::vector<int32_t> y;
+    for (int i = 0; i < 4; ++i) y.push_back(3 + 3 * i);  // y_i: chain() makes in, then (w, h, y) per layer
+    for (int i = 3; i >= 0; --i) {
+        const std::string s = std::to_string(i);
+        const int32_t d = tensor("d" + s), e = tensor("e" + s), n = tensor("gx" + s);
+        op("bmm" + s, "MatMulGrad", {g, 1 + 3 * i}, d, OpClass::Contraction);
+        op("bmul" + s, "MulGrad", {d, y[static_cast<size_t>(i)]}, e, OpClass::Elementwise);
+        op("brelu" + s, "ReluGrad", {e}, n, OpClass::Elementwise);
+        g = n;
+    }
+    const OpGraph step("step", "test", t, ops);
+    std::vector<uint64_t> sigs;
+    std::vector<std::vector<int32_t>> slots;
+    describe(step, sigs, slots);
+    const KernelRepeats r = KernelRepeats::find(sigs, slots);
+    REQUIRE(r.next(y[3]) == y[2]);  // the backward's region, in reverse
+    const uint64_t align = 2 << 20;
+    TensorLayout lay(step, r, Precision::Fp32, 1ull << 30, align, 4096);
+    for (int i = 1; i < 4; ++i) CHECK(lay.base(y[static_cast<size_t>(i)]) % align == lay.base(y[0]) % align);
+}
+
 TEST_CASE("a cache's LRU view is equal under renaming, and renaming keeps each line's set, age and dirt", "[unit][cpu][repeats]") {
     Cache a(4 * 2 * 64, 2, 64), b(4 * 2 * 64, 2, 64);  // 4 sets x 2 ways
     // the same access stream, b's lines 400 sets further on (a multiple of the 4 sets)
