@@ -17,39 +17,47 @@ using namespace archsim;
 
 namespace {
 
-/// A chain in -> [layer] x `layers` -> out, each layer two kernels: h = MatMul(x, w_i) with a
-/// weight of its own, then x' = Relu(h); a Reshape view between the layers when `views`.
-OpGraph chain(int layers, bool views = false) {
+/// A hand-made graph: tensors [rows, 256] and single-output operators.
+struct Builder {
     std::vector<Tensor> t;
     std::vector<Operator> ops;
-    auto tensor = [&](const std::string& name, TensorRole role, int64_t rows) {
+    int32_t tensor(const std::string& name, TensorRole role = TensorRole::Activation, int64_t rows = 64) {
         Tensor x;
         x.name = name, x.shape = {rows, 256}, x.role = role;
         t.push_back(x);
         return static_cast<int32_t>(t.size() - 1);
-    };
-    auto op = [&](const std::string& name, const char* type, std::vector<int32_t> in, int32_t out, OpClass cls) {
+    }
+    void op(const std::string& name, const char* type, std::vector<int32_t> in, int32_t out, OpClass cls) {
         Operator o;
         o.name = name, o.op_type = type, o.inputs = std::move(in), o.outputs = {out};
         o.cost.cls = cls;
         ops.push_back(o);
-    };
-    int32_t x = tensor("in", TensorRole::Input, 64);
+    }
+    OpGraph graph(const std::string& name) const { return OpGraph(name, "test", t, ops); }
+};
+
+/// A chain in -> [layer] x `layers` -> out, each layer two kernels: h = MatMul(x, w_i) with a
+/// weight of its own, then x' = Relu(h); a Reshape view between the layers when `views`.
+/// Tensors: in, then (w_i, h_i, y_i) per layer (and v_i after y_i with views).
+Builder chain_builder(int layers, bool views = false) {
+    Builder b;
+    int32_t x = b.tensor("in", TensorRole::Input, 64);
     for (int i = 0; i < layers; ++i) {
         const std::string s = std::to_string(i);
-        const int32_t w = tensor("w" + s, TensorRole::Weight, 256), h = tensor("h" + s, TensorRole::Activation, 64);
-        op("mm" + s, "MatMul", {x, w}, h, OpClass::Contraction);
-        const int32_t y = tensor("y" + s, TensorRole::Activation, 64);
-        op("relu" + s, "Relu", {h}, y, OpClass::Elementwise);
+        const int32_t w = b.tensor("w" + s, TensorRole::Weight, 256), h = b.tensor("h" + s);
+        b.op("mm" + s, "MatMul", {x, w}, h, OpClass::Contraction);
+        const int32_t y = b.tensor("y" + s);
+        b.op("relu" + s, "Relu", {h}, y, OpClass::Elementwise);
         x = y;
         if (views) {
-            const int32_t v = tensor("v" + s, TensorRole::Activation, 64);
-            op("view" + s, "Reshape", {x}, v, OpClass::ShapeOnly);
+            const int32_t v = b.tensor("v" + s);
+            b.op("view" + s, "Reshape", {x}, v, OpClass::ShapeOnly);
             x = v;
         }
     }
-    return OpGraph("chain", "test", t, ops);
+    return b;
 }
+OpGraph chain(int layers, bool views = false) { return chain_builder(layers, views).graph("chain"); }
 
 /// The signature the finder compares: op type and tensor roles and shapes (a stand-in for
 /// route + add_kernel_signature), and each op's tensors as slots.
@@ -172,34 +180,19 @@ TEST_CASE("the CPU layout puts counterparts in the same cache sets when a region
     // a forward chain of 4 layers, then a backward pass over them from the last layer to the
     // first reading each layer's saved output y_i: the backward's region pairs y_3 -> y_2 -> ...,
     // though y_0 was placed first (the forward pass placed them)
-    OpGraph fwd = chain(4);
-    std::vector<Tensor> t = fwd.tensors();
-    std::vector<Operator> ops = fwd.ops();
-    auto tensor = [&](const std::string& name) {
-        Tensor x;
-        x.name = name, x.shape = {64, 256};
-        t.push_back(x);
-        return static_cast<int32_t>(t.size() - 1);
-    };
-    auto op = [&](const std::string& name, const char* type, std::vector<int32_t> in, int32_t out, OpClass cls) {
-        Operator o;
-        o.name = name, o.op_type = type, o.inputs = std::move(in), o.outputs = {out};
-        o.cost.cls = cls;
-        ops.push_back(o);
-    };
-    int32_t g = tensor("grad_out");
-    t[static_cast<size_t>(g)].role = TensorRole::Input;
+    Builder b = chain_builder(4);
+    int32_t g = b.tensor("grad_out", TensorRole::Input);
     std::vector<int32_t> y;
-    for (int i = 0; i < 4; ++i) y.push_back(3 + 3 * i);  // y_i: chain() makes in, then (w, h, y) per layer
+    for (int i = 0; i < 4; ++i) y.push_back(3 + 3 * i);  // y_i, after in and (w_i, h_i)
     for (int i = 3; i >= 0; --i) {
         const std::string s = std::to_string(i);
-        const int32_t d = tensor("d" + s), e = tensor("e" + s), n = tensor("gx" + s);
-        op("bmm" + s, "MatMulGrad", {g, 1 + 3 * i}, d, OpClass::Contraction);
-        op("bmul" + s, "MulGrad", {d, y[static_cast<size_t>(i)]}, e, OpClass::Elementwise);
-        op("brelu" + s, "ReluGrad", {e}, n, OpClass::Elementwise);
+        const int32_t d = b.tensor("d" + s), e = b.tensor("e" + s), n = b.tensor("gx" + s);
+        b.op("bmm" + s, "MatMulGrad", {g, 1 + 3 * i}, d, OpClass::Contraction);
+        b.op("bmul" + s, "MulGrad", {d, y[static_cast<size_t>(i)]}, e, OpClass::Elementwise);
+        b.op("brelu" + s, "ReluGrad", {e}, n, OpClass::Elementwise);
         g = n;
     }
-    const OpGraph step("step", "test", t, ops);
+    const OpGraph step = b.graph("step");
     std::vector<uint64_t> sigs;
     std::vector<std::vector<int32_t>> slots;
     describe(step, sigs, slots);
