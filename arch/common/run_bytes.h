@@ -10,9 +10,7 @@ namespace archsim {
 /// Bytes of `t` on a machine running in `p`: float tensors (ONNX FLOAT, FLOAT16, DOUBLE,
 /// BFLOAT16) take the run's operand size per element; integer and bool tensors, and those marked
 /// Tensor::keeps_dtype (a mixed-precision optimizer's fp32 state), keep their own.
-inline int64_t run_bytes(const Tensor& t, Precision p) {
-    return t.is_float() && !t.keeps_dtype ? t.elems() * operand_bytes(p) : t.bytes();
-}
+inline int64_t run_bytes(const Tensor& t, Precision p) { return t.bytes_at(operand_bytes(p)); }
 
 /// Bytes `op` reads of its input tensor `t` on a machine running in `p`: run_bytes() of the
 /// tensor, or of only the elements it supplies when op.cost.read_elems says fewer (a Gather's

@@ -35,7 +35,7 @@ OpGraph gpt(int64_t layers, int64_t hidden, int64_t heads, int64_t vocab, int64_
 int64_t constants(const OpGraph& g, int64_t float_bytes) {
     int64_t b = 0;
     for (const Tensor& t : g.tensors())
-        if (t.role == TensorRole::Constant) b += t.is_float() ? t.elems() * float_bytes : t.bytes();
+        if (t.role == TensorRole::Constant) b += t.bytes_at(float_bytes);
     return b;
 }
 

@@ -261,13 +261,13 @@ int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& o
         nlohmann::ordered_json j = nlohmann::ordered_json::parse(json);
         const MemoryFootprint mem = memory_footprint(graph, *step, operand_bytes(parse_precision(run_precision, arch)));
         const double capacity = machine.kind->schema().find("dram.capacity_gib")
-                                    ? machine.params.get_real("dram.capacity_gib") * 1073741824.0
+                                    ? machine.params.get_real("dram.capacity_gib") * kBytesPerGiB
                                     : 0.0;
         j["training"] = training = training_json(*step, m, mem, capacity);
         if (capacity > 0 && static_cast<double>(mem.peak_bytes) > capacity)
             std::fprintf(stderr, "archsim: warning: %s: the training step's memory peak, %.4g GiB, exceeds the machine's %.4g GiB "
                                  "(dram.capacity_gib); the result is flagged (training.memory.fits = false)\n",
-                         arch.c_str(), mem.peak_bytes / 1073741824.0, capacity / 1073741824.0);
+                         arch.c_str(), mem.peak_bytes / kBytesPerGiB, capacity / kBytesPerGiB);
         json = j.dump(2) + "\n";
     }
     write_file_atomically((fs::path(out_dir) / "metrics.json").string(), json);

@@ -73,6 +73,10 @@ void run_phases(const std::string& self, std::vector<PhaseRun>& phases, const st
     }
 }
 
+/// The run precision of an llm entry when --precision gives none: its weights' (fp8 runs as an
+/// 8-bit operand on the int8 rates).
+std::string entry_precision(const LlmShape& s) { return s.weights_precision == "fp8" ? "int8" : s.weights_precision; }
+
 }  // namespace
 
 bool is_llm_workload(const std::string& model) {
@@ -90,7 +94,7 @@ std::string llm_training_workload(const std::string& model, bool& train, std::st
     int64_t batch = 1;
     read_llm_entry(file, name, s, batch);
     if (s.generate == 0) train = true;
-    if (precision.empty()) precision = s.weights_precision == "fp8" ? "int8" : s.weights_precision;
+    if (precision.empty()) precision = entry_precision(s);
     return model + "@train";
 }
 
@@ -103,7 +107,7 @@ int cmd_run_llm(const WorkloadArgs& w, const std::string& arch, const std::strin
     read_llm_entry(file, name, s, batch);
     if (w.batch > 0) batch = w.batch;
     std::string prec = precision;
-    if (prec.empty()) prec = s.weights_precision == "fp8" ? "int8" : s.weights_precision;
+    if (prec.empty()) prec = entry_precision(s);
     const std::string self = fs::read_symlink("/proc/self/exe").string();
     fs::create_directories(out_dir);
     std::fprintf(stderr, "archsim: %s: prefill of %lld tokens and %lld decode steps, batch %lld, %s\n", w.model.c_str(),

@@ -99,13 +99,13 @@ std::string training_text(const nlohmann::ordered_json& t) {
     const auto& at = mem["at_peak"];
     out += fmt::format("  memory peak {:.4g} GiB at '{}': weights {:.4g}, gradients {:.4g}, optimizer state {:.4g}, saved activations "
                        "{:.4g}, workspace {:.4g} GiB",
-                       mem["peak_bytes"].get<int64_t>() / 1073741824.0, mem["peak_kernel"].get<std::string>(),
-                       at["weights_bytes"].get<int64_t>() / 1073741824.0, at["gradients_bytes"].get<int64_t>() / 1073741824.0,
-                       at["optimizer_state_bytes"].get<int64_t>() / 1073741824.0,
-                       at["saved_activations_bytes"].get<int64_t>() / 1073741824.0, at["workspace_bytes"].get<int64_t>() / 1073741824.0);
+                       mem["peak_bytes"].get<int64_t>() / kBytesPerGiB, mem["peak_kernel"].get<std::string>(),
+                       at["weights_bytes"].get<int64_t>() / kBytesPerGiB, at["gradients_bytes"].get<int64_t>() / kBytesPerGiB,
+                       at["optimizer_state_bytes"].get<int64_t>() / kBytesPerGiB,
+                       at["saved_activations_bytes"].get<int64_t>() / kBytesPerGiB, at["workspace_bytes"].get<int64_t>() / kBytesPerGiB);
     if (mem.contains("fits"))
         out += fmt::format("; {} the machine's {:.4g} GiB\n", mem["fits"].get<bool>() ? "fits in" : "DOES NOT FIT in",
-                           mem["capacity_bytes"].get<double>() / 1073741824.0);
+                           mem["capacity_bytes"].get<double>() / kBytesPerGiB);
     else
         out += "; the machine gives no memory capacity (not checked)\n";
     if (t["recompute"].get<std::string>() != "none")

@@ -13,6 +13,9 @@ struct MemoryFootprint;
 
 namespace archsim::cli {
 
+/// Bytes in a GiB (2^30), for the footprints and capacities people read.
+constexpr double kBytesPerGiB = 1073741824.0;
+
 /// The `training` object of a run of training step `step` reduced to `m`: optimizer, loss,
 /// recomputation, microbatches, samples (and tokens) per step and per second, trained
 /// parameters, model FLOPs (2 x the MACs of the forward and gradient operators: what the step

@@ -167,9 +167,10 @@ void build_llm(const GeneratorArgs& a, int64_t batch, onnx::ModelProto& model) {
     const int64_t sq = decode ? 1 : s.prompt, t = decode ? kv_len + 1 : s.prompt;
     auto& g = gen::start_model(model, decode ? "llm_decode" : train ? "llm_train" : "llm_prefill");
     if (train) model.mutable_opset_import(0)->set_version(17);  // LayerNormalization
-    // GPT's LayerNorm: one operator in training (what backward saves: its input), decomposed otherwise
-    auto gpt_norm = [&](Emit& e, const std::string& x, const std::string& w, int64_t d) {
-        return train ? e.layer_norm(x, w, d) : e.norm(x, w, d, false);
+    // the model's norm: GPT's LayerNorm one operator in training (what backward saves: its
+    // input), decomposed otherwise; Llama's RMSNorm decomposed
+    auto norm = [&](Emit& e, const std::string& x, const std::string& w, int64_t d) {
+        return gpt && train ? e.layer_norm(x, w, d) : e.norm(x, w, d, !gpt);
     };
     auto* ids = g.add_input();
     ids->set_name("input_ids");
@@ -190,7 +191,7 @@ void build_llm(const GeneratorArgs& a, int64_t batch, onnx::ModelProto& model) {
     for (int64_t l = 0; l < s.layers; ++l) {
         const std::string w = "model.layers." + std::to_string(l);
         Emit e(g, "/model/layers." + std::to_string(l));
-        const std::string h = gpt ? gpt_norm(e, x, w + ".input_layernorm", d) : e.norm(x, w + ".input_layernorm", d, true);
+        const std::string h = norm(e, x, w + ".input_layernorm", d);
         const std::string q = e.linear(h, w + ".self_attn.q_proj", d, s.heads * hd, gpt);
         const std::string k = e.linear(h, w + ".self_attn.k_proj", d, kvh * hd, gpt);
         const std::string v = e.linear(h, w + ".self_attn.v_proj", d, kvh * hd, gpt);
@@ -214,7 +215,7 @@ void build_llm(const GeneratorArgs& a, int64_t batch, onnx::ModelProto& model) {
         const std::string ctx = e.reshape(e.transpose(e.reshape(e.node("MatMul", {probs, vv}), {batch, kvh, grp, sq, hd}), {0, 3, 1, 2, 4}),
                                           {batch, sq, s.heads * hd});
         x = e.node("Add", {x, e.dropout(e.linear(ctx, w + ".self_attn.o_proj", s.heads * hd, d, gpt), p_drop)});
-        const std::string h2 = gpt ? gpt_norm(e, x, w + ".post_attention_layernorm", d) : e.norm(x, w + ".post_attention_layernorm", d, true);
+        const std::string h2 = norm(e, x, w + ".post_attention_layernorm", d);
         std::string f;
         if (gpt) {
             const std::string pre = e.linear(h2, w + ".mlp.fc_in", d, s.ffn, true);
@@ -259,7 +260,7 @@ void build_llm(const GeneratorArgs& a, int64_t batch, onnx::ModelProto& model) {
         }
         x = e.node("Add", {x, e.dropout(f, p_drop)});
     }
-    x = gpt ? gpt_norm(top, x, "model.norm", d) : top.norm(x, "model.norm", d, true);
+    x = norm(top, x, "model.norm", d);
     const int64_t rows = train ? sq : 1;  // the LM head's tokens per sequence: all in training, else the last
     if (!decode && !train) x = top.node("Slice", {x, top.ints({sq - 1}), top.ints({sq}), top.ints({1})});
     std::string logits;

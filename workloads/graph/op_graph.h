@@ -30,6 +30,9 @@ struct Tensor {
     int64_t elems() const;
     /// elems() * elem_bytes.
     int64_t bytes() const { return elems() * elem_bytes; }
+    /// Bytes in a run whose float operands take `float_bytes` each: a float tensor that does not
+    /// keep its dtype takes elems() * float_bytes; integer, bool and keeps_dtype tensors bytes().
+    int64_t bytes_at(int64_t float_bytes) const { return is_float() && !keeps_dtype ? elems() * float_bytes : bytes(); }
     /// A floating-point tensor (ONNX FLOAT, FLOAT16, DOUBLE, BFLOAT16).
     bool is_float() const { return onnx_dtype == 1 || onnx_dtype == 10 || onnx_dtype == 11 || onnx_dtype == 16; }
 };

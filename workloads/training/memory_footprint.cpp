@@ -12,7 +12,7 @@ MemoryFootprint memory_footprint(const OpGraph& plan, const TrainingStep& step, 
     const size_t nt = tensors.size(), n = order.size();
     auto category = [&](size_t t) { return t < step.category.size() ? step.category[t] : MemoryCategory::Activations; };
     auto root = [&](size_t t) { return t < step.storage.size() ? static_cast<size_t>(step.storage[t]) : t; };
-    auto bytes = [&](const Tensor& t) { return t.is_float() && !t.keeps_dtype ? t.elems() * float_bytes : t.bytes(); };
+    auto bytes = [&](const Tensor& t) { return t.bytes_at(float_bytes); };
 
     MemoryBytes held;  // for the whole step
     for (size_t t = 0; t < nt; ++t) {

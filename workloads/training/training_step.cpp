@@ -135,7 +135,6 @@ public:
     std::vector<Operator> m_ops;
     std::vector<uint8_t> m_needs;
     std::vector<int32_t> m_grad;
-    std::vector<int32_t> m_grad_first;  ///< the first microbatch's gradient of each tensor
     std::vector<std::vector<int32_t>> m_parts;
     std::vector<MemoryCategory> m_category;
     std::vector<int32_t> m_storage;
@@ -307,6 +306,8 @@ int64_t insert_recompute(StepBuilder& b, const OpGraph& forward, const std::vect
 /// adds its weight gradients into the first microbatch's in place (one add per element).
 void replicate_microbatches(StepBuilder& b, const std::vector<int32_t>& weights, int64_t n) {
     const size_t n_ops = b.m_ops.size(), n_tensors = b.m_tensors.size();
+    std::vector<int32_t> first;  // each weight's gradient in the first microbatch
+    for (const int32_t w : weights) first.push_back(b.grad(w));
     std::vector<uint8_t> per_mb(n_tensors, 0);  // inputs and every computed value
     for (size_t t = 0; t < n_tensors; ++t) per_mb[t] = b.m_tensors[t].role == TensorRole::Input;
     for (size_t j = 0; j < n_ops; ++j)
@@ -330,9 +331,9 @@ void replicate_microbatches(StepBuilder& b, const std::vector<int32_t>& weights,
                 if (t >= 0 && map[static_cast<size_t>(t)] >= 0) t = map[static_cast<size_t>(t)];
             b.add(std::move(op));
         }
-        for (const int32_t w : weights) {
-            const int32_t acc = b.grad(w), part = b.m_grad_first[static_cast<size_t>(w)];
-            const int32_t mine = map[static_cast<size_t>(part)];
+        for (size_t i = 0; i < weights.size(); ++i) {
+            const int32_t w = weights[i], acc = b.grad(w);
+            const int32_t mine = map[static_cast<size_t>(first[i])];
             const Tensor x = b.tensor(acc);
             Operator op;
             op.name = "backward/" + b.tensor(w).name + "/accumulate" + tag;
@@ -463,7 +464,6 @@ TrainingStep make_training_step(const OpGraph& forward, const TrainingOptions& o
     if (options.recompute != "none")
         step.recompute_macs = insert_recompute(b, forward, options.recompute == "full" ? full_segments(forward) : selective_groups(forward));
     if (options.microbatches > 1) {
-        b.m_grad_first = b.m_grad;
         replicate_microbatches(b, trained, options.microbatches);
         step.forward_macs *= options.microbatches, step.backward_macs *= options.microbatches;
         step.recompute_macs *= options.microbatches;
