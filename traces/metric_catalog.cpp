@@ -127,6 +127,23 @@ std::vector<MetricDecl> declare_all() {
             })
             .sweep("throughput_per_s")
             .report("inf/s", 12, 1, -2),
+        // ---- a training step (run --train: metrics.json's `training`, tools/archsim/training_report.h)
+        Declare(S::Training, "step_time_s", "s", "the training step's time: total.latency_s less the setup's when --setup ran it", nullptr)
+            .sweep("train_step_s"),
+        Declare(S::Training, "samples_per_s", "1/s", "samples per step / step_time_s", nullptr).sweep("train_samples_per_s"),
+        Declare(S::Training, "model_flops", "FLOP", "2 x the MACs the step needs: forward and gradient operators, no recomputation", nullptr)
+            .sweep("train_model_flops"),
+        Declare(S::Training, "mfu", "1", "model FLOPs / (step_time_s x the machine's peak FLOP/s)", nullptr).sweep("train_mfu"),
+        Declare(S::Training, "memory.peak_bytes", "bytes", "the step's memory peak: weights, gradients, optimizer state, saved "
+                                                           "activations and workspace live at once", nullptr)
+            .sweep("train_memory_peak_bytes"),
+        Declare(S::Training, "phases.*.latency_s", "s", "per phase (setup, forward, loss, backward, recompute, optimizer): the sum of "
+                                                         "its kernels' spans", nullptr)
+            .sweep("phase_{}_s"),
+        Declare(S::Training, "phases.*.flops", "FLOP", "per phase: 2 per MAC plus the vector operations of its kernels", nullptr)
+            .sweep("phase_{}_flops"),
+        Declare(S::Training, "phases.*.utilization", "1", "per phase: 2 x its MACs / (its time x the machine's peak FLOP/s)", nullptr)
+            .sweep("phase_{}_utilization"),
         // ---- per operator
         Declare(S::Op, "name", "", "the ONNX node's name", op([](const OpMetrics& o) { return o.name; })).table("operator", -40).csv("name"),
         Declare(S::Op, "op_type", "", "the ONNX operator type", op([](const OpMetrics& o) { return o.op_type; })).table("op_type", -14).csv("op_type"),

@@ -17,8 +17,10 @@ struct Metrics;
 
 /// What a metric describes: the run itself (identity, top level of metrics.json), the run's
 /// totals ("total"), one operator ("ops[]"), one trace component ("components[]"), or one study
-/// point (derived by the sweep from the totals and the point's batch; not in metrics.json).
-enum class MetricScope { Run, Total, Op, Component, Point };
+/// point (derived by the sweep from the totals and the point's batch; not in metrics.json), or a
+/// training step (metrics.json's `training` object, written by `run --train`; absent for an
+/// inference: its name is a path in that object, "*" standing for each key of a per-key one).
+enum class MetricScope { Run, Total, Op, Component, Point, Training };
 
 /// Values keyed by memory level, energy part or stall cause.
 using MetricCounts = std::map<std::string, uint64_t>;
@@ -51,7 +53,7 @@ struct MetricDecl {
     std::function<double(const std::map<std::string, double>& totals, double batch)> derive;
     TableColumn table;   ///< Op scope: a column of the run's operator table
     std::string csv;     ///< Op scope: its column in `run --format csv` ("" = none; "bytes_{}" per key)
-    std::string sweep;   ///< Total/Point scope: its results column ("" = none; "traffic_{}_bytes" per key)
+    std::string sweep;   ///< Total/Point/Training scope: its results column ("" = none; "traffic_{}_bytes" per key)
     TableColumn report;  ///< Total/Point scope: a column of `archsim report`'s table
 };
 

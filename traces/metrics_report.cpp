@@ -183,6 +183,7 @@ std::string describe_metrics(ReportFormat f) {
             case MetricScope::Op: return "op";
             case MetricScope::Component: return "component";
             case MetricScope::Point: return "point";
+            case MetricScope::Training: return "training";
         }
         return "";
     };
@@ -193,6 +194,7 @@ std::string describe_metrics(ReportFormat f) {
             case MetricScope::Op: return "ops[]." + d.name;
             case MetricScope::Component: return "components[]." + d.name;
             case MetricScope::Point: return "";
+            case MetricScope::Training: return "training." + d.name;
         }
         return "";
     };

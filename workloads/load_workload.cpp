@@ -21,6 +21,8 @@ std::string workload_name(const std::string& path) { return parse_workload_ref(p
 ImportResult load_workload(const std::string& path, const ImportOptions& options) {
     const WorkloadRef ref = parse_workload_ref(path);
     if (ref.generated()) return generate_workload(ref.file, ref.entry, options);
+    if (!options.workload_sets.empty())
+        throw UserError(path, "workload sets ('" + options.workload_sets.front() + "') apply to a generated workload (FILE.toml#NAME) only");
     const std::string ext = std::filesystem::path(path).extension().string();
     if (ext == ".onnx") return import_onnx(path, options);
     if (ext == ".csv") return ImportResult{read_scalesim_topology(path, options.batch.value_or(1)), {}, 0};

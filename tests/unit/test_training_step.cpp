@@ -202,3 +202,47 @@ TEST_CASE("an operator without a gradient rule is an error naming it, or runs fo
     CHECK(updates == 1);
     CHECK_THROWS_AS(make_training_step(g, TrainingOptions{"auto", "lamb", false}), UserError);
 }
+
+TEST_CASE("the setup initializes every parameter, zeroes the optimizer state and draws the batch, before the step", "[import][training]") {
+    // a square MLP (input and output default to the width): 3 Linear layers 256 -> 256 at batch 16
+    const std::string file = write("archsim_train_setup.toml", "[m]\nfamily = \"mlp\"\nlayers = 3\nwidth = 256\nactivation = \"sigmoid\"\n"
+                                                               "batch = 16\n");
+    const ImportResult r = load_workload(file + "#m", {});
+    const int64_t params = 3 * (256 * 256 + 256);
+    REQUIRE(r.graph.total_params() == params);
+    TrainingOptions opt;
+    opt.optimizer = "adam", opt.mixed_precision = true, opt.setup = true;
+    const TrainingStep step = make_training_step(r.graph, opt);
+    TrainingOptions plain = opt;
+    plain.setup = false;
+    const TrainingStep without = make_training_step(r.graph, plain);
+    CHECK(step.setup);
+    // the step itself is unchanged: same operators after the setup's, same MACs
+    CHECK(step.graph.ops().size() == without.graph.ops().size() + 6 + 6 * 3 + 2);
+    CHECK(step.graph.total_macs() == without.graph.total_macs());
+    std::map<std::string, int64_t> flops, count;
+    for (const Operator& op : step.graph.ops())
+        if (training_phase(op.name) == TrainingPhase::Setup) {
+            flops[op.op_type] += op.cost.flops, ++count[op.op_type];
+            CHECK(op.stage == 4);
+            CHECK(op.cost.macs == 0);
+        }
+    // each weight and bias drawn (2 operations per element), and the labels (integers: none)
+    CHECK(count["RandomUniform"] == 6 + 1);
+    CHECK(flops["RandomUniform"] == 2 * params);
+    // mixed-precision Adam: an fp32 master copy converted from each parameter, two moments zeroed
+    CHECK(count["Cast"] == 6);
+    CHECK(flops["Cast"] == params);
+    CHECK(count["ConstantOfShape"] == 12);
+    CHECK(flops["ConstantOfShape"] == 0);
+    // the float input drawn from a normal distribution: 6 operations per element
+    CHECK(count["RandomNormal"] == 1);
+    CHECK(flops["RandomNormal"] == 6 * 16 * 256);
+    // every setup operator runs before every operator of the step
+    bool step_started = false;
+    for (const int32_t i : step.graph.topo_order()) {
+        const bool setup = training_phase(step.graph.ops()[static_cast<size_t>(i)].name) == TrainingPhase::Setup;
+        CHECK_FALSE((setup && step_started));
+        step_started = step_started || !setup;
+    }
+}

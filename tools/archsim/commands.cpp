@@ -23,6 +23,7 @@
 #include "traces/trace_reader.h"
 #include "tools/archsim/llm_run.h"
 #include "tools/archsim/training_report.h"
+#include "workloads/generators/workload_file.h"
 #include "workloads/load_workload.h"
 #include "workloads/lowering/lower.h"
 #include "workloads/training/memory_footprint.h"
@@ -39,10 +40,24 @@ static ImportResult load(const WorkloadArgs& w, std::optional<TrainingStep>* ste
     for (const auto& d : w.dims) parse_dim_binding(d, opt.dims);
     if (w.batch > 0) opt.batch = w.batch;
     opt.allow_unsupported = w.allow_unsupported;
+    opt.workload_sets = w.workload_sets;
+    const WorkloadRef ref = parse_workload_ref(w.model);
+    // a generated workload may ask for training itself (mode = "train"); a flag given wins
+    const WorkloadRunFields entry = ref.generated() ? read_workload_run_fields(ref.file, ref.entry, w.workload_sets) : WorkloadRunFields{};
     ImportResult r = load_workload(w.model, opt);
-    if (w.train) {
-        TrainingStep s = make_training_step(
-            r.graph, TrainingOptions{w.loss, w.optimizer, w.allow_unsupported, w.recompute, w.microbatches, mixed_precision});
+    if (w.train || entry.train) {
+        auto pick = [](const std::string& flag, const std::string& field, const char* def) {
+            return !flag.empty() ? flag : !field.empty() ? field : std::string(def);
+        };
+        TrainingOptions t;
+        t.loss = pick(w.loss, entry.loss, "auto");
+        t.optimizer = pick(w.optimizer, entry.optimizer, "sgd");
+        t.allow_unsupported = w.allow_unsupported;
+        t.recompute = pick(w.recompute, entry.recompute, "none");
+        t.microbatches = w.microbatches > 0 ? w.microbatches : entry.microbatches > 0 ? entry.microbatches : 1;
+        t.mixed_precision = mixed_precision;
+        t.setup = w.setup || entry.setup == 1;
+        TrainingStep s = make_training_step(r.graph, t);
         for (const auto& name : s.no_gradient)
             r.warnings.push_back("operator '" + name + "' has no gradient rule: it runs forward only, no gradient flows through it");
         r.graph = std::move(s.graph);
@@ -198,7 +213,7 @@ int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& o
     if (is_llm_workload(w.model)) {
         WorkloadArgs t = w;
         std::string prec = precision;
-        t.model = llm_training_workload(w.model, t.train, prec);
+        t.model = llm_training_workload(w.model, w.workload_sets, t.train, prec);
         if (t.train)  // --train, or an entry with generate = 0: one training step of NAME@train
             return cmd_run(t, arch, out_dir, prec, sets, format, max_events, max_sim_time, detail, reference);
         // serving: each phase is a run of its own, the runtime goes with it
@@ -263,7 +278,7 @@ int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& o
         const double capacity = machine.kind->schema().find("dram.capacity_gib")
                                     ? machine.params.get_real("dram.capacity_gib") * kBytesPerGiB
                                     : 0.0;
-        j["training"] = training = training_json(*step, m, mem, capacity);
+        j["training"] = training = training_json(*step, graph, m, mem, capacity);
         if (capacity > 0 && static_cast<double>(mem.peak_bytes) > capacity)
             std::fprintf(stderr, "archsim: warning: %s: the training step's memory peak, %.4g GiB, exceeds the machine's %.4g GiB "
                                  "(dram.capacity_gib); the result is flagged (training.memory.fits = false)\n",

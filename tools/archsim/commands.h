@@ -18,10 +18,16 @@ struct WorkloadArgs {
     /// A training step instead of an inference (workloads/training/training_step.h): forward,
     /// loss, backward and the optimizer's update.
     bool train = false;
-    std::string optimizer = "sgd";  ///< with train: sgd, momentum, adam, adamw
-    std::string loss = "auto";      ///< with train: auto, cross_entropy, mse
-    std::string recompute = "none"; ///< with train: activation recomputation none, selective, full
-    int64_t microbatches = 1;       ///< with train: gradient accumulation over this many microbatches of --batch
+    /// With train, each of these unset ("" / 0 / false) takes the workload entry's field of the
+    /// same name (WorkloadRunFields), else its default (sgd, auto, none, 1, false).
+    std::string optimizer;          ///< sgd, momentum, adam, adamw
+    std::string loss;               ///< auto, cross_entropy, mse
+    std::string recompute;          ///< activation recomputation none, selective, full
+    int64_t microbatches = 0;       ///< gradient accumulation over this many microbatches of --batch
+    bool setup = false;             ///< the one-time setup runs first (TrainingOptions::setup)
+    /// Fields of a generated workload entry (FILE.toml#NAME) set to other values: "KEY=VALUE",
+    /// KEY dotted into sub-tables ("sequence.prompt=512"), VALUE read as TOML (else a string).
+    std::vector<std::string> workload_sets;
 };
 
 /// Where runtime profiles are looked up by name.

@@ -87,19 +87,22 @@ bool is_llm_workload(const std::string& model) {
     return read_llm_entry(file, name, shape, batch);
 }
 
-std::string llm_training_workload(const std::string& model, bool& train, std::string& precision) {
+std::string llm_training_workload(const std::string& model, const std::vector<std::string>& sets, bool& train, std::string& precision) {
     std::string file, name;
     split(model, file, name);
     LlmShape s;
     int64_t batch = 1;
-    read_llm_entry(file, name, s, batch);
-    if (s.generate == 0) train = true;
+    read_llm_entry(file, name, s, batch, sets);
+    if (s.generate == 0 || read_workload_run_fields(file, name, sets).train) train = true;
     if (precision.empty()) precision = entry_precision(s);
     return model + "@train";
 }
 
 int cmd_run_llm(const WorkloadArgs& w, const std::string& arch, const std::string& out_dir, const std::string& precision,
                 const std::vector<std::string>& sets, const std::string& format, const std::string& detail, bool reference) {
+    if (!w.workload_sets.empty())
+        throw UserError(w.model, "workload sets ('" + w.workload_sets.front() + "') are not applied to an llm entry's serving phases; "
+                                 "write the value into the entry");
     std::string file, name;
     split(w.model, file, name);
     LlmShape s;

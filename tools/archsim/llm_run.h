@@ -11,11 +11,12 @@ namespace archsim::cli {
 /// True if `model` names an llm workload without a phase ("FILE.toml#NAME").
 bool is_llm_workload(const std::string& model);
 
-/// An llm workload `model` ("FILE.toml#NAME") run as a training step: sets `train` when the
-/// entry's sequence.generate is 0 (the format's training-only entry), and returns the workload
+/// An llm workload `model` ("FILE.toml#NAME", its fields `sets` applied) run as a training step:
+/// sets `train` when the entry's sequence.generate is 0 (the format's training-only entry) or its
+/// mode is "train", and returns the workload
 /// that step trains ("FILE.toml#NAME@train"), with `precision`, when empty, set to the entry's
 /// weights precision (fp8 as int8, as cmd_run_llm does).
-std::string llm_training_workload(const std::string& model, bool& train, std::string& precision);
+std::string llm_training_workload(const std::string& model, const std::vector<std::string>& sets, bool& train, std::string& precision);
 
 /// Simulates the prefill (the whole prompt) and the decode phase at four KV lengths across the
 /// generation (prompt, and one third, two thirds and the whole of the way through), each
@@ -26,7 +27,8 @@ std::string llm_training_workload(const std::string& model, bool& train, std::st
 /// (batch x generated tokens over the whole request) and energy per token; written to
 /// OUT/llm.json. The run precision is the weights' (precision.weights; fp8 runs as an 8-bit
 /// operand on the int8 rates) unless --precision is given. Returns 0, or throws UserError when a
-/// phase fails (naming its log). Each phase's trace is written at `detail` (run --detail), and
+/// phase fails (naming its log) or for workload sets (not applied to the serving phases: write
+/// the values into the entry). Each phase's trace is written at `detail` (run --detail), and
 /// runs with `reference` (run --reference).
 int cmd_run_llm(const WorkloadArgs& w, const std::string& arch, const std::string& out_dir, const std::string& precision,
                 const std::vector<std::string>& sets, const std::string& format, const std::string& detail = "full",

@@ -47,23 +47,27 @@ int main(int argc, char** argv) {
                       "Import unknown operators as zero-cost nodes (listed in the report) instead of failing; with --train, "
                       "run operators without a gradient rule forward only");
         sub->add_flag("--train", wl.train, "A training step: forward, loss, backward and the optimizer's update of every weight");
-        sub->add_option("--optimizer", wl.optimizer, "With --train: the update rule")
-            ->check(CLI::IsMember({"sgd", "momentum", "adam", "adamw"}))
-            ->capture_default_str();
+        sub->add_option("--optimizer", wl.optimizer, "With --train: the update rule (default: the workload entry's, else sgd)")
+            ->check(CLI::IsMember({"sgd", "momentum", "adam", "adamw"}));
         sub->add_option("--loss", wl.loss, "With --train: the loss on the model's output (auto: cross-entropy for class scores, "
-                                           "else mean squared error)")
-            ->check(CLI::IsMember({"auto", "cross_entropy", "mse"}))
-            ->capture_default_str();
+                                           "else mean squared error; default: the entry's, else auto)")
+            ->check(CLI::IsMember({"auto", "cross_entropy", "mse"}));
         sub->add_option("--recompute", wl.recompute,
                         "With --train: activation recomputation (none; selective: the attention scores, softmax and dropout; "
-                        "full: every segment between residual sums runs its forward again before its backward)")
-            ->check(CLI::IsMember({"none", "selective", "full"}))
-            ->capture_default_str();
+                        "full: every segment between residual sums runs its forward again before its backward; default: the "
+                        "entry's, else none)")
+            ->check(CLI::IsMember({"none", "selective", "full"}));
         sub->add_option("--microbatches", wl.microbatches,
                         "With --train: gradient accumulation, forward and backward on this many microbatches (each --batch "
-                        "samples) before one optimizer step")
-            ->check(CLI::Range(int64_t(1), int64_t(4096)))
-            ->capture_default_str();
+                        "samples) before one optimizer step (default: the entry's, else 1)")
+            ->check(CLI::Range(int64_t(1), int64_t(4096)));
+        sub->add_flag("--setup", wl.setup,
+                      "With --train: simulate the one-time setup first (parameters initialized, optimizer state zeroed, "
+                      "synthetic inputs drawn), reported as its own phase; total.latency_s then covers setup and step, "
+                      "training.step_time_s the step");
+        sub->add_option("--workload-set", wl.workload_sets,
+                        "Set a field of a generated workload (FILE.toml#NAME): KEY=VALUE, e.g. width=1024 or mode=train "
+                        "(repeatable)");
         sub->add_option("--format", format, "Output format: table, json or csv")
             ->check(CLI::IsMember({"table", "json", "csv"}));
     };

@@ -37,7 +37,8 @@ struct StudyMachine {
 ///                                        models may also be "FILE.toml#NAME" of a workload file)
 /// Axes combine as a cartesian product (mode = "product", the default) or element-wise (mode =
 /// "zip": every axis of a machine must then have the same number of values). `batch` sets the
-/// workload batch; any other axis key is a config key of the machine, or several joined by commas
+/// workload batch; `workload.KEY` sets field KEY of a generated workload (run --workload-set);
+/// any other axis key is a config key of the machine, or several joined by commas
 /// ("array.rows,array.cols" = [32, 64] sweeps square arrays). Paths are relative to the study
 /// file's folder.
 struct StudySpec {

@@ -91,6 +91,7 @@ pid_t SweepSession::start(size_t i) {
     std::vector<std::string> args = {"run", p.model, "--arch", (dir / "machine.toml").string(), "--out", dir.string(), "--format", "json",
                                      "--detail", m_args.traces == "full" ? "full" : "kernel"};
     if (p.batch > 0) args.insert(args.end(), {"--batch", std::to_string(p.batch)});
+    for (const auto& ws : p.workload_sets) args.insert(args.end(), {"--workload-set", ws});
     return spawn_self(m_self, args, (dir / "report.json").string(), (dir / "stderr.log").string());
 }
 

@@ -15,6 +15,7 @@
 #include "arch/common/machine.h"
 #include "sim/engine/machine_setup.h"
 #include "arch/common/registry.h"
+#include "workloads/generators/llm.h"
 #include "workloads/generators/workload_file.h"
 
 namespace archsim::cli {
@@ -55,6 +56,25 @@ bool skipped(const StudySpec& s, const SweepPoint& p) {
     return false;
 }
 
+/// The prefix of an axis that sets a generated workload's field.
+constexpr const char* kWorkloadAxis = "workload.";
+
+/// Builds point `p`'s workload with its workload sets, so that a field the family does not have,
+/// or a value it refuses, fails before anything runs.
+void check_workload_sets(const StudySpec& study, const SweepPoint& p) {
+    const WorkloadRef ref = parse_workload_ref(p.model);
+    if (!ref.generated())
+        throw UserError(study.file + ": axes." + kWorkloadAxis + p.workload_sets.front().substr(0, p.workload_sets.front().find('=')),
+                        "sets a field of a generated workload, but model '" + p.model + "' is a file");
+    ImportOptions opt;
+    opt.workload_sets = p.workload_sets;
+    if (p.batch > 0) opt.batch = p.batch;
+    read_workload_run_fields(ref.file, ref.entry, p.workload_sets);
+    LlmShape shape;  // an llm entry: its shape is read (a whole LLM is not built here)
+    int64_t batch = 0;
+    if (!read_llm_entry(ref.file, ref.entry, shape, batch, p.workload_sets)) generate_workload(ref.file, ref.entry, opt);
+}
+
 }  // namespace
 
 SweepPlan plan_sweep(const StudySpec& study) {
@@ -73,6 +93,7 @@ SweepPlan plan_sweep(const StudySpec& study) {
         for (const auto& [k, v] : model_tags.back()) tag_keys.insert(k);
     }
     plan.tag_keys.assign(tag_keys.begin(), tag_keys.end());
+    std::set<size_t> checked;  // models whose workload sets were checked
 
     for (const auto& m : study.machines) {
         const std::string where = study.file + ": machine " + m.label;
@@ -114,10 +135,13 @@ SweepPlan plan_sweep(const StudySpec& study) {
                         }
                         if (p.batch < 1) throw UserError(study.file + ": axes.batch", "'" + v + "' is not a positive integer");
                     } else {  // "a,b" sets every named key to the value (e.g. square arrays)
-                        size_t from = 0;
-                        for (size_t comma; (comma = axes[a]->key.find(',', from)) != std::string::npos; from = comma + 1)
-                            p.sets.push_back(axes[a]->key.substr(from, comma - from) + "=" + v);
-                        p.sets.push_back(axes[a]->key.substr(from) + "=" + v);
+                        const std::string& keys = axes[a]->key;
+                        for (size_t from = 0, comma = 0; comma != std::string::npos; from = comma + 1) {
+                            comma = keys.find(',', from);
+                            const std::string key = keys.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
+                            if (key.rfind(kWorkloadAxis, 0) == 0) p.workload_sets.push_back(key.substr(std::string(kWorkloadAxis).size()) + "=" + v);
+                            else p.sets.push_back(key + "=" + v);
+                        }
                     }
                 }
                 if (skipped(study, p)) {
@@ -133,7 +157,10 @@ SweepPlan plan_sweep(const StudySpec& study) {
                     if (std::string(e.what()).rfind(where, 0) == 0) throw;
                     throw UserError(where, e.what());
                 }
-                const uint64_t h = fnv1a64(p.resolved_config + "\nmodel=" + model_ids[mi] + "\nbatch=" + std::to_string(p.batch));
+                if (!p.workload_sets.empty() && checked.insert(mi).second) check_workload_sets(study, p);
+                std::string identity = p.resolved_config + "\nmodel=" + model_ids[mi] + "\nbatch=" + std::to_string(p.batch);
+                for (const auto& ws : p.workload_sets) identity += "\nworkload." + ws;
+                const uint64_t h = fnv1a64(identity);
                 p.id = fmt::format("{:016x}", mix_key(0, h));  // splitmix finalizer: neighbours look unrelated
                 p.index = plan.points.size();
                 plan.points.push_back(std::move(p));

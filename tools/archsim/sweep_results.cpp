@@ -34,13 +34,40 @@ SweepRow failed_row(const SweepPoint& p, const std::string& error) {
 
 namespace {
 
-/// The declarations that are sweep results: Run, Total and Point scope with a `sweep` column
+/// The value at `path` ("a.b") of `j`, or nullptr.
+const json* at_path(const json& j, const std::string& path) {
+    const json* at = &j;
+    size_t from = 0;
+    for (size_t dot = 0; dot != std::string::npos; from = dot + 1) {
+        dot = path.find('.', from);
+        const std::string part = path.substr(from, dot == std::string::npos ? std::string::npos : dot - from);
+        if (!at->is_object() || !at->contains(part)) return nullptr;
+        at = &(*at)[part];
+    }
+    return at;
+}
+
+/// A training metric of `training` (metrics.json's object) into row `r`: a scalar at its path, or
+/// for "A.*.B" the number at B of every key of A (per key). Absent: nothing.
+void read_training_metric(const MetricDecl& d, const json& training, SweepRow& r) {
+    const size_t star = d.name.find(".*.");
+    if (star == std::string::npos) {
+        if (const json* v = at_path(training, d.name); v && v->is_number()) r.values[d.name] = v->get<double>();
+        return;
+    }
+    const json* keyed = at_path(training, d.name.substr(0, star));
+    if (!keyed || !keyed->is_object()) return;
+    for (const auto& [k, x] : keyed->items())
+        if (const json* v = at_path(x, d.name.substr(star + 3)); v && v->is_number()) r.per_key[d.name][k] = v->get<double>();
+}
+
+/// The declarations that are sweep results: Run, Total, Point and Training scope with a `sweep` column
 /// (the catalogue is immutable, so the list is made once).
 const std::vector<const MetricDecl*>& sweep_metrics() {
     static const std::vector<const MetricDecl*> decls = [] {
         std::vector<const MetricDecl*> out;
         for (const auto& d : metric_catalog())
-            if (!d.sweep.empty() && (d.scope == MetricScope::Run || d.scope == MetricScope::Total || d.scope == MetricScope::Point))
+            if (!d.sweep.empty() && d.scope != MetricScope::Op && d.scope != MetricScope::Component)
                 out.push_back(&d);
         return out;
     }();
@@ -59,6 +86,10 @@ SweepRow row_from_metrics(const SweepPoint& p, const std::string& metrics_json, 
     }
     for (const MetricDecl* d : sweep_metrics()) {
         if (d->scope == MetricScope::Point) continue;
+        if (d->scope == MetricScope::Training) {  // a training step's; an inference has none
+            if (m.contains("training")) read_training_metric(*d, m["training"], r);
+            continue;
+        }
         const json& at = d->scope == MetricScope::Run ? m : m.contains("total") ? m["total"] : json();
         const std::string where = (d->scope == MetricScope::Run ? "" : "total.") + d->name;
         if (!at.is_object() || !at.contains(d->name))
@@ -209,11 +240,16 @@ std::vector<Column> columns_of(std::vector<SweepRow>& rows, const std::vector<st
     // the declared sweep metrics: scalars first, then one column per key any row has
     const auto& metrics = sweep_metrics();
     for (const MetricDecl* d : metrics)
-        if (!is_per_key(d->sweep))
+        if (!is_per_key(d->sweep)) {
+            // a training figure is a column when some row has it
+            if (d->scope == MetricScope::Training &&
+                std::none_of(rows.begin(), rows.end(), [&](const SweepRow& r) { return r.values.count(d->name) > 0; }))
+                continue;
             number(d->sweep, [&](const SweepRow& r) {
                 auto it = r.values.find(d->name);
                 return it == r.values.end() ? std::nan("") : it->second;
             });
+        }
     for (const MetricDecl* d : metrics) {
         if (!is_per_key(d->sweep)) continue;
         std::set<std::string> keys;
@@ -223,7 +259,7 @@ std::vector<Column> columns_of(std::vector<SweepRow>& rows, const std::vector<st
         for (const auto& k : keys)
             number(column_for(d->sweep, k), [&](const SweepRow& r) {
                 auto it = r.per_key.find(d->name);
-                if (it == r.per_key.end()) return r.status == "ok" ? 0.0 : std::nan("");
+                if (it == r.per_key.end()) return r.status == "ok" && d->scope != MetricScope::Training ? 0.0 : std::nan("");
                 auto at = it->second.find(k);
                 return at == it->second.end() ? 0.0 : at->second;
             });

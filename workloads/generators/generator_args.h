@@ -40,6 +40,11 @@ public:
     double real_or(const std::string& key, double def, double lo, double hi) const;
     /// True if the entry sets `key` (dotted keys reach into sub-tables: "sequence.prompt").
     bool has(const std::string& key) const { return find(key) != nullptr; }
+    /// True if the entry sets `key` to one integer (not a list).
+    bool is_integer(const std::string& key) const {
+        const auto* n = find(key);
+        return n && n->is_integer();
+    }
     /// The phase asked for after '@' in the workload name ("" if none).
     const std::string& phase() const { return m_phase; }
     /// The entry's place in messages: "FILE: [name]".

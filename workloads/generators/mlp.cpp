@@ -11,9 +11,11 @@ namespace archsim {
 
 void build_mlp(const GeneratorArgs& a, int64_t batch, onnx::ModelProto& model) {
     const int64_t layers = a.integer("layers");
-    const int64_t input = a.integer("input");
-    const int64_t output = a.integer("output");
     const std::vector<int64_t> widths = layers > 1 ? a.integers("width", static_cast<size_t>(layers - 1)) : std::vector<int64_t>{};
+    // a square network d -> d -> ... -> d when width is one integer and input or output is not given
+    const bool square = layers > 1 && a.is_integer("width");
+    const int64_t input = square && !a.has("input") ? widths[0] : a.integer("input");
+    const int64_t output = square && !a.has("output") ? widths[0] : a.integer("output");
     const std::string act = a.choice_or("activation", "relu", {"relu", "gelu", "sigmoid"});
     const bool bias = a.boolean_or("bias", true);
     auto& g = gen::start_model(model, "mlp");

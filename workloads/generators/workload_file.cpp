@@ -3,6 +3,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <filesystem>
+#include <set>
 
 #include "sim/common/error.h"
 #include "sim/config/toml_load.h"
@@ -37,17 +38,87 @@ const toml::table* find_entry(const toml::table& root, const std::string& name) 
     if (!entry) entry = root["workload"][name].as_table();
     return entry;
 }
+
+/// The fields every entry may hold besides its family's: how it is run (WorkloadRunFields).
+const std::set<std::string>& run_field_keys() {
+    static const std::set<std::string> keys = {"mode", "optimizer", "loss", "recompute", "microbatches", "setup"};
+    return keys;
+}
+
+/// `entry` with each "KEY=VALUE" of `sets` written into it (KEY dotted into sub-tables, made
+/// when missing; VALUE parsed as a TOML value, else taken as a string). Throws UserError naming
+/// `where` and the set for one without '=' or one that changes the family.
+toml::table with_sets(const toml::table& entry, const std::vector<std::string>& sets, const std::string& where) {
+    toml::table out = entry;
+    for (const std::string& set : sets) {
+        const size_t eq = set.find('=');
+        const std::string key = set.substr(0, eq);
+        if (eq == std::string::npos || key.empty() || eq + 1 == set.size())
+            throw UserError(where, "workload set '" + set + "' is not KEY=VALUE");
+        if (key == "family") throw UserError(where + ".family", "a workload set cannot change the family");
+        const std::string text = set.substr(eq + 1);
+        toml::table parsed;
+        try {
+            parsed = toml::parse("v = " + text);
+        } catch (const toml::parse_error&) {
+            parsed.insert("v", text);  // a bare word: a string
+        }
+        toml::table* at = &out;
+        size_t from = 0;
+        for (size_t dot; (dot = key.find('.', from)) != std::string::npos; from = dot + 1) {
+            const std::string part = key.substr(from, dot - from);
+            if (!at->contains(part)) at->insert(part, toml::table{});
+            at = (*at)[part].as_table();
+            if (!at) throw UserError(where + "." + key, "'" + part + "' is not a table of this entry");
+        }
+        at->insert_or_assign(key.substr(from), *parsed.get("v"));
+    }
+    return out;
+}
+
+/// Throws UserError if a key of `sets` is neither read by the family (`args`) nor a run field.
+void check_sets_used(const std::vector<std::string>& sets, const GeneratorArgs& args, const std::string& family) {
+    for (const std::string& set : sets) {
+        const std::string key = set.substr(0, set.find('='));
+        if (!args.used().count(key) && !run_field_keys().count(key) && key != "batch")
+            throw UserError(args.where() + "." + key, "not a field of the " + family + " family (workload set '" + set + "')");
+    }
+}
 }  // namespace
 
-bool read_llm_entry(const std::string& file, const std::string& name, LlmShape& shape, int64_t& batch) {
+bool read_llm_entry(const std::string& file, const std::string& name, LlmShape& shape, int64_t& batch,
+                    const std::vector<std::string>& sets) {
     if (!std::filesystem::is_regular_file(file)) throw UserError(file, "no such workload file");
     const toml::table root = detail::parse_toml_file(file);
-    const toml::table* entry = find_entry(root, name);
-    if (!entry || (*entry)["family"].value_or(std::string()) != "llm") return false;
-    const GeneratorArgs args(*entry, file + ": [" + name + "]");
+    const toml::table* found = find_entry(root, name);
+    if (!found || (*found)["family"].value_or(std::string()) != "llm") return false;
+    const std::string where = file + ": [" + name + "]";
+    const toml::table entry = with_sets(*found, sets, where);
+    const GeneratorArgs args(entry, where);
     shape = read_llm_shape(args);
     batch = args.integer_or("batch", 1);
     return true;
+}
+
+WorkloadRunFields read_workload_run_fields(const std::string& file, const std::string& name, const std::vector<std::string>& sets) {
+    if (!std::filesystem::is_regular_file(file)) throw UserError(file, "no such workload file");
+    const toml::table root = detail::parse_toml_file(file);
+    const std::string entry_name = name.substr(0, name.find('@'));
+    const std::string where = file + ": [" + entry_name + "]";
+    const toml::table* found = find_entry(root, entry_name);
+    if (!found) return {};  // generate_workload names the missing entry
+    const toml::table entry = with_sets(*found, sets, where);
+    const GeneratorArgs args(entry, where);
+    WorkloadRunFields f;
+    f.train = args.choice_or("mode", "infer", {"infer", "train"}) == "train";
+    // the training fields are checked in either mode and apply in training (a study's
+    // workload.mode axis may run the same entry both ways)
+    if (args.has("optimizer")) f.optimizer = args.choice_or("optimizer", "sgd", {"sgd", "momentum", "adam", "adamw"});
+    if (args.has("loss")) f.loss = args.choice_or("loss", "auto", {"auto", "cross_entropy", "mse"});
+    if (args.has("recompute")) f.recompute = args.choice_or("recompute", "none", {"none", "selective", "full"});
+    if (args.has("microbatches")) f.microbatches = args.integer("microbatches");
+    if (args.has("setup")) f.setup = args.boolean_or("setup", false) ? 1 : 0;
+    return f;
 }
 
 namespace {
@@ -60,8 +131,8 @@ onnx::ModelProto build_workload(const std::string& file, const std::string& name
     const size_t at = name.find('@');
     const std::string entry_name = name.substr(0, at), phase = at == std::string::npos ? "" : name.substr(at + 1);
     const std::string where = file + ": [" + entry_name + "]";
-    const toml::table* entry = find_entry(root, entry_name);
-    if (!entry) {
+    const toml::table* found = find_entry(root, entry_name);
+    if (!found) {
         std::string names;
         for (const auto& [k, v] : root)
             if (v.is_table() && v.as_table()->contains("family")) names += (names.empty() ? "" : ", ") + std::string(k.str());
@@ -69,6 +140,8 @@ onnx::ModelProto build_workload(const std::string& file, const std::string& name
             for (const auto& [k, v] : *w) names += (names.empty() ? "" : ", ") + std::string(k.str());
         throw UserError(where, "no such workload in this file (it has: " + (names.empty() ? std::string("none") : names) + ")");
     }
+    const toml::table edited = with_sets(*found, options.workload_sets, where);
+    const toml::table* entry = &edited;
     const auto family = (*entry)["family"].value<std::string>();
     if (!family) throw UserError(where + ".family", "missing (required: the generator to use)");
     const WorkloadFamily* f = nullptr;
@@ -83,11 +156,12 @@ onnx::ModelProto build_workload(const std::string& file, const std::string& name
     const int64_t batch = options.batch ? *options.batch : args.integer_or("batch", 1);
     onnx::ModelProto model;
     f->build(args, batch, model);
+    check_sets_used(options.workload_sets, args, *family);
     if (tags) {
         tags->clear();
         for (const auto& [k, v] : *entry) {
             const std::string key(k.str());
-            if (key == "family" || key == "batch" || args.used().count(key)) continue;
+            if (key == "family" || key == "batch" || args.used().count(key) || run_field_keys().count(key)) continue;
             if (v.is_table()) continue;  // sub-tables (sequence, precision) belong to the family
             if (auto str = v.value<std::string>()) (*tags)[key] = *str;
             else if (v.is_integer()) (*tags)[key] = std::to_string(*v.value<int64_t>());

@@ -26,16 +26,35 @@ const std::vector<WorkloadFamily>& workload_families();
 
 struct LlmShape;
 
-/// The shape and batch of the llm entry `name` (no '@' phase) of workload file `file`; false if
-/// the entry is another family. Throws UserError like generate_workload for a bad entry.
-bool read_llm_entry(const std::string& file, const std::string& name, LlmShape& shape, int64_t& batch);
+/// The shape and batch of the llm entry `name` (no '@' phase) of workload file `file`, its fields
+/// `sets` applied (see apply_workload_sets); false if the entry is another family. Throws
+/// UserError like generate_workload for a bad entry.
+bool read_llm_entry(const std::string& file, const std::string& name, LlmShape& shape, int64_t& batch,
+                    const std::vector<std::string>& sets = {});
+
+/// What an entry asks of a run besides its graph: `mode` = "infer" (the default) or "train" (a
+/// training step, as `run --train`), and for training the optional fields `optimizer`, `loss`,
+/// `recompute`, `microbatches` and `setup` (as the run flags of the same names; a flag given on
+/// the command line wins; under "infer" they are checked and unused). Absent fields stay empty.
+struct WorkloadRunFields {
+    bool train = false;
+    std::string optimizer, loss, recompute;  ///< "" = not set by the entry
+    int64_t microbatches = 0;                ///< 0 = not set
+    int setup = -1;                          ///< -1 = not set, else 0 / 1
+};
+/// The run fields of entry `name` (an '@' phase suffix is ignored) of `file`, `sets` applied.
+/// Throws UserError naming the field for a bad value, like generate_workload for a bad entry.
+WorkloadRunFields read_workload_run_fields(const std::string& file, const std::string& name, const std::vector<std::string>& sets = {});
 
 /// Builds workload `name` of workload file `file`: its [name] table with `family = "..."`, or a
 /// [workload.name] table (how a study file holds its own workloads). "name@phase" picks an llm
-/// phase. `options.batch` overrides the entry's batch. Throws UserError naming the file, the entry
-/// and the field for a missing file or entry, an unknown family, a missing required field or a
-/// value of the wrong type or range. Scalar fields the family does not use are the user's tags:
-/// returned in `tags` (when given) for results tables.
+/// phase. `options.batch` overrides the entry's batch; `options.workload_sets` override its fields
+/// ("KEY=VALUE", KEY dotted into sub-tables, VALUE read as a TOML value or else as a string; a key
+/// the family does not read is an error, so a typo never becomes a silent tag). Throws UserError
+/// naming the file, the entry and the field for a missing file or entry, an unknown family, a
+/// missing required field or a value of the wrong type or range. Scalar fields the family does
+/// not use (nor the run fields, see WorkloadRunFields) are the user's tags: returned in `tags`
+/// (when given) for results tables.
 ImportResult generate_workload(const std::string& file, const std::string& name, const ImportOptions& options,
                                std::map<std::string, std::string>* tags = nullptr);
 

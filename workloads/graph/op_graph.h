@@ -152,7 +152,7 @@ struct Operator {
     /// Threads the kernel runs on (a BLAS run with OPENBLAS_NUM_THREADS=1: 1); 0 = every core.
     int32_t threads = 0;
     /// Operators of different stages never share a kernel (runtime lowering, a machine's
-    /// epilogue fusion): a training step's forward 0, loss 1, backward 2 and optimizer 3, as a
+    /// epilogue fusion): a training step's forward 0, loss 1, backward 2, optimizer 3 and setup 4, as a
     /// framework runs the optimizer after the whole backward (workloads/training/training_step.h).
     uint8_t stage = 0;
 };

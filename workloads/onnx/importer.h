@@ -19,6 +19,9 @@ struct ImportOptions {
     std::map<std::string, int64_t> dims;   ///< binds symbolic dims by name (--dim name=value)
     std::optional<int64_t> batch;          ///< sets dim 0 of every model input (--batch N)
     bool allow_unsupported = false;        ///< unknown ops become zero-cost Unsupported nodes
+    /// A generated workload's (FILE.toml#NAME) fields set to other values, "KEY=VALUE"
+    /// (--workload-set, a study's workload.KEY axis); an error for any other model file.
+    std::vector<std::string> workload_sets;
 };
 
 /// Result of an import: the graph and the warnings the user should see.

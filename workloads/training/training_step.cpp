@@ -13,6 +13,7 @@ namespace archsim {
 
 const char* to_string(TrainingPhase p) {
     switch (p) {
+        case TrainingPhase::Setup: return "setup";
         case TrainingPhase::Forward: return "forward";
         case TrainingPhase::Loss: return "loss";
         case TrainingPhase::Backward: return "backward";
@@ -23,6 +24,7 @@ const char* to_string(TrainingPhase p) {
 }
 
 TrainingPhase training_phase(const std::string& name) {
+    if (name.rfind("setup/", 0) == 0) return TrainingPhase::Setup;
     if (name.rfind("backward/", 0) == 0) return TrainingPhase::Backward;
     if (name.rfind("optimizer/", 0) == 0) return TrainingPhase::Optimizer;
     if (name.rfind("recompute/", 0) == 0) return TrainingPhase::Recompute;
@@ -352,6 +354,57 @@ void replicate_microbatches(StepBuilder& b, const std::vector<int32_t>& weights,
     }
 }
 
+
+/// An optimizer state tensor and the parameter it starts as a copy of (-1: it starts at zero).
+struct StateInit {
+    int32_t state = -1;
+    int32_t from = -1;
+};
+
+/// The setup operators (TrainingOptions::setup), stage 4, in this order: each parameter in
+/// `params` drawn by its initializer, "RandomUniform", 2 operations per element (PyTorch's
+/// default init of Linear and Conv, kaiming_uniform_: a uniform draw scaled and shifted, x (b - a)
+/// + a; the generator's integer work is not floating point); each state of `states` zeroed
+/// ("ConstantOfShape", no arithmetic) or, for an fp32 master weight, converted from its parameter
+/// ("Cast", 1 per element); every model input and label tensor no operator writes, drawn
+/// ("RandomNormal" for floats, 6 per element: Box-Muller's log, square root, cosine and scale per
+/// pair of draws, then x std + mean, as torch.randn; "RandomUniform" for integer ids and labels,
+/// no floating-point operations). Each writes its tensor, so the step's operators depend on it.
+std::vector<Operator> setup_operators(StepBuilder& b, const std::vector<int32_t>& params, const std::vector<StateInit>& states) {
+    std::vector<Operator> ops;
+    auto add = [&](int32_t t, const char* type, int64_t flops_per_elem, std::vector<int32_t> inputs) {
+        Operator op;
+        op.name = "setup/" + b.tensor(t).name;
+        op.op_type = type;
+        op.stage = 4;
+        op.inputs = std::move(inputs);
+        op.outputs = {t};
+        op.cost.cls = OpClass::Elementwise;
+        op.cost.flops = flops_per_elem * b.tensor(t).elems();
+        count_bytes(op, b);
+        ops.push_back(std::move(op));
+    };
+    for (const int32_t w : params) add(w, "RandomUniform", 2, {});
+    for (const StateInit& s : states) {
+        if (s.from >= 0) add(s.state, "Cast", 1, {s.from});
+        else add(s.state, "ConstantOfShape", 0, {});
+    }
+    std::vector<uint8_t> written(b.m_tensors.size(), 0), read(b.m_tensors.size(), 0);
+    for (const Operator& op : b.m_ops) {
+        for (const int32_t t : op.outputs)
+            if (t >= 0) written[static_cast<size_t>(t)] = 1;
+        for (const int32_t t : op.inputs)
+            if (t >= 0) read[static_cast<size_t>(t)] = 1;
+    }
+    for (size_t t = 0; t < b.m_tensors.size(); ++t) {
+        const Tensor& x = b.m_tensors[t];
+        if (x.role != TensorRole::Input || written[t] || !read[t]) continue;
+        if (x.is_float()) add(static_cast<int32_t>(t), "RandomNormal", 6, {});
+        else add(static_cast<int32_t>(t), "RandomUniform", 0, {});
+    }
+    return ops;
+}
+
 }  // namespace
 
 TrainingStep make_training_step(const OpGraph& forward, const TrainingOptions& options) {
@@ -368,6 +421,7 @@ TrainingStep make_training_step(const OpGraph& forward, const TrainingOptions& o
     step.recompute = options.recompute;
     step.microbatches = options.microbatches;
     step.mixed_precision = options.mixed_precision;
+    step.setup = options.setup;
 
     // the output the loss reads: the largest float output that depends on a weight
     int32_t out = -1;
@@ -469,6 +523,7 @@ TrainingStep make_training_step(const OpGraph& forward, const TrainingOptions& o
         step.recompute_macs *= options.microbatches;
     }
 
+    std::vector<StateInit> inits;  // the optimizer state, for the setup
     // the optimizer: one update per weight, reading its gradient and state and writing the
     // weight and state back in place; under mixed precision the update runs on an fp32 master
     // copy (read and written) and writes the weight in the run's precision, and the fp32
@@ -490,6 +545,7 @@ TrainingStep make_training_step(const OpGraph& forward, const TrainingOptions& o
         for (const std::string& name : states) {
             fp32.name = "optimizer/" + weight.name + "/" + name;
             const int32_t st = b.add_tensor(fp32, MemoryCategory::OptimizerState);
+            inits.push_back({st, name == "master" ? w : -1});
             fp32.name += "/updated";
             const int32_t upd = b.add_tensor(fp32);
             b.alias(upd, st);
@@ -502,6 +558,11 @@ TrainingStep make_training_step(const OpGraph& forward, const TrainingOptions& o
         op.cost.flops = (opt.ops_per_param + (options.mixed_precision ? 2 : 0)) * weight.elems();
         count_bytes(op, b);
         b.add(std::move(op));
+    }
+    if (options.setup) {  // first in the operator list, so first in the schedule
+        std::vector<Operator> ops = setup_operators(b, weights, inits);
+        ops.insert(ops.end(), std::make_move_iterator(b.m_ops.begin()), std::make_move_iterator(b.m_ops.end()));
+        b.m_ops = std::move(ops);
     }
     step.category = std::move(b.m_category);
     step.storage = std::move(b.m_storage);

@@ -31,6 +31,11 @@ struct TrainingOptions {
     /// moments (Micikevicius et al., ICLR 2018), read and written in fp32 whatever the run's
     /// operand precision; false: the state is kept in the weights' precision and no master copy.
     bool mixed_precision = false;
+    /// Also the one-time setup before the first step (named "setup/...", stage 4, run first):
+    /// every parameter written by its initializer, the optimizer state zeroed (fp32 master
+    /// weights copied from the parameters), and the step's synthetic inputs and labels drawn;
+    /// what an MLP profiling script does before it times a step.
+    bool setup = false;
 };
 
 /// What a tensor of a training step holds, for its memory footprint (memory_footprint.h).
@@ -43,10 +48,10 @@ enum class MemoryCategory : uint8_t {
 };
 
 /// The phase of a training step an operator belongs to, from its name (training_step names
-/// every operator it adds "loss/...", "backward/...", "recompute/..." or "optimizer/..."; the
-/// others are forward).
-enum class TrainingPhase : uint8_t { Forward, Loss, Backward, Recompute, Optimizer };
-/// "forward", "loss", "backward", "recompute", "optimizer".
+/// every operator it adds "setup/...", "loss/...", "backward/...", "recompute/..." or
+/// "optimizer/..."; the others are forward).
+enum class TrainingPhase : uint8_t { Setup, Forward, Loss, Backward, Recompute, Optimizer };
+/// "setup", "forward", "loss", "backward", "recompute", "optimizer".
 const char* to_string(TrainingPhase p);
 /// The phase of the operator (or a runtime kernel whose first member is the operator) `name`.
 TrainingPhase training_phase(const std::string& name);
@@ -67,6 +72,7 @@ struct TrainingStep {
     int64_t microbatches = 1;        ///< as in TrainingOptions
     int64_t recompute_macs = 0;      ///< MACs of the recomputed forward operators (hardware, not model, work)
     bool mixed_precision = false;    ///< as in TrainingOptions
+    bool setup = false;              ///< as in TrainingOptions: the graph starts with the setup operators
     /// Per tensor of `graph`: what it holds.
     std::vector<MemoryCategory> category;
     /// Per tensor of `graph`: the tensor whose buffer it is written into (an in-place update: the
@@ -83,7 +89,8 @@ struct TrainingStep {
 /// "recompute/...") run just before the first backward operator that reads one of their
 /// outputs, and the backward operators read the copies. With microbatches, every forward, loss
 /// and backward operator runs once per microbatch (names suffixed "#mb<k>" from the second),
-/// each later microbatch's weight gradients added into the first's in place. Throws
+/// each later microbatch's weight gradients added into the first's in place. With setup, the
+/// setup operators come first (see TrainingOptions::setup and setup_rule). Throws
 /// UserError(source, ...) naming the first operator without a gradient rule (unless allowed), a
 /// bad option, or a graph with no trained weight or no output.
 TrainingStep make_training_step(const OpGraph& forward, const TrainingOptions& options);
