@@ -12,7 +12,7 @@ What is compared: torchvision's network with random weights (latency does not de
 values), eval mode, BatchNorm folded into the preceding convolution (the ONNX exports in
 ../shared/models have it folded too), under torch.no_grad(), `--threads` threads, `--warmup`
 untimed runs then the median of `--reps` timed runs (10th and 90th percentiles as the spread).
-Two ways to run it (`--mode`):
+Three ways to run it (`--mode`):
   frozen (default): torch.jit.freeze + torch.jit.optimize_for_inference, PyTorch's own inference
       path: oneDNN convolutions with weights prepacked once, ReLU/Add/SiLU still separate ops,
       to_mkldnn / to_dense around the operators oneDNN does not take. The model runs under the
@@ -20,17 +20,27 @@ Two ways to run it (`--mode`):
   eager: plain module calls; oneDNN reorders the weights at every call, and a few operators take
       non-oneDNN paths (max pooling, some convolutions). The model runs under the torch-eager
       profile with gemm.prepacked_weights=false.
-In both, the framework's own cost per operator (dispatch, allocation, oneDNN's per-primitive
+  train: one training step at `--batch` (default 8): zero_grad, forward in training mode
+      (BatchNorm on the batch's statistics, not folded), cross-entropy loss, backward, SGD step
+      (torch.optim.SGD, no momentum), eager. The network is exported with
+      torch.onnx.TrainingMode.TRAINING (BatchNormalization kept) and simulated with `archsim run
+      --train --optimizer sgd` under the torch-eager profile. Models: resnet18 and mlp4 (Linear
+      1024 -> 2048 -> 2048 -> 2048 -> 1000, ReLU between: a 4-layer MLP).
+In all three, the framework's own cost per operator (dispatch, allocation, oneDNN's per-primitive
 setup) is measured here, on a chain of 100 tiny 1x1 convolutions each followed by a ReLU, run the
 same way, and given to the model as core.op_overhead_us: a measurement of this machine, not a
-fitted number. Linear layers go to the system BLAS on one thread (the profiles' [blas] section,
+fitted number. In train mode the chain runs whole training steps (forward, backward through
+autograd, the SGD update of its 200 parameters); the chain's step is simulated at two overheads
+and the overhead at which the model takes the measured time is used (the chain has no
+arithmetic to speak of, so the time is the framework's per-kernel cost). Linear layers go to the system BLAS on one thread (the profiles' [blas] section,
 simulated with threads = 1); the rate at which it packs a weight is calibrated here too, on a
 2048 x 2048 layer with one input row (timed, then simulated), and given as
 core.blas_pack_bytes_per_cycle; ATen's scalar max pooling, which both modes run for a pool
 outside oneDNN, is timed on a 1 x 32 x 64 x 64 tensor and given as core.reference_cycles_per_op.
 
 Usage: /usr/bin/python3 tools/torch_latency.py [--models resnet18,resnet50,...] [--threads 2]
-       [--arch configs/cpu/host.calibrated.toml] [--archsim build/archsim] [--csv OUT.csv]
+       [--mode frozen|eager|train] [--batch 8] [--arch configs/cpu/host.calibrated.toml]
+       [--archsim build/archsim] [--csv OUT.csv]
 Prints a Markdown table; exits 1 if a model cannot be measured or simulated.
 """
 import argparse
@@ -185,6 +195,107 @@ def measure(name, mode, threads, warmup, reps):
     return timed(prepare(model, mode), torch.randn(1, 3, 224, 224), warmup, reps)
 
 
+TRAIN_MODELS = ["resnet18", "mlp4"]
+
+
+def train_model(name):
+    """The network `name` in training mode: a torchvision model, or mlp4 (4 Linear layers)."""
+    if name == "mlp4":
+        layers = [1024, 2048, 2048, 2048, 1000]
+        mods = []
+        for i in range(4):
+            mods.append(torch.nn.Linear(layers[i], layers[i + 1]))
+            if i < 3:
+                mods.append(torch.nn.ReLU())
+        return torch.nn.Sequential(*mods).train(), (1024,), 1000
+    if not hasattr(torchvision.models, name):
+        raise RuntimeError(f"{name}: not a torchvision model (or mlp4)")
+    return getattr(torchvision.models, name)(weights=None).train(), (3, 224, 224), 1000
+
+
+def timed_steps(model, x, y, warmup, reps):
+    """Median, 10th and 90th percentile of `reps` SGD training steps after `warmup`, s."""
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+    for _ in range(warmup):
+        step()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - t0)
+    q = statistics.quantiles(times, n=10)
+    return statistics.median(times), q[0], q[-1]
+
+
+def export_training(model, shape, batch, path):
+    """`model` to ONNX as it trains: BatchNormalization kept (training mode), nothing folded."""
+    torch.onnx.export(model, torch.randn(batch, *shape), path, training=torch.onnx.TrainingMode.TRAINING,
+                      do_constant_folding=False, input_names=["x"], output_names=["y"], opset_version=13)
+
+
+def train_op_overhead_us(archsim, arch, threads, warmup, reps):
+    """core.op_overhead_us of a training step (see the module doc): the ConvReluChain's step timed
+    here, simulated at 0 and 10 us per kernel; the model's time is a + b x overhead."""
+    torch.set_num_threads(threads)
+    chain = ConvReluChain().train()
+    x, y = torch.randn(1, 8, 1, 1), torch.randint(0, 8, (1,))
+    measured, _, _ = timed_steps(FlattenOut(chain), x, y, warmup, reps)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "chain.onnx")
+        export_training(FlattenOut(chain), (8, 1, 1), 1, path)
+        t0, _ = simulate(archsim, path, arch, "eager", 0.0, 1.0, train_batch=1)
+        t1, _ = simulate(archsim, path, arch, "eager", 10.0, 1.0, train_batch=1)
+    b = (t1 - t0) / 10.0
+    if b <= 0 or measured <= t0:
+        raise RuntimeError(f"training overhead calibration: the model's chain step takes {t0 * 1e6:.0f} us at no overhead, "
+                           f"measured {measured * 1e6:.0f} us")
+    return (measured - t0) / b, measured
+
+
+class FlattenOut(torch.nn.Module):
+    """A module whose output is flattened to [batch, features] (class scores for the loss)."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, x):
+        return torch.flatten(self.inner(x), 1)
+
+
+def main_train(args):
+    """--mode train: the training step of each model measured and simulated (module doc)."""
+    torch.set_num_threads(args.threads)
+    overhead, chain_s = train_op_overhead_us(args.archsim, args.arch, args.threads, 5, 30)
+    print(f"  framework cost per kernel (training step, eager): {overhead:.2f} us (chain step {chain_s * 1e3:.2f} ms)",
+          file=sys.stderr)
+    blas_bpc, blas_s, clock_hz = blas_pack_bytes_per_cycle(args.archsim, args.arch, "eager", args.threads,
+                                                           op_overhead_us("eager", args.threads))
+    print(f"  BLAS weight packing: {blas_bpc:.2f} bytes/cycle (2048 x 2048 Linear: {blas_s * 1e3:.2f} ms)", file=sys.stderr)
+    ref_cpo = reference_cycles_per_op(args.threads, clock_hz)
+    rows = []
+    models = [m for m in args.models.split(",") if m] if args.models else TRAIN_MODELS
+    for name in models:
+        model, shape, classes = train_model(name)
+        x, y = torch.randn(args.batch, *shape), torch.randint(0, classes, (args.batch,))
+        med, p10, p90 = timed_steps(model, x, y, max(2, args.warmup // 3), args.reps)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, name + ".onnx")
+            export_training(model, shape, args.batch, path)
+            pred, _ = simulate(args.archsim, path, args.arch, "eager", overhead, blas_bpc, ref_cpo, train_batch=args.batch)
+        rows.append({"model": name, "batch": args.batch, "measured_ms": med * 1e3, "p10_ms": p10 * 1e3, "p90_ms": p90 * 1e3,
+                     "predicted_ms": pred * 1e3, "error_pct": 100 * (pred - med) / med, "threads": args.threads, "mode": "train",
+                     "op_overhead_us": round(overhead, 3), "blas_pack_bytes_per_cycle": round(blas_bpc, 3),
+                     "reference_cycles_per_op": round(ref_cpo, 2), "blas": blas_in_use(), "torch": torch.__version__})
+        print(f"  {name} b{args.batch} training step: measured {med * 1e3:.2f} ms, predicted {pred * 1e3:.2f} ms", file=sys.stderr)
+    return rows, overhead, blas_bpc, ref_cpo
+
+
 def runtime_file(mode, tmp):
     """A copy of configs/runtimes/torch-<mode>.toml in `tmp` whose BLAS runs on one thread, as
     OpenBLAS does here (OPENBLAS_NUM_THREADS=1); returns its path."""
@@ -199,16 +310,19 @@ def runtime_file(mode, tmp):
     return path
 
 
-def simulate(archsim, model_path, arch, mode, overhead_us, blas_bpc, ref_cpo=0.0):
-    """Simulates `model_path` on `arch` as tools/torch_latency runs it; returns (latency in s,
-    the machine's clock in Hz as the run resolved it)."""
+def simulate(archsim, model_path, arch, mode, overhead_us, blas_bpc, ref_cpo=0.0, train_batch=0):
+    """Simulates `model_path` on `arch` as tools/torch_latency runs it (with `train_batch`, its SGD
+    training step at that batch); returns (latency in s, the machine's clock in Hz as the run
+    resolved it)."""
     with tempfile.TemporaryDirectory() as out:
         cmd = [archsim, "run", model_path, "--arch", arch, "--out", out, "--format", "json",
                "--runtime", runtime_file(mode, out),
                "--set", "gemm.prepacked_weights=" + ("true" if mode == "frozen" else "false"),
                "--set", f"core.op_overhead_us={overhead_us:.3f}",
                "--set", f"core.blas_pack_bytes_per_cycle={blas_bpc:.3f}",
-               "--set", f"core.reference_cycles_per_op={ref_cpo:.3f}"]
+               "--set", f"core.reference_cycles_per_op={ref_cpo:.3f}", "--detail", "kernel"]
+        if train_batch:
+            cmd += ["--train", "--optimizer", "sgd", "--loss", "cross_entropy", "--batch", str(train_batch)]
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             raise RuntimeError(f"{model_path}: archsim failed: {r.stderr.strip().splitlines()[-1:]}")
@@ -219,8 +333,9 @@ def simulate(archsim, model_path, arch, mode, overhead_us, blas_bpc, ref_cpo=0.0
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--models", default=",".join(MODELS))
-    ap.add_argument("--mode", choices=["frozen", "eager"], default="frozen")
+    ap.add_argument("--models", default="", help="default: " + ",".join(MODELS) + " (train: " + ",".join(TRAIN_MODELS) + ")")
+    ap.add_argument("--mode", choices=["frozen", "eager", "train"], default="frozen")
+    ap.add_argument("--batch", type=int, default=8, help="train mode's batch")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--reps", type=int, default=20)
@@ -229,6 +344,9 @@ def main():
     ap.add_argument("--shared", default=os.path.join(ROOT, "..", "shared", "models"))
     ap.add_argument("--csv", default="")
     args = ap.parse_args()
+    if args.mode == "train":
+        rows, overhead, blas_bpc, ref_cpo = main_train(args)
+        return report(rows, args, overhead, blas_bpc, ref_cpo)
 
     overhead = op_overhead_us(args.mode, args.threads)
     print(f"  framework cost per operator ({args.mode}): {overhead:.2f} us", file=sys.stderr)
@@ -238,7 +356,7 @@ def main():
     ref_cpo = reference_cycles_per_op(args.threads, clock_hz)
     print(f"  scalar max pooling: {ref_cpo:.1f} cycles per window element", file=sys.stderr)
     rows = []
-    for name in [m for m in args.models.split(",") if m]:
+    for name in [m for m in (args.models or ",".join(MODELS)).split(",") if m]:
         path = os.path.join(args.shared, name + ".onnx")
         if not hasattr(torchvision.models, name) or not os.path.exists(path):
             print(f"torch_latency: {name}: not a torchvision model with {path}", file=sys.stderr)
@@ -252,14 +370,21 @@ def main():
                      "blas": blas_in_use(),
                      "torch": torch.__version__})
         print(f"  {name}: measured {med * 1e3:.2f} ms, predicted {pred * 1e3:.2f} ms", file=sys.stderr)
+    return report(rows, args, overhead, blas_bpc, ref_cpo)
 
+
+def report(rows, args, overhead, blas_bpc, ref_cpo):
+    """The Markdown table, the summary line (protocol, lscpu's CPU) and the CSV."""
     print(f"| model | measured ms (p10-p90) | predicted ms | error |\n|---|---|---|---|")
     for r in rows:
         print(f"| {r['model']} | {r['measured_ms']:.2f} ({r['p10_ms']:.2f}-{r['p90_ms']:.2f}) | "
               f"{r['predicted_ms']:.2f} | {r['error_pct']:+.1f}% |")
     errs = [abs(r["error_pct"]) for r in rows]
     print(f"\nMAPE {statistics.mean(errs):.1f}%, worst {max(errs):.1f}%, within 20%: {sum(e <= 20 for e in errs)} of {len(errs)}")
-    print(f"torch {torch.__version__} ({args.mode}, runtime torch-{args.mode}), {args.threads} threads, framework cost "
+    runtime = "torch-eager" if args.mode == "train" else f"torch-{args.mode}"
+    protocol = (f"SGD training step at batch {args.batch}, median of {args.reps}" if args.mode == "train"
+                else f"median of {args.reps} after {args.warmup} warm-up runs")
+    print(f"torch {torch.__version__} ({args.mode}: {protocol}, runtime {runtime}), {args.threads} threads, framework cost "
           f"per operator {overhead:.2f} us, BLAS {blas_in_use()} packing {blas_bpc:.2f} bytes/cycle, scalar max pooling {ref_cpo:.1f} cycles/element, config {args.arch}, CPU {cpu_model()}")
     if args.csv:
         with open(args.csv, "w", newline="") as f:

@@ -4,8 +4,12 @@
 
 #include <map>
 
+#include <onnx/onnx_pb.h>
+
 #include "sim/common/error.h"
 #include "tests/support/temp_file.h"
+#include "workloads/generators/onnx_builder.h"
+#include "workloads/onnx/importer.h"
 #include "workloads/load_workload.h"
 #include "workloads/lowering/lower.h"
 #include "workloads/lowering/runtime_profile.h"
@@ -245,4 +249,44 @@ TEST_CASE("the setup initializes every parameter, zeroes the optimizer state and
         CHECK_FALSE((setup && step_started));
         step_started = step_started || !setup;
     }
+}
+
+TEST_CASE("a training-mode export's BatchNormalization, with its statistics outputs, imports and trains", "[import][training]") {
+    // what torch.onnx.export(..., training=TrainingMode.TRAINING) writes at opset 13: the
+    // normalization keeps its running and saved mean and variance as outputs 1 to 4, which
+    // ONNX's shape inference leaves untyped
+    onnx::ModelProto model;
+    onnx::GraphProto& g = gen::start_model(model, "bn_train");
+    gen::add_input(g, "x", {8, 4, 6, 6});
+    gen::add_weight(g, "w", {4, 4, 3, 3});
+    for (const char* p : {"scale", "bias", "mean", "var"}) gen::add_weight(g, p, {4});
+    gen::add_weight(g, "fc.w", {10, 4});
+    auto& conv = gen::add_node(g, "Conv", "/conv", {"x", "w"}, {"c"});
+    gen::set_ints(conv, "pads", {1, 1, 1, 1});
+    gen::add_node(g, "BatchNormalization", "/bn", {"c", "scale", "bias", "mean", "var"}, {"b", "rm", "rv", "sm", "sv"});
+    gen::add_node(g, "GlobalAveragePool", "/pool", {"b"}, {"p"});
+    gen::add_node(g, "Flatten", "/flat", {"p"}, {"f"});
+    auto& fc = gen::add_node(g, "Gemm", "/fc", {"f", "fc.w"}, {"y"});
+    gen::set_int(fc, "transB", 1);
+    gen::add_output(g, "y", {8, 10});
+    const ImportResult r = import_onnx_model(model, "bn_train.onnx");
+    const OpGraph& fwd = r.graph;
+    const Operator* bn = nullptr;
+    for (const Operator& op : fwd.ops())
+        if (op.op_type == "BatchNormalization") bn = &op;
+    REQUIRE(bn != nullptr);
+    REQUIRE(bn->outputs.size() == 5);
+    for (size_t o = 1; o < 5; ++o) CHECK(fwd.tensors()[static_cast<size_t>(bn->outputs[o])].shape == std::vector<int64_t>{4});
+    const TrainingStep step = make_training_step(fwd, TrainingOptions{});
+    // the convolution's weight gradient and the normalization's scale and shift get gradients
+    // (the statistics are buffers, not trained); the conv's data gradient is skipped (model input)
+    int64_t conv_dw = 0;
+    bool bn_grad = false;
+    for (const Operator& op : step.graph.ops()) {
+        if (training_phase(op.name) != TrainingPhase::Backward) continue;
+        if (op.cost.cls == OpClass::Contraction && op.name.find("/conv") != std::string::npos) conv_dw += op.cost.macs;
+        bn_grad = bn_grad || op.name.find("/bn") != std::string::npos;
+    }
+    CHECK(conv_dw == 8 * 4 * 6 * 6 * 4 * 9);
+    CHECK(bn_grad);
 }

@@ -241,12 +241,50 @@ ShapeMap known_shapes(const onnx::GraphProto& g) {
     return m;
 }
 
+/// Types the statistics outputs of BatchNormalization in training mode (running or saved mean
+/// and variance, outputs 1 to 4: a [C] vector each, of the scale's type) where ONNX's inference
+/// left them untyped: ONNX 1.12 types only Y of the opset 9-14 forms that PyTorch's
+/// TrainingMode.TRAINING export writes.
+void type_batchnorm_statistics(onnx::ModelProto& model) {
+    onnx::GraphProto* g = model.mutable_graph();
+    std::set<std::string> typed;
+    std::map<std::string, const onnx::TypeProto*> types;
+    for (const auto& v : g->input()) typed.insert(v.name()), types[v.name()] = &v.type();
+    for (const auto& v : g->value_info()) typed.insert(v.name()), types[v.name()] = &v.type();
+    for (const auto& v : g->output()) typed.insert(v.name());
+    std::map<std::string, const onnx::TensorProto*> inits;
+    for (const auto& t : g->initializer()) inits[t.name()] = &t;
+    std::vector<onnx::ValueInfoProto> added;
+    for (const auto& n : g->node()) {
+        if (n.op_type() != "BatchNormalization" || n.output_size() < 2 || n.input_size() < 2) continue;
+        onnx::TypeProto type;
+        if (auto it = inits.find(n.input(1)); it != inits.end()) {
+            type.mutable_tensor_type()->set_elem_type(it->second->data_type());
+            for (const auto d : it->second->dims()) type.mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+        } else if (auto ty = types.find(n.input(1)); ty != types.end()) {
+            type = *ty->second;
+        } else {
+            continue;
+        }
+        for (int o = 1; o < n.output_size(); ++o) {
+            if (n.output(o).empty() || typed.count(n.output(o))) continue;
+            onnx::ValueInfoProto v;
+            v.set_name(n.output(o));
+            *v.mutable_type() = type;
+            added.push_back(std::move(v));
+            typed.insert(n.output(o));
+        }
+    }
+    for (auto& v : added) *g->add_value_info() = std::move(v);
+}
+
 /// Repeats: shape inference, then fold every node whose inputs are constants, until nothing
 /// folds. Folded nodes leave the graph; their outputs become initializers.
 int64_t fold_constants(onnx::ModelProto& model, int64_t opset, const std::string& file) {
     int64_t folded_total = 0;
     for (int round = 0; round < 32; ++round) {
         run_shape_inference(model, file);
+        type_batchnorm_statistics(model);
         auto* g = model.mutable_graph();
         ShapeMap shapes = known_shapes(*g);
         std::map<std::string, ConstTensor> consts;
