@@ -55,8 +55,9 @@ int64_t prod(const std::vector<int64_t>& v, size_t from = 0, size_t to = SIZE_MA
     return p;
 }
 
-/// Reads every input and writes every output once; counts Weight-role inputs as params.
-OpCost base_cost(const NodeContext& c, OpClass cls) {
+}  // namespace
+
+OpCost op_cost::base_cost(const NodeContext& c, OpClass cls) {
     OpCost k;
     k.cls = cls;
     for (auto* t : c.in)
@@ -68,6 +69,9 @@ OpCost base_cost(const NodeContext& c, OpClass cls) {
         if (t) k.bytes_written += t->bytes();
     return k;
 }
+
+namespace {
+using op_cost::base_cost;
 
 int64_t out_elems(const NodeContext& c) {
     int64_t s = 0;
@@ -151,11 +155,13 @@ OpHandler per_element(OpClass cls, int64_t ops_per_elem) {
     };
 }
 
+}  // namespace
+
 // ---------------------------------------------------------------------------------------------
 // Contractions. MAC count = output elements x reduction length, grouping-aware (the
 // definition of shared/models/manifest.csv, and of torch/fvcore counters).
 // ---------------------------------------------------------------------------------------------
-OpCost conv(const NodeContext& c) {
+OpCost op_cost::conv(const NodeContext& c) {
     const Tensor& x = c.input(0);
     const Tensor& w = c.input(1);
     const Tensor& y = c.output(0);
@@ -185,6 +191,9 @@ OpCost conv(const NodeContext& c) {
     k.flops = 2 * k.macs + (c.in.size() > 2 && c.in[2] ? y.elems() : 0);
     return k;
 }
+
+namespace {
+using op_cost::conv;
 
 /// ConvTranspose as the GEMM of input pixels by (Cout/g * kernel) columns followed by col2im:
 /// MACs = N * Cin * prod(in spatial) * (Cout/g) * prod(kernel).
@@ -242,9 +251,11 @@ OpCost gemm(const NodeContext& c) {
     return k;
 }
 
+}  // namespace
+
 /// MatMul with numpy semantics: 1-D operands are promoted, batch dims broadcast. When B is a
 /// 2-D weight, A's batch dims fold into M (one weight, one big GEMM).
-OpCost matmul(const NodeContext& c) {
+OpCost op_cost::matmul(const NodeContext& c) {
     std::vector<int64_t> a = c.input(0).shape, b = c.input(1).shape;
     if (a.empty() || b.empty()) throw UserError(c.where, "MatMul operands must have rank >= 1");
     if (a.size() == 1) a.insert(a.begin(), 1);
@@ -277,6 +288,9 @@ OpCost matmul(const NodeContext& c) {
     k.flops = 2 * k.macs;
     return k;
 }
+
+namespace {
+using op_cost::matmul;
 
 /// LSTM / GRU / RNN: `gates` gate matmuls per step (4, 3, 1). The input projection of all
 /// steps is one GEMM; the recurrent projection is `seq` dependent steps.
@@ -382,6 +396,7 @@ const Table& table() {
         for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"}) t.add(op, view);
         for (const char* op : {"Shape", "Size", "Constant"}) t.add(op, shape_only);
         t.add("Dropout", dropout);
+        op_cost::add_more_handlers([&t](const std::string& domain, const std::string& op, OpHandler h) { t.add(op, std::move(h), domain); });
         return t;
     }();
     return t;

@@ -44,4 +44,18 @@ const OpHandler* find_op_handler(const std::string& domain, const std::string& o
 /// Every (domain, op_type) in the table, as "op_type" or "domain:op_type", sorted.
 std::vector<std::string> supported_ops();
 
+namespace op_cost {
+/// Shared pieces of the handlers (op_handlers.cpp), for the handler files beside it.
+/// Reads every input and writes every output once; counts Weight-role inputs as params.
+OpCost base_cost(const NodeContext& c, OpClass cls);
+/// The convolution cost (Conv's handler) of inputs (X, W[, B]) and output Y.
+OpCost conv(const NodeContext& c);
+/// The matrix product cost (MatMul's handler) of inputs (A, B) and output Y.
+OpCost matmul(const NodeContext& c);
+/// The handlers of the operators op_handlers_more.cpp prices (losses, signal processing,
+/// detection, quantized contractions, text, training operators, optionals and sequences), each
+/// given to `add(domain, op_type, handler)`.
+void add_more_handlers(const std::function<void(const std::string&, const std::string&, OpHandler)>& add);
+}  // namespace op_cost
+
 }  // namespace archsim
