@@ -56,7 +56,7 @@ static ImportResult load(const WorkloadArgs& w, std::optional<TrainingStep>* ste
         t.recompute = pick(w.recompute, entry.recompute, "none");
         t.microbatches = w.microbatches > 0 ? w.microbatches : entry.microbatches > 0 ? entry.microbatches : 1;
         t.mixed_precision = mixed_precision;
-        t.setup = w.setup || entry.setup == 1;
+        t.setup = w.setup || entry.setup.value_or(false);
         TrainingStep s = make_training_step(r.graph, t);
         for (const auto& name : s.no_gradient)
             r.warnings.push_back("operator '" + name + "' has no gradient rule: it runs forward only, no gradient flows through it");

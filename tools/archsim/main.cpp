@@ -16,6 +16,7 @@
 #include "tools/archsim/report.h"
 #include "tools/archsim/sweep.h"
 #include "tools/archsim/trace_cmds.h"
+#include "workloads/training/training_step.h"
 
 #ifndef ARCHSIM_SOURCE_DIR
 #define ARCHSIM_SOURCE_DIR "."
@@ -48,15 +49,15 @@ int main(int argc, char** argv) {
                       "run operators without a gradient rule forward only");
         sub->add_flag("--train", wl.train, "A training step: forward, loss, backward and the optimizer's update of every weight");
         sub->add_option("--optimizer", wl.optimizer, "With --train: the update rule (default: the workload entry's, else sgd)")
-            ->check(CLI::IsMember({"sgd", "momentum", "adam", "adamw"}));
+            ->check(CLI::IsMember(optimizer_names()));
         sub->add_option("--loss", wl.loss, "With --train: the loss on the model's output (auto: cross-entropy for class scores, "
                                            "else mean squared error; default: the entry's, else auto)")
-            ->check(CLI::IsMember({"auto", "cross_entropy", "mse"}));
+            ->check(CLI::IsMember(loss_names()));
         sub->add_option("--recompute", wl.recompute,
                         "With --train: activation recomputation (none; selective: the attention scores, softmax and dropout; "
                         "full: every segment between residual sums runs its forward again before its backward; default: the "
                         "entry's, else none)")
-            ->check(CLI::IsMember({"none", "selective", "full"}));
+            ->check(CLI::IsMember(recompute_names()));
         sub->add_option("--microbatches", wl.microbatches,
                         "With --train: gradient accumulation, forward and backward on this many microbatches (each --batch "
                         "samples) before one optimizer step (default: the entry's, else 1)")

@@ -35,16 +35,10 @@ SweepRow failed_row(const SweepPoint& p, const std::string& error) {
 namespace {
 
 /// The value at `path` ("a.b") of `j`, or nullptr.
-const json* at_path(const json& j, const std::string& path) {
-    const json* at = &j;
-    size_t from = 0;
-    for (size_t dot = 0; dot != std::string::npos; from = dot + 1) {
-        dot = path.find('.', from);
-        const std::string part = path.substr(from, dot == std::string::npos ? std::string::npos : dot - from);
-        if (!at->is_object() || !at->contains(part)) return nullptr;
-        at = &(*at)[part];
-    }
-    return at;
+const json* at_path(const json& j, std::string path) {
+    std::replace(path.begin(), path.end(), '.', '/');
+    const json::json_pointer at("/" + path);
+    return j.contains(at) ? &j.at(at) : nullptr;
 }
 
 /// A training metric of `training` (metrics.json's object) into row `r`: a scalar at its path, or

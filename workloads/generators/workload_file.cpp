@@ -12,6 +12,7 @@
 #include "workloads/generators/llm.h"
 #include "workloads/generators/mlp.h"
 #include "workloads/generators/transformer.h"
+#include "workloads/training/training_step.h"
 
 namespace archsim {
 
@@ -113,11 +114,11 @@ WorkloadRunFields read_workload_run_fields(const std::string& file, const std::s
     f.train = args.choice_or("mode", "infer", {"infer", "train"}) == "train";
     // the training fields are checked in either mode and apply in training (a study's
     // workload.mode axis may run the same entry both ways)
-    if (args.has("optimizer")) f.optimizer = args.choice_or("optimizer", "sgd", {"sgd", "momentum", "adam", "adamw"});
-    if (args.has("loss")) f.loss = args.choice_or("loss", "auto", {"auto", "cross_entropy", "mse"});
-    if (args.has("recompute")) f.recompute = args.choice_or("recompute", "none", {"none", "selective", "full"});
+    if (args.has("optimizer")) f.optimizer = args.choice_or("optimizer", "", optimizer_names());
+    if (args.has("loss")) f.loss = args.choice_or("loss", "", loss_names());
+    if (args.has("recompute")) f.recompute = args.choice_or("recompute", "", recompute_names());
     if (args.has("microbatches")) f.microbatches = args.integer("microbatches");
-    if (args.has("setup")) f.setup = args.boolean_or("setup", false) ? 1 : 0;
+    if (args.has("setup")) f.setup = args.boolean_or("setup", false);
     return f;
 }
 

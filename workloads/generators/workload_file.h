@@ -3,6 +3,7 @@
 // into the same operator graph the ONNX importer produces.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,7 +41,7 @@ struct WorkloadRunFields {
     bool train = false;
     std::string optimizer, loss, recompute;  ///< "" = not set by the entry
     int64_t microbatches = 0;                ///< 0 = not set
-    int setup = -1;                          ///< -1 = not set, else 0 / 1
+    std::optional<bool> setup;               ///< not set, or the entry's value
 };
 /// The run fields of entry `name` (an '@' phase suffix is ignored) of `file`, `sets` applied.
 /// Throws UserError naming the field for a bad value, like generate_workload for a bad entry.

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <filesystem>
@@ -247,6 +248,9 @@ ShapeMap known_shapes(const onnx::GraphProto& g) {
 /// TrainingMode.TRAINING export writes.
 void type_batchnorm_statistics(onnx::ModelProto& model) {
     onnx::GraphProto* g = model.mutable_graph();
+    if (std::none_of(g->node().begin(), g->node().end(),
+                     [](const onnx::NodeProto& n) { return n.op_type() == "BatchNormalization" && n.output_size() > 1; }))
+        return;  // an inference export: nothing to type
     std::set<std::string> typed;
     std::map<std::string, const onnx::TypeProto*> types;
     for (const auto& v : g->input()) typed.insert(v.name()), types[v.name()] = &v.type();

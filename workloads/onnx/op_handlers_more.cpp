@@ -54,35 +54,38 @@ void all_bytes(const NodeContext& c, OpCost& k) {
     k.bytes_read = b.bytes_read, k.bytes_written = b.bytes_written, k.params = b.params;
 }
 
-/// Negative log-likelihood over target `t` (ONNX's NegativeLogLikelihoodLoss definition): per
-/// target element the picked log-probability is read and negated (2), times its class weight when
-/// there are weights (1); a reduction (mean or sum) adds each term (1) and, with weights and mean,
-/// the weights too (1), then one division. Only the picked entries of the input are read.
-void nll_terms(const NodeContext& c, size_t input, size_t target, size_t weight, OpCost& k) {
+/// The negative log-likelihood's operations over target input `target` with class weights at
+/// input `weight` (ONNX's NegativeLogLikelihoodLoss definition): per target element the picked
+/// log-probability is read and negated (2), times its class weight when there are weights (1);
+/// a reduction (mean or sum) adds each term (1) and, with weights and mean, the weights too (1),
+/// then one division.
+int64_t nll_ops(const NodeContext& c, size_t target, size_t weight) {
     const int64_t terms = c.input(target).elems();
     const bool weighted = c.in.size() > weight && c.in[weight];
     const bool reduced = c.attr_string("reduction", "mean") != "none";
-    k.flops += terms * (2 + (weighted ? 1 : 0) + (reduced ? 1 + (weighted ? 1 : 0) : 0)) + (reduced ? 1 : 0);
-    const Tensor& x = c.input(input);
-    if (terms < x.elems() && input == 0) {
+    return terms * (2 + (weighted ? 1 : 0) + (reduced ? 1 + (weighted ? 1 : 0) : 0)) + (reduced ? 1 : 0);
+}
+
+/// NegativeLogLikelihoodLoss: only the picked entries of the input are read.
+OpCost nll_loss(const NodeContext& c) {
+    OpCost k = base_cost(c, OpClass::Reduction);
+    k.flops = nll_ops(c, 1, 2);
+    const int64_t terms = c.input(1).elems();
+    const Tensor& x = c.input(0);
+    if (terms < x.elems()) {
         k.read_elems.assign(c.in.size(), -1);
         k.read_elems[0] = terms;
         k.bytes_read -= (x.elems() - terms) * x.elem_bytes;
     }
-}
-
-OpCost nll_loss(const NodeContext& c) {
-    OpCost k = base_cost(c, OpClass::Reduction);
-    nll_terms(c, 0, 1, 2, k);
     return k;
 }
 
 /// Softmax cross-entropy: the log-softmax over the class axis, 5 operations per score (max,
-/// subtract, exp, sum, log and subtract: as LogSoftmax), then the negative log-likelihood.
+/// subtract, exp, sum, log and subtract: as LogSoftmax), then the negative log-likelihood; every
+/// score is read.
 OpCost softmax_cross_entropy(const NodeContext& c) {
     OpCost k = base_cost(c, OpClass::Reduction);
-    k.flops = 5 * c.input(0).elems();
-    nll_terms(c, 1, 1, 2, k);  // every score is read by the softmax: no partial read
+    k.flops = 5 * c.input(0).elems() + nll_ops(c, 1, 2);
     return k;
 }
 

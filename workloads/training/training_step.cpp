@@ -32,7 +32,28 @@ TrainingPhase training_phase(const std::string& name) {
     return TrainingPhase::Forward;
 }
 
+const std::vector<std::string>& optimizer_names() {
+    static const std::vector<std::string> names = {"sgd", "momentum", "adam", "adamw"};
+    return names;
+}
+const std::vector<std::string>& loss_names() {
+    static const std::vector<std::string> names = {"auto", "cross_entropy", "mse"};
+    return names;
+}
+const std::vector<std::string>& recompute_names() {
+    static const std::vector<std::string> names = {"none", "selective", "full"};
+    return names;
+}
+
 namespace {
+
+/// Throws UserError(where, "unknown WHAT 'value' (a, b, c)") unless `value` is one of `names`.
+void check_name(const std::string& value, const std::vector<std::string>& names, const std::string& what, const std::string& where) {
+    if (std::find(names.begin(), names.end(), value) != names.end()) return;
+    std::string list;
+    for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+    throw UserError(where, "unknown " + what + " '" + value + "' (" + list + ")");
+}
 
 /// Vector operations per parameter of one optimizer update, and the state tensors it keeps
 /// (each the parameter's size): SGD w -= lr g (2, none); momentum v = mu v + g, w -= lr v (4,
@@ -45,11 +66,11 @@ struct OptimizerRule {
     int states;
 };
 OptimizerRule optimizer_rule(const std::string& name, const std::string& where) {
+    check_name(name, optimizer_names(), "optimizer", where);
     if (name == "sgd") return {"SGD", 2, 0};
     if (name == "momentum") return {"Momentum", 4, 1};
     if (name == "adam") return {"Adam", 14, 2};
-    if (name == "adamw") return {"AdamW", 16, 2};
-    throw UserError(where, "unknown optimizer '" + name + "' (sgd, momentum, adam, adamw)");
+    return {"AdamW", 16, 2};
 }
 
 /// The training graph as it grows: the forward tensors and operators first, then the rest.
@@ -410,10 +431,8 @@ std::vector<Operator> setup_operators(StepBuilder& b, const std::vector<int32_t>
 TrainingStep make_training_step(const OpGraph& forward, const TrainingOptions& options) {
     const std::string& where = forward.source();
     const OptimizerRule opt = optimizer_rule(options.optimizer, where);
-    if (options.loss != "auto" && options.loss != "cross_entropy" && options.loss != "mse")
-        throw UserError(where, "unknown loss '" + options.loss + "' (auto, cross_entropy, mse)");
-    if (options.recompute != "none" && options.recompute != "selective" && options.recompute != "full")
-        throw UserError(where, "unknown recomputation '" + options.recompute + "' (none, selective, full)");
+    check_name(options.loss, loss_names(), "loss", where);
+    check_name(options.recompute, recompute_names(), "recomputation", where);
     if (options.microbatches < 1 || options.microbatches > 4096)
         throw UserError(where, "microbatches must be 1 to 4096, got " + std::to_string(options.microbatches));
     StepBuilder b(forward);

@@ -38,6 +38,12 @@ struct TrainingOptions {
     bool setup = false;
 };
 
+/// The values TrainingOptions accepts for `optimizer`, `loss` and `recompute`, as its docs list
+/// them: the command line and workload files check against these lists.
+const std::vector<std::string>& optimizer_names();  ///< sgd, momentum, adam, adamw
+const std::vector<std::string>& loss_names();       ///< auto, cross_entropy, mse
+const std::vector<std::string>& recompute_names();  ///< none, selective, full
+
 /// What a tensor of a training step holds, for its memory footprint (memory_footprint.h).
 /// Activations are split into saved activations and workspace by their lifetimes.
 enum class MemoryCategory : uint8_t {
