@@ -129,7 +129,7 @@ TEST_CASE("batch normalization trains on its batch's statistics, and its scale a
     CHECK(by_name.count("optimizer/mean") == 0);                // running statistics are not trained
 }
 
-TEST_CASE("a recurrent operator's gate arithmetic costs twice its forward's in the backward, whichever operands take gradients", "[import][training]") {
+TEST_CASE("a recurrent operator's backward: twice its gate arithmetic, and the MACs of backpropagation through time", "[import][training]") {
     // two stacked LSTMs: the first reads the model's input (no input gradient), the second the first's output
     const std::string model = std::string(ARCHSIM_SHARED_DIR) + "/models/lstm2.onnx";
     const ImportResult r = load_workload(model, {});
@@ -144,6 +144,17 @@ TEST_CASE("a recurrent operator's gate arithmetic costs twice its forward's in t
             if (g.name.rfind("backward/" + op.name + "/", 0) == 0 && g.cost.macs > 0) gates += g.cost.flops - 2 * g.cost.macs;
         CHECK(op.cost.non_mac_flops() > 0);
         CHECK(gates == 2 * op.cost.non_mac_flops());
+        // backpropagation through time: dX (not for the model's input) and dW of the input
+        // projection, dh_{t-1} = dgates_t R per step and dR over all steps
+        const GemmView& in = op.cost.gemms.at(0);
+        const GemmView& rec = op.cost.gemms.at(1);
+        int64_t macs = 0, steps = 0;
+        for (const Operator& g : step.graph.ops())
+            if (g.name.rfind("backward/" + op.name + "/", 0) == 0)
+                for (const GemmView& v : g.cost.gemms) macs += v.macs(), steps = std::max(steps, v.repeat);
+        const bool first = lstms == 1;
+        CHECK(macs == (first ? 1 : 2) * in.macs() + 2 * rec.macs());
+        CHECK(steps == rec.repeat);  // the state's gradient: one dependent step per time step
     }
     CHECK(lstms == 2);
 }

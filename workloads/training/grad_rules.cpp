@@ -90,7 +90,27 @@ bool contraction(const Operator& op, GradBuilder& b) {
             d.b_is_weight = false;
             const int32_t db = grad_tensor(b, v.b.tensor, "/from_" + op.name + tag);
             d.c = {db, false};
-            b.add(make_op(b, op, "dB" + tag, OpClass::Contraction, {v.a.tensor, dy}, {db}, take_gates(), {d}));
+            if (v.a.tensor < 0 && v.repeat > 1 && !op.outputs.empty()) {
+                // the recurrent weight's gradient sums dgates_t^T h_{t-1} over all steps: one GEMM
+                // after the loop over the saved states Y (k = steps x batch), as cuDNN's RNN
+                // backward weights does, not one per step
+                d.k = v.m * v.repeat, d.repeat = 1;
+                d.a = {op.outputs[0], false};
+                d.a_unique_elems = d.m * d.k;
+            }
+            std::vector<GemmView> views = {d};
+            if (v.a.tensor < 0 && v.repeat > 1) {
+                // backpropagation through time: the state's gradient dh_{t-1} = dgates_t R, one
+                // dependent step per time step (m = batch, n = hidden, k = gates x hidden), on
+                // chip like the forward's state (cuDNN's RNN backward data)
+                GemmView dh = v;
+                dh.n = v.k, dh.k = v.n;
+                dh.a = {dy, false};
+                dh.a_unique_elems = dh.m * dh.k;
+                dh.c = {-1, false};
+                views.push_back(dh);
+            }
+            b.add(make_op(b, op, "dB" + tag, OpClass::Contraction, {d.a.tensor, dy}, {db}, take_gates(), views));
             b.contribute(v.b.tensor, db);
         }
     }
