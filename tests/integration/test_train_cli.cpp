@@ -2,6 +2,7 @@
 // object in metrics.json consistent with the run's totals, and its errors.
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -103,4 +104,29 @@ TEST_CASE("a training step's errors are one line", "[e2e][training]") {
     const CliResult mb = run_archsim("run " + kResnet18 + " --train --microbatches 0 --out " + temp_dir("train_opt"));
     CHECK(mb.exit_code != 0);
     CHECK(mb.err.find("--microbatches") != std::string::npos);
+}
+
+TEST_CASE("the training suite's presets run forward and --train, with their entries' losses", "[e2e][training]") {
+    // three families of different shapes on different machines: recurrent (GPU), convolutional with skips (KPU), gated
+    // experts (CPU); each preset's own loss field applies in training
+    const std::vector<std::array<std::string, 3>> cases = {
+        {"lstm_autoencoder", "gpu/a100_sxm4_40gb", "mse"}, {"unet_autoencoder", "kpu/t256", "mse"}, {"moe_mlp", "cpu/host", "cross_entropy"}};
+    for (const auto& [name, arch, loss] : cases) {
+        INFO(name);
+        const std::string model = kSrc + "/workloads/training_suite.toml#" + name;
+        const std::string flags = " --batch 2 --arch " + kSrc + "/configs/" + arch + ".toml --format json --out ";
+        const std::string out = temp_dir("suite_" + name);
+        const CliResult inf = run_archsim("run " + model + flags + out + "/infer");
+        INFO(inf.err);
+        REQUIRE(inf.exit_code == 0);
+        const CliResult tr = run_archsim("run " + model + " --train" + flags + out + "/train");
+        INFO(tr.err);
+        REQUIRE(tr.exit_code == 0);
+        const json i = json::parse(slurp(out + "/infer/metrics.json")), t = json::parse(slurp(out + "/train/metrics.json"));
+        CHECK_FALSE(i.contains("training"));
+        REQUIRE(t.contains("training"));
+        CHECK(t["training"]["loss"] == loss);
+        CHECK(t["training"]["phases"]["forward"]["macs"] == i["total"]["macs"]);
+        CHECK(t["total"]["latency_s"].get<double>() > i["total"]["latency_s"].get<double>());
+    }
 }

@@ -7,6 +7,7 @@
 
 #include "sim/common/error.h"
 #include "workloads/generators/generator_args.h"
+#include "workloads/generators/moe.h"
 #include "workloads/generators/onnx_builder.h"
 
 namespace archsim {
@@ -31,66 +32,13 @@ const std::vector<Preset>& presets() {
     return p;
 }
 
-/// gen::Emitter plus the layers the llm family repeats.
-class Emit : public gen::Emitter {
-public:
-    using gen::Emitter::Emitter;
-    /// x @ W (+ b): W [in, out] named `w`.
-    std::string linear(const std::string& x, const std::string& w, int64_t in, int64_t out, bool bias) {
-        gen::add_weight(graph(), w + ".weight", {in, out});
-        std::string y = node("MatMul", {x, w + ".weight"});
-        if (bias) {
-            gen::add_weight(graph(), w + ".bias", {out});
-            y = node("Add", {y, w + ".bias"});
-        }
-        return y;
-    }
-    /// Dropout in training mode with probability `p` (x itself when p = 0): outputs the kept
-    /// values and the mask.
-    std::string dropout(const std::string& x, double p) {
-        if (p <= 0) return x;
-        onnx::NodeProto* n = nullptr;
-        const std::string y = node("Dropout", {x, scalar(static_cast<float>(p)), boolean(true)}, &n);
-        n->add_output(n->name() + "_mask");
-        return y;
-    }
-    /// LayerNorm over the last axis as one LayerNormalization operator (opset 17), with bias.
-    std::string layer_norm(const std::string& x, const std::string& w, int64_t d) {
-        gen::add_weight(graph(), w + ".weight", {d});
-        gen::add_weight(graph(), w + ".bias", {d});
-        onnx::NodeProto* n = nullptr;
-        const std::string y = node("LayerNormalization", {x, w + ".weight", w + ".bias"}, &n);
-        gen::set_int(*n, "axis", -1);
-        return y;
-    }
-    /// LayerNorm (with bias) or RMSNorm over the last axis, decomposed.
-    std::string norm(const std::string& x, const std::string& w, int64_t d, bool rms) {
-        onnx::NodeProto* rm = nullptr;
-        std::string centred = x;
-        if (!rms) {
-            const std::string mean = node("ReduceMean", {x}, &rm);
-            gen::set_ints(*rm, "axes", {-1});
-            centred = node("Sub", {x, mean});
-        }
-        const std::string var = node("ReduceMean", {node("Pow", {centred, scalar(2.0f)})}, &rm);
-        gen::set_ints(*rm, "axes", {-1});
-        const std::string y = node("Div", {centred, node("Sqrt", {node("Add", {var, scalar(1e-5f)})})});
-        gen::add_weight(graph(), w + ".weight", {d});
-        std::string out = node("Mul", {y, w + ".weight"});
-        if (!rms) {
-            gen::add_weight(graph(), w + ".bias", {d});
-            out = node("Add", {out, w + ".bias"});
-        }
-        return out;
-    }
-
-};
+using Emit = gen::Emitter;
 
 /// SwiGLU feed-forward on `x` [rows..., D]: down(silu(gate(x)) * up(x)).
-std::string swiglu(Emit& e, onnx::GraphProto& g, const std::string& x, const std::string& w, int64_t d, int64_t f) {
+std::string swiglu(Emit& e, const std::string& x, const std::string& w, int64_t d, int64_t f) {
     const std::string gate = e.linear(x, w + ".gate_proj", d, f, false);
     const std::string up = e.linear(x, w + ".up_proj", d, f, false);
-    const std::string act = gen::activation(g, w + "/act", "silu", gate);
+    const std::string act = gen::activation(e.graph(), w + "/act", "silu", gate);
     return e.linear(e.node("Mul", {act, up}), w + ".down_proj", f, d, false);
 }
 
@@ -228,34 +176,12 @@ void build_llm(const GeneratorArgs& a, int64_t batch, onnx::ModelProto& model) {
             }
             f = e.linear(act, w + ".mlp.fc_out", s.ffn, d, true);
         } else if (s.model_family == "llama") {
-            f = swiglu(e, g, h2, w + ".mlp", d, s.ffn);
-        } else {  // moe: router, then the active experts on balanced shares of the token x top_k rows
-            const int64_t rows = batch * sq, routed = rows * s.top_k;
-            const int64_t active = std::min(s.experts, routed), per = (routed + active - 1) / active;
-            gen::add_weight(g, w + ".block_sparse_moe.gate.weight", {d, s.experts});
-            onnx::NodeProto* rs = nullptr;
-            e.node("Softmax", {e.node("MatMul", {h2, w + ".block_sparse_moe.gate.weight"})}, &rs);
-            gen::set_int(*rs, "axis", -1);
-            const std::string flat = e.reshape(h2, {rows, d});
-            std::vector<std::string> outs;
-            for (int64_t ex = 0; ex < s.experts; ++ex) {
-                const std::string ew = w + ".block_sparse_moe.experts." + std::to_string(ex);
-                if (ex >= active) {  // idle this step: its weights stay in the model, unread
-                    for (const char* p : {".gate_proj.weight", ".up_proj.weight"}) gen::add_weight(g, ew + p, {d, s.ffn});
-                    gen::add_weight(g, ew + ".down_proj.weight", {s.ffn, d});
-                    continue;
-                }
-                const std::string tokens = e.node("Slice", {flat, e.ints({0}), e.ints({per}), e.ints({0})});
-                outs.push_back(swiglu(e, g, tokens, ew, d, s.ffn));
-            }
-            onnx::NodeProto* cat = nullptr;
-            const std::string all = e.node("Concat", outs, &cat);
-            gen::set_int(*cat, "axis", 0);
-            // each token sums its top_k experts' outputs (weighted by the router); active x per >= tokens x top_k
-            std::string mixed = e.node("Slice", {all, e.ints({0}), e.ints({routed}), e.ints({0})});
-            onnx::NodeProto* rsum = nullptr;
-            mixed = e.node("ReduceSum", {e.reshape(mixed, {rows, s.top_k, d}), e.ints({1})}, &rsum);
-            gen::set_int(*rsum, "keepdims", 0);
+            f = swiglu(e, h2, w + ".mlp", d, s.ffn);
+        } else {  // moe: the router and the active experts (moe.h)
+            const std::string mixed = gen::moe_layer(e, e.reshape(h2, {batch * sq, d}), w + ".block_sparse_moe", batch * sq, d, s.experts, s.top_k,
+                                                     [&](gen::Emitter& ex, const std::string& rows, const std::string& ew) {
+                                                         return swiglu(ex, rows, ew, d, s.ffn);
+                                                     });
             f = e.reshape(mixed, {batch, sq, d});
         }
         x = e.node("Add", {x, e.dropout(f, p_drop)});

@@ -84,6 +84,13 @@ void set_ints(onnx::NodeProto& n, const std::string& name, const std::vector<int
     for (int64_t x : v) a->add_ints(x);
 }
 
+void set_string(onnx::NodeProto& n, const std::string& name, const std::string& v) {
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(v);
+}
+
 std::string conv(onnx::GraphProto& g, const std::string& node, const std::string& x, const std::string& weight,
                  const std::vector<int64_t>& w_dims, int64_t stride, int64_t pad, int64_t groups, bool bias) {
     add_weight(g, weight + ".weight", w_dims);
@@ -168,6 +175,62 @@ std::string Emitter::ints(const std::vector<int64_t>& v) {
     const std::string s = constant_name();
     add_int64_constant(m_g, s, v);
     return s;
+}
+
+std::string Emitter::linear(const std::string& x, const std::string& w, int64_t in, int64_t out, bool bias) {
+    add_weight(m_g, w + ".weight", {in, out});
+    std::string y = node("MatMul", {x, w + ".weight"});
+    if (bias) {
+        add_weight(m_g, w + ".bias", {out});
+        y = node("Add", {y, w + ".bias"});
+    }
+    return y;
+}
+
+std::string Emitter::fc(const std::string& x, const std::string& w, int64_t in, int64_t out) {
+    add_weight(m_g, w + ".weight", {out, in});
+    add_weight(m_g, w + ".bias", {out});
+    onnx::NodeProto* n = nullptr;
+    const std::string y = node("Gemm", {x, w + ".weight", w + ".bias"}, &n);
+    set_int(*n, "transB", 1);
+    return y;
+}
+
+std::string Emitter::dropout(const std::string& x, double p) {
+    if (p <= 0) return x;
+    onnx::NodeProto* n = nullptr;
+    const std::string y = node("Dropout", {x, scalar(static_cast<float>(p)), boolean(true)}, &n);
+    n->add_output(n->name() + "_mask");
+    return y;
+}
+
+std::string Emitter::layer_norm(const std::string& x, const std::string& w, int64_t d) {
+    add_weight(m_g, w + ".weight", {d});
+    add_weight(m_g, w + ".bias", {d});
+    onnx::NodeProto* n = nullptr;
+    const std::string y = node("LayerNormalization", {x, w + ".weight", w + ".bias"}, &n);
+    set_int(*n, "axis", -1);
+    return y;
+}
+
+std::string Emitter::norm(const std::string& x, const std::string& w, int64_t d, bool rms) {
+    onnx::NodeProto* rm = nullptr;
+    std::string centred = x;
+    if (!rms) {
+        const std::string mean = node("ReduceMean", {x}, &rm);
+        set_ints(*rm, "axes", {-1});
+        centred = node("Sub", {x, mean});
+    }
+    const std::string var = node("ReduceMean", {node("Pow", {centred, scalar(2.0f)})}, &rm);
+    set_ints(*rm, "axes", {-1});
+    const std::string y = node("Div", {centred, node("Sqrt", {node("Add", {var, scalar(1e-5f)})})});
+    add_weight(m_g, w + ".weight", {d});
+    std::string out = node("Mul", {y, w + ".weight"});
+    if (!rms) {
+        add_weight(m_g, w + ".bias", {d});
+        out = node("Add", {out, w + ".bias"});
+    }
+    return out;
 }
 
 }  // namespace archsim::gen

@@ -32,6 +32,8 @@ namespace archsim::gen {
 void add_int64_constant(onnx::GraphProto& g, const std::string& name, const std::vector<int64_t>& values);
 /// A Constant node holding one float (a scalar), e.g. a scale.
 void add_float_constant(onnx::GraphProto& g, const std::string& name, float value);
+/// A string attribute.
+void set_string(onnx::NodeProto& n, const std::string& name, const std::string& v);
 /// An int list attribute.
 void set_ints(onnx::NodeProto& n, const std::string& name, const std::vector<int64_t>& v);
 /// Conv (with bias) of `w_dims` = [out, in/groups, kh, kw] on `x`; returns the output name.
@@ -65,7 +67,23 @@ public:
     std::string ints(const std::vector<int64_t>& v);
     /// A boolean scalar constant; returns its name.
     std::string boolean(bool v);
+    /// x @ W (+ b) with W [in, out] named `w` + ".weight" (and b [out] `w` + ".bias"), as
+    /// torch.onnx exports nn.Linear on an input of rank > 2: MatMul, then Add.
+    std::string linear(const std::string& x, const std::string& w, int64_t in, int64_t out, bool bias);
+    /// nn.Linear on a 2-D input `x` [rows, in] as torch.onnx exports it: Gemm (transB = 1) with
+    /// weight [out, in] named `w` + ".weight" and bias [out] `w` + ".bias".
+    std::string fc(const std::string& x, const std::string& w, int64_t in, int64_t out);
+    /// Dropout in training mode with probability `p` (x itself when p = 0): outputs the kept
+    /// values and the mask.
+    std::string dropout(const std::string& x, double p);
+    /// LayerNorm over the last axis as one LayerNormalization operator (opset 17), with bias.
+    std::string layer_norm(const std::string& x, const std::string& w, int64_t d);
+    /// LayerNorm (with bias) or RMSNorm over the last axis, decomposed into ONNX primitives as
+    /// torch.onnx exports them at opset 13.
+    std::string norm(const std::string& x, const std::string& w, int64_t d, bool rms);
     onnx::GraphProto& graph() { return m_g; }
+    /// The node name prefix.
+    const std::string& prefix() const { return m_prefix; }
 
 private:
     std::string constant_name() { return m_prefix + "/c" + std::to_string(m_consts++); }

@@ -9,8 +9,12 @@
 #include "sim/config/toml_load.h"
 #include "workloads/generators/generator_args.h"
 #include "workloads/generators/cnn.h"
+#include "workloads/generators/conv_nets.h"
 #include "workloads/generators/llm.h"
 #include "workloads/generators/mlp.h"
+#include "workloads/generators/moe.h"
+#include "workloads/generators/recurrent.h"
+#include "workloads/generators/rotary.h"
 #include "workloads/generators/transformer.h"
 #include "workloads/training/training_step.h"
 
@@ -27,6 +31,17 @@ const std::vector<WorkloadFamily>& workload_families() {
         {"llm", "decoder-only LLM (gpt, llama, moe) in phases @prefill and @decode=L: preset or hidden, layers, heads, kv_heads, "
                 "ffn, vocab, experts, top_k, sequence.prompt, sequence.generate, precision.weights, precision.activations, batch",
          &build_llm},
+        {"rnn", "a stack of LSTM or GRU layers: cell, layers, input, hidden, sequence, bidirectional, classes, batch", &build_rnn},
+        {"seq_autoencoder", "a recurrent sequence autoencoder: cell, layers, features, hidden, sequence, batch", &build_seq_autoencoder},
+        {"conv_autoencoder", "a convolutional autoencoder with skip connections (U-Net): in_channels, size, channels, depth, skip, "
+                             "batch_norm, batch", &build_conv_autoencoder},
+        {"separable_cnn", "a depthwise-separable CNN with squeeze-excite: in_channels, size, stem, blocks, channels, stride, se_ratio, "
+                          "batch_norm, activation, classes, batch", &build_separable_cnn},
+        {"tcn", "a dilated causal temporal CNN: in_channels, levels, channels, kernel, sequence, classes, batch", &build_tcn},
+        {"moe_mlp", "a mixture-of-experts MLP with top-k gating: input, width, layers, experts, top_k, ffn, activation, output, batch",
+         &build_moe_mlp},
+        {"rotary_encoder", "a pre-LN transformer encoder with rotary positions: layers, d_model, heads, ffn, sequence, activation, "
+                           "classes, batch", &build_rotary_encoder},
     };
     return families;
 }

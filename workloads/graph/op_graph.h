@@ -25,6 +25,9 @@ struct Tensor {
     /// Stored in its own dtype whatever the run's operand precision: the fp32 master weights and
     /// moments a mixed-precision optimizer keeps (workloads/training/training_step.h).
     bool keeps_dtype = false;
+    /// One of the model's declared outputs (the ONNX graph's outputs): a training step's loss
+    /// reads one, not an unconsumed side output such as an LSTM's final state.
+    bool model_output = false;
 
     /// Product of the dims (1 for a scalar).
     int64_t elems() const;

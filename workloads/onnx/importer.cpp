@@ -591,8 +591,10 @@ ImportResult import_onnx_model(onnx::ModelProto model, const std::string& path, 
         }
         ops.push_back(std::move(op));
     }
-    for (const auto& o : g.output())
+    for (const auto& o : g.output()) {
         if (!index.count(o.name())) activation(o.name(), TensorRole::Activation, file + ": output '" + o.name() + "'");
+        tensors[static_cast<size_t>(index.at(o.name()))].model_output = true;
+    }
 
     std::string model_name = workload_name(path);
     if (!g.name().empty() && model_name.empty()) model_name = g.name();

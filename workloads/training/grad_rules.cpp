@@ -39,7 +39,11 @@ int32_t grad_tensor(GradBuilder& b, int32_t t, const std::string& tag) {
 
 bool contraction(const Operator& op, GradBuilder& b) {
     if (!op.cost.attention.empty()) return false;  // a fused attention kernel: built by lowering, not imported
-    const int32_t dy = op.outputs.empty() ? -1 : b.grad(op.outputs[0]);
+    // dC: the gradient of the first output that has one (a recurrent operator read only through
+    // its last state Y_h, as `_, (h, c) = lstm(x)` exports, has no gradient on Y)
+    int32_t dy = -1;
+    for (const int32_t t : op.outputs)
+        if (t >= 0 && (dy = b.grad(t)) >= 0) break;
     if (dy < 0) return true;
     std::set<int32_t> gemm_operands;
     // a recurrent operator's gate arithmetic, backward: twice the forward's, in its first

@@ -442,13 +442,17 @@ TrainingStep make_training_step(const OpGraph& forward, const TrainingOptions& o
     step.mixed_precision = options.mixed_precision;
     step.setup = options.setup;
 
-    // the output the loss reads: the largest float output that depends on a weight
+    // the output the loss reads: the largest of the model's declared outputs that depends on a
+    // weight, else (a graph without declared outputs) the largest unconsumed one
     int32_t out = -1;
-    for (const int32_t i : forward.topo_order())
-        for (const int32_t t : forward.ops()[static_cast<size_t>(i)].outputs)
-            if (t >= 0 && forward.consumer_count(t) == 0 && b.needs_grad(t) &&
-                (out < 0 || forward.tensors()[static_cast<size_t>(t)].elems() > forward.tensors()[static_cast<size_t>(out)].elems()))
-                out = t;
+    for (const bool declared : {true, false}) {
+        for (const int32_t i : forward.topo_order())
+            for (const int32_t t : forward.ops()[static_cast<size_t>(i)].outputs)
+                if (t >= 0 && forward.consumer_count(t) == 0 && b.needs_grad(t) && (!declared || forward.tensors()[static_cast<size_t>(t)].model_output) &&
+                    (out < 0 || forward.tensors()[static_cast<size_t>(t)].elems() > forward.tensors()[static_cast<size_t>(out)].elems()))
+                    out = t;
+        if (out >= 0) break;
+    }
     if (out < 0) throw UserError(where, "no output depends on a trained weight: nothing to train");
     std::vector<int32_t> weights;  // the trained parameters
     for (size_t t = 0; t < forward.tensors().size(); ++t)
