@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "sim/common/error.h"
 #include "workloads/onnx/importer.h"
@@ -141,15 +142,23 @@ TEST_CASE("a symbolic dim must be bound, and --dim binds it", "[import][bad]") {
     CHECK_THROWS_WITH(parse_dim_binding("batch=0", d), "--dim batch=0: value must be a positive integer");
 }
 
-TEST_CASE("an unsupported operator is an error, or a listed zero-cost node when allowed", "[import][bad]") {
+/// A model whose x [3, 3] goes through an If on the bool input (or constant, `cond` >= 0) c,
+/// each branch one operator of its own on x: Identity (then) or Relu (else).
+onnx::ModelProto if_model(int cond) {
     auto m = base_model();
     auto* g = m.mutable_graph();
-    // control flow has no cost rule yet: an If whose branches each return a copy of x
     add_input(g, "x", {3, 3});
-    auto* cond = g->add_input();
-    cond->set_name("c");
-    cond->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::BOOL);
-    cond->mutable_type()->mutable_tensor_type()->mutable_shape();
+    if (cond < 0) {
+        auto* c = g->add_input();
+        c->set_name("c");
+        c->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::BOOL);
+        c->mutable_type()->mutable_tensor_type()->mutable_shape();
+    } else {
+        auto* c = g->add_initializer();
+        c->set_name("c");
+        c->set_data_type(onnx::TensorProto::BOOL);
+        c->add_int32_data(cond);
+    }
     auto* node = add_node(g, "If", {"c"}, {"y"}, "if");
     for (const char* branch : {"then_branch", "else_branch"}) {
         auto* a = node->add_attribute();
@@ -157,15 +166,28 @@ TEST_CASE("an unsupported operator is an error, or a listed zero-cost node when 
         a->set_type(onnx::AttributeProto::GRAPH);
         onnx::GraphProto* b = a->mutable_g();
         b->set_name(branch);
-        add_node(b, "Identity", {"x"}, {std::string(branch) + "_y"}, "copy");
+        add_node(b, std::string(branch) == "then_branch" ? "Identity" : "Relu", {"x"}, {std::string(branch) + "_y"}, "op");
         auto* o = b->add_output();
         o->set_name(std::string(branch) + "_y");
         o->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
         for (int d = 0; d < 2; ++d) o->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(3);
     }
     add_output(g, "y");
+    return m;
+}
+
+TEST_CASE("an unsupported operator is an error, or a listed zero-cost node when allowed", "[import][bad]") {
+    auto m = base_model();
+    auto* dom = m.add_opset_import();
+    dom->set_domain("com.example");
+    dom->set_version(1);
+    auto* g = m.mutable_graph();
+    add_input(g, "x", {3, 3});
+    add_node(g, "Foo", {"x"}, {"y"}, "foo")->set_domain("com.example");
+    add_output(g, "y");  // its shape declared: no schema infers it
+    for (int d = 0; d < 2; ++d) g->mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(3);
     const std::string p = save(m, "unsupported.onnx");
-    CHECK(error_of(p) == p + ": node 'if' (If): unsupported operator (domain 'ai.onnx', opset 13); "
+    CHECK(error_of(p) == p + ": node 'foo' (Foo): unsupported operator (domain 'com.example', opset 1); "
                              "--allow-unsupported costs it as zero");
     ImportOptions allow;
     allow.allow_unsupported = true;
@@ -173,6 +195,24 @@ TEST_CASE("an unsupported operator is an error, or a listed zero-cost node when 
     REQUIRE(r.warnings.size() == 1);
     CHECK(r.graph.ops()[0].cost.cls == OpClass::Unsupported);
     CHECK(r.graph.ops()[0].cost.macs == 0);
+}
+
+TEST_CASE("an If runs its taken branch when its condition is known, else both, said as an upper bound", "[import][control]") {
+    for (const int cond : {1, 0}) {
+        const ImportResult r = import_onnx(save(if_model(cond), "if_known.onnx"));
+        REQUIRE(r.graph.ops().size() == 2);  // the branch's operator and the Identity to y
+        CHECK(r.graph.ops()[0].op_type == (cond ? "Identity" : "Relu"));
+        CHECK(r.graph.ops()[0].name == "if/" + std::string(cond ? "then" : "else") + "/op");
+        CHECK(r.warnings.empty());
+    }
+    const std::string p = save(if_model(-1), "if_unknown.onnx");
+    const ImportResult r = import_onnx(p);
+    std::set<std::string> types;
+    for (const Operator& op : r.graph.ops()) types.insert(op.op_type);
+    CHECK(types.count("Identity"));
+    CHECK(types.count("Relu"));
+    REQUIRE(r.warnings.size() == 1);
+    CHECK(r.warnings[0] == p + ": node 'if' (If): condition not known at import; both branches costed, an upper bound (--inputs gives its value)");
 }
 
 TEST_CASE("an opset newer than the ONNX library is refused", "[import][bad]") {

@@ -27,6 +27,7 @@
 #include "workloads/load_workload.h"
 #include "workloads/lowering/lower.h"
 #include "workloads/training/memory_footprint.h"
+#include "workloads/onnx/input_data.h"
 #include "workloads/training/training_step.h"
 
 namespace archsim::cli {
@@ -41,6 +42,7 @@ static ImportResult load(const WorkloadArgs& w, std::optional<TrainingStep>* ste
     if (w.batch > 0) opt.batch = w.batch;
     opt.allow_unsupported = w.allow_unsupported;
     opt.workload_sets = w.workload_sets;
+    if (!w.inputs.empty()) opt.input_files = input_data_files(w.inputs);
     const WorkloadRef ref = parse_workload_ref(w.model);
     // a generated workload may ask for training itself (mode = "train"); a flag given wins
     const WorkloadRunFields entry = ref.generated() ? read_workload_run_fields(ref.file, ref.entry, w.workload_sets) : WorkloadRunFields{};

@@ -10,6 +10,9 @@ namespace archsim::cli {
 struct WorkloadArgs {
     std::string model;
     std::vector<std::string> dims;
+    /// Sample inputs: a directory of input_<i>.pb (an ONNX test data set) or one .pb file
+    /// (ImportOptions::input_files); "" for none.
+    std::string inputs;
     int64_t batch = 0;  ///< 0 = as in the model
     bool allow_unsupported = false;
     /// Runtime profile to lower the graph with (configs/runtimes/<name>.toml or a .toml path):

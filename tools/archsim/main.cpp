@@ -40,6 +40,9 @@ int main(int argc, char** argv) {
         auto* m = sub->add_option("model", wl.model, "ONNX model (.onnx) or SCALE-Sim topology (.csv)");
         if (required) m->required();
         sub->add_option("--dim", wl.dims, "Bind a symbolic input dim: NAME=VALUE (repeatable)");
+        sub->add_option("--inputs", wl.inputs,
+                        "Sample inputs: a directory of input_<i>.pb (an ONNX test data set) or one serialized TensorProto; "
+                        "they bind the inputs' dims, and small control inputs (trip counts, conditions, sizes) take their values");
         sub->add_option("--batch", wl.batch, "Set the batch (dim 0 of every model input)")->check(CLI::Range(int64_t(1), int64_t(1) << 40));
         sub->add_option("--runtime", wl.runtime,
                         "Runtime whose lowering to apply: a name in configs/runtimes (tensorrt, xla, torch-frozen, ...) or a "

@@ -581,6 +581,7 @@ std::optional<std::vector<ConstTensor>> fold_node(const onnx::NodeProto& node,
     };
     if (op == "Neg") return un([](double a) { return -a; }, x.dtype);
     if (op == "Abs") return un([](double a) { return std::fabs(a); }, x.dtype);
+    if (op == "Relu") return un([](double a) { return std::max(a, 0.0); }, x.dtype);
     if (op == "Not") return un([](double a) { return a == 0.0 ? 1.0 : 0.0; }, bool_t);
     if (op == "Sqrt" && fl) return un([](double a) { return std::sqrt(a); }, x.dtype);
     if (op == "Floor" && fl) return un([](double a) { return std::floor(a); }, x.dtype);

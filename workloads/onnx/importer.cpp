@@ -23,6 +23,8 @@
 #include "sim/common/error.h"
 #include "workloads/onnx/causal_mask.h"
 #include "workloads/onnx/const_fold.h"
+#include "workloads/onnx/control_flow.h"
+#include "workloads/onnx/input_data.h"
 #include "workloads/load_workload.h"
 #include "workloads/onnx/op_handlers.h"
 
@@ -284,9 +286,11 @@ void type_batchnorm_statistics(onnx::ModelProto& model) {
 
 /// Repeats: shape inference, then fold every node whose inputs are constants, until nothing
 /// folds. Folded nodes leave the graph; their outputs become initializers.
-int64_t fold_constants(onnx::ModelProto& model, int64_t opset, const std::string& file) {
+/// Control flow whose decision is then known is replaced by what it runs (control_flow.h),
+/// and the rounds go on over the flat graph; `notes` gets what was assumed.
+int64_t fold_constants(onnx::ModelProto& model, int64_t opset, const std::string& file, std::vector<std::string>& notes) {
     int64_t folded_total = 0;
-    for (int round = 0; round < 32; ++round) {
+    for (int round = 0; round < 64; ++round) {
         run_shape_inference(model, file);
         type_batchnorm_statistics(model);
         auto* g = model.mutable_graph();
@@ -320,12 +324,13 @@ int64_t fold_constants(onnx::ModelProto& model, int64_t opset, const std::string
             folded[k] = true;
             ++n_folded;
         }
-        if (n_folded == 0) break;
         folded_total += n_folded;
-        google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
-        for (int k = 0; k < g->node_size(); ++k)
-            if (!folded[k]) *kept.Add() = g->node(k);
-        g->mutable_node()->Swap(&kept);
+        if (n_folded > 0) {
+            google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
+            for (int k = 0; k < g->node_size(); ++k)
+                if (!folded[k]) *kept.Add() = g->node(k);
+            g->mutable_node()->Swap(&kept);
+        }
         for (auto& t : new_inits) {
             // Before IR version 4 an initializer is only visible to shape inference as a graph input.
             if (model.ir_version() < 4) {
@@ -338,6 +343,12 @@ int64_t fold_constants(onnx::ModelProto& model, int64_t opset, const std::string
             }
             *g->add_initializer() = std::move(t);
         }
+        if (n_folded > 0) continue;
+        // nothing left to fold: unroll the control flow whose decision is known, and at last
+        // run an If of unknown condition both ways
+        if (inline_control_flow(model, consts, shapes, opset, false, notes, file) == 0 &&
+            inline_control_flow(model, consts, shapes, opset, true, notes, file) == 0)
+            break;
     }
     return folded_total;
 }
@@ -417,7 +428,29 @@ ImportResult import_onnx_bytes(const std::string& bytes, const std::string& name
     return import_onnx_model(parse_model(bytes, name), name, opt);
 }
 
+namespace {
+ImportResult import_bound(onnx::ModelProto model, const std::string& path, const ImportOptions& opt);
+}
+
 ImportResult import_onnx_model(onnx::ModelProto model, const std::string& path, const ImportOptions& opt) {
+    if (opt.input_files.empty()) return import_bound(std::move(model), path, opt);
+    onnx::ModelProto with_values = model;
+    bind_input_data(with_values, opt.input_files, path, true);
+    try {
+        return import_bound(std::move(with_values), path, opt);
+    } catch (const UserError& e) {
+        // a shape function that mishandles a value it now knows (ONNX 1.12's STFT with a known
+        // frame step): the samples' dims alone, the values left to run time
+        if (std::string(e.what()).find("ONNX shape inference failed") == std::string::npos) throw;
+    }
+    bind_input_data(model, opt.input_files, path, false);
+    ImportResult r = import_bound(std::move(model), path, opt);
+    r.warnings.push_back(path + ": --inputs: ONNX shape inference rejects the samples' values; their dims only are used");
+    return r;
+}
+
+namespace {
+ImportResult import_bound(onnx::ModelProto model, const std::string& path, const ImportOptions& opt) {
     const std::string file = path;
 
     int64_t opset = 0;
@@ -436,7 +469,7 @@ ImportResult import_onnx_model(onnx::ModelProto model, const std::string& path, 
     check_structure(model.graph(), file);
 
     ImportResult result{OpGraph("", file, {}, {}), {}, 0};
-    result.folded_nodes = fold_constants(model, opset, file);
+    result.folded_nodes = fold_constants(model, opset, file, result.warnings);
     const onnx::GraphProto& g = model.graph();
 
     // --- tensors -------------------------------------------------------------------------
@@ -602,5 +635,7 @@ ImportResult import_onnx_model(onnx::ModelProto model, const std::string& path, 
     result.graph = OpGraph(model_name, file, std::move(tensors), std::move(ops));
     return result;
 }
+
+}  // namespace
 
 }  // namespace archsim

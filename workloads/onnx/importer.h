@@ -22,6 +22,9 @@ struct ImportOptions {
     /// A generated workload's (FILE.toml#NAME) fields set to other values, "KEY=VALUE"
     /// (--workload-set, a study's workload.KEY axis); an error for any other model file.
     std::vector<std::string> workload_sets;
+    /// Sample inputs (--inputs: serialized TensorProto / SequenceProto files, input_data.h):
+    /// they bind the inputs' dims, and small control inputs' values.
+    std::vector<std::string> input_files;
 };
 
 /// Result of an import: the graph and the warnings the user should see.
