@@ -618,6 +618,11 @@ ImportResult import_bound(onnx::ModelProto model, const std::string& path, const
         } else if (opt.allow_unsupported) {
             op.cost.cls = OpClass::Unsupported;
             result.warnings.push_back(where + ": unsupported operator, costed as zero (--allow-unsupported)");
+        } else if (op.domain.empty() && (op.op_type == "Loop" || op.op_type == "Scan")) {
+            // left by control_flow.cpp: what it repeats is decided at run time
+            throw UserError(where, std::string(op.op_type == "Loop" ? "trip count" : "sequence length") +
+                                       " not known at import (computed at run time; --inputs gives the model's inputs); "
+                                       "--allow-unsupported costs it as zero");
         } else {
             throw UserError(where, "unsupported operator (domain '" + (op.domain.empty() ? std::string("ai.onnx") : op.domain) +
                                        "', opset " + std::to_string(op.opset) + "); --allow-unsupported costs it as zero");
