@@ -28,12 +28,7 @@ std::string conv(gen::Emitter& e, const std::string& x, const std::string& w, co
     gen::add_weight(e.graph(), w + ".bias", {w_dims[0]});
     onnx::NodeProto* n = nullptr;
     const std::string y = e.node("Conv", {x, w + ".weight", w + ".bias"}, &n);
-    const size_t spatial = w_dims.size() - 2;
-    gen::set_ints(*n, "kernel_shape", std::vector<int64_t>(w_dims.begin() + 2, w_dims.end()));
-    gen::set_ints(*n, "strides", std::vector<int64_t>(spatial, stride));
-    gen::set_ints(*n, "dilations", std::vector<int64_t>(spatial, dilation));
-    gen::set_ints(*n, "pads", pads);
-    if (groups > 1) gen::set_int(*n, "group", groups);
+    gen::set_conv_attributes(*n, w_dims, stride, pads, dilation, groups);
     return y;
 }
 

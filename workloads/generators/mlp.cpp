@@ -26,18 +26,9 @@ void build_mlp(const GeneratorArgs& a, int64_t batch, onnx::ModelProto& model) {
     int64_t idx = 0;
     for (int64_t l = 0; l < layers; ++l) {
         const int64_t out = l + 1 < layers ? widths[static_cast<size_t>(l)] : output;
-        const std::string w = std::to_string(idx) + ".weight", b = std::to_string(idx) + ".bias";
-        gen::add_weight(g, w, {out, in});
-        std::vector<std::string> ins = {x, w};
-        if (bias) {
-            gen::add_weight(g, b, {out});
-            ins.push_back(b);
-        }
-        const std::string y = "/" + std::to_string(idx) + "/Gemm_output_0";
-        auto& n = gen::add_node(g, "Gemm", "/" + std::to_string(idx) + "/Gemm", ins, {y});
-        gen::set_int(n, "transB", 1);
+        x = gen::Emitter(g, "/" + std::to_string(idx)).fc(x, std::to_string(idx), in, out, bias);
         ++idx;
-        x = y, in = out;
+        in = out;
         if (l + 1 < layers) {
             x = gen::activation(g, "/" + std::to_string(idx), act, x);
             ++idx;

@@ -100,12 +100,18 @@ std::string conv(onnx::GraphProto& g, const std::string& node, const std::string
         ins.push_back(weight + ".bias");
     }
     const std::string y = node + "_output_0";
-    auto& n = add_node(g, "Conv", node, ins, {y});
-    set_ints(n, "kernel_shape", {w_dims[2], w_dims[3]});
-    set_ints(n, "strides", {stride, stride});
-    set_ints(n, "pads", {pad, pad, pad, pad});
-    if (groups > 1) set_int(n, "group", groups);
+    set_conv_attributes(add_node(g, "Conv", node, ins, {y}), w_dims, stride, {pad, pad, pad, pad}, 1, groups);
     return y;
+}
+
+void set_conv_attributes(onnx::NodeProto& n, const std::vector<int64_t>& w_dims, int64_t stride, const std::vector<int64_t>& pads,
+                         int64_t dilation, int64_t groups) {
+    const size_t spatial = w_dims.size() - 2;
+    set_ints(n, "kernel_shape", std::vector<int64_t>(w_dims.begin() + 2, w_dims.end()));
+    set_ints(n, "strides", std::vector<int64_t>(spatial, stride));
+    set_ints(n, "pads", pads);
+    if (dilation != 1) set_ints(n, "dilations", std::vector<int64_t>(spatial, dilation));
+    if (groups > 1) set_int(n, "group", groups);
 }
 
 }  // namespace archsim::gen
@@ -187,11 +193,15 @@ std::string Emitter::linear(const std::string& x, const std::string& w, int64_t 
     return y;
 }
 
-std::string Emitter::fc(const std::string& x, const std::string& w, int64_t in, int64_t out) {
+std::string Emitter::fc(const std::string& x, const std::string& w, int64_t in, int64_t out, bool bias) {
     add_weight(m_g, w + ".weight", {out, in});
-    add_weight(m_g, w + ".bias", {out});
+    std::vector<std::string> ins = {x, w + ".weight"};
+    if (bias) {
+        add_weight(m_g, w + ".bias", {out});
+        ins.push_back(w + ".bias");
+    }
     onnx::NodeProto* n = nullptr;
-    const std::string y = node("Gemm", {x, w + ".weight", w + ".bias"}, &n);
+    const std::string y = node("Gemm", ins, &n);
     set_int(*n, "transB", 1);
     return y;
 }

@@ -36,6 +36,11 @@ void add_float_constant(onnx::GraphProto& g, const std::string& name, float valu
 void set_string(onnx::NodeProto& n, const std::string& name, const std::string& v);
 /// An int list attribute.
 void set_ints(onnx::NodeProto& n, const std::string& name, const std::vector<int64_t>& v);
+/// A Conv node's attributes for weights `w_dims` [out, in/groups, taps...]: kernel_shape, the
+/// stride on every spatial axis, `pads` (ONNX order: every axis's begin, then every end), the
+/// dilation when not 1, the group count when not 1.
+void set_conv_attributes(onnx::NodeProto& n, const std::vector<int64_t>& w_dims, int64_t stride, const std::vector<int64_t>& pads,
+                         int64_t dilation = 1, int64_t groups = 1);
 /// Conv (with bias) of `w_dims` = [out, in/groups, kh, kw] on `x`; returns the output name.
 std::string conv(onnx::GraphProto& g, const std::string& node, const std::string& x, const std::string& weight,
                  const std::vector<int64_t>& w_dims, int64_t stride, int64_t pad, int64_t groups, bool bias);
@@ -71,8 +76,8 @@ public:
     /// torch.onnx exports nn.Linear on an input of rank > 2: MatMul, then Add.
     std::string linear(const std::string& x, const std::string& w, int64_t in, int64_t out, bool bias);
     /// nn.Linear on a 2-D input `x` [rows, in] as torch.onnx exports it: Gemm (transB = 1) with
-    /// weight [out, in] named `w` + ".weight" and bias [out] `w` + ".bias".
-    std::string fc(const std::string& x, const std::string& w, int64_t in, int64_t out);
+    /// weight [out, in] named `w` + ".weight" and, with `bias`, bias [out] `w` + ".bias".
+    std::string fc(const std::string& x, const std::string& w, int64_t in, int64_t out, bool bias = true);
     /// Dropout in training mode with probability `p` (x itself when p = 0): outputs the kept
     /// values and the mask.
     std::string dropout(const std::string& x, double p);

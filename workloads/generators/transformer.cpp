@@ -15,21 +15,10 @@ namespace {
 
 using Namer = gen::Emitter;
 
-/// LayerNorm over the last axis, decomposed as torch.onnx (opset 13) exports it.
+/// LayerNorm over the last axis, decomposed as torch.onnx (opset 13) exports it, its nodes
+/// named under `prefix`.
 std::string layer_norm(onnx::GraphProto& g, const std::string& prefix, const std::string& weights, const std::string& x, int64_t d) {
-    Namer n(g, prefix);
-    onnx::NodeProto* rm = nullptr;
-    const std::string mean = n.node("ReduceMean", {x}, &rm);
-    gen::set_ints(*rm, "axes", {-1});
-    const std::string centred = n.node("Sub", {x, mean});
-    const std::string sq = n.node("Pow", {centred, n.scalar(2.0f)});
-    const std::string var = n.node("ReduceMean", {sq}, &rm);
-    gen::set_ints(*rm, "axes", {-1});
-    const std::string std_ = n.node("Sqrt", {n.node("Add", {var, n.scalar(1e-5f)})});
-    const std::string normed = n.node("Div", {centred, std_});
-    gen::add_weight(g, weights + ".weight", {d});
-    gen::add_weight(g, weights + ".bias", {d});
-    return n.node("Add", {n.node("Mul", {normed, weights + ".weight"}), weights + ".bias"});
+    return Namer(g, prefix).norm(x, weights, d, false);
 }
 
 }  // namespace

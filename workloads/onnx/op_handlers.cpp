@@ -70,8 +70,17 @@ OpCost op_cost::base_cost(const NodeContext& c, OpClass cls) {
     return k;
 }
 
+void op_cost::read_part(OpCost& k, const NodeContext& c, size_t input, int64_t elems) {
+    const Tensor& x = c.input(input);
+    if (elems >= x.elems()) return;
+    k.read_elems.assign(c.in.size(), -1);
+    k.read_elems[input] = elems;
+    k.bytes_read -= (x.elems() - elems) * x.elem_bytes;
+}
+
 namespace {
 using op_cost::base_cost;
+using op_cost::read_part;
 
 int64_t out_elems(const NodeContext& c) {
     int64_t s = 0;
@@ -96,13 +105,7 @@ OpCost data_movement(const NodeContext& c) { return base_cost(c, OpClass::DataMo
 /// slice takes a third of), plus every index or bound.
 OpCost gather(const NodeContext& c) {
     OpCost k = base_cost(c, OpClass::DataMovement);
-    const Tensor& data = c.input(0);
-    const int64_t gathered = c.output(0).elems();
-    if (gathered < data.elems()) {
-        k.read_elems.assign(c.in.size(), -1);
-        k.read_elems[0] = gathered;
-        k.bytes_read -= (data.elems() - gathered) * data.elem_bytes;
-    }
+    read_part(k, c, 0, c.output(0).elems());
     return k;
 }
 

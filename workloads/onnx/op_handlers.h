@@ -48,6 +48,10 @@ namespace op_cost {
 /// Shared pieces of the handlers (op_handlers.cpp), for the handler files beside it.
 /// Reads every input and writes every output once; counts Weight-role inputs as params.
 OpCost base_cost(const NodeContext& c, OpClass cls);
+/// Makes `k` read only `elems` elements of its input `input` (a lookup's gathered rows, a
+/// loss's picked log-probabilities) when that is fewer than the input holds: its read_elems
+/// and bytes_read shrink to them; every other input is read whole.
+void read_part(OpCost& k, const NodeContext& c, size_t input, int64_t elems);
 /// The convolution cost (Conv's handler) of inputs (X, W[, B]) and output Y.
 OpCost conv(const NodeContext& c);
 /// The matrix product cost (MatMul's handler) of inputs (A, B) and output Y.

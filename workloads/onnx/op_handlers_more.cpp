@@ -70,13 +70,7 @@ int64_t nll_ops(const NodeContext& c, size_t target, size_t weight) {
 OpCost nll_loss(const NodeContext& c) {
     OpCost k = base_cost(c, OpClass::Reduction);
     k.flops = nll_ops(c, 1, 2);
-    const int64_t terms = c.input(1).elems();
-    const Tensor& x = c.input(0);
-    if (terms < x.elems()) {
-        k.read_elems.assign(c.in.size(), -1);
-        k.read_elems[0] = terms;
-        k.bytes_read -= (x.elems() - terms) * x.elem_bytes;
-    }
+    read_part(k, c, 0, c.input(1).elems());
     return k;
 }
 
