@@ -215,6 +215,33 @@ TEST_CASE("an If runs its taken branch when its condition is known, else both, s
     CHECK(r.warnings[0] == p + ": node 'if' (If): condition not known at import; both branches costed, an upper bound (--inputs gives its value)");
 }
 
+TEST_CASE("SequenceAt of a known sequence reads its element, and a position outside it is refused", "[import][control]") {
+    auto model = [](int64_t pos) {
+        auto m = base_model();
+        auto* g = m.mutable_graph();
+        add_input(g, "a", {2, 3});
+        add_input(g, "b", {4, 3});
+        auto* p = g->add_initializer();
+        p->set_name("pos");
+        p->set_data_type(onnx::TensorProto_DataType_INT64);
+        p->add_int64_data(pos);
+        add_node(g, "SequenceConstruct", {"a", "b"}, {"s"}, "seq");
+        add_node(g, "SequenceAt", {"s", "pos"}, {"e"}, "at");
+        add_node(g, "Relu", {"e"}, {"y"}, "relu");
+        add_output(g, "y");
+        return m;
+    };
+    for (const int64_t pos : {1, -1}) {
+        const ImportResult r = import_onnx(save(model(pos), "seq_at.onnx"));
+        REQUIRE(r.graph.ops().size() == 2);  // the element read (Identity) and the Relu on it
+        CHECK(r.graph.ops()[0].op_type == "Identity");
+        CHECK(r.graph.ops()[1].cost.flops == 4 * 3);  // b's 12 elements
+        CHECK(r.warnings.empty());
+    }
+    const std::string p = save(model(2), "seq_at_outside.onnx");
+    CHECK(error_of(p) == p + ": node 'at' (SequenceAt): position 2 is outside a sequence of 2 tensors");
+}
+
 TEST_CASE("an opset newer than the ONNX library is refused", "[import][bad]") {
     auto m = base_model(99);
     add_input(m.mutable_graph(), "x", {4});

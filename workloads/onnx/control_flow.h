@@ -11,12 +11,9 @@
 #include <vector>
 
 #include "workloads/onnx/const_fold.h"
+#include "workloads/onnx/unroller.h"
 
 namespace archsim {
-
-/// Most operators one control-flow node may unroll into (trip count x body operators); a larger
-/// one is a UserError, not a silent truncation.
-constexpr int64_t kMaxUnrolledNodes = 100000;
 
 /// Replaces in `model`'s main graph each If whose condition is a known constant in `consts`, each
 /// Loop whose trip count M (and initial condition) are known constants, and each Scan whose

@@ -24,6 +24,7 @@
 #include "workloads/onnx/causal_mask.h"
 #include "workloads/onnx/const_fold.h"
 #include "workloads/onnx/control_flow.h"
+#include "workloads/onnx/sequences.h"
 #include "workloads/onnx/input_data.h"
 #include "workloads/load_workload.h"
 #include "workloads/onnx/op_handlers.h"
@@ -286,8 +287,9 @@ void type_batchnorm_statistics(onnx::ModelProto& model) {
 
 /// Repeats: shape inference, then fold every node whose inputs are constants, until nothing
 /// folds. Folded nodes leave the graph; their outputs become initializers.
-/// Control flow whose decision is then known is replaced by what it runs (control_flow.h),
-/// and the rounds go on over the flat graph; `notes` gets what was assumed.
+/// Control flow whose decision is then known is replaced by what it runs (control_flow.h), and
+/// sequences whose contents are known are rewritten on their elements (sequences.h); the rounds
+/// go on over the flat graph; `notes` gets what was assumed.
 int64_t fold_constants(onnx::ModelProto& model, int64_t opset, const std::string& file, std::vector<std::string>& notes) {
     int64_t folded_total = 0;
     for (int round = 0; round < 64; ++round) {
@@ -344,9 +346,10 @@ int64_t fold_constants(onnx::ModelProto& model, int64_t opset, const std::string
             *g->add_initializer() = std::move(t);
         }
         if (n_folded > 0) continue;
-        // nothing left to fold: unroll the control flow whose decision is known, and at last
-        // run an If of unknown condition both ways
+        // nothing left to fold: unroll the control flow whose decision is known, rewrite the
+        // sequences whose contents are known, and at last run an If of unknown condition both ways
         if (inline_control_flow(model, consts, shapes, opset, false, notes, file) == 0 &&
+            resolve_sequences(model, consts, shapes, opset, file) == 0 &&
             inline_control_flow(model, consts, shapes, opset, true, notes, file) == 0)
             break;
     }
@@ -519,13 +522,35 @@ ImportResult import_bound(onnx::ModelProto model, const std::string& path, const
     for (const auto& v : g.input()) types[v.name()] = &v.type();
     for (const auto& v : g.value_info()) types[v.name()] = &v.type();
     for (const auto& v : g.output()) types[v.name()] = &v.type();
+    std::unordered_map<std::string, const onnx::NodeProto*> constructs;  // sequences gathered by SequenceConstruct
+    for (const auto& n : g.node())
+        if (n.op_type() == "SequenceConstruct" && n.output_size() == 1) constructs[n.output(0)] = &n;
     auto activation = [&](const std::string& name, TensorRole role, const std::string& context) -> int32_t {
         auto it = index.find(name);
         if (it != index.end()) return it->second;
         auto ty = types.find(name);
         if (ty == types.end())
             throw UserError(context, "tensor '" + name + "' has no inferred type or shape");
-        // Optionals and sequences are costed by their element tensor (one element of a sequence).
+        // A sequence gathered from known tensors (sequences.h) is costed as all their elements,
+        // flattened; other optionals and sequences by their element tensor (one element).
+        if (auto sc = constructs.find(name); sc != constructs.end() && ty->second->has_sequence_type()) {
+            Tensor x;
+            x.name = name;
+            x.role = role;
+            int64_t n = 0;
+            bool known = true;
+            for (const auto& e : sc->second->input()) {
+                auto at = index.find(e);
+                if (at == index.end()) { known = false; break; }
+                x.onnx_dtype = tensors[static_cast<size_t>(at->second)].onnx_dtype;
+                n += tensors[static_cast<size_t>(at->second)].elems();
+            }
+            if (known && n > 0) {
+                x.elem_bytes = dtype_bytes(x.onnx_dtype);
+                x.shape = {n};
+                return add_tensor(std::move(x));
+            }
+        }
         const onnx::TypeProto* tp = ty->second;
         bool container = false;
         for (int depth = 0; depth < 4 && !tp->has_tensor_type(); ++depth) {

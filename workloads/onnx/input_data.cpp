@@ -70,6 +70,57 @@ bool holds_value(const onnx::TensorProto& t) {
 
 }  // namespace
 
+namespace {
+
+/// What binding samples adds to the graph: element inputs and the nodes that gather them into
+/// the sequence or optional values the model declares as inputs.
+struct Expansion {
+    std::vector<onnx::ValueInfoProto> inputs;
+    std::vector<onnx::NodeProto> nodes;
+
+    /// A graph input `name` typed by sample `t`'s dims and type.
+    void tensor_input(const std::string& name, const onnx::TensorProto& t) {
+        onnx::ValueInfoProto v;
+        v.set_name(name);
+        set_shape(*v.mutable_type()->mutable_tensor_type(), t.dims(), t.data_type());
+        inputs.push_back(std::move(v));
+    }
+    /// A node `op` reading `ins`, writing `out`.
+    onnx::NodeProto& node(const std::string& op, const std::vector<std::string>& ins, const std::string& out) {
+        onnx::NodeProto n;
+        n.set_op_type(op);
+        n.set_name(out + "/" + op);
+        for (const auto& i : ins) n.add_input(i);
+        n.add_output(out);
+        nodes.push_back(std::move(n));
+        return nodes.back();
+    }
+    /// The sequence `name` from its sample: one input "<name>/<i>" per element and a
+    /// SequenceConstruct over them (SequenceEmpty of `elem_type` for an empty sample).
+    void sequence(const std::string& name, const onnx::SequenceProto& seq, int32_t elem_type) {
+        std::vector<std::string> elems;
+        for (int i = 0; i < seq.tensor_values_size(); ++i) {
+            elems.push_back(name + "/" + std::to_string(i));
+            tensor_input(elems.back(), seq.tensor_values(i));
+        }
+        if (!elems.empty()) {
+            node("SequenceConstruct", elems, name);
+            return;
+        }
+        auto* a = node("SequenceEmpty", {}, name).add_attribute();
+        a->set_name("dtype");
+        a->set_type(onnx::AttributeProto::INT);
+        a->set_i(elem_type != 0 ? elem_type : onnx::TensorProto::FLOAT);
+    }
+};
+
+/// The element type of a sequence type, 0 when not declared.
+int32_t sequence_elem_type(const onnx::TypeProto& t) {
+    return t.sequence_type().elem_type().has_tensor_type() ? t.sequence_type().elem_type().tensor_type().elem_type() : 0;
+}
+
+}  // namespace
+
 void bind_input_data(onnx::ModelProto& model, const std::vector<std::string>& files, const std::string& file, bool values) {
     onnx::GraphProto& g = *model.mutable_graph();
     std::set<std::string> inits;
@@ -79,7 +130,8 @@ void bind_input_data(onnx::ModelProto& model, const std::vector<std::string>& fi
         if (!inits.count(g.input(i).name())) free.push_back(i);
     if (files.size() > free.size())
         throw UserError(file + ": --inputs", std::to_string(files.size()) + " samples for " + std::to_string(free.size()) + " model inputs");
-    std::vector<std::string> constant;  // inputs that become initializers
+    std::set<std::string> replaced;  // inputs that become initializers or nodes
+    Expansion expand;
     for (size_t k = 0; k < files.size(); ++k) {
         const std::string bytes = read_bytes(files[k]);
         int at = free[k];
@@ -87,10 +139,28 @@ void bind_input_data(onnx::ModelProto& model, const std::vector<std::string>& fi
         if (in->type().has_sequence_type()) {
             onnx::SequenceProto seq;
             if (!seq.ParseFromString(bytes)) throw UserError(files[k], "--inputs: not a serialized onnx.SequenceProto");
-            if (seq.tensor_values_size() == 0) continue;  // an empty sequence: nothing to shape
-            const onnx::TensorProto& first = seq.tensor_values(0);
-            auto* elem = in->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type();
-            set_shape(*elem, first.dims(), first.data_type());
+            expand.sequence(in->name(), seq, sequence_elem_type(in->type()));
+            replaced.insert(in->name());
+            continue;
+        }
+        if (in->type().has_optional_type()) {
+            onnx::OptionalProto opt;
+            if (!opt.ParseFromString(bytes)) throw UserError(files[k], "--inputs: not a serialized onnx.OptionalProto");
+            const std::string value = in->name() + "/value";
+            const onnx::TypeProto& elem = in->type().optional_type().elem_type();
+            if (opt.has_tensor_value()) {
+                expand.tensor_input(value, opt.tensor_value());
+                expand.node("Optional", {value}, in->name());
+            } else if (opt.has_sequence_value()) {
+                expand.sequence(value, opt.sequence_value(), elem.has_sequence_type() ? sequence_elem_type(elem) : 0);
+                expand.node("Optional", {value}, in->name());
+            } else {  // no value: an empty optional of the declared element type
+                auto* a = expand.node("Optional", {}, in->name()).add_attribute();
+                a->set_name("type");
+                a->set_type(onnx::AttributeProto::TYPE_PROTO);
+                *a->mutable_tp() = elem;
+            }
+            replaced.insert(in->name());
             continue;
         }
         onnx::TensorProto t;
@@ -100,19 +170,25 @@ void bind_input_data(onnx::ModelProto& model, const std::vector<std::string>& fi
                 if (g.input(i).name() == t.name()) at = i;
             in = g.mutable_input(at);
         }
-        if (!in->type().has_tensor_type()) continue;  // optionals: their element's type is the model's
+        if (!in->type().has_tensor_type()) continue;
         set_shape(*in->mutable_type()->mutable_tensor_type(), t.dims(), t.data_type());
         if (values && holds_value(t) && t.data_type() == in->type().tensor_type().elem_type()) {
             t.set_name(in->name());
             *g.add_initializer() = t;
-            constant.push_back(in->name());
+            // the constant is no longer an input (below IR 4 an initializer is also an input)
+            if (model.ir_version() >= 4) replaced.insert(in->name());
         }
     }
-    if (model.ir_version() >= 4) {  // the constants are no longer inputs (below IR 4 an initializer is also an input)
-        google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> kept;
-        for (const auto& in : g.input())
-            if (std::find(constant.begin(), constant.end(), in.name()) == constant.end()) *kept.Add() = in;
-        g.mutable_input()->Swap(&kept);
+    google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> kept;
+    for (const auto& in : g.input())
+        if (!replaced.count(in.name())) *kept.Add() = in;
+    for (auto& v : expand.inputs) *kept.Add() = std::move(v);
+    g.mutable_input()->Swap(&kept);
+    if (!expand.nodes.empty()) {  // the gathering nodes first: the graph stays in topological order
+        google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+        for (auto& n : expand.nodes) *nodes.Add() = std::move(n);
+        for (const auto& n : g.node()) *nodes.Add() = n;
+        g.mutable_node()->Swap(&nodes);
     }
 }
 

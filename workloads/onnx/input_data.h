@@ -14,9 +14,12 @@ namespace archsim {
 std::vector<std::string> input_data_files(const std::string& spec);
 
 /// Binds `model`'s graph inputs (those without an initializer) to the serialized samples in
-/// `files`: each an onnx.TensorProto, or an onnx.SequenceProto for a sequence input, matched by
-/// its name when it names an input, else by position. Every input given takes the sample's dims
-/// (a sequence: its first element's). An integer or boolean input of at most kMaxFoldElems
+/// `files`: each an onnx.TensorProto, or an onnx.SequenceProto / onnx.OptionalProto for a
+/// sequence / optional input; a tensor sample is matched by its name when it names an input, any
+/// other by position. Every tensor input given takes the sample's dims. A sequence input becomes
+/// one input "<name>/<i>" per element of its sample (its dims) and a SequenceConstruct over them
+/// (SequenceEmpty for an empty sample), so its length is known; an optional input becomes an
+/// Optional node over its sample's value, or an empty Optional. An integer or boolean input of at most kMaxFoldElems
 /// elements, or a float scalar, also takes the sample's value: it becomes a constant, so
 /// folding and control flow see it (unless `values` is false: dims only). Throws UserError (naming `file` and the sample) for an
 /// unreadable sample, one matching no input, or more samples than inputs.

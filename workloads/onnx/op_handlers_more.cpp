@@ -1,5 +1,6 @@
 // Cost rules for the rest of the ONNX default domain up to opset 18 and ai.onnx.preview.training
-// (all of it but the operators with a subgraph: If, Loop, Scan, SequenceMap):
+// (all of it but the operators with a subgraph: If, Loop, Scan, SequenceMap, which
+// control_flow.cpp and sequences.cpp unroll at import):
 // losses, quantized contractions, Einsum, signal processing (DFT, STFT, windows, mel matrix),
 // detection and sampling (NonMaxSuppression, RoiAlign, GridSample, MaxUnpool), set and text
 // operators (Unique, TfIdfVectorizer, StringNormalizer), random generators, Det, training
@@ -381,7 +382,8 @@ void add_more_handlers(const std::function<void(const std::string&, const std::s
     add("", "StringNormalizer", per_output(OpClass::Elementwise, 2));
     // the output zero-filled and the input scattered into it at its indices: a copy
     add("", "MaxUnpool", [](const NodeContext& c) { return base_cost(c, OpClass::DataMovement); });
-    // sequences (costed as one element tensor, importer.cpp) and optionals: copies and views
+    // sequences (of known contents: rewritten by sequences.cpp, else costed as one element
+    // tensor, importer.cpp) and optionals: copies and views
     for (const char* op : {"SequenceConstruct", "SplitToSequence", "SequenceInsert", "SequenceErase", "ConcatFromSequence"})
         add("", op, [](const NodeContext& c) { return base_cost(c, OpClass::DataMovement); });
     for (const char* op : {"SequenceEmpty", "SequenceLength", "Optional", "OptionalHasElement", "OptionalGetElement"})
