@@ -17,6 +17,7 @@ KernelRepeats KernelRepeats::find(const std::vector<uint64_t>& sigs, const std::
     const size_t n = sigs.size();
     std::vector<bool> taken(n, false);
     min_instances = std::max<size_t>(min_instances, 2);
+    Pairs cur;  // the correspondence of the region being tried (each region has its own)
     // pairs kernel qa's tensors with kernel qb's slot by slot (each tensor's counterpart one
     // instance later), noting new pairs in `added`; false if a pair contradicts one made before
     auto pair_kernels = [&](size_t qa, size_t qb, std::vector<int32_t>& added) {
@@ -25,21 +26,21 @@ KernelRepeats KernelRepeats::find(const std::vector<uint64_t>& sigs, const std::
         if (a.size() != b.size()) return false;
         for (size_t j = 0; j < a.size(); ++j) {
             const int32_t t = a[j], u = b[j];
-            const int32_t nt = out.next(t), pu = out.prev(u);
+            const int32_t nt = find_in(cur.next, t), pu = find_in(cur.prev, u);
             if (nt == u && pu == t) continue;
             if (nt >= 0 || pu >= 0) return false;
-            out.m_next[t] = u, out.m_prev[u] = t;
+            cur.next[t] = u, cur.prev[u] = t;
             added.push_back(t);
         }
         return true;
     };
     auto undo = [&](std::vector<int32_t>& added, size_t mark) {
-        for (size_t k = mark; k < added.size(); ++k) out.m_prev.erase(out.m_next[added[k]]), out.m_next.erase(added[k]);
+        for (size_t k = mark; k < added.size(); ++k) cur.prev.erase(cur.next[added[k]]), cur.next.erase(added[k]);
         added.resize(mark);
     };
     // instances [first, first + instances) of `period` kernels correspond tensor by tensor, one
-    // to one, with every region kept so far: the number that do (pairs added for them are kept
-    // only if at least min_instances do)
+    // to one: the number that do (pairs added for them are kept only if at least
+    // min_instances do)
     auto corresponding = [&](size_t first, size_t period, size_t instances) {
         std::vector<int32_t> added;
         size_t ok = 1;
@@ -90,19 +91,25 @@ KernelRepeats KernelRepeats::find(const std::vector<uint64_t>& sigs, const std::
         });
         bool found = false;
         for (const Candidate& c : cands) {
+            cur = Pairs{};
             const size_t instances = corresponding(c.first, c.period, c.instances);
             if (instances < min_instances) continue;
             RepeatRegion r{c.first, c.period, instances, 0};
             r.tail = tail_of(r);
             out.m_regions.push_back(r);
+            out.m_pairs.push_back(std::move(cur));
             std::fill(taken.begin() + static_cast<std::ptrdiff_t>(r.first), taken.begin() + static_cast<std::ptrdiff_t>(r.stop()), true);
             found = true;
             break;
         }
         if (!found) break;
     }
-    std::sort(out.m_regions.begin(), out.m_regions.end(), [](const RepeatRegion& a, const RepeatRegion& b) { return a.first < b.first; });
-    return out;
+    std::vector<size_t> order(out.m_regions.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return out.m_regions[a].first < out.m_regions[b].first; });
+    KernelRepeats sorted;
+    for (const size_t i : order) sorted.m_regions.push_back(out.m_regions[i]), sorted.m_pairs.push_back(std::move(out.m_pairs[i]));
+    return sorted;
 }
 
 KernelRepeats::Where KernelRepeats::where(size_t q) const {

@@ -20,15 +20,18 @@ struct RepeatRegion {
     size_t stop() const { return end() + tail; }
 };
 
-/// The repeated stretches of a kernel sequence and the correspondence of their tensors. Kernel
-/// q + period repeats kernel q when their signatures are equal (the caller's hash: route and
-/// kernel_memo.h's add_kernel_signature, which names tensors by slot) and every tensor in slot
-/// j of kernel q corresponds to the tensor in slot j of kernel q + period, one to one over the
-/// whole region: next(T) is T's counterpart one instance later (a tensor every instance reads,
-/// a shared constant, is its own counterpart). So instance i + 1 does exactly what instance i
-/// did, on tensors renamed by next(): a machine whose state at the start of instance i + 1 is
-/// the state at the start of instance i renamed by next() runs instance i + 1 as a renamed
-/// replay of instance i.
+/// The repeated stretches of a kernel sequence and, per stretch, the correspondence of their
+/// tensors. Kernel q + period repeats kernel q when their signatures are equal (the caller's
+/// hash: route and kernel_memo.h's add_kernel_signature, which names tensors by slot) and every
+/// tensor in slot j of kernel q corresponds to the tensor in slot j of kernel q + period, one to
+/// one over the whole region: next(region, T) is T's counterpart one instance later (a tensor
+/// every instance reads, a shared constant, is its own counterpart). So instance i + 1 does
+/// exactly what instance i did, on tensors renamed by next(): a machine whose state at the start
+/// of instance i + 1 is the state at the start of instance i renamed by next() runs instance
+/// i + 1 as a renamed replay of instance i. Each region has its own correspondence: a training
+/// step's backward pass runs the forward's layers in reverse, reading their saved activations,
+/// so the same tensor's counterpart is the next layer's in the forward region and the layer
+/// before's in the backward one.
 class KernelRepeats {
 public:
     /// Finds the regions of `sigs` (one hash per kernel, in execution order; `slots[q]` kernel
@@ -49,20 +52,22 @@ public:
         size_t instance = 0, offset = 0;
     };
     Where where(size_t q) const;
-    /// T's counterpart one instance later, or -1 if it has none.
-    int32_t next(int32_t t) const {
-        auto it = m_next.find(t);
-        return it == m_next.end() ? -1 : it->second;
-    }
-    /// The tensor whose counterpart is T, or -1 if none.
-    int32_t prev(int32_t t) const {
-        auto it = m_prev.find(t);
-        return it == m_prev.end() ? -1 : it->second;
-    }
+    /// T's counterpart one instance later in region `region`, or -1 if it has none.
+    int32_t next(int32_t region, int32_t t) const { return find_in(m_pairs[static_cast<size_t>(region)].next, t); }
+    /// The tensor whose counterpart in region `region` is T, or -1 if none.
+    int32_t prev(int32_t region, int32_t t) const { return find_in(m_pairs[static_cast<size_t>(region)].prev, t); }
 
 private:
+    /// One region's correspondence, both ways.
+    struct Pairs {
+        std::unordered_map<int32_t, int32_t> next, prev;
+    };
+    static int32_t find_in(const std::unordered_map<int32_t, int32_t>& m, int32_t t) {
+        auto it = m.find(t);
+        return it == m.end() ? -1 : it->second;
+    }
     std::vector<RepeatRegion> m_regions;  ///< sorted by first position
-    std::unordered_map<int32_t, int32_t> m_next, m_prev;
+    std::vector<Pairs> m_pairs;           ///< per region, in the order of m_regions
 };
 
 }  // namespace archsim

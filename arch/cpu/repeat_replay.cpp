@@ -187,9 +187,19 @@ uint64_t RepeatReplay::rename(uint64_t line, int64_t steps, std::unordered_map<i
     const uint64_t addr = line * m_line_bytes;
     const int32_t t = m_layout.owner(addr);
     if (t < 0) return line;  // scratch (packed panels) and the nameless page: the same every instance
+    auto step_from = [&](int32_t from) {
+        int32_t u = steps < 0 ? m_repeats.prev(m_region, from) : from;
+        for (int64_t s = 0; s < steps && u >= 0; ++s) u = m_repeats.next(m_region, u);
+        return u;
+    };
+    // the bytes' owner, or else a view of them that the region's kernels name (a backward
+    // region may read a saved activation only through a Reshape of it)
     auto step = [&] {
-        int32_t u = steps < 0 ? m_repeats.prev(t) : t;
-        for (int64_t s = 0; s < steps && u >= 0; ++s) u = m_repeats.next(u);
+        int32_t u = step_from(t);
+        for (const int32_t v : m_layout.views_of(t)) {
+            if (u >= 0) break;
+            u = step_from(v);
+        }
         return u;
     };
     int32_t u = -1;

@@ -26,6 +26,10 @@ TensorLayout::TensorLayout(const OpGraph& graph, const KernelRepeats& repeats, P
                 bytes(t) <= m_bytes[op.inputs[0]]) {  // a view's output: its input's bytes
                 m_base[t] = m_base[op.inputs[0]];
                 m_bytes[t] = bytes(t);
+                auto o = m_view_owner.find(op.inputs[0]);  // a view of a view: the bytes' owner
+                const int32_t owner = o != m_view_owner.end() ? o->second : op.inputs[0];
+                m_view_owner[t] = owner;
+                m_views[owner].push_back(t);
                 continue;
             }
             place(t, bytes(t), placed_counterpart(repeats, t));
@@ -36,11 +40,15 @@ TensorLayout::TensorLayout(const OpGraph& graph, const KernelRepeats& repeats, P
 int64_t TensorLayout::placed_counterpart(const KernelRepeats& repeats, int32_t t) const {
     // along the chain of counterparts, earlier instances first: a backward pass's instances run
     // in the reverse of the forward's, so a saved activation's earlier counterpart (the next
-    // layer's) may not be placed yet while a later one (the layer before's) is
-    for (int32_t u = repeats.prev(t), n = 0; u >= 0 && u != t && n < 1 << 16; u = repeats.prev(u), ++n)
-        if (auto it = m_base.find(u); it != m_base.end()) return static_cast<int64_t>(it->second);
-    for (int32_t u = repeats.next(t), n = 0; u >= 0 && u != t && n < 1 << 16; u = repeats.next(u), ++n)
-        if (auto it = m_base.find(u); it != m_base.end()) return static_cast<int64_t>(it->second);
+    // layer's) may not be placed yet while a later one (the layer before's) is placed; every
+    // region's chain in turn (a forward and a backward region link the same
+    // layers' tensors, in opposite directions)
+    for (int32_t r = 0; r < static_cast<int32_t>(repeats.regions().size()); ++r) {
+        for (int32_t u = repeats.prev(r, t), n = 0; u >= 0 && u != t && n < 1 << 16; u = repeats.prev(r, u), ++n)
+            if (auto it = m_base.find(u); it != m_base.end()) return static_cast<int64_t>(it->second);
+        for (int32_t u = repeats.next(r, t), n = 0; u >= 0 && u != t && n < 1 << 16; u = repeats.next(r, u), ++n)
+            if (auto it = m_base.find(u); it != m_base.end()) return static_cast<int64_t>(it->second);
+    }
     return -1;
 }
 
@@ -49,6 +57,12 @@ uint64_t TensorLayout::bytes(int32_t t) const {
     auto it = m_bytes.find(t);
     if (it != m_bytes.end()) return it->second;
     return static_cast<uint64_t>(std::max<int64_t>(1, run_bytes(m_graph.tensors()[static_cast<size_t>(t)], m_precision)));
+}
+
+const std::vector<int32_t>& TensorLayout::views_of(int32_t t) const {
+    static const std::vector<int32_t> none;
+    auto it = m_views.find(t);
+    return it == m_views.end() ? none : it->second;
 }
 
 uint64_t TensorLayout::place(int32_t t, uint64_t bytes, int64_t congruent_to) {

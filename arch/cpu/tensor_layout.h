@@ -18,7 +18,7 @@ class OpGraph;
 /// - the output of a view (a ShapeOnly operator: Reshape, Flatten, ...) shares its input's bytes,
 ///   as the runtime's view does (no data moves);
 /// - a tensor of a repeated instance (a transformer layer's weights and activations, whose
-///   counterparts in the other instances are repeats.prev()/next() chains) starts at the first
+///   counterparts in the other instances are repeats.prev()/next() chains, per region) starts at the first
 ///   free address congruent to an already placed counterpart's (the nearest earlier instance's,
 ///   else a later instance's: a backward pass runs its layers in the reverse of the order that
 ///   placed their saved activations) modulo `align_bytes`, the least common multiple of the
@@ -45,6 +45,8 @@ public:
     int32_t owner(uint64_t addr) const;
     /// Bytes of `t`'s range.
     uint64_t bytes(int32_t t) const;
+    /// The views that share the bytes of `t` (their owner, as owner() names it), in placing order.
+    const std::vector<int32_t>& views_of(int32_t t) const;
 
 private:
     uint64_t place(int32_t t, uint64_t bytes, int64_t congruent_to);
@@ -57,6 +59,8 @@ private:
     };
     uint64_t m_next, m_align, m_guard;
     std::unordered_map<int32_t, uint64_t> m_base, m_bytes;
+    std::unordered_map<int32_t, int32_t> m_view_owner;              ///< a view's owner tensor
+    std::unordered_map<int32_t, std::vector<int32_t>> m_views;      ///< an owner's views
     std::vector<Range> m_ranges;  ///< owners, by base (placed in increasing order)
     const OpGraph& m_graph;
     Precision m_precision;

@@ -89,6 +89,23 @@ TEST_CASE("repeated layers are replayed on the CPU with the numbers of simulatin
     fs::remove_all(dir);
 }
 
+TEST_CASE("a training step's forward and backward layers both replay on the CPU, with the numbers of simulating every layer", "[e2e][memo][cpu]") {
+    // six encoder layers trained: the forward runs layers 0..5 and the backward 5..0, reading
+    // the forward's saved activations (some only through a view, a Reshape): two regions, each
+    // with its own tensor correspondence (kernel_repeats.h), both replayed, and exactly the run
+    // that simulates every layer
+    const std::string dir = temp_dir("memo_cpu_train");
+    const std::string wl = dir + "/w.toml";
+    std::ofstream(wl) << ("[enc]\nfamily = \"transformer_encoder\"\nlayers = 6\nd_model = 256\nheads = 4\nffn = 1024\nsequence = 128\n");
+    long replayed = 0, kernels = 0, all_replayed = 1, all_kernels = 1;
+    const json fast = run_metrics(wl + "#enc --batch 4 --train", "cpu/host.toml", "--detail kernel", replayed, kernels);
+    const json all = run_metrics(wl + "#enc --batch 4 --train", "cpu/host.toml", "--detail kernel --set replay.repeats=false", all_replayed, all_kernels);
+    CHECK(replayed >= kernels / 2);
+    CHECK(all_replayed == 0);
+    CHECK(fast == all);
+    fs::remove_all(dir);
+}
+
 TEST_CASE("on the CPU, layers replay from the second layer's first kernels that meet the caches as the first layer's did, to the last layer's tail", "[e2e][memo][cpu]") {
     // four encoder layers at batch 16 with the L3 cut to 2 MiB: every kernel streams more than
     // the L3, so the caches meet layer 1's second kernel as they met layer 0's (renamed); layer
