@@ -45,4 +45,40 @@ int64_t flash_kv_seen(const AttentionView& a, const FlashPlan& p, int64_t q_tile
 /// which TensorRT's kernels do is not published.
 double flash_cta_cycles(const AttentionView& a, int64_t rows, int64_t kv_seen, int64_t sharing, const GpuConfig& cfg);
 
+/// How FlashAttention-2's backward (Dao 2023, algorithm 2; AttentionView::backward) covers the
+/// kernel: one CTA per (key/value tile, batch x head) keeps its K and V tiles and its dK and dV
+/// accumulators on chip and walks the query tiles, loading Q, dO and the softmax statistics,
+/// recomputing S and P, and adding its share of dQ into an fp32 accumulator in global memory
+/// (atomic adds, in L2); a pre-kernel computes rowsum(dO O) per query row and a post-kernel
+/// converts the dQ accumulator to the operand type.
+struct FlashBwdPlan {
+    /// Query rows per step and key/value rows per CTA, 8 warps: the sm80 choices of
+    /// flash-attention 2's csrc/flash_attn/src/flash_bwd_launch_template.h (head dim <= 64:
+    /// 128 x 128; <= 128: 64 x 128); larger heads 64 x 64 (our choice, to fit shared memory).
+    int64_t block_m = 0, block_n = 0, warps = 8;
+    int64_t kv_tiles = 0;             ///< ceil(kv_len / block_n)
+    int64_t ctas = 0;                 ///< kv_tiles x batch
+    /// Q and dO tiles (double-buffered), the K and V tiles and the block_m x block_n dS tile,
+    /// x operand bytes
+    int64_t smem_bytes_per_cta = 0;
+    int64_t ctas_per_sm = 0;          ///< min of the CTA, warp and shared-memory limits (>= 1)
+    int64_t waves = 0;                ///< ceil(ctas / (SMs x ctas_per_sm))
+};
+
+/// Plans the backward kernel `a` on `cfg` (operand bytes of cfg.precision).
+FlashBwdPlan plan_flash_attention_backward(const AttentionView& a, const GpuConfig& cfg);
+
+/// The query rows key/value tile `kv_tile` meets: all q_len, or under a causal mask those from
+/// the query tile holding the first row that sees the tile's first column (the tiles above it
+/// are masked out entirely and skipped).
+int64_t flash_bwd_q_seen(const AttentionView& a, const FlashBwdPlan& p, int64_t kv_tile);
+
+/// One backward CTA's time, cycles, when `sharing` CTAs share its SM and its `cols` key
+/// positions meet `q_seen` query rows: its five MMAs (cols x q_seen x (3 head_dim + 2 v_dim)
+/// MACs: S, dP and dV, dQ, dK) at the SM's sustained tensor rate / sharing, then its elementwise
+/// work per score on the FMA pipe (ops_per_score - 1: the softmax recomputation and the dropout,
+/// softmax and scale gradients) or the special-function pipe (one exponential), the longer, as
+/// flash_cta_cycles.
+double flash_bwd_cta_cycles(const AttentionView& a, int64_t cols, int64_t q_seen, int64_t sharing, const GpuConfig& cfg);
+
 }  // namespace archsim

@@ -1,7 +1,9 @@
 #include "arch/gpu/gpu_machine.h"
 
 #include <algorithm>
+#include <functional>
 #include <cmath>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -146,6 +148,10 @@ protected:
     /// and stores its O tile; no score reaches L2. The trace's MACs are those executed (a causal
     /// kernel skips the masked blocks, so fewer than the graph's).
     void attention(const Operator& op, const OpGraph& graph) override {
+        if (op.cost.attention.at(0).backward) {
+            attention_backward(op, graph);
+            return;
+        }
         launch();
         const AttentionView& a = op.cost.attention.at(0);
         const FlashPlan p = plan_flash_attention(a, m_cfg);
@@ -204,6 +210,113 @@ protected:
         }
         if (kernel_end > sim_now_ps()) stall(sim_now_ps(), kernel_end - sim_now_ps(), 0, m_write_drain);
         sim_wait_until_ps(kernel_end);
+        for (int32_t t : op.outputs) m_l2->retain(t, bytes_of(graph, t));
+    }
+    /// A fused attention backward kernel as FlashAttention-2 runs it (flash_attention.h,
+    /// FlashBwdPlan), three launches: the pre-kernel reads O and dO per query tile and writes
+    /// rowsum(dO O) (4 bytes per row); per wave, each CTA loads its K and V tiles, and per query
+    /// tile it meets loads Q, dO (the head's other CTAs hit in L2) and the row statistics
+    /// (logsumexp and the rowsum, 8 bytes per row), runs its MMAs and elementwise work, and adds
+    /// its dQ tile into the fp32 accumulator (atomics, in L2); then it stores dK and dV; the
+    /// post-kernel reads the accumulator and writes dQ. No score reaches L2.
+    void attention_backward(const Operator& op, const OpGraph& graph) {
+        const AttentionView& a = op.cost.attention.at(0);
+        const FlashBwdPlan p = plan_flash_attention_backward(a, m_cfg);
+        const int64_t eb = operand_bytes(m_cfg.precision), slots = m_cfg.sms * p.ctas_per_sm, n_sms = m_cfg.sms;
+        const int64_t q_tiles = (a.q_len + p.block_m - 1) / p.block_m;
+        const double l2_latency_ps = static_cast<double>(m_cfg.l2_latency_cycles) * m_cfg.cycle_ps();
+        const uint64_t vector_ops = static_cast<uint64_t>(op.cost.non_mac_flops());
+        const double all_scores = static_cast<double>(std::max<int64_t>(1, a.batch * a.q_len * a.kv_len));
+        auto tile = [](uint64_t kind, int64_t head, int64_t i) { return mix_key(mix_key(kind, uint64_t(head)), uint64_t(i)); };
+        auto rows_of = [&](int64_t i) { return std::min(p.block_m, a.q_len - i * p.block_m); };
+        // a memory-bound launch over every (head, query tile), round robin over the SMs: every
+        // tile's loads first, then its store in completion order (the L2 serves requests in the
+        // order they come, so they come in time order)
+        using Load = std::function<double(SmPort&, int64_t, int64_t)>;
+        using Store = std::function<double(SmPort&, int64_t, int64_t, double)>;
+        auto per_tile_pass = [&](const Load& load, const Store& store) {
+            launch();
+            std::vector<std::tuple<double, int64_t, int64_t>> ready;
+            for (int64_t h = 0, c = 0; h < a.batch; ++h)
+                for (int64_t i = 0; i < q_tiles; ++i, ++c) ready.emplace_back(load(*m_sms[static_cast<size_t>(c % n_sms)], h, i), h, i);
+            std::vector<size_t> order(ready.size());
+            for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+            std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return std::get<0>(ready[x]) < std::get<0>(ready[y]); });
+            double done = sim_now_ps();
+            for (const size_t k : order) {
+                const auto& [t, h, i] = ready[k];
+                done = std::max(done, store(*m_sms[static_cast<size_t>(k % static_cast<size_t>(n_sms))], h, i, t));
+            }
+            if (done > sim_now_ps()) stall(sim_now_ps(), done - sim_now_ps(), 0, m_operand_load);
+            sim_wait_until_ps(done);
+        };
+        per_tile_pass(  // rowsum(dO O), 4 bytes per row
+            [&](SmPort& sm, int64_t h, int64_t i) {
+                const double t = sm.access(TileId{a.out.tensor, tile(41, h, i)}, rows_of(i) * a.v_dim * eb, a.out.tensor, false, false);
+                return std::max(t, sm.access(TileId{a.d_out.tensor, tile(42, h, i)}, rows_of(i) * a.v_dim * eb, a.d_out.tensor, false, false));
+            },
+            [&](SmPort& sm, int64_t h, int64_t i, double t) {
+                return sm.access(TileId{-1, tile(43, h, i)}, rows_of(i) * 4, -1, false, true, t - sim_now_ps());
+            });
+        launch();
+        double kernel_end = sim_now_ps();
+        for (int64_t w = 0; w < p.waves; ++w) {
+            const double start = sim_now_ps();
+            const int64_t first = w * slots, last = std::min(p.ctas, first + slots);
+            const int64_t sharing = std::min(p.ctas_per_sm, (last - first + n_sms - 1) / n_sms);
+            double wave_end = start, stores_done = start, cta_ps_max = 0;
+            std::vector<std::pair<double, int64_t>> ends;
+            ends.reserve(static_cast<size_t>(last - first));
+            for (int64_t c = first; c < last; ++c) {
+                const int64_t head = c / p.kv_tiles, j = c % p.kv_tiles, cols = std::min(p.block_n, a.kv_len - j * p.block_n);
+                const int64_t q_seen = flash_bwd_q_seen(a, p, j);
+                SmPort& sm = *m_sms[static_cast<size_t>((c - first) % n_sms)];
+                const double cta_ps = flash_bwd_cta_cycles(a, cols, q_seen, sharing, m_cfg) * m_cfg.cycle_ps();
+                cta_ps_max = std::max(cta_ps_max, cta_ps);
+                double loaded = sm.access(TileId{a.k.tensor, tile(44, head, j)}, cols * a.head_dim * eb, a.k.tensor, false, false);
+                loaded = std::max(loaded, sm.access(TileId{a.v.tensor, tile(45, head, j)}, cols * a.v_dim * eb, a.v.tensor, false, false));
+                for (int64_t i = q_tiles - (q_seen + p.block_m - 1) / p.block_m; i < q_tiles; ++i) {
+                    const int64_t rows = rows_of(i);
+                    loaded = std::max(loaded, sm.access(TileId{a.q.tensor, tile(46, head, i)}, rows * a.head_dim * eb, a.q.tensor, false, false));
+                    loaded = std::max(loaded, sm.access(TileId{a.d_out.tensor, tile(42, head, i)}, rows * a.v_dim * eb, a.d_out.tensor, false, false));
+                    loaded = std::max(loaded, sm.access(TileId{-1, tile(43, head, i)}, rows * 8, -1, false, false));
+                }
+                ends.emplace_back(std::max(start + l2_latency_ps + cta_ps, loaded), c);
+            }
+            std::sort(ends.begin(), ends.end());
+            for (const auto& [end, c] : ends) {
+                const int64_t head = c / p.kv_tiles, j = c % p.kv_tiles, cols = std::min(p.block_n, a.kv_len - j * p.block_n);
+                const int64_t q_seen = flash_bwd_q_seen(a, p, j);
+                SmPort& sm = *m_sms[static_cast<size_t>((c - first) % n_sms)];
+                wave_end = std::max(wave_end, end);
+                const Span span = ps_span(start, end - start);
+                const uint64_t scores = static_cast<uint64_t>(cols * q_seen), seq = static_cast<uint32_t>(c);
+                m_rec.emit(EventKind::Fold, m_sm_comp[static_cast<size_t>((c - first) % n_sms)], span,
+                           {0, scores * uint64_t(3 * a.head_dim + 2 * a.v_dim), c == first ? m_clock.cycles_of(cta_ps_max) : 0}, seq);
+                m_rec.emit(EventKind::Vector, m_cuda, span, {0, static_cast<uint64_t>(static_cast<double>(vector_ops) * scores / all_scores), 0}, seq);
+                // K and V stay in shared memory; each query tile's Q and dO pass through it, and dS once per tile
+                const uint64_t smem = static_cast<uint64_t>((cols + q_seen) * (a.head_dim + a.v_dim) * eb) + scores * uint64_t(eb);
+                m_rec.emit(EventKind::SramWrite, m_smem, span, {smem}, seq);
+                m_rec.emit(EventKind::SramRead, m_smem, span, {smem}, seq);
+                for (int64_t i = q_tiles - (q_seen + p.block_m - 1) / p.block_m; i < q_tiles; ++i)  // dQ += dS K, fp32 atomics
+                    stores_done = std::max(stores_done, sm.access(TileId{-1, tile(47, head, i)}, rows_of(i) * a.head_dim * 4, -1, false, true,
+                                                                  end - sim_now_ps()));
+                stores_done = std::max(stores_done, sm.access(TileId{a.dk.tensor, tile(48, head, j)}, cols * a.head_dim * eb, a.dk.tensor, false,
+                                                              true, end - sim_now_ps()));
+                stores_done = std::max(stores_done, sm.access(TileId{a.dv.tensor, tile(49, head, j)}, cols * a.v_dim * eb, a.dv.tensor, false,
+                                                              true, end - sim_now_ps()));
+            }
+            if (wave_end > start + cta_ps_max) stall(start + cta_ps_max, wave_end - (start + cta_ps_max), static_cast<uint32_t>(w), m_operand_load);
+            sim_wait_until_ps(wave_end);
+            kernel_end = std::max(kernel_end, stores_done);
+        }
+        if (kernel_end > sim_now_ps()) stall(sim_now_ps(), kernel_end - sim_now_ps(), 0, m_write_drain);
+        sim_wait_until_ps(kernel_end);
+        per_tile_pass(  // the fp32 dQ accumulator to dQ
+            [&](SmPort& sm, int64_t h, int64_t i) { return sm.access(TileId{-1, tile(47, h, i)}, rows_of(i) * a.head_dim * 4, -1, false, false); },
+            [&](SmPort& sm, int64_t h, int64_t i, double t) {
+                return sm.access(TileId{a.dq.tensor, tile(50, h, i)}, rows_of(i) * a.head_dim * eb, a.dq.tensor, false, true, t - sim_now_ps());
+            });
         for (int32_t t : op.outputs) m_l2->retain(t, bytes_of(graph, t));
     }
     /// Bandwidth-bound kernel: inputs through L2 (a tensor still resident from its producer hits),

@@ -180,22 +180,37 @@ protected:
     /// block leaves the fabric through its tile's L2 into the L3 and comes back for the softmax
     /// and for P V. While all heads' scores fit the L3 they never reach DRAM; otherwise S is
     /// written to DRAM and read back for the softmax, and P likewise for P V (the literal graph's
-    /// traffic). Q, K, V and O move as in any contraction.
+    /// traffic). Q, K, V and O move as in any contraction. Its backward (AttentionView::backward)
+    /// runs its five products as wavefronts the same way, the softmax recomputed after S and the
+    /// score gradient dS formed after dP on the PEs (half of the kernel's vector operations each).
     void attention(const Operator& op, const OpGraph&) override {
         const AttentionView& a = op.cost.attention.at(0);
         const int64_t scores = a.batch * a.q_len * a.kv_len * operand_bytes(m_cfg.precision);
         const bool on_chip = scores <= m_l3.capacity_bytes();
-        gemm_waves(0, op.cost.gemms.at(0), 0);
-        m_pipe.flush();
-        if (!on_chip) m_pipe.note_write(dma(scores, /*write=*/true, m_l3c));  // S spilled
-        Wave w;  // the softmax: each score in from L3 and back
-        w.dram_read_bytes = on_chip ? 0 : scores;
-        const int64_t softmax_ops = op.cost.non_mac_flops();
-        shape_pe_wave(w, softmax_ops, softmax_ops, scores, scores, /*own_pass=*/false);
-        m_pipe.push(std::move(w));
-        m_pipe.flush();
-        if (!on_chip) m_pipe.note_write(dma(scores, /*write=*/true, m_l3c));  // P spilled
-        gemm_waves(1, op.cost.gemms.at(1), on_chip ? 0 : scores);
+        // the PEs' vector work on the scores, each in from L3 and back (spilled: DRAM both ways)
+        auto vector_pass = [&](int64_t ops) {
+            m_pipe.flush();
+            Wave w;
+            w.dram_read_bytes = on_chip ? 0 : scores;
+            shape_pe_wave(w, ops, ops, scores, scores, /*own_pass=*/false);
+            m_pipe.push(std::move(w));
+            m_pipe.flush();
+            if (!on_chip) m_pipe.note_write(dma(scores, /*write=*/true, m_l3c));  // its result spilled
+        };
+        // forward: S, softmax, P V; backward (AttentionView::backward): S, softmax recomputed,
+        // dV = P^T dO, dP = dO V^T, dS, dQ = dS K, dK = dS^T Q. A product reading a score matrix
+        // (its A operand not in memory) reads it from L3, or from DRAM when spilled.
+        const int64_t ops = op.cost.non_mac_flops();
+        const std::vector<GemmView>& gemms = op.cost.gemms;
+        for (size_t gi = 0; gi < gemms.size(); ++gi) {
+            gemm_waves(gi, gemms[gi], !on_chip && gemms[gi].a.tensor < 0 ? scores : 0);
+            if (!on_chip && gemms[gi].c.tensor < 0) {  // scores made: spilled
+                m_pipe.flush();
+                m_pipe.note_write(dma(scores, /*write=*/true, m_l3c));
+            }
+            if (gi == 0) vector_pass(a.backward ? ops / 2 : ops);
+            if (gi == 2 && a.backward) vector_pass(ops - ops / 2);
+        }
         m_pipe.flush();
     }
 

@@ -104,35 +104,45 @@ protected:
     /// softmax on the vector unit, then P V folds, with the scores kept in the ofmap buffer and
     /// fed back as P from it, never through DRAM, when one head's q_len x kv_len scores fit that
     /// buffer; otherwise they spill to DRAM and back as the literal graph would. Q, K, V and O
-    /// move as in any contraction.
+    /// move as in any contraction. Its backward (AttentionView::backward) runs its five products
+    /// the same way, the softmax recomputed after S and the score gradient dS formed after dP on
+    /// the vector unit (half of the kernel's vector operations each).
     void attention(const Operator& op, const OpGraph&) override {
         const AttentionView& a = op.cost.attention.at(0);
         const int64_t eb = operand_bytes(m_cfg.precision);
         const int64_t head_scores_bytes = a.q_len * a.kv_len * eb, scores_bytes = a.batch * head_scores_bytes;
         const bool on_chip = head_scores_bytes <= m_buffers[static_cast<int>(Buffer::Ofmap)].capacity_bytes();
-        const GemmView& s = op.cost.gemms.at(0);
-        const GemmView& o = op.cost.gemms.at(1);
-        for_each_fold(s, 0, m_cfg, [&](FoldWork w) {
-            if (on_chip) w.dram_write_bytes = 0;  // S stays in the ofmap buffer
-            m_pipe.push({w, false});
-        });
-        FoldWork softmax;  // reads and rewrites the scores in the ofmap buffer
+        // the vector unit's work on the scores in the ofmap buffer (spilled to DRAM and back when
+        // a head's scores do not fit)
+        auto vector_pass = [&](int64_t ops) {
+            FoldWork v;
+            v.macs = ops;
+            v.cycles = static_cast<int64_t>(std::ceil(static_cast<double>(ops) / (double(m_cfg.vector_lanes) * m_cfg.vector_ops_per_lane)));
+            v.sram_read_bytes[static_cast<int>(Buffer::Ofmap)] = v.sram_write_bytes[static_cast<int>(Buffer::Ofmap)] = scores_bytes;
+            if (!on_chip) {
+                v.loads[0] = {0, scores_bytes, Buffer::Ofmap, false};
+                v.n_loads = 1;
+                v.dram_write_bytes = scores_bytes;
+            }
+            m_pipe.push({v, true});
+        };
+        // forward: S = Q K^T, softmax, P V; backward (AttentionView::backward): S, softmax
+        // recomputed, dV = P^T dO, dP = dO V^T, dS, dQ = dS K, dK = dS^T Q. A product whose
+        // output is a score matrix leaves it in the ofmap buffer; one that reads a score matrix
+        // (its A operand not in memory) takes it from there.
         const int64_t ops = op.cost.non_mac_flops();
-        softmax.macs = ops;
-        softmax.cycles = static_cast<int64_t>(std::ceil(static_cast<double>(ops) / (double(m_cfg.vector_lanes) * m_cfg.vector_ops_per_lane)));
-        softmax.sram_read_bytes[static_cast<int>(Buffer::Ofmap)] = softmax.sram_write_bytes[static_cast<int>(Buffer::Ofmap)] = scores_bytes;
-        if (!on_chip) {
-            softmax.loads[0] = {0, scores_bytes, Buffer::Ofmap, false};
-            softmax.n_loads = 1;
-            softmax.dram_write_bytes = scores_bytes;
+        const std::vector<GemmView>& gemms = op.cost.gemms;
+        for (size_t gi = 0; gi < gemms.size(); ++gi) {
+            for_each_fold(gemms[gi], static_cast<int>(gi), m_cfg, [&](FoldWork w) {
+                if (on_chip && gemms[gi].c.tensor < 0) w.dram_write_bytes = 0;  // scores stay in the ofmap buffer
+                if (on_chip && gemms[gi].a.tensor < 0)
+                    for (int l = 0; l < w.n_loads; ++l)
+                        if (w.loads[l].buffer == Buffer::Ifmap) w.loads[l].dram_bytes = 0;
+                m_pipe.push({w, false});
+            });
+            if (gi == 0) vector_pass(a.backward ? ops / 2 : ops);  // the softmax (its recomputation)
+            if (gi == 2 && a.backward) vector_pass(ops - ops / 2);  // dS = P (dP - rowsum(dO O)), scaled
         }
-        m_pipe.push({softmax, true});
-        for_each_fold(o, 1, m_cfg, [&](FoldWork w) {
-            if (on_chip)  // P comes from the ofmap buffer
-                for (int l = 0; l < w.n_loads; ++l)
-                    if (w.loads[l].buffer == Buffer::Ifmap) w.loads[l].dram_bytes = 0;
-            m_pipe.push({w, false});
-        });
         m_pipe.flush(/*last=*/true);
         m_pipe.drain(m_array);
     }

@@ -88,8 +88,8 @@ nlohmann::ordered_json training_json(const TrainingStep& step, const OpGraph& pl
     if (capacity_bytes > 0) mj["fits"] = static_cast<double>(mem.peak_bytes) <= capacity_bytes;
     j["memory"] = mj;
     j["no_gradient"] = step.no_gradient;
-    j["not_modeled"] = "the backward of an attention block runs as its separate operators (no fused attention backward yet); "
-                       "a library's scratch workspace inside a kernel and allocator fragmentation are not in the footprint";
+    j["not_modeled"] = "a library's scratch workspace inside a kernel and allocator fragmentation are not in the footprint; "
+                       "a fused attention kernel's softmax statistics (4 bytes per query row) are not in it either";
     return j;
 }
 

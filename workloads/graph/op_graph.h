@@ -99,6 +99,15 @@ struct AttentionView {
     double ops_per_score = 0;
     /// Query i sees only key positions j <= i + (kv_len - q_len) (a causal mask in the block).
     bool causal = false;
+    /// The block's backward in a training step (FlashAttention-2's backward, Dao 2023, algorithm
+    /// 2): from Q, K, V, O and the output's gradient `d_out` it recomputes S = Q K^T and P, and
+    /// computes dV = P^T dO, dP = dO V^T, dS = P (dP - rowsum(dO O)), dQ = dS K and dK = dS^T Q,
+    /// writing `dq`, `dk` and `dv`: OpCost::gemms holds those five products in that order (the
+    /// score-sized operands on chip), `ops_per_score` the softmax recomputation and the
+    /// elementwise gradients per score. The forward kernel's softmax statistics (one value per
+    /// query row) are its only saved state besides Q, K, V and O.
+    bool backward = false;
+    GemmOperand d_out, dq, dk, dv;
 };
 
 /// Cost of one operator, independent of any machine.

@@ -31,42 +31,116 @@ bool is_layout_view(const Operator& o) {
            o.op_type == "Expand";
 }
 
+namespace {
+
+/// The backward of one attention block in a training step (workloads/training/grad_rules.h):
+/// the operators of the backward stage that read the block's score-sized tensors (the saved
+/// softmax output and its dropout), closed over the score-sized gradients between them: the
+/// gradient GEMM of P V for P (dP = dO V^T) and for V (dV = P^T dO), the dropout's, softmax's
+/// and scale's gradients, and the two GEMMs that take the score gradient dS to dQ and dK. Empty
+/// when the backward does not have that shape (then the forward stays unfused: its scores are
+/// saved for the operators that read them).
+std::vector<int32_t> attention_backward(const FusionGroups& groups, const std::vector<int32_t>& later, int64_t scores) {
+    const OpGraph& g = groups.graph();
+    std::vector<int32_t> block;
+    auto in_block = [&](int32_t o) { return std::find(block.begin(), block.end(), o) != block.end(); };
+    std::vector<int32_t> todo = later;
+    while (!todo.empty()) {
+        const int32_t o = todo.back();
+        todo.pop_back();
+        if (in_block(o)) continue;
+        const Operator& op = op_at(g, o);
+        const bool contraction = op.cost.cls == OpClass::Contraction && op.cost.gemms.size() == 1 && !op.cost.gemms[0].b_is_weight;
+        if (op.stage != 2 || !groups.alone(o) || !(contraction || is_vector(op) || is_layout_view(op))) return {};
+        block.push_back(o);
+        if (block.size() > 16) return {};
+        // the score-sized gradients it reads from the backward and writes: their operators too
+        for (int32_t t : op.inputs) {
+            const int32_t p = t >= 0 ? g.producer(t) : -1;
+            if (p >= 0 && op_at(g, p).stage == 2 && tensor_at(g, t).elems() == scores) todo.push_back(p);
+        }
+        for (int32_t t : op.outputs)
+            if (t >= 0 && tensor_at(g, t).elems() == scores)
+                for (int32_t c : groups.consumers(t)) todo.push_back(c);
+    }
+    int contractions = 0;
+    for (int32_t o : block) contractions += op_at(g, o).cost.cls == OpClass::Contraction;
+    if (contractions != 4) return {};
+    std::sort(block.begin(), block.end(), [&](int32_t a, int32_t b) { return groups.position(a) < groups.position(b); });
+    return block;
+}
+
+}  // namespace
+
 void fuse_attention(FusionGroups& groups) {
     const OpGraph& g = groups.graph();
     auto activation_product = [&](const Operator& o) {
         return o.cost.cls == OpClass::Contraction && o.cost.gemms.size() == 1 && !o.cost.gemms[0].b_is_weight;
     };
-    auto single_consumer = [&](int32_t t) -> int32_t {
-        const auto& c = groups.consumers(t);
-        return c.size() == 1 && g.consumer_count(t) == 1 ? c[0] : -1;
+    // the one operator of `stage` that reads t (once); readers of a later stage (a training
+    // step's backward reading a saved tensor) go to `later`
+    auto sole_consumer = [&](int32_t t, uint8_t stage, std::vector<int32_t>& later) -> int32_t {
+        int32_t one = -1, reads = 0;
+        for (int32_t c : groups.consumers(t)) {
+            if (op_at(g, c).stage != stage) {
+                later.push_back(c);
+                continue;
+            }
+            one = c;
+            for (int32_t in : op_at(g, c).inputs) reads += in == t;
+        }
+        return reads == 1 ? one : -1;
     };
     for (int32_t s : g.topo_order()) {
         const Operator& qk = op_at(g, s);
         if (!activation_product(qk) || !groups.alone(s) || qk.outputs.empty() || qk.outputs[0] < 0) continue;
-        // Q K^T -> [scale, mask: elementwise of the score size] -> Softmax -> P V
-        std::vector<int32_t> block = {s};
+        // Q K^T -> [scale, mask: elementwise of the score size] -> Softmax -> [dropout] -> P V
+        std::vector<int32_t> block = {s}, later;
         const int64_t scores = tensor_at(g, qk.outputs[0]).elems();
-        int32_t t = qk.outputs[0], next = single_consumer(t);
-        while (next >= 0 && op_at(g, next).cost.cls == OpClass::Elementwise && !op_at(g, next).outputs.empty() &&
-               tensor_at(g, op_at(g, next).outputs[0]).elems() == scores) {
+        auto score_sized = [&](int32_t o) {
+            return o >= 0 && op_at(g, o).cost.cls == OpClass::Elementwise && !op_at(g, o).outputs.empty() &&
+                   tensor_at(g, op_at(g, o).outputs[0]).elems() == scores;
+        };
+        int32_t t = qk.outputs[0], next = sole_consumer(t, qk.stage, later);
+        while (score_sized(next)) {
             block.push_back(next);
             t = op_at(g, next).outputs[0];
-            next = single_consumer(t);
+            next = sole_consumer(t, qk.stage, later);
         }
         if (next < 0 || op_at(g, next).op_type != "Softmax") continue;
         block.push_back(next);
-        const int32_t pv = single_consumer(op_at(g, next).outputs[0]);
-        if (pv < 0 || !activation_product(op_at(g, pv)) || op_at(g, pv).cost.gemms[0].a.tensor != op_at(g, next).outputs[0]) continue;
+        t = op_at(g, next).outputs[0];
+        int32_t pv = sole_consumer(t, qk.stage, later);
+        while (score_sized(pv)) {  // a dropout on the probabilities (training)
+            block.push_back(pv);
+            for (size_t o = 1; o < op_at(g, pv).outputs.size(); ++o)  // its mask: read by the backward only
+                if (op_at(g, pv).outputs[o] >= 0)
+                    for (int32_t c : groups.consumers(op_at(g, pv).outputs[o])) later.push_back(c);
+            t = op_at(g, pv).outputs[0];
+            pv = sole_consumer(t, qk.stage, later);
+        }
+        if (pv < 0 || !activation_product(op_at(g, pv)) || op_at(g, pv).cost.gemms[0].a.tensor != t) continue;
         block.push_back(pv);
+        // in a training step the backward reads the saved scores: fused only with a backward of
+        // the block's shape, which recomputes them (FlashAttention's backward)
+        std::vector<int32_t> backward;
+        if (!later.empty()) {
+            backward = attention_backward(groups, later, scores);
+            if (backward.empty()) continue;
+        }
         // a scale applied to Q or K on the way in (Div by sqrt(d)) when only this block reads it
+        std::vector<int32_t> unused;
         for (const GemmOperand& x : {qk.cost.gemms[0].a, qk.cost.gemms[0].b}) {
             const int32_t p = x.tensor >= 0 ? g.producer(x.tensor) : -1;
-            if (p >= 0 && op_at(g, p).cost.cls == OpClass::Elementwise && groups.alone(p) && single_consumer(x.tensor) == s &&
+            if (p >= 0 && op_at(g, p).cost.cls == OpClass::Elementwise && groups.alone(p) && g.consumer_count(x.tensor) == 1 &&
                 count_activation_inputs(g, op_at(g, p), 2) == 1)
                 block.push_back(p);
         }
-        for (size_t i = 1; i < block.size(); ++i)  // a block refused part-way stays as far as it got: still convex, still correct
-            if (!groups.try_merge(s, block[i], 2)) break;
+        bool whole = true;
+        for (size_t i = 1; i < block.size() && whole; ++i)  // a block refused part-way stays as far as it got: still convex, still correct
+            whole = groups.try_merge(s, block[i], 2);
+        // the backward kernel recomputes what the forward kernel keeps on chip: only after a whole forward
+        for (size_t i = 1; i < backward.size() && whole; ++i) whole = groups.try_merge(backward[0], backward[i], 4);
     }
 }
 
@@ -220,6 +294,7 @@ std::string kernel_pattern(const OpGraph& graph, const std::vector<int32_t>& mem
     int contractions = 0;
     for (int32_t m : members) contractions += op_at(graph, m).cost.cls == OpClass::Contraction;
     if (contractions == 2 && has("Softmax")) return "Attention";
+    if (contractions == 4 && has("SoftmaxGrad")) return "AttentionGrad";  // fuse_attention's backward kernel
     if (contractions > 1) return "Merged" + op_at(graph, contraction).op_type + "(" + std::to_string(contractions) + ")";
     if (contraction >= 0) {
         std::string s = op_at(graph, contraction).op_type;

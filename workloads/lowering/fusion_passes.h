@@ -25,7 +25,15 @@ bool is_layout_view(const Operator& o);
 /// Merges each attention block into one kernel: a contraction of two activations (Q K^T), the
 /// elementwise operators of its output's size after it (scale, mask), a Softmax, and the
 /// contraction that takes the softmax as its A operand with another activation (P V); with the
-/// elementwise operator that scales Q or K on the way in, when only this block reads it.
+/// elementwise operator that scales Q or K on the way in, when only this block reads it; in a
+/// training step, with the dropout on the probabilities before P V. A training step's backward
+/// reads the block's saved scores (softmax output, dropout mask): there the block fuses only
+/// when those readers, with the score-sized gradients between them, form the block's backward
+/// (the gradient GEMMs of P V, the dropout, softmax and scale gradients, the gradient GEMMs of
+/// Q K^T: four contractions), which becomes one kernel too (pattern AttentionGrad), as
+/// FlashAttention's backward recomputes the scores from Q, K and the softmax statistics instead
+/// of reading them (Dao, "FlashAttention-2", 2023, algorithm 2). Otherwise the forward stays
+/// unfused, its scores saved.
 void fuse_attention(FusionGroups& groups);
 
 /// Merges the contractions that multiply one activation by different weights with the same M,
@@ -60,7 +68,7 @@ void fuse_vector_regions(FusionGroups& groups);
 void fold_layouts(FusionGroups& groups);
 
 /// A name for the kernel made of `members` (operator indices of `graph`, topological order), from
-/// its structure: "LayerNorm", "RMSNorm", "Softmax", "GELU", "SiLU", "<contraction>+<epilogue parts>",
+/// its structure: "Attention", "AttentionGrad", "LayerNorm", "RMSNorm", "Softmax", "GELU", "SiLU", "<contraction>+<epilogue parts>",
 /// or "Fused(<n> ops)"; a lone operator keeps its op_type.
 std::string kernel_pattern(const OpGraph& graph, const std::vector<int32_t>& members);
 

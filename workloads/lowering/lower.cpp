@@ -1,7 +1,9 @@
 #include "workloads/lowering/lower.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
+#include <map>
 #include <set>
 
 #include "workloads/lowering/fusion_passes.h"
@@ -38,17 +40,121 @@ bool native_conv(const OpGraph& g, const Operator& conv, int64_t max_input_elems
     return x.shape[0] == 1 && groups == 1 && !(w.shape[2] > 3 && w.shape[3] > 3) && x.elems() <= max_input_elems;
 }
 
+/// Completes backward attention kernel `k` (group `grp`, its four gradient GEMMs `contractions`)
+/// of the forward block `f` as FlashAttention-2's backward (AttentionView::backward): it reads Q,
+/// K, V, the forward's output O and its gradient dO, recomputes S = Q K^T (its MACs and the
+/// forward's softmax operations per score added: hardware FLOPs beyond the model's) and
+/// rowsum(dO O) (2 operations per element of O), and writes dQ, dK and dV.
+void attention_backward(const OpGraph& graph, const FusionGroups& groups, int32_t grp, AttentionView f,
+                        const std::vector<int32_t>& contractions, Operator& k) {
+    auto member_op = [&](int32_t m) -> const Operator& { return graph.ops()[static_cast<size_t>(m)]; };
+    auto reads_forward = [&](int32_t m) {  // a GEMM with an operand made outside this kernel's stage (P, saved)
+        for (const GemmOperand& x : {member_op(m).cost.gemms.at(0).a, member_op(m).cost.gemms.at(0).b}) {
+            const int32_t p = x.tensor >= 0 ? graph.producer(x.tensor) : -1;
+            if (p >= 0 && groups.group_of(p) != grp && graph.tensors()[static_cast<size_t>(x.tensor)].elems() == f.batch * f.q_len * f.kv_len)
+                return true;
+        }
+        return false;
+    };
+    auto key_of = [&](const GemmOperand& x) { return through_folds(graph, groups, grp, x).tensor; };
+    AttentionView a = f;
+    a.backward = true;
+    for (int32_t m : contractions) {
+        const GemmView& v = member_op(m).cost.gemms.at(0);
+        const int32_t out = member_op(m).outputs.empty() ? -1 : member_op(m).outputs[0];
+        const bool score_out = out >= 0 && graph.tensors()[static_cast<size_t>(out)].elems() == f.batch * f.q_len * f.kv_len;
+        if (reads_forward(m)) {  // dV = P^T dO
+            a.dv.tensor = out;
+            a.d_out.tensor = graph.tensors()[static_cast<size_t>(v.a.tensor)].elems() == f.batch * f.q_len * f.kv_len ? key_of(v.b) : key_of(v.a);
+        } else if (!score_out) {  // dS K or dS^T Q: which by the other operand
+            const int32_t other = graph.tensors()[static_cast<size_t>(v.a.tensor)].elems() == f.batch * f.q_len * f.kv_len ? key_of(v.b) : key_of(v.a);
+            (other == f.k.tensor ? a.dq : a.dk).tensor = out;
+        }
+    }
+    if (std::find(k.inputs.begin(), k.inputs.end(), f.out.tensor) == k.inputs.end() && f.out.tensor >= 0) {
+        k.inputs.push_back(f.out.tensor);  // O, for rowsum(dO O)
+        if (!k.cost.read_elems.empty()) k.cost.read_elems.push_back(-1);
+        k.cost.bytes_read += graph.tensors()[static_cast<size_t>(f.out.tensor)].bytes();
+    }
+    const int64_t scores = a.batch * a.q_len * a.kv_len;
+    const int64_t recompute_macs = scores * a.head_dim;
+    const int64_t dot = 2 * a.batch * a.q_len * a.v_dim;  // rowsum(dO O)
+    k.cost.macs += recompute_macs;
+    k.cost.flops += 2 * recompute_macs + static_cast<int64_t>(std::llround(f.ops_per_score * static_cast<double>(scores))) + dot;
+    a.ops_per_score = scores > 0 ? static_cast<double>(k.cost.flops - 2 * k.cost.macs) / static_cast<double>(scores) : 0;
+    GemmView g;
+    g.batch = a.batch;
+    g.b_is_weight = false;
+    auto product = [&](int64_t m, int64_t n, int64_t kk, GemmOperand x, GemmOperand y, GemmOperand z) {
+        GemmView v = g;
+        v.m = m, v.n = n, v.k = kk, v.a = x, v.b = y, v.c = z;
+        v.a_unique_elems = m * kk;
+        return v;
+    };
+    const GemmOperand chip{};
+    k.cost.gemms = {product(a.q_len, a.kv_len, a.head_dim, a.q, a.k, chip),        // S = Q K^T
+                    product(a.kv_len, a.v_dim, a.q_len, chip, a.d_out, a.dv),      // dV = P^T dO
+                    product(a.q_len, a.kv_len, a.v_dim, a.d_out, a.v, chip),       // dP = dO V^T
+                    product(a.q_len, a.head_dim, a.kv_len, chip, a.k, a.dq),       // dQ = dS K
+                    product(a.kv_len, a.head_dim, a.q_len, chip, a.q, a.dk)};      // dK = dS^T Q
+    k.cost.attention = {a};
+}
+
 }  // namespace
 
 OpGraph build_kernels(const OpGraph& graph, const FusionGroups& groups, const std::string& runtime,
                       std::vector<int32_t>* kernel_groups) {
     std::set<int32_t> seen;  ///< groups already made kernels
     std::vector<Operator> kernels;
+    std::map<int32_t, std::string> pattern;  ///< by group
+    for (int32_t op : graph.topo_order())
+        if (!pattern.count(groups.group_of(op))) pattern[groups.group_of(op)] = kernel_pattern(graph, groups.members(op));
+    auto group_pattern = [&](int32_t op) -> const std::string& { return pattern.at(groups.group_of(op)); };
+    // a fused attention block's forward view (fuse_attention): Q K^T, then P V, its operands where they lie
+    struct Forward {
+        AttentionView a;
+        GemmView qk, pv;
+    };
+    auto forward_view = [&](int32_t grp) {
+        std::vector<int32_t> contractions;
+        for (int32_t m : groups.members(grp))
+            if (graph.ops()[static_cast<size_t>(m)].cost.cls == OpClass::Contraction) contractions.push_back(m);
+        Forward f;
+        f.qk = graph.ops()[static_cast<size_t>(contractions.at(0))].cost.gemms.at(0);
+        f.pv = graph.ops()[static_cast<size_t>(contractions.at(1))].cost.gemms.at(0);
+        AttentionView& a = f.a;
+        a.batch = f.qk.repeat * f.qk.batch * f.qk.groups;
+        a.q_len = f.qk.m, a.head_dim = f.qk.k, a.kv_len = f.qk.n, a.v_dim = f.pv.n;
+        a.q = through_folds(graph, groups, grp, f.qk.a);
+        a.k = through_folds(graph, groups, grp, f.qk.b);
+        a.v = through_folds(graph, groups, grp, f.pv.b);
+        a.out = f.pv.c;
+        int64_t other_ops = 0;  // the softmax's, scale's, mask's and dropout's
+        for (int32_t m : groups.members(grp)) {
+            const Operator& o = graph.ops()[static_cast<size_t>(m)];
+            other_ops += o.cost.flops - 2 * o.cost.macs;
+            for (int32_t t : o.inputs) a.causal = a.causal || (t >= 0 && graph.tensors()[static_cast<size_t>(t)].causal_mask);
+        }
+        const double score_elems = static_cast<double>(a.batch * a.q_len * a.kv_len);
+        a.ops_per_score = score_elems > 0 ? static_cast<double>(other_ops) / score_elems : 0;
+        return f;
+    };
     for (int32_t op : graph.topo_order()) {
         const int32_t grp = groups.group_of(op);
         if (!seen.insert(grp).second) continue;
         if (kernel_groups) kernel_groups->push_back(grp);
         const std::vector<int32_t> members = groups.members(op);
+        const bool forward_attention = group_pattern(op) == "Attention", backward_attention = group_pattern(op) == "AttentionGrad";
+        // a tensor the forward attention kernel keeps on chip and its backward kernel recomputes
+        // (the scores, the probabilities, the dropout mask): neither writes nor reads it
+        auto recomputed = [&](int32_t t) {
+            const int32_t p = t >= 0 ? graph.producer(t) : -1;
+            if (p < 0 || group_pattern(p) != "Attention" || graph.consumer_count(t) == 0) return false;
+            for (int32_t c : groups.consumers(t))
+                if (groups.group_of(c) != groups.group_of(p) && group_pattern(c) != "AttentionGrad") return false;
+            return true;
+        };
+        int32_t forward_group = -1;  // a backward attention kernel's forward
         Operator k;
         for (int32_t m : members) k.members.push_back(graph.ops()[static_cast<size_t>(m)].name);
         // named after its contraction, else its first operator that computes (not a folded view)
@@ -73,10 +179,16 @@ OpGraph build_kernels(const OpGraph& graph, const FusionGroups& groups, const st
         auto inside = [&](int32_t t) { return t >= 0 && graph.producer(t) >= 0 && groups.group_of(graph.producer(t)) == grp; };
         for (int32_t m : members) {
             const Operator& o = graph.ops()[static_cast<size_t>(m)];
-            for (int32_t t : o.inputs)
-                if (t >= 0 && !inside(t) && std::find(k.inputs.begin(), k.inputs.end(), t) == k.inputs.end()) k.inputs.push_back(t);
+            for (int32_t t : o.inputs) {
+                if (t < 0 || inside(t) || std::find(k.inputs.begin(), k.inputs.end(), t) != k.inputs.end()) continue;
+                if (backward_attention && recomputed(t)) {
+                    forward_group = groups.group_of(graph.producer(t));
+                    continue;
+                }
+                k.inputs.push_back(t);
+            }
             for (int32_t t : o.outputs) {
-                if (t < 0) continue;
+                if (t < 0 || (forward_attention && recomputed(t))) continue;
                 bool read_outside = graph.consumer_count(t) == 0;  // a model output
                 for (int32_t c : groups.consumers(t)) read_outside = read_outside || groups.group_of(c) != grp;
                 if (read_outside) k.outputs.push_back(t);
@@ -126,28 +238,21 @@ OpGraph build_kernels(const OpGraph& graph, const FusionGroups& groups, const st
         }
         if (!partial) k.cost.read_elems.clear();
         for (int32_t t : k.outputs) k.cost.bytes_written += graph.tensors()[static_cast<size_t>(t)].bytes();
-        const bool attention = contractions.size() == 2 && k.op_type == "Attention";
+        const bool attention = contractions.size() == 2 && forward_attention;
+        if (backward_attention && contractions.size() == 4 && forward_group >= 0) {
+            attention_backward(graph, groups, grp, forward_view(forward_group).a, contractions, k);
+            kernels.push_back(std::move(k));
+            continue;
+        }
         if (contractions.size() > 1 && !attention) {  // merged projections (merge_projections): one GEMM, N concatenated
             GemmView merged = graph.ops()[static_cast<size_t>(contractions[0])].cost.gemms.at(0);
             for (size_t i = 1; i < contractions.size(); ++i) merged.n += graph.ops()[static_cast<size_t>(contractions[i])].cost.gemms.at(0).n;
             merged.a = through_folds(graph, groups, grp, merged.a);
             k.cost.gemms = {merged};
         } else if (attention) {  // a fused attention block (fuse_attention): Q K^T, then P V
-            const GemmView qk = graph.ops()[static_cast<size_t>(contractions[0])].cost.gemms.at(0);
-            const GemmView pv = graph.ops()[static_cast<size_t>(contractions[1])].cost.gemms.at(0);
-            AttentionView a;
-            a.batch = qk.repeat * qk.batch * qk.groups;
-            a.q_len = qk.m, a.head_dim = qk.k, a.kv_len = qk.n, a.v_dim = pv.n;
-            a.q = through_folds(graph, groups, grp, qk.a);
-            a.k = through_folds(graph, groups, grp, qk.b);
-            a.v = through_folds(graph, groups, grp, pv.b);
-            a.out = pv.c;
-            const double score_elems = static_cast<double>(a.batch * a.q_len * a.kv_len);
-            a.ops_per_score = score_elems > 0 ? static_cast<double>(k.cost.flops - 2 * k.cost.macs) / score_elems : 0;
-            for (int32_t m : members)
-                for (int32_t t : graph.ops()[static_cast<size_t>(m)].inputs)
-                    a.causal = a.causal || (t >= 0 && graph.tensors()[static_cast<size_t>(t)].causal_mask);
-            GemmView s = qk, o = pv;  // the scores stay on chip
+            const Forward f = forward_view(grp);
+            const AttentionView a = f.a;
+            GemmView s = f.qk, o = f.pv;  // the scores stay on chip
             s.a = a.q, s.b = a.k, s.c = GemmOperand{};
             o.a = GemmOperand{}, o.b = a.v;
             k.cost.gemms = {s, o};
