@@ -4,6 +4,20 @@
 
 namespace archsim {
 
+namespace {
+
+/// Sets plan `p`'s CTAs per SM (the CTA, warp and shared-memory limits, at least 1) and waves,
+/// from its CTAs, warps and shared memory per CTA.
+template <typename Plan>
+void fill_occupancy(Plan& p, const GpuConfig& cfg) {
+    const int64_t by_smem = std::max<int64_t>(1, cfg.smem_kib_per_sm * 1024 / std::max<int64_t>(1, p.smem_bytes_per_cta));
+    p.ctas_per_sm = std::max<int64_t>(1, std::min({cfg.max_ctas_per_sm, cfg.max_warps_per_sm / p.warps, by_smem}));
+    const int64_t slots = cfg.sms * p.ctas_per_sm;
+    p.waves = (p.ctas + slots - 1) / slots;
+}
+
+}  // namespace
+
 FlashPlan plan_flash_attention(const AttentionView& a, const GpuConfig& cfg) {
     FlashPlan p;
     if (a.head_dim <= 64) p.block_m = 128, p.block_n = 128;
@@ -14,10 +28,7 @@ FlashPlan plan_flash_attention(const AttentionView& a, const GpuConfig& cfg) {
     p.ctas = p.q_tiles * a.batch;
     p.kv_iters = (a.kv_len + p.block_n - 1) / p.block_n;
     p.smem_bytes_per_cta = (p.block_m + 2 * p.block_n) * std::max(a.head_dim, a.v_dim) * eb;
-    const int64_t by_smem = std::max<int64_t>(1, cfg.smem_kib_per_sm * 1024 / std::max<int64_t>(1, p.smem_bytes_per_cta));
-    p.ctas_per_sm = std::max<int64_t>(1, std::min({cfg.max_ctas_per_sm, cfg.max_warps_per_sm / p.warps, by_smem}));
-    const int64_t slots = cfg.sms * p.ctas_per_sm;
-    p.waves = (p.ctas + slots - 1) / slots;
+    fill_occupancy(p, cfg);
     return p;
 }
 
@@ -46,10 +57,7 @@ FlashBwdPlan plan_flash_attention_backward(const AttentionView& a, const GpuConf
     p.kv_tiles = (a.kv_len + p.block_n - 1) / p.block_n;
     p.ctas = p.kv_tiles * a.batch;
     p.smem_bytes_per_cta = (2 * p.block_m * dims + p.block_n * dims + p.block_m * p.block_n) * eb;
-    const int64_t by_smem = std::max<int64_t>(1, cfg.smem_kib_per_sm * 1024 / std::max<int64_t>(1, p.smem_bytes_per_cta));
-    p.ctas_per_sm = std::max<int64_t>(1, std::min({cfg.max_ctas_per_sm, cfg.max_warps_per_sm / p.warps, by_smem}));
-    const int64_t slots = cfg.sms * p.ctas_per_sm;
-    p.waves = (p.ctas + slots - 1) / slots;
+    fill_occupancy(p, cfg);
     return p;
 }
 

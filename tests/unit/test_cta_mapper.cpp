@@ -142,3 +142,34 @@ TEST_CASE("FlashAttention-2 tiles, occupancy and CTA time on the A100", "[unit][
     a.q_len = 1, a.kv_len = 300;
     CHECK(flash_kv_seen(a, plan_flash_attention(a, cfg), 0) == 300);
 }
+
+TEST_CASE("FlashAttention-2's backward tiles, occupancy, causal skipping and CTA time on the A100", "[unit][gpu][attention]") {
+    AttentionView a;  // GPT-2 small at sequence 1024, batch 8: 96 heads of 64, fp16
+    a.batch = 96, a.q_len = 1024, a.kv_len = 1024, a.head_dim = 64, a.v_dim = 64, a.ops_per_score = 10, a.backward = true;
+    const GpuConfig cfg = a100({"precision=fp16"});
+    const FlashBwdPlan p = plan_flash_attention_backward(a, cfg);
+    CHECK(p.block_m == 128);
+    CHECK(p.block_n == 128);
+    CHECK(p.warps == 8);
+    CHECK(p.kv_tiles == 8);
+    CHECK(p.ctas == 8 * 96);
+    // Q and dO double-buffered, K and V, the dS tile
+    CHECK(p.smem_bytes_per_cta == (2 * 128 * 128 + 128 * 128 + 128 * 128) * 2);
+    CHECK(p.ctas_per_sm == 1);                      // 128 KiB of the 164
+    CHECK(p.waves == (8 * 96 + 107) / 108);
+    // non-causal: every kv tile meets every query row
+    CHECK(flash_bwd_q_seen(a, p, 7) == 1024);
+    // 128 key columns x 1024 query rows: (3 x 64 + 2 x 64) MACs per score at 1024 per cycle;
+    // 9 FMA-pipe operations per score at 64 per cycle outlast the exponential at 16
+    const double scores = 128.0 * 1024;
+    CHECK(flash_bwd_cta_cycles(a, 128, 1024, 1, cfg) == Approx(scores * 320 / 1024 + scores * 9 / 64));
+    // causal: kv tile j is seen by the query rows from 128 j on (the tiles above are skipped)
+    a.causal = true;
+    for (int64_t j = 0; j < 8; ++j) CHECK(flash_bwd_q_seen(a, p, j) == 1024 - 128 * j);
+    // head dim 128: 64 x 128 tiles
+    a.head_dim = a.v_dim = 128;
+    const FlashBwdPlan q = plan_flash_attention_backward(a, cfg);
+    CHECK(q.block_m == 64);
+    CHECK(q.block_n == 128);
+    CHECK(flash_bwd_q_seen(a, q, 1) == 1024 - 128);
+}
