@@ -32,7 +32,10 @@ std::vector<int32_t> kernel_slots(const Operator& op) {
     for (int32_t t : op.inputs) note(t);
     for (int32_t t : op.outputs) note(t);
     for (const auto& g : op.cost.gemms) note(g.a.tensor), note(g.b.tensor), note(g.c.tensor);
-    for (const auto& a : op.cost.attention) note(a.q.tensor), note(a.k.tensor), note(a.v.tensor), note(a.out.tensor);
+    for (const auto& a : op.cost.attention) {
+        note(a.q.tensor), note(a.k.tensor), note(a.v.tensor), note(a.out.tensor);
+        note(a.d_out.tensor), note(a.dq.tensor), note(a.dk.tensor), note(a.dv.tensor);
+    }
     return slots;
 }
 
@@ -53,8 +56,9 @@ void add_kernel_signature(MemoKey& key, const Operator& op, const OpGraph& graph
     }
     key.add(uint64_t(c.attention.size()));
     for (const auto& a : c.attention) {
-        key.add(a.batch).add(a.q_len).add(a.kv_len).add(a.head_dim).add(a.v_dim).add(a.ops_per_score).add(a.causal);
+        key.add(a.batch).add(a.q_len).add(a.kv_len).add(a.head_dim).add(a.v_dim).add(a.ops_per_score).add(a.causal).add(a.backward);
         operand(a.q), operand(a.k), operand(a.v), operand(a.out);
+        operand(a.d_out), operand(a.dq), operand(a.dk), operand(a.dv);
     }
     key.add(uint64_t(c.read_elems.size()));
     for (int64_t e : c.read_elems) key.add(e);

@@ -129,7 +129,6 @@ void fuse_attention(FusionGroups& groups) {
             if (backward.empty()) continue;
         }
         // a scale applied to Q or K on the way in (Div by sqrt(d)) when only this block reads it
-        std::vector<int32_t> unused;
         for (const GemmOperand& x : {qk.cost.gemms[0].a, qk.cost.gemms[0].b}) {
             const int32_t p = x.tensor >= 0 ? g.producer(x.tensor) : -1;
             if (p >= 0 && op_at(g, p).cost.cls == OpClass::Elementwise && groups.alone(p) && g.consumer_count(x.tensor) == 1 &&

@@ -48,7 +48,7 @@ bool native_conv(const OpGraph& g, const Operator& conv, int64_t max_input_elems
 void attention_backward(const OpGraph& graph, const FusionGroups& groups, int32_t grp, AttentionView f,
                         const std::vector<int32_t>& contractions, Operator& k) {
     auto member_op = [&](int32_t m) -> const Operator& { return graph.ops()[static_cast<size_t>(m)]; };
-    auto reads_forward = [&](int32_t m) {  // a GEMM with an operand made outside this kernel's stage (P, saved)
+    auto reads_forward = [&](int32_t m) {  // a GEMM with a score-sized operand made outside this kernel (P, saved)
         for (const GemmOperand& x : {member_op(m).cost.gemms.at(0).a, member_op(m).cost.gemms.at(0).b}) {
             const int32_t p = x.tensor >= 0 ? graph.producer(x.tensor) : -1;
             if (p >= 0 && groups.group_of(p) != grp && graph.tensors()[static_cast<size_t>(x.tensor)].elems() == f.batch * f.q_len * f.kv_len)
