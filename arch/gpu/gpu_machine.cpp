@@ -155,28 +155,17 @@ protected:
         launch();
         const AttentionView& a = op.cost.attention.at(0);
         const FlashPlan p = plan_flash_attention(a, m_cfg);
-        const int64_t eb = operand_bytes(m_cfg.precision), slots = m_cfg.sms * p.ctas_per_sm;
-        const double l2_latency_ps = static_cast<double>(m_cfg.l2_latency_cycles) * m_cfg.cycle_ps();
+        const int64_t eb = operand_bytes(m_cfg.precision);
         const uint64_t softmax_ops = static_cast<uint64_t>(op.cost.non_mac_flops());
-        double kernel_end = sim_now_ps();
-        for (int64_t w = 0; w < p.waves; ++w) {
-            const double start = sim_now_ps();
-            const int64_t first = w * slots, last = std::min(p.ctas, first + slots);
-            const int64_t sharing = std::min(p.ctas_per_sm, (last - first + m_cfg.sms - 1) / m_cfg.sms);
-            double wave_end = start, stores_done = start, cta_ps_max = 0;
-            // every CTA's loads first (all issued at the wave's start), then the O stores in
-            // completion order, so each SM port and the L2 see their requests in time order
-            std::vector<std::pair<double, int64_t>> ends;
-            ends.reserve(static_cast<size_t>(last - first));
-            for (int64_t c = first; c < last; ++c) {
-                const int64_t head = c / p.q_tiles, qt = c % p.q_tiles, rows = std::min(p.block_m, a.q_len - qt * p.block_m);
-                const int64_t kv = flash_kv_seen(a, p, qt);
-                SmPort& sm = *m_sms[static_cast<size_t>((c - first) % m_cfg.sms)];
-                const double cta_ps = flash_cta_cycles(a, rows, kv, sharing, m_cfg) * m_cfg.cycle_ps();
-                cta_ps_max = std::max(cta_ps_max, cta_ps);
+        auto rows_of = [&](int64_t c) { return std::min(p.block_m, a.q_len - c % p.q_tiles * p.block_m); };
+        auto kv_of = [&](int64_t c) { return flash_kv_seen(a, p, c % p.q_tiles); };
+        cta_waves(
+            p.ctas, p.ctas_per_sm, p.waves, [&](int64_t c, int64_t sharing) { return flash_cta_cycles(a, rows_of(c), kv_of(c), sharing, m_cfg); },
+            [&](int64_t c, SmPort& sm) {
                 // K and V stream in block_n rows at a time: the first kv rows (keyed per block, so
                 // the head's other query tiles find the blocks they share in L2)
-                double loaded = sm.access(TileId{a.q.tensor, mix_key(11, uint64_t(c))}, rows * a.head_dim * eb, a.q.tensor, false, false);
+                const int64_t head = c / p.q_tiles, kv = kv_of(c);
+                double loaded = sm.access(TileId{a.q.tensor, mix_key(11, uint64_t(c))}, rows_of(c) * a.head_dim * eb, a.q.tensor, false, false);
                 for (int64_t j = 0; j < kv; j += p.block_n) {
                     const int64_t n = std::min(p.block_n, kv - j);
                     loaded = std::max(loaded, sm.access(TileId{a.k.tensor, mix_key(mix_key(12, uint64_t(head)), uint64_t(j))},
@@ -184,32 +173,20 @@ protected:
                     loaded = std::max(loaded, sm.access(TileId{a.v.tensor, mix_key(mix_key(13, uint64_t(head)), uint64_t(j))},
                                                         n * a.v_dim * eb, a.v.tensor, false, false));
                 }
-                ends.emplace_back(std::max(start + l2_latency_ps + cta_ps, loaded), c);
-            }
-            std::sort(ends.begin(), ends.end());
-            for (const auto& [end, c] : ends) {
-                const int64_t qt = c % p.q_tiles, rows = std::min(p.block_m, a.q_len - qt * p.block_m), kv = flash_kv_seen(a, p, qt);
-                SmPort& sm = *m_sms[static_cast<size_t>((c - first) % m_cfg.sms)];
-                wave_end = std::max(wave_end, end);
-                const Span span = ps_span(start, end - start);
+                return loaded;
+            },
+            [&](int64_t c, SmPort& sm, size_t sm_index, const Span& span, double end, uint64_t wave_cycles) {
+                const int64_t rows = rows_of(c), kv = kv_of(c);
                 const uint64_t scores = static_cast<uint64_t>(rows * kv), seq = static_cast<uint32_t>(c);
-                m_rec.emit(EventKind::Fold, m_sm_comp[static_cast<size_t>((c - first) % m_cfg.sms)], span,
-                           {0, scores * uint64_t(a.head_dim + a.v_dim), c == first ? m_clock.cycles_of(cta_ps_max) : 0}, seq);
+                m_rec.emit(EventKind::Fold, m_sm_comp[sm_index], span, {0, scores * uint64_t(a.head_dim + a.v_dim), wave_cycles}, seq);
                 m_rec.emit(EventKind::Vector, m_cuda, span,
                            {0, softmax_ops * scores / uint64_t(std::max<int64_t>(1, a.batch * a.q_len * a.kv_len)), 0}, seq);
                 // Q stays in shared memory; K and V tiles pass through it once per step
                 const uint64_t smem = static_cast<uint64_t>((rows * a.head_dim + kv * (a.head_dim + a.v_dim)) * eb);
                 m_rec.emit(EventKind::SramWrite, m_smem, span, {smem}, seq);
                 m_rec.emit(EventKind::SramRead, m_smem, span, {smem}, seq);
-                stores_done = std::max(stores_done, sm.access(TileId{a.out.tensor, mix_key(14, uint64_t(c))},
-                                                              rows * a.v_dim * eb, a.out.tensor, false, true, end - sim_now_ps()));
-            }
-            if (wave_end > start + cta_ps_max) stall(start + cta_ps_max, wave_end - (start + cta_ps_max), static_cast<uint32_t>(w), m_operand_load);
-            sim_wait_until_ps(wave_end);
-            kernel_end = std::max(kernel_end, stores_done);
-        }
-        if (kernel_end > sim_now_ps()) stall(sim_now_ps(), kernel_end - sim_now_ps(), 0, m_write_drain);
-        sim_wait_until_ps(kernel_end);
+                return sm.access(TileId{a.out.tensor, mix_key(14, uint64_t(c))}, rows * a.v_dim * eb, a.out.tensor, false, true, end - sim_now_ps());
+            });
         for (int32_t t : op.outputs) m_l2->retain(t, bytes_of(graph, t));
     }
     /// A fused attention backward kernel as FlashAttention-2 runs it (flash_attention.h,
@@ -222,9 +199,8 @@ protected:
     void attention_backward(const Operator& op, const OpGraph& graph) {
         const AttentionView& a = op.cost.attention.at(0);
         const FlashBwdPlan p = plan_flash_attention_backward(a, m_cfg);
-        const int64_t eb = operand_bytes(m_cfg.precision), slots = m_cfg.sms * p.ctas_per_sm, n_sms = m_cfg.sms;
+        const int64_t eb = operand_bytes(m_cfg.precision), n_sms = m_cfg.sms;
         const int64_t q_tiles = (a.q_len + p.block_m - 1) / p.block_m;
-        const double l2_latency_ps = static_cast<double>(m_cfg.l2_latency_cycles) * m_cfg.cycle_ps();
         const uint64_t vector_ops = static_cast<uint64_t>(op.cost.non_mac_flops());
         const double all_scores = static_cast<double>(std::max<int64_t>(1, a.batch * a.q_len * a.kv_len));
         auto tile = [](uint64_t kind, int64_t head, int64_t i) { return mix_key(mix_key(kind, uint64_t(head)), uint64_t(i)); };
@@ -259,59 +235,40 @@ protected:
                 return sm.access(TileId{-1, tile(43, h, i)}, rows_of(i) * 4, -1, false, true, t - sim_now_ps());
             });
         launch();
-        double kernel_end = sim_now_ps();
-        for (int64_t w = 0; w < p.waves; ++w) {
-            const double start = sim_now_ps();
-            const int64_t first = w * slots, last = std::min(p.ctas, first + slots);
-            const int64_t sharing = std::min(p.ctas_per_sm, (last - first + n_sms - 1) / n_sms);
-            double wave_end = start, stores_done = start, cta_ps_max = 0;
-            std::vector<std::pair<double, int64_t>> ends;
-            ends.reserve(static_cast<size_t>(last - first));
-            for (int64_t c = first; c < last; ++c) {
-                const int64_t head = c / p.kv_tiles, j = c % p.kv_tiles, cols = std::min(p.block_n, a.kv_len - j * p.block_n);
-                const int64_t q_seen = flash_bwd_q_seen(a, p, j);
-                SmPort& sm = *m_sms[static_cast<size_t>((c - first) % n_sms)];
-                const double cta_ps = flash_bwd_cta_cycles(a, cols, q_seen, sharing, m_cfg) * m_cfg.cycle_ps();
-                cta_ps_max = std::max(cta_ps_max, cta_ps);
+        auto cols_of = [&](int64_t c) { return std::min(p.block_n, a.kv_len - c % p.kv_tiles * p.block_n); };
+        auto q_seen_of = [&](int64_t c) { return flash_bwd_q_seen(a, p, c % p.kv_tiles); };
+        auto first_q_tile = [&](int64_t c) { return q_tiles - (q_seen_of(c) + p.block_m - 1) / p.block_m; };
+        cta_waves(
+            p.ctas, p.ctas_per_sm, p.waves, [&](int64_t c, int64_t sharing) { return flash_bwd_cta_cycles(a, cols_of(c), q_seen_of(c), sharing, m_cfg); },
+            [&](int64_t c, SmPort& sm) {
+                const int64_t head = c / p.kv_tiles, j = c % p.kv_tiles, cols = cols_of(c);
                 double loaded = sm.access(TileId{a.k.tensor, tile(44, head, j)}, cols * a.head_dim * eb, a.k.tensor, false, false);
                 loaded = std::max(loaded, sm.access(TileId{a.v.tensor, tile(45, head, j)}, cols * a.v_dim * eb, a.v.tensor, false, false));
-                for (int64_t i = q_tiles - (q_seen + p.block_m - 1) / p.block_m; i < q_tiles; ++i) {
+                for (int64_t i = first_q_tile(c); i < q_tiles; ++i) {
                     const int64_t rows = rows_of(i);
                     loaded = std::max(loaded, sm.access(TileId{a.q.tensor, tile(46, head, i)}, rows * a.head_dim * eb, a.q.tensor, false, false));
                     loaded = std::max(loaded, sm.access(TileId{a.d_out.tensor, tile(42, head, i)}, rows * a.v_dim * eb, a.d_out.tensor, false, false));
                     loaded = std::max(loaded, sm.access(TileId{-1, tile(43, head, i)}, rows * 8, -1, false, false));
                 }
-                ends.emplace_back(std::max(start + l2_latency_ps + cta_ps, loaded), c);
-            }
-            std::sort(ends.begin(), ends.end());
-            for (const auto& [end, c] : ends) {
-                const int64_t head = c / p.kv_tiles, j = c % p.kv_tiles, cols = std::min(p.block_n, a.kv_len - j * p.block_n);
-                const int64_t q_seen = flash_bwd_q_seen(a, p, j);
-                SmPort& sm = *m_sms[static_cast<size_t>((c - first) % n_sms)];
-                wave_end = std::max(wave_end, end);
-                const Span span = ps_span(start, end - start);
+                return loaded;
+            },
+            [&](int64_t c, SmPort& sm, size_t sm_index, const Span& span, double end, uint64_t wave_cycles) {
+                const int64_t head = c / p.kv_tiles, j = c % p.kv_tiles, cols = cols_of(c), q_seen = q_seen_of(c);
                 const uint64_t scores = static_cast<uint64_t>(cols * q_seen), seq = static_cast<uint32_t>(c);
-                m_rec.emit(EventKind::Fold, m_sm_comp[static_cast<size_t>((c - first) % n_sms)], span,
-                           {0, scores * uint64_t(3 * a.head_dim + 2 * a.v_dim), c == first ? m_clock.cycles_of(cta_ps_max) : 0}, seq);
+                m_rec.emit(EventKind::Fold, m_sm_comp[sm_index], span, {0, scores * uint64_t(3 * a.head_dim + 2 * a.v_dim), wave_cycles}, seq);
                 m_rec.emit(EventKind::Vector, m_cuda, span, {0, static_cast<uint64_t>(static_cast<double>(vector_ops) * scores / all_scores), 0}, seq);
                 // K and V stay in shared memory; each query tile's Q and dO pass through it, and dS once per tile
                 const uint64_t smem = static_cast<uint64_t>((cols + q_seen) * (a.head_dim + a.v_dim) * eb) + scores * uint64_t(eb);
                 m_rec.emit(EventKind::SramWrite, m_smem, span, {smem}, seq);
                 m_rec.emit(EventKind::SramRead, m_smem, span, {smem}, seq);
-                for (int64_t i = q_tiles - (q_seen + p.block_m - 1) / p.block_m; i < q_tiles; ++i)  // dQ += dS K, fp32 atomics
-                    stores_done = std::max(stores_done, sm.access(TileId{-1, tile(47, head, i)}, rows_of(i) * a.head_dim * 4, -1, false, true,
-                                                                  end - sim_now_ps()));
-                stores_done = std::max(stores_done, sm.access(TileId{a.dk.tensor, tile(48, head, j)}, cols * a.head_dim * eb, a.dk.tensor, false,
-                                                              true, end - sim_now_ps()));
-                stores_done = std::max(stores_done, sm.access(TileId{a.dv.tensor, tile(49, head, j)}, cols * a.v_dim * eb, a.dv.tensor, false,
-                                                              true, end - sim_now_ps()));
-            }
-            if (wave_end > start + cta_ps_max) stall(start + cta_ps_max, wave_end - (start + cta_ps_max), static_cast<uint32_t>(w), m_operand_load);
-            sim_wait_until_ps(wave_end);
-            kernel_end = std::max(kernel_end, stores_done);
-        }
-        if (kernel_end > sim_now_ps()) stall(sim_now_ps(), kernel_end - sim_now_ps(), 0, m_write_drain);
-        sim_wait_until_ps(kernel_end);
+                double done = sim_now_ps();
+                for (int64_t i = first_q_tile(c); i < q_tiles; ++i)  // dQ += dS K, fp32 atomics
+                    done = std::max(done, sm.access(TileId{-1, tile(47, head, i)}, rows_of(i) * a.head_dim * 4, -1, false, true, end - sim_now_ps()));
+                done = std::max(done, sm.access(TileId{a.dk.tensor, tile(48, head, j)}, cols * a.head_dim * eb, a.dk.tensor, false, true,
+                                                end - sim_now_ps()));
+                return std::max(done, sm.access(TileId{a.dv.tensor, tile(49, head, j)}, cols * a.v_dim * eb, a.dv.tensor, false, true,
+                                                end - sim_now_ps()));
+            });
         per_tile_pass(  // the fp32 dQ accumulator to dQ
             [&](SmPort& sm, int64_t h, int64_t i) { return sm.access(TileId{-1, tile(47, h, i)}, rows_of(i) * a.head_dim * 4, -1, false, false); },
             [&](SmPort& sm, int64_t h, int64_t i, double t) {
@@ -384,6 +341,50 @@ private:
         sim_wait_until_ps(t + gap);
     }
     /// Every SM moves an equal share of `bytes` of tensor `t` through its own port; returns when the last lands.
+    /// The `waves` waves of a fused attention kernel's `ctas` CTAs, `ctas_per_sm` to an SM (CTA c
+    /// on SM c mod SMs of its wave; the plan's occupancy, flash_attention.h). In each wave every CTA's loads come first, all issued at the
+    /// wave's start, then each CTA's end in completion order, so each SM port and the L2 see
+    /// their requests in time order. `cycles(c, sharing)`: CTA c's time, cycles, with `sharing`
+    /// CTAs on its SM; `load(c, sm)`: issues its loads, returns when they are in; `finish(c, sm,
+    /// sm_index, span, end, wave_cycles)`: emits its events over `span` (`wave_cycles`: the
+    /// wave's longest CTA, on the wave's first CTA, else 0) and issues its stores at `end`,
+    /// returns when they are done. A CTA ends at the later of its loads and the L2 latency plus
+    /// its time; a wave's time beyond its longest CTA is an operand_load stall, stores still
+    /// draining after the last wave a write_drain stall.
+    void cta_waves(int64_t ctas, int64_t ctas_per_sm, int64_t waves, const std::function<double(int64_t, int64_t)>& cycles,
+                   const std::function<double(int64_t, SmPort&)>& load,
+                   const std::function<double(int64_t, SmPort&, size_t, const Span&, double, uint64_t)>& finish) {
+        const int64_t n_sms = m_cfg.sms, slots = n_sms * ctas_per_sm;
+        const double l2_latency_ps = static_cast<double>(m_cfg.l2_latency_cycles) * m_cfg.cycle_ps();
+        double kernel_end = sim_now_ps();
+        for (int64_t w = 0; w < waves; ++w) {
+            const double start = sim_now_ps();
+            const int64_t first = w * slots, last = std::min(ctas, first + slots);
+            const int64_t sharing = std::min(ctas_per_sm, (last - first + n_sms - 1) / n_sms);
+            double wave_end = start, stores_done = start, cta_ps_max = 0;
+            std::vector<std::pair<double, int64_t>> ends;
+            ends.reserve(static_cast<size_t>(last - first));
+            for (int64_t c = first; c < last; ++c) {
+                const double cta_ps = cycles(c, sharing) * m_cfg.cycle_ps();
+                cta_ps_max = std::max(cta_ps_max, cta_ps);
+                const double loaded = load(c, *m_sms[static_cast<size_t>((c - first) % n_sms)]);
+                ends.emplace_back(std::max(start + l2_latency_ps + cta_ps, loaded), c);
+            }
+            std::sort(ends.begin(), ends.end());
+            for (const auto& [end, c] : ends) {
+                const size_t sm = static_cast<size_t>((c - first) % n_sms);
+                wave_end = std::max(wave_end, end);
+                stores_done = std::max(stores_done, finish(c, *m_sms[sm], sm, ps_span(start, end - start), end,
+                                                           c == first ? m_clock.cycles_of(cta_ps_max) : 0));
+            }
+            if (wave_end > start + cta_ps_max) stall(start + cta_ps_max, wave_end - (start + cta_ps_max), static_cast<uint32_t>(w), m_operand_load);
+            sim_wait_until_ps(wave_end);
+            kernel_end = std::max(kernel_end, stores_done);
+        }
+        if (kernel_end > sim_now_ps()) stall(sim_now_ps(), kernel_end - sim_now_ps(), 0, m_write_drain);
+        sim_wait_until_ps(kernel_end);
+    }
+
     double spread(TileId tile, int32_t t, int64_t bytes, bool store, double issue_ps) {
         double done = sim_now_ps();
         const int64_t n = static_cast<int64_t>(m_sms.size());
