@@ -175,7 +175,7 @@ OpGraph build_kernels(const OpGraph& graph, const FusionGroups& groups, const st
         k.stage = a.stage;
         k.domain = a.domain;
         k.opset = a.opset;
-        k.op_type = kernel_pattern(graph, members);
+        k.op_type = group_pattern(op);
         auto inside = [&](int32_t t) { return t >= 0 && graph.producer(t) >= 0 && groups.group_of(graph.producer(t)) == grp; };
         for (int32_t m : members) {
             const Operator& o = graph.ops()[static_cast<size_t>(m)];
