@@ -13,6 +13,8 @@
 #include "sim/common/version.h"
 #include "tools/archsim/calibrate.h"
 #include "tools/archsim/commands.h"
+#include "tools/archsim/job_run.h"
+#include "workloads/jobs/llm_job.h"
 #include "tools/archsim/report.h"
 #include "tools/archsim/sweep.h"
 #include "tools/archsim/trace_cmds.h"
@@ -100,6 +102,16 @@ int main(int argc, char** argv) {
                                         "kind; `trace` commands show one span each); metrics are the same at either")
         ->check(CLI::IsMember({"full", "kernel"}))
         ->capture_default_str();
+    cli::JobRunArgs job;
+    run->add_option("--target", job.target, "A parallel job's hardware target: TARGETS.yaml#NAME or a cluster file (configs/clusters/*.toml); "
+                                            "MODEL is then WORKLOADS.yaml#NAME or an llm entry with a parallelism table");
+    run->add_option("--cluster-set", job.cluster_sets, "Override a cluster key of the target: KEY=VALUE (repeatable)");
+    run->add_option("--microbatch", job.microbatch, "Job: sequences per microbatch (over runtime_tuning.microbatch)");
+    run->add_option("--global-batch", job.global_batch, "Job: sequences per iteration (over global_batch)");
+    run->add_option("--cuda-graphs", job.cuda_graphs, "Job: on|off (over runtime_tuning.cuda_graphs)")->check(CLI::IsMember({"on", "off"}));
+    run->add_option("--gpudirect-rdma", job.gpudirect_rdma, "Job: on|off (over runtime_tuning.gpudirect_rdma)")->check(CLI::IsMember({"on", "off"}));
+    run->add_option("--fabric", job.fabric, "Job: IB|RoCE|Vendor (over runtime_tuning.fabric)")->check(CLI::IsMember({"IB", "RoCE", "Vendor"}));
+    run->add_option("--virt", job.virt, "Job: bare|sriov (over runtime_tuning.virt)")->check(CLI::IsMember({"bare", "sriov"}));
     bool reference = false;
     run->add_flag("--reference", reference, "Turn the fast paths off: simulate every kernel (no memoization of repeated kernels) "
                                             "and every DRAM burst as its own transaction (dram.per_burst = true)");
@@ -206,7 +218,13 @@ int main(int argc, char** argv) {
                 wl.model = default_model;
                 std::fprintf(stderr, "archsim: no model given, running the bundled %s\n", default_model.c_str());
             }
-            const int rc = cli::cmd_run(wl, arch, out_dir, precision, sets, format, run_max_events, max_sim_time, detail, reference);
+            int rc = 0;
+            if (!job.target.empty() || is_llm_job(wl.model)) {
+                job.workload = wl.model, job.out_dir = out_dir, job.format = format, job.device_sets = sets, job.runtime = wl.runtime;
+                rc = cli::cmd_run_job(job);
+            } else {
+                rc = cli::cmd_run(wl, arch, out_dir, precision, sets, format, run_max_events, max_sim_time, detail, reference);
+            }
             // every output is written, closed and renamed into place: leave without running the
             // static destructors (tearing down ONNX's schema registry alone is about a tenth of
             // a small run; a sweep starts one run per point), as compilers do (clang -disable-free)

@@ -95,6 +95,24 @@ LlmShape read_llm_shape(const GeneratorArgs& a) {
     return s;
 }
 
+LlmShard read_llm_shard(const GeneratorArgs& a, const LlmShape& s) {
+    LlmShard sh;
+    sh.tp = a.integer_or("shard.tp", 1);
+    sh.layers = a.integer_or("shard.layers", s.layers);
+    sh.embedding = a.boolean_or("shard.embedding", true);
+    sh.head = a.boolean_or("shard.head", true);
+    auto divides = [&](const char* what, int64_t n) {
+        if (n % sh.tp != 0) throw UserError(a.where() + ".shard.tp = " + std::to_string(sh.tp), std::string("does not divide ") + what + " (" + std::to_string(n) + ")");
+    };
+    divides("heads", s.heads);
+    divides("ffn", s.ffn);
+    divides("vocab", s.vocab);
+    if (s.kv_heads % sh.tp != 0 && sh.tp % s.kv_heads != 0)
+        throw UserError(a.where() + ".shard.tp = " + std::to_string(sh.tp), "neither divides nor is a multiple of kv_heads (" + std::to_string(s.kv_heads) + ")");
+    if (sh.layers > s.layers) throw UserError(a.where() + ".shard.layers = " + std::to_string(sh.layers), "more than the model's " + std::to_string(s.layers) + " layers");
+    return sh;
+}
+
 void build_llm(const GeneratorArgs& a, int64_t batch, onnx::ModelProto& model) {
     const LlmShape s = read_llm_shape(a);
     int64_t kv_len = 0;  // 0: prefill
@@ -111,7 +129,9 @@ void build_llm(const GeneratorArgs& a, int64_t batch, onnx::ModelProto& model) {
     }
     const bool gpt = s.model_family == "gpt", decode = kv_len > 0, train = phase == "train";
     const double p_drop = train ? s.dropout : 0.0;
-    const int64_t d = s.hidden, hd = s.hidden / s.heads, kvh = s.kv_heads, grp = s.heads / s.kv_heads;
+    const LlmShard sh = read_llm_shard(a, s);
+    const int64_t d = s.hidden, hd = s.hidden / s.heads, heads = s.heads / sh.tp, kvh = std::max<int64_t>(1, s.kv_heads / sh.tp),
+                  grp = heads / kvh, ffn = s.ffn / sh.tp, vocab = s.vocab / sh.tp;
     const int64_t sq = decode ? 1 : s.prompt, t = decode ? kv_len + 1 : s.prompt;
     auto& g = gen::start_model(model, decode ? "llm_decode" : train ? "llm_train" : "llm_prefill");
     if (train) model.mutable_opset_import(0)->set_version(17);  // LayerNormalization
@@ -120,14 +140,19 @@ void build_llm(const GeneratorArgs& a, int64_t batch, onnx::ModelProto& model) {
     auto norm = [&](Emit& e, const std::string& x, const std::string& w, int64_t d) {
         return gpt && train ? e.layer_norm(x, w, d) : e.norm(x, w, d, !gpt);
     };
-    auto* ids = g.add_input();
-    ids->set_name("input_ids");
-    ids->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT64);
-    for (int64_t v : {batch, sq}) ids->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(v);
     Emit top(g, "/model");
-    gen::add_weight(g, "model.embed_tokens.weight", {s.vocab, d});
-    std::string x = top.node("Gather", {"model.embed_tokens.weight", "input_ids"});
-    if (gpt) {
+    std::string x = "hidden_in";
+    if (!sh.embedding) {  // a later pipeline chunk: the previous chunk's hidden states come in
+        gen::add_input(g, x, {batch, sq, d});
+    } else {
+        auto* ids = g.add_input();
+        ids->set_name("input_ids");
+        ids->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT64);
+        for (int64_t v : {batch, sq}) ids->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(v);
+        gen::add_weight(g, "model.embed_tokens.weight", {vocab, d});  // a vocabulary-parallel shard under tensor parallelism
+        x = top.node("Gather", {"model.embed_tokens.weight", "input_ids"});
+    }
+    if (gpt && sh.embedding) {
         auto* pos = g.add_input();
         pos->set_name("position_ids");
         pos->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT64);
@@ -135,12 +160,12 @@ void build_llm(const GeneratorArgs& a, int64_t batch, onnx::ModelProto& model) {
         gen::add_weight(g, "model.embed_positions.weight", {s.max_positions, d});
         x = top.node("Add", {x, top.node("Gather", {"model.embed_positions.weight", "position_ids"})});
     }
-    x = top.dropout(x, p_drop);
-    for (int64_t l = 0; l < s.layers; ++l) {
+    if (sh.embedding) x = top.dropout(x, p_drop);
+    for (int64_t l = 0; l < sh.layers; ++l) {
         const std::string w = "model.layers." + std::to_string(l);
         Emit e(g, "/model/layers." + std::to_string(l));
         const std::string h = norm(e, x, w + ".input_layernorm", d);
-        const std::string q = e.linear(h, w + ".self_attn.q_proj", d, s.heads * hd, gpt);
+        const std::string q = e.linear(h, w + ".self_attn.q_proj", d, heads * hd, gpt);
         const std::string k = e.linear(h, w + ".self_attn.k_proj", d, kvh * hd, gpt);
         const std::string v = e.linear(h, w + ".self_attn.v_proj", d, kvh * hd, gpt);
         // queries grouped by KV head: [B, KVH, G * S, hd]
@@ -161,43 +186,48 @@ void build_llm(const GeneratorArgs& a, int64_t batch, onnx::ModelProto& model) {
         const std::string probs = e.dropout(e.node("Softmax", {scores}, &sm), p_drop);
         gen::set_int(*sm, "axis", -1);
         const std::string ctx = e.reshape(e.transpose(e.reshape(e.node("MatMul", {probs, vv}), {batch, kvh, grp, sq, hd}), {0, 3, 1, 2, 4}),
-                                          {batch, sq, s.heads * hd});
-        x = e.node("Add", {x, e.dropout(e.linear(ctx, w + ".self_attn.o_proj", s.heads * hd, d, gpt), p_drop)});
+                                          {batch, sq, heads * hd});
+        x = e.node("Add", {x, e.dropout(e.linear(ctx, w + ".self_attn.o_proj", heads * hd, d, gpt), p_drop)});
         const std::string h2 = norm(e, x, w + ".post_attention_layernorm", d);
         std::string f;
         if (gpt) {
-            const std::string pre = e.linear(h2, w + ".mlp.fc_in", d, s.ffn, true);
+            const std::string pre = e.linear(h2, w + ".mlp.fc_in", d, ffn, true);
             std::string act;
             if (train) {  // one GELU operator (opset 20's Gelu; its shape given, ONNX 1.12 predates it)
                 act = e.node("Gelu", {pre});
-                gen::add_value_info(g, act, {batch, sq, s.ffn});
+                gen::add_value_info(g, act, {batch, sq, ffn});
             } else {
                 act = gen::activation(g, "/model/layers." + std::to_string(l) + "/mlp", "gelu", pre);
             }
-            f = e.linear(act, w + ".mlp.fc_out", s.ffn, d, true);
+            f = e.linear(act, w + ".mlp.fc_out", ffn, d, true);
         } else if (s.model_family == "llama") {
-            f = swiglu(e, h2, w + ".mlp", d, s.ffn);
+            f = swiglu(e, h2, w + ".mlp", d, ffn);
         } else {  // moe: the router and the active experts (moe.h)
             const std::string mixed = gen::moe_layer(e, e.reshape(h2, {batch * sq, d}), w + ".block_sparse_moe", batch * sq, d, s.experts, s.top_k,
                                                      [&](gen::Emitter& ex, const std::string& rows, const std::string& ew) {
-                                                         return swiglu(ex, rows, ew, d, s.ffn);
+                                                         return swiglu(ex, rows, ew, d, ffn);
                                                      });
             f = e.reshape(mixed, {batch, sq, d});
         }
         x = e.node("Add", {x, e.dropout(f, p_drop)});
     }
+    if (!sh.head) {  // a pipeline chunk before the last: its hidden states go on to the next
+        gen::add_output(g, x, {batch, sq, d});
+        return;
+    }
     x = norm(top, x, "model.norm", d);
     const int64_t rows = train ? sq : 1;  // the LM head's tokens per sequence: all in training, else the last
     if (!decode && !train) x = top.node("Slice", {x, top.ints({sq - 1}), top.ints({sq}), top.ints({1})});
     std::string logits;
-    if (gpt) {  // tied: the embedding table, transposed by Gemm
+    if (gpt) {  // tied: the embedding table, transposed by Gemm (the last pipeline chunk keeps its own copy)
+        if (!sh.embedding) gen::add_weight(g, "model.embed_tokens.weight", {vocab, d});
         onnx::NodeProto* gm = nullptr;
         logits = top.node("Gemm", {top.reshape(x, {batch * rows, d}), "model.embed_tokens.weight"}, &gm);
         gen::set_int(*gm, "transB", 1);
-        gen::add_output(g, logits, {batch * rows, s.vocab});
+        gen::add_output(g, logits, {batch * rows, vocab});
     } else {
-        logits = top.linear(x, "lm_head", d, s.vocab, false);
-        gen::add_output(g, logits, {batch, rows, s.vocab});
+        logits = top.linear(x, "lm_head", d, vocab, false);
+        gen::add_output(g, logits, {batch, rows, vocab});
     }
 }
 

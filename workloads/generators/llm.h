@@ -36,6 +36,24 @@ struct LlmShape {
 /// UserError naming the entry and the field.
 LlmShape read_llm_shape(const GeneratorArgs& args);
 
+/// One device's part of the model under tensor and pipeline parallelism (the entry's optional
+/// `shard` table): Megatron-LM's column/row splits give each of `tp` ranks heads/tp query heads
+/// (kv_heads/tp KV heads, at least one), ffn/tp of the feed-forward width and vocab/tp of the
+/// (vocabulary-parallel) embedding and LM head; a pipeline chunk holds `layers` layers, the
+/// embeddings only if `embedding` (else its input is the previous chunk's hidden states,
+/// `hidden_in` [batch, tokens, hidden]) and the final norm and LM head only if `head` (else its
+/// output is its hidden states). The collectives between ranks are not operators: the job
+/// simulator (sim/cluster) adds them. Defaults: the whole model on one device.
+struct LlmShard {
+    int64_t tp = 1, layers = 0;
+    bool embedding = true, head = true;
+};
+
+/// Reads `shard.tp`, `shard.layers`, `shard.embedding` and `shard.head` of an llm entry of shape
+/// `s`. Throws UserError naming the field when tp does not divide heads, ffn or vocab (or fit
+/// kv_heads), or layers exceeds the model's.
+LlmShard read_llm_shard(const GeneratorArgs& args, const LlmShape& s);
+
 /// Builds one phase of the model, chosen by args.phase(): "prefill" (the prompt, all tokens at
 /// once; the default), "decode=L" (one token per sequence attending over a KV cache of L
 /// earlier tokens, given as graph inputs past_key_<layer> and past_value_<layer>) or "train"

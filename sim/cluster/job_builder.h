@@ -1,0 +1,52 @@
+#pragma once
+// From a parallel plan, a cluster and the device simulations of each model chunk to the job
+// simulator's model (job_model.h), and the per-device memory of the plan.
+#include <string>
+#include <vector>
+
+#include "arch/cluster/cluster_config.h"
+#include "sim/cluster/job_model.h"
+#include "workloads/parallel/parallel_plan.h"
+
+namespace archsim {
+
+/// One device simulation of one model chunk (a training step of `microbatch` sequences through
+/// it: metrics.json's `training` object), times in ps, energies in J, sizes in bytes.
+struct ChunkRun {
+    double forward_ps = 0, loss_ps = 0, recompute_ps = 0, backward_ps = 0, optimizer_ps = 0;
+    double forward_j = 0, loss_j = 0, recompute_j = 0, backward_j = 0, optimizer_j = 0;
+    double params = 0;  ///< trained parameters of the chunk
+    double weights_bytes = 0, gradients_bytes = 0, optimizer_state_bytes = 0;
+    double saved_activations_bytes = 0;  ///< one microbatch's
+    double workspace_bytes = 0;
+    double peak_macs_per_s = 0;          ///< the device's dense peak at the run's precision
+};
+
+/// What the job asks of the runtime beyond the plan (the workload's runtime_tuning).
+struct JobOptions {
+    /// Inter-node transfers go NIC to GPU memory directly (GPUDirect RDMA); false: they bounce
+    /// through host memory, so the NIC share is limited by the device's PCIe link to the host.
+    bool gpudirect_rdma = true;
+    bool scatter_gather = true;   ///< Megatron-LM's pipeline scatter/gather (SC21 section 4.1)
+};
+
+/// Builds the job: per stage its chunks' passes (device-run times; tensor-parallel collectives
+/// per layer as Megatron-LM issues them: two all-reduces of one activation in the forward, two
+/// in the backward, two more in a full recomputation, one for the vocabulary-parallel embedding,
+/// one for the LM head's input gradient and three small ones (4 bytes per token) for the
+/// vocabulary-parallel cross-entropy (Shoeybi et al. 2019, section 3; each a reduce-scatter plus
+/// an all-gather under sequence parallelism, Korthikanti et al. 2023), gradients in the weights'
+/// precision, the tied embedding's gradient between the first and last stage; communicators
+/// placed in Megatron-LM's rank order (tensor ranks adjacent, then data, then pipeline).
+/// `runs` holds one ChunkRun per plan.kinds entry. Throws UserError naming `where` when the
+/// cluster has too few devices or the tensor group does not fit its nodes.
+JobModel build_job(const ParallelPlan& plan, const ClusterConfig& cluster, const std::vector<ChunkRun>& runs,
+                   const JobOptions& options, const std::string& where);
+
+/// Peak memory of each stage's device, bytes: its chunks' weights, gradients and optimizer state
+/// (ZeRO stages 1-3 dividing optimizer state, gradients and weights by dp), the saved
+/// activations of as many microbatches as the schedule keeps in flight on it (forwards run
+/// without their backward yet), and the largest workspace.
+std::vector<double> stage_memory_bytes(const ParallelPlan& plan, const std::vector<ChunkRun>& runs);
+
+}  // namespace archsim

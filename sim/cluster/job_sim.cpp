@@ -1,0 +1,302 @@
+#include "sim/cluster/job_sim.h"
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <map>
+#include <memory>
+#include <stdexcept>
+
+#include "arch/interconnect/link.h"
+#include "workloads/parallel/pipeline_schedule.h"
+
+namespace archsim {
+
+const char* to_string(CommScope s) {
+    switch (s) {
+        case CommScope::Tensor: return "tensor";
+        case CommScope::Data: return "data";
+        case CommScope::Pipeline: return "pipeline";
+        case CommScope::Embedding: return "embedding";
+    }
+    return "?";
+}
+
+namespace {
+
+using sc_core::SC_PS;
+using sc_core::sc_time;
+
+constexpr double kMaxTransaction = 1024.0 * 1024 * 1024;  // bytes per TLM payload (its length is 32-bit)
+
+class JobSim;
+
+/// One pipeline stage's representative device: its schedule, its two link ports, its gradient
+/// bucket process.
+class StageProc : public sc_core::sc_module {
+public:
+    SC_HAS_PROCESS(StageProc);
+    tlm_utils::simple_initiator_socket<StageProc> intra_port, inter_port;
+
+    StageProc(sc_core::sc_module_name n, JobSim& sim, int64_t r);
+
+    /// Marks input `key` as arrived and wakes the stage.
+    void deliver(size_t key) {
+        m_ready[key] = 1;
+        m_arrived.notify(sc_core::SC_ZERO_TIME);
+    }
+    StageTimes times;
+
+private:
+    void run();
+    void run_buckets();
+    void wait_for(size_t key);
+    void run_pass(const PassCost& pass, bool last_backward_of_chunk, double grad_bytes);
+    /// Runs `op` on `group` from this device; blocks the calling process for its duration.
+    /// Returns the duration, ps.
+    double collective(const CommOp& op, bool exposed);
+    /// Sends `bytes` on a port at `rate_cap` bytes/s starting `offset` from now; returns when
+    /// the last byte leaves, relative to now.
+    sc_time transfer(tlm_utils::simple_initiator_socket<StageProc>& port, double bytes, double rate_cap, sc_time offset);
+    void tick(sc_time t);
+
+    JobSim& m_sim;
+    int64_t m_r;
+    std::vector<char> m_ready;
+    sc_core::sc_event m_arrived, m_bucket_added, m_buckets_done;
+    std::deque<std::pair<sc_time, double>> m_buckets;  ///< (ready at, bytes)
+    int64_t m_buckets_total = 0, m_buckets_finished = 0;
+};
+
+class JobSim {
+public:
+    explicit JobSim(const JobModel& job) : job(job) {
+        schedule = pipeline_schedule(job.schedule, job.pp, job.virtual_stages, job.microbatches);
+        if (int64_t(job.stages.size()) != job.pp) throw std::invalid_argument("simulate_job: one StageCost per pipeline stage");
+        for (const auto& s : job.stages)
+            if (int64_t(s.chunks.size()) != job.virtual_stages) throw std::invalid_argument("simulate_job: one ChunkCost per virtual stage");
+        for (int64_t r = 0; r < job.pp; ++r) {
+            const std::string n = "stage" + std::to_string(r);
+            LinkSpec intra = job.tensor.intra, inter = job.tensor.inter;
+            intra.latency_ps = inter.latency_ps = 0;  // latencies come from the collective model
+            intra_links.push_back(std::make_unique<Link>((n + "_intra").c_str(), intra));
+            inter_links.push_back(std::make_unique<Link>((n + "_inter").c_str(), inter));
+            stages.push_back(std::make_unique<StageProc>(n.c_str(), *this, r));
+            stages.back()->intra_port.bind(intra_links.back()->socket);
+            stages.back()->inter_port.bind(inter_links.back()->socket);
+        }
+    }
+    size_t key(bool fwd, int64_t chunk, int64_t mb) const {
+        return size_t(((fwd ? 0 : 1) * job.virtual_stages + chunk) * job.microbatches + mb);
+    }
+    const CommGroup& group(CommScope s) const {
+        return s == CommScope::Tensor ? job.tensor : s == CommScope::Data ? job.data : job.embedding;
+    }
+    void account(const CommOp& op, const CollectiveCost& c, double ps, bool exposed) {
+        const std::string k = std::string(to_string(op.scope)) + "/" + to_string(op.kind) + "/" + to_string(c.algorithm) + "/" + to_string(c.protocol);
+        CommTotal& t = comm[k];
+        t.scope = to_string(op.scope), t.kind = to_string(op.kind), t.algorithm = to_string(c.algorithm), t.protocol = to_string(c.protocol);
+        t.count += 1, t.bytes += op.bytes, t.time_ps += ps;
+        if (exposed) t.exposed_ps += ps;
+    }
+
+    const JobModel& job;
+    std::vector<std::vector<PipeOp>> schedule;
+    std::vector<std::unique_ptr<Link>> intra_links, inter_links;
+    std::vector<std::unique_ptr<StageProc>> stages;
+    std::map<std::string, CommTotal> comm;
+    uint64_t events = 0;
+};
+
+StageProc::StageProc(sc_core::sc_module_name n, JobSim& sim, int64_t r)
+    : sc_module(n), intra_port("intra_port"), inter_port("inter_port"), m_sim(sim), m_r(r) {
+    m_ready.assign(size_t(2 * sim.job.virtual_stages * sim.job.microbatches), 0);
+    if (sim.job.dp_overlap && sim.job.data.ranks > 1)
+        for (const auto& c : sim.job.stages[r].chunks)
+            m_buckets_total += c.grad_bytes > 0 ? int64_t(std::ceil(c.grad_bytes / sim.job.bucket_bytes)) : 0;
+    SC_THREAD(run);
+    SC_THREAD(run_buckets);
+}
+
+void StageProc::tick(sc_time t) {
+    ++m_sim.events;
+    sc_core::wait(t);
+}
+
+sc_time StageProc::transfer(tlm_utils::simple_initiator_socket<StageProc>& port, double bytes, double rate_cap, sc_time offset) {
+    sc_time end = offset;
+    const unsigned cap_mbps = unsigned(std::min(4.0e9, std::max(1.0, rate_cap / 1e6)));
+    while (bytes > 0) {
+        const double part = std::min(bytes, kMaxTransaction);
+        tlm::tlm_generic_payload p;
+        p.set_command(tlm::TLM_WRITE_COMMAND);
+        p.set_data_ptr(nullptr);
+        p.set_data_length(unsigned(part));
+        p.set_streaming_width(cap_mbps == unsigned(part) ? cap_mbps + 1 : cap_mbps);
+        sc_time d = end;
+        port->b_transport(p, d);
+        end = d;
+        bytes -= part;
+    }
+    return end;
+}
+
+double StageProc::collective(const CommOp& op, bool exposed) {
+    const CommGroup& g = m_sim.group(op.scope);
+    const CollectiveCost c = collective_cost(op.kind, op.bytes, g);
+    if (c.time_ps <= 0) return 0;
+    const sc_time t0 = sc_core::sc_time_stamp();
+    const sc_time a = transfer(intra_port, c.intra_bytes, c.intra_bytes_per_s, sc_core::SC_ZERO_TIME);
+    const sc_time b = transfer(inter_port, c.inter_bytes, c.inter_bytes_per_s, c.serial ? a : sc_core::SC_ZERO_TIME);
+    tick(std::max(a, b) + sc_time(c.latency_ps, SC_PS));
+    const double ps = (sc_core::sc_time_stamp() - t0).to_seconds() * 1e12;
+    m_sim.account(op, c, ps, exposed);
+    if (exposed) {
+        times.exposed_comm_ps += ps;
+        const std::string level = g.nodes() > 1 ? "inter" : "intra";
+        const std::string k = std::string(to_string(op.scope)) + "/" + level;
+        auto it = std::find_if(times.exposed_by.begin(), times.exposed_by.end(), [&](const auto& e) { return e.first == k; });
+        if (it == times.exposed_by.end()) times.exposed_by.push_back({k, ps});
+        else it->second += ps;
+    }
+    return ps;
+}
+
+void StageProc::wait_for(size_t key) {
+    const sc_time t0 = sc_core::sc_time_stamp();
+    while (!m_ready[key]) {
+        ++m_sim.events;
+        sc_core::wait(m_arrived);
+    }
+    times.idle_ps += (sc_core::sc_time_stamp() - t0).to_seconds() * 1e12;
+}
+
+void StageProc::run_pass(const PassCost& pass, bool last_backward_of_chunk, double grad_bytes) {
+    const size_t n = pass.comm.size();
+    const sc_time slice(pass.compute_ps / double(n + 1), SC_PS);
+    if (last_backward_of_chunk && m_buckets_total > 0 && grad_bytes > 0) {  // buckets fill through this backward pass
+        const int64_t nb = int64_t(std::ceil(grad_bytes / m_sim.job.bucket_bytes));
+        for (int64_t k = 0; k < nb; ++k) {
+            const double bytes = std::min(m_sim.job.bucket_bytes, grad_bytes - double(k) * m_sim.job.bucket_bytes);
+            m_buckets.push_back({sc_core::sc_time_stamp() + sc_time(pass.compute_ps * double(k + 1) / double(nb), SC_PS), bytes});
+        }
+        m_bucket_added.notify(sc_core::SC_ZERO_TIME);
+    }
+    for (size_t i = 0; i <= n; ++i) {
+        tick(slice);
+        times.compute_ps += slice.to_seconds() * 1e12;
+        if (i < n) collective(pass.comm[i], true);
+    }
+    times.energy_j += pass.energy_j;
+}
+
+void StageProc::run_buckets() {
+    while (m_buckets_finished < m_buckets_total) {
+        while (m_buckets.empty()) {
+            ++m_sim.events;
+            sc_core::wait(m_bucket_added);
+        }
+        const auto [ready, bytes] = m_buckets.front();
+        m_buckets.pop_front();
+        if (ready > sc_core::sc_time_stamp()) tick(ready - sc_core::sc_time_stamp());
+        collective({m_sim.job.zero_stage >= 1 ? Collective::ReduceScatter : Collective::AllReduce, CommScope::Data, bytes}, false);
+        ++m_buckets_finished;
+    }
+    m_buckets_done.notify(sc_core::SC_ZERO_TIME);
+}
+
+void StageProc::run() {
+    const JobModel& job = m_sim.job;
+    const StageCost& st = job.stages[m_r];
+    const int64_t pp = job.pp, v = job.virtual_stages, m = job.microbatches;
+    for (const PipeOp& op : m_sim.schedule[m_r]) {
+        const bool first = m_r == 0 && op.chunk == 0, last = m_r == pp - 1 && op.chunk == v - 1;
+        if (op.forward ? !first : !last) wait_for(m_sim.key(op.forward, op.chunk, op.microbatch));
+        const ChunkCost& cc = st.chunks[op.chunk];
+        run_pass(op.forward ? cc.forward : cc.backward, !op.forward && op.microbatch == m - 1, cc.grad_bytes);
+        // the activation (gradient) to the stage that needs it next
+        int64_t to = -1, chunk = op.chunk;
+        if (op.forward) {
+            if (m_r < pp - 1) to = m_r + 1;
+            else if (op.chunk < v - 1) to = 0, chunk = op.chunk + 1;
+        } else {
+            if (m_r > 0) to = m_r - 1;
+            else if (op.chunk > 0) to = pp - 1, chunk = op.chunk - 1;
+        }
+        if (to < 0) continue;
+        const sc_time t0 = sc_core::sc_time_stamp();
+        CommGroup pair = job.tensor;
+        pair.ranks = 2, pair.ranks_per_node = job.p2p_inter_node ? 1 : 2;
+        const bool split = job.scatter_gather && job.p2p_inter_node && job.tp > 1;
+        const CollectiveCost c = collective_cost(Collective::SendRecv, split ? job.p2p_bytes / double(job.tp) : job.p2p_bytes, pair);
+        const sc_time a = transfer(job.p2p_inter_node ? inter_port : intra_port, c.inter_bytes + c.intra_bytes,
+                                   job.p2p_inter_node ? c.inter_bytes_per_s : c.intra_bytes_per_s, sc_core::SC_ZERO_TIME);
+        tick(a + sc_time(c.latency_ps, SC_PS));
+        double ps = (sc_core::sc_time_stamp() - t0).to_seconds() * 1e12;
+        m_sim.account({Collective::SendRecv, CommScope::Pipeline, job.p2p_bytes}, c, ps, true);
+        times.exposed_comm_ps += ps;
+        const std::string k = std::string("pipeline/") + (job.p2p_inter_node ? "inter" : "intra");
+        auto it = std::find_if(times.exposed_by.begin(), times.exposed_by.end(), [&](const auto& e) { return e.first == k; });
+        if (it == times.exposed_by.end()) times.exposed_by.push_back({k, ps});
+        else it->second += ps;
+        if (split) collective({Collective::AllGather, CommScope::Tensor, job.p2p_bytes}, true);  // the receiving node's gather
+        m_sim.stages[to]->deliver(m_sim.key(op.forward, chunk, op.microbatch));
+    }
+    // gradients: the buckets still in flight, or one reduction over the whole shard
+    double grads = 0;
+    for (const auto& c : st.chunks) grads += c.grad_bytes;
+    if (job.data.ranks > 1 && grads > 0) {
+        if (m_buckets_total > 0) {
+            const sc_time t0 = sc_core::sc_time_stamp();
+            while (m_buckets_finished < m_buckets_total) {
+                ++m_sim.events;
+                sc_core::wait(m_buckets_done);
+            }
+            const double ps = (sc_core::sc_time_stamp() - t0).to_seconds() * 1e12;
+            times.exposed_comm_ps += ps;
+            if (ps > 0) times.exposed_by.push_back({job.data.nodes() > 1 ? "data/inter" : "data/intra", ps});
+        } else {
+            collective({job.zero_stage >= 1 ? Collective::ReduceScatter : Collective::AllReduce, CommScope::Data, grads}, true);
+        }
+    }
+    if (pp > 1 && (m_r == 0 || m_r == pp - 1) && st.embedding_grad_bytes > 0)
+        collective({Collective::AllReduce, CommScope::Embedding, st.embedding_grad_bytes}, true);
+    tick(sc_time(st.optimizer_ps, SC_PS));
+    times.compute_ps += st.optimizer_ps;
+    times.energy_j += st.optimizer_j;
+    if (job.zero_stage >= 1 && job.data.ranks > 1)  // the updated parameter shards back to every replica
+        collective({Collective::AllGather, CommScope::Data, job.param_bytes_per_stage_device}, true);
+    times.end_ps = sc_core::sc_time_stamp().to_seconds() * 1e12;
+}
+
+}  // namespace
+
+JobResult simulate_job(const JobModel& job) {
+    if (sc_core::sc_get_status() != sc_core::SC_ELABORATION || sc_core::sc_time_stamp() != sc_core::SC_ZERO_TIME)
+        throw std::logic_error("simulate_job: SystemC has already simulated in this process");
+    JobSim sim(job);
+    sc_core::sc_start();
+    JobResult r;
+    for (auto& s : sim.stages) {
+        StageTimes t = s->times;
+        r.step_ps = std::max(r.step_ps, t.end_ps);
+        r.stages.push_back(t);
+    }
+    for (auto& t : r.stages) {  // every stage's device is busy until the slowest finishes
+        t.idle_ps = std::max(0.0, r.step_ps - t.compute_ps - t.exposed_comm_ps);
+    }
+    for (const auto& l : sim.intra_links) r.intra_bytes += l->bytes(), r.link_queued_ps += l->queued_ps();
+    for (const auto& l : sim.inter_links) r.inter_bytes += l->bytes(), r.link_queued_ps += l->queued_ps();
+    for (auto& [k, t] : sim.comm) r.comm.push_back(t);
+    for (size_t i = 0; i < r.stages.size(); ++i) {
+        r.stages[i].energy_j += sim.intra_links[i]->bytes() * job.intra_pj_per_byte * 1e-12 + sim.inter_links[i]->bytes() * job.inter_pj_per_byte * 1e-12;
+    }
+    r.events = sim.events;
+    return r;
+}
+
+}  // namespace archsim

@@ -1,0 +1,268 @@
+#include "workloads/jobs/llm_job.h"
+
+#include <toml++/toml.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "sim/common/error.h"
+#include "workloads/generators/workload_file.h"
+#include "workloads/parallel/pipeline_schedule.h"
+
+namespace archsim {
+
+namespace {
+
+/// Typed access to one YAML mapping, naming "where.key" in its errors.
+class YamlFields {
+public:
+    YamlFields(const YAML::Node& n, std::string where) : m_n(n), m_where(std::move(where)) {}
+    bool has(const std::string& k) const { return m_n.IsMap() && m_n[k] && !m_n[k].IsNull(); }
+    YAML::Node node(const std::string& k) const {
+        if (!has(k)) throw UserError(m_where + "." + k, "missing (a required field)");
+        return m_n[k];
+    }
+    YamlFields map(const std::string& k) const {
+        const YAML::Node n = node(k);
+        if (!n.IsMap()) throw UserError(m_where + "." + k, "must be a mapping of keys");
+        return {n, m_where + "." + k};
+    }
+    std::string str(const std::string& k) const {
+        const YAML::Node n = node(k);
+        if (!n.IsScalar()) throw UserError(m_where + "." + k, "must be a string");
+        return n.as<std::string>();
+    }
+    std::string str_or(const std::string& k, const std::string& def) const { return has(k) ? str(k) : def; }
+    std::string choice(const std::string& k, const std::vector<std::string>& ok) const { return check(k, str(k), ok); }
+    std::string choice_or(const std::string& k, const std::string& def, const std::vector<std::string>& ok) const {
+        return has(k) ? choice(k, ok) : def;
+    }
+    int64_t integer(const std::string& k, int64_t min = 1) const {
+        const YAML::Node n = node(k);
+        int64_t v = 0;
+        try {
+            v = n.as<int64_t>();
+        } catch (const YAML::Exception&) {
+            throw UserError(m_where + "." + k + " = " + scalar(n), "must be an integer");
+        }
+        if (v < min) throw UserError(m_where + "." + k + " = " + std::to_string(v), "must be >= " + std::to_string(min));
+        return v;
+    }
+    int64_t integer_or(const std::string& k, int64_t def, int64_t min = 1) const { return has(k) ? integer(k, min) : def; }
+    double real(const std::string& k, double min = 0) const {
+        const YAML::Node n = node(k);
+        double v = 0;
+        try {
+            v = n.as<double>();
+        } catch (const YAML::Exception&) {
+            throw UserError(m_where + "." + k + " = " + scalar(n), "must be a number");
+        }
+        if (v < min) throw UserError(m_where + "." + k + " = " + scalar(n), "must be >= " + std::to_string(min));
+        return v;
+    }
+    bool boolean_or(const std::string& k, bool def) const {
+        if (!has(k)) return def;
+        try {
+            return m_n[k].as<bool>();
+        } catch (const YAML::Exception&) {
+            throw UserError(m_where + "." + k + " = " + scalar(m_n[k]), "must be true or false");
+        }
+    }
+    const std::string& where() const { return m_where; }
+    const YAML::Node& raw() const { return m_n; }
+
+private:
+    static std::string scalar(const YAML::Node& n) { return n.IsScalar() ? n.Scalar() : "(not a scalar)"; }
+    std::string check(const std::string& k, std::string v, const std::vector<std::string>& ok) const {
+        std::string low = v;
+        std::transform(low.begin(), low.end(), low.begin(), ::tolower);
+        for (const auto& o : ok) {
+            std::string ol = o;
+            std::transform(ol.begin(), ol.end(), ol.begin(), ::tolower);
+            if (ol == low) return o;
+        }
+        std::string list;
+        for (const auto& o : ok) list += (list.empty() ? "" : ", ") + o;
+        throw UserError(m_where + "." + k + " = " + v, "must be one of " + list);
+    }
+    YAML::Node m_n;
+    std::string m_where;
+};
+
+const std::vector<std::string> kPrecisions = {"fp32", "bf16", "fp16", "fp8"};
+
+/// Llama's feed-forward width for hidden h: 2/3 of 4h rounded up to a multiple of 256
+/// (Meta's llama/model.py, FeedForward: multiple_of = 256).
+int64_t llama_ffn(int64_t h) { return ((8 * h / 3 + 255) / 256) * 256; }
+
+/// The parallelism block shared by both formats' readers.
+void read_parallelism(const YamlFields& p, ParallelismSpec& s) {
+    s.tp = p.integer("tp"), s.pp = p.integer("pp"), s.dp = p.integer("dp");
+    s.ep = p.integer_or("ep", 1);
+    s.virtual_stages = p.integer_or("virtual_stages", 1);
+    s.schedule = p.choice_or("schedule", s.virtual_stages > 1 ? "interleaved" : "1f1b", pipeline_schedule_names());
+    s.sequence_parallel = p.boolean_or("sequence_parallel", false);
+    s.zero_stage = p.integer_or("zero_stage", 0, 0);
+    s.dp_overlap = p.boolean_or("dp_overlap", true);
+}
+
+void read_tuning(const YamlFields& t, RuntimeTuning& r) {
+    r.microbatch = t.integer_or("microbatch", 0);
+    r.cuda_graphs = t.boolean_or("cuda_graphs", false);
+    r.gpudirect_rdma = t.boolean_or("gpudirect_rdma", true);
+    r.virt = t.choice_or("virt", "bare", {"bare", "sriov"});
+    r.fabric = t.choice_or("fabric", "", {"IB", "RoCE", "Vendor"});
+}
+
+void read_training(const YamlFields& t, ParallelismSpec& s) {
+    s.optimizer = t.choice_or("optimizer", s.optimizer, {"sgd", "momentum", "adam", "adamw"});
+    s.recompute = t.choice_or("recompute", s.recompute, {"none", "selective", "full"});
+}
+
+std::string dump(const YAML::Node& n) {
+    if (n.IsScalar()) return n.Scalar();
+    YAML::Emitter e;
+    e << YAML::Flow << n;
+    return e.c_str();
+}
+
+YAML::Node load_yaml(const std::string& file) {
+    if (!std::filesystem::is_regular_file(file)) throw UserError(file, "no such file");
+    try {
+        return YAML::LoadFile(file);
+    } catch (const YAML::ParserException& e) {
+        throw UserError(file + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1), e.msg);
+    } catch (const YAML::Exception& e) {
+        throw UserError(file, e.what());
+    }
+}
+
+}  // namespace
+
+LlmJob read_llm_job_yaml(const std::string& file, const std::string& name) {
+    const YAML::Node root = load_yaml(file);
+    const YAML::Node list = root.IsMap() && root["workloads"] ? root["workloads"] : root;
+    if (!list.IsSequence()) throw UserError(file, "expected a list of workloads (a top-level `workloads:` list)");
+    std::vector<std::string> names;
+    YAML::Node entry;
+    for (const auto& e : list) {
+        if (!e.IsMap() || !e["name"]) continue;
+        names.push_back(e["name"].as<std::string>());
+        if (names.back() == name) entry = YAML::Node(e);
+    }
+    if (!entry) {
+        std::string known;
+        for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+        throw UserError(file + "#" + name, "no such workload (the file has: " + known + ")");
+    }
+    LlmJob j;
+    j.file = file, j.name = name;
+    const YamlFields f(entry, j.where());
+    static const std::set<std::string> known = {"name", "framework", "model_family", "params", "parallelism", "sequence", "precision",
+                                                "dataloader", "duration_minutes", "track", "runtime_tuning", "schedule", "notes",
+                                                "global_batch", "training"};
+    j.framework = f.str("framework");
+    LlmShape& m = j.model;
+    m.model_family = f.choice("model_family", {"gpt", "llama", "moe"});
+    const YamlFields p = f.map("params");
+    m.hidden = p.integer("hidden_size"), m.layers = p.integer("n_layers"), m.vocab = p.integer("vocab_size"), m.heads = p.integer("n_heads");
+    m.kv_heads = p.integer_or("n_kv_heads", m.heads);
+    m.ffn = p.integer_or("ffn_hidden_size", m.model_family == "gpt" ? 4 * m.hidden : llama_ffn(m.hidden));
+    if (m.model_family == "moe") m.experts = p.integer("n_experts"), m.top_k = p.integer("top_k");
+    if (m.hidden % m.heads != 0) throw UserError(p.where() + ".n_heads = " + std::to_string(m.heads), "does not divide hidden_size " + std::to_string(m.hidden));
+    if (m.heads % m.kv_heads != 0) throw UserError(p.where() + ".n_kv_heads = " + std::to_string(m.kv_heads), "does not divide n_heads");
+    const YamlFields seq = f.map("sequence");
+    m.prompt = seq.integer("prompt"), m.generate = seq.integer("generate", 0);
+    m.max_positions = p.integer_or("max_position_embeddings", std::max<int64_t>(m.prompt + m.generate, 1));
+    const YamlFields pr = f.map("precision");
+    m.weights_precision = pr.choice("weights", kPrecisions);
+    m.activations_precision = pr.choice("activations", kPrecisions);
+    m.dropout = p.has("dropout") ? p.real("dropout") : (m.model_family == "gpt" ? 0.1 : 0.0);
+    read_parallelism(f.map("parallelism"), j.parallel);
+    j.dataloader = f.choice("dataloader", {"streaming", "synthetic", "replay"});
+    j.duration_minutes = f.real("duration_minutes");
+    j.track = f.choice("track", {"parity", "best"});
+    j.notes = f.str_or("notes", "");
+    if (f.has("runtime_tuning")) read_tuning(f.map("runtime_tuning"), j.tuning);
+    if (f.has("training")) read_training(f.map("training"), j.parallel);
+    j.parallel.microbatch = j.tuning.microbatch > 0 ? j.tuning.microbatch : 1;
+    if (f.has("global_batch")) j.parallel.global_batch = f.integer("global_batch");
+    if (f.has("schedule")) {
+        const YamlFields sch = f.map("schedule");
+        const YAML::Node phases = sch.node("phases");
+        if (!phases.IsSequence()) throw UserError(sch.where() + ".phases", "must be a list");
+        for (size_t i = 0; i < phases.size(); ++i) {
+            const YamlFields ph(phases[i], sch.where() + ".phases[" + std::to_string(i) + "]");
+            JobPhase x;
+            x.name = ph.str("name");
+            x.duration_minutes = ph.real("duration_minutes");
+            x.tokens_scale = ph.has("tokens_scale") ? ph.real("tokens_scale") : ph.has("autoscale_factor") ? ph.real("autoscale_factor") : 1.0;
+            x.request_profile = ph.choice_or("request_profile", "steady_state", {"steady_state", "peak", "spike", "low"});
+            if (ph.has("overrides"))
+                for (const auto& kv : ph.map("overrides").raw()) x.overrides[kv.first.as<std::string>()] = dump(kv.second);
+            j.phases.push_back(x);
+        }
+    }
+    for (const auto& kv : entry) {
+        const std::string k = kv.first.as<std::string>();
+        if (!known.count(k) || k == "global_batch" || k == "training") j.custom[k] = dump(kv.second);
+    }
+    return j;
+}
+
+LlmJob read_llm_job_toml(const std::string& file, const std::string& name) {
+    LlmJob j;
+    j.file = file, j.name = name;
+    int64_t batch = 0;
+    if (!read_llm_entry(file, name, j.model, batch)) throw UserError(file + "#" + name, "not an llm entry: only llm entries run as parallel jobs");
+    toml::table t;
+    try {
+        t = toml::parse_file(file);
+    } catch (const toml::parse_error& e) {
+        throw UserError(file, std::string(e.description()));
+    }
+    const toml::table* e = t[name].as_table();
+    if (!e) e = t["workload"][name].as_table();
+    // the TOML tables seen through the same typed reader as the YAML's
+    auto to_yaml = [](const toml::table& tb) {
+        YAML::Node n(YAML::NodeType::Map);
+        for (const auto& [k, v] : tb) {
+            if (v.is_integer()) n[std::string(k.str())] = v.value<int64_t>().value();
+            else if (v.is_floating_point()) n[std::string(k.str())] = v.value<double>().value();
+            else if (v.is_boolean()) n[std::string(k.str())] = v.value<bool>().value();
+            else if (v.is_string()) n[std::string(k.str())] = v.value<std::string>().value();
+        }
+        return n;
+    };
+    const YamlFields f(to_yaml(*e), j.where());
+    if (!(*e)["parallelism"].is_table()) throw UserError(j.where() + ".parallelism", "missing (a table {tp, pp, dp, ...})");
+    read_parallelism(YamlFields(to_yaml(*(*e)["parallelism"].as_table()), j.where() + ".parallelism"), j.parallel);
+    if ((*e)["runtime_tuning"].is_table()) read_tuning(YamlFields(to_yaml(*(*e)["runtime_tuning"].as_table()), j.where() + ".runtime_tuning"), j.tuning);
+    if ((*e)["training"].is_table()) read_training(YamlFields(to_yaml(*(*e)["training"].as_table()), j.where() + ".training"), j.parallel);
+    j.framework = f.str_or("framework", "megatron");
+    j.track = "parity", j.dataloader = "synthetic";
+    j.parallel.microbatch = j.tuning.microbatch > 0 ? j.tuning.microbatch : batch > 0 ? batch : 1;
+    if (f.has("global_batch")) j.parallel.global_batch = f.integer("global_batch");
+    return j;
+}
+
+bool is_llm_job(const std::string& ref) {
+    const auto hash = ref.find('#');
+    if (hash == std::string::npos) return false;
+    const std::string file = ref.substr(0, hash), ext = std::filesystem::path(file).extension().string();
+    if (ext == ".yaml" || ext == ".yml") return true;
+    if (ext != ".toml" || !std::filesystem::is_regular_file(file)) return false;
+    try {
+        const toml::table t = toml::parse_file(file);
+        const std::string name = ref.substr(hash + 1);
+        const toml::node_view<const toml::node> e = t[name].is_table() ? t[name] : t["workload"][name];
+        return e["parallelism"].is_table();
+    } catch (const toml::parse_error&) {
+        return false;
+    }
+}
+
+}  // namespace archsim

@@ -1,0 +1,73 @@
+#pragma once
+// An LLM job: a model, its parallelism and its runtime settings, from the workloads.yaml
+// format (name, framework, model_family, params, parallelism, sequence, precision, dataloader,
+// duration_minutes, track, runtime_tuning, schedule.phases, notes, custom keys) or from an llm
+// entry of archsim's own TOML workload files with a `parallelism` table.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "workloads/generators/llm.h"
+#include "workloads/parallel/parallel_plan.h"
+
+namespace archsim {
+
+/// The format's optional runtime_tuning block; CLI flags override it.
+struct RuntimeTuning {
+    int64_t microbatch = 0;        ///< sequences per microbatch; 0 = not given (1)
+    bool cuda_graphs = false;      ///< kernels launched as CUDA graphs (not modeled yet: reported)
+    bool gpudirect_rdma = true;    ///< NICs read and write device memory directly
+    std::string virt = "bare";     ///< bare | sriov (SR-IOV overhead not modeled: reported)
+    std::string fabric;            ///< IB | RoCE | Vendor; "" = the target's
+};
+
+/// One phase of the format's optional schedule (a load profile over the job's duration).
+struct JobPhase {
+    std::string name;
+    double duration_minutes = 0;
+    double tokens_scale = 1.0;     ///< tokens_scale or autoscale_factor
+    std::string request_profile;   ///< steady_state | peak | spike | low
+    std::map<std::string, std::string> overrides;  ///< as given (scalars as text)
+};
+
+/// One job.
+struct LlmJob {
+    std::string file, name;
+    std::string framework, track, dataloader, notes;
+    double duration_minutes = 0;
+    LlmShape model;                ///< sequence and precision included
+    ParallelismSpec parallel;      ///< tp, pp, dp (+ optional ep, virtual_stages, schedule, ...)
+    RuntimeTuning tuning;
+    std::vector<JobPhase> phases;
+    /// Keys the format does not define, kept as given (scalars as text, others as YAML/JSON).
+    std::map<std::string, std::string> custom;
+    /// "FILE#NAME", how errors name the job.
+    std::string where() const { return file + "#" + name; }
+    /// True for a training-only entry (sequence.generate = 0).
+    bool training() const { return model.generate == 0; }
+};
+
+/// Reads job `name` of a workloads.yaml file: a top-level `workloads` list (or a plain list) of
+/// entries with `name`. Required: name, framework, model_family (gpt, llama, moe), params
+/// (hidden_size, n_layers, vocab_size, n_heads; optional ffn_hidden_size (default 4 x hidden for
+/// gpt, Llama's 2/3 x 4 x hidden rounded up to 256 otherwise), n_kv_heads, n_experts and top_k
+/// for moe), parallelism (tp, pp, dp; optional ep, virtual_stages, schedule, sequence_parallel,
+/// zero_stage, dp_overlap), sequence (prompt, generate), precision (weights, activations: fp8,
+/// bf16, fp16, fp32), dataloader (streaming, synthetic, replay), duration_minutes, track (parity,
+/// best). Optional: runtime_tuning, schedule.phases, notes, `global_batch` and a `training`
+/// block (optimizer, recompute); any other key is kept in `custom`. Throws UserError
+/// "FILE#NAME: KEY: reason" for a missing required field, a wrong type or value, an unknown job
+/// (listing the known ones), or a file that is not YAML ("FILE:LINE:COL: reason").
+LlmJob read_llm_job_yaml(const std::string& file, const std::string& name);
+
+/// Reads llm entry `name` of an archsim workload TOML file whose `parallelism` table makes it a
+/// job (the same keys as the YAML's, with `global_batch`, `training` and `runtime_tuning` as
+/// sub-tables or keys of the entry). Throws UserError like read_llm_job_yaml.
+LlmJob read_llm_job_toml(const std::string& file, const std::string& name);
+
+/// True if workload reference `ref` ("FILE#NAME") names a job: a .yaml/.yml file, or a TOML
+/// llm entry with a `parallelism` table.
+bool is_llm_job(const std::string& ref);
+
+}  // namespace archsim
