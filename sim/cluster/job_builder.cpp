@@ -105,17 +105,21 @@ std::vector<double> stage_memory_bytes(const ParallelPlan& plan, const std::vect
     const double dp = double(s.dp);
     std::vector<double> out;
     for (int64_t st = 0; st < s.pp; ++st) {
-        double state = 0, work = 0, act_per_chunk_mb = 0;
+        double state = 0, work = 0, in_backward = 0, waiting = 0;
         for (int64_t c = 0; c < s.virtual_stages; ++c) {
-            const ChunkRun& r = runs.at(plan.kind_of[size_t(st)][size_t(c)]);
+            const size_t k = plan.kind_of[size_t(st)][size_t(c)];
+            const ChunkRun& r = runs.at(k);
             state += r.weights_bytes / (s.zero_stage >= 3 ? dp : 1.0) + r.gradients_bytes / (s.zero_stage >= 2 ? dp : 1.0) +
                      r.optimizer_state_bytes / (s.zero_stage >= 1 ? dp : 1.0);
             work = std::max(work, r.workspace_bytes);
-            act_per_chunk_mb = std::max(act_per_chunk_mb, r.saved_activations_bytes);
+            in_backward = std::max(in_backward, r.saved_activations_bytes);
+            // a microbatch waiting for its backward keeps, under full recomputation, only each
+            // layer's input (Megatron's checkpoints); otherwise everything the backward reads
+            waiting = std::max(waiting, s.recompute == "full" ? double(plan.kinds[k].layers) * plan.activation_bytes : r.saved_activations_bytes);
         }
         int64_t live = 0, most = 0;
         for (const PipeOp& op : sched[size_t(st)]) most = std::max(most, live += op.forward ? 1 : -1);
-        out.push_back(state + double(most) * act_per_chunk_mb + work);
+        out.push_back(state + in_backward + double(std::max<int64_t>(0, most - 1)) * waiting + work);
     }
     return out;
 }

@@ -20,6 +20,7 @@ struct ChunkRun {
     double saved_activations_bytes = 0;  ///< one microbatch's
     double workspace_bytes = 0;
     double peak_macs_per_s = 0;          ///< the device's dense peak at the run's precision
+    double capacity_bytes = 0;           ///< the device's memory (dram.capacity_gib)
 };
 
 /// What the job asks of the runtime beyond the plan (the workload's runtime_tuning).
@@ -44,9 +45,11 @@ JobModel build_job(const ParallelPlan& plan, const ClusterConfig& cluster, const
                    const JobOptions& options, const std::string& where);
 
 /// Peak memory of each stage's device, bytes: its chunks' weights, gradients and optimizer state
-/// (ZeRO stages 1-3 dividing optimizer state, gradients and weights by dp), the saved
-/// activations of as many microbatches as the schedule keeps in flight on it (forwards run
-/// without their backward yet), and the largest workspace.
+/// (ZeRO stages 1-3 dividing optimizer state, gradients and weights by dp), the activations of
+/// the microbatch in its backward pass (the device run's saved activations), those every other
+/// microbatch the schedule keeps in flight holds (forwards run without their backward yet:
+/// under full recomputation each layer's input, else all saved activations), and the largest
+/// workspace.
 std::vector<double> stage_memory_bytes(const ParallelPlan& plan, const std::vector<ChunkRun>& runs);
 
 }  // namespace archsim

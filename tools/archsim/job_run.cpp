@@ -71,6 +71,7 @@ ChunkRun read_chunk_run(const std::string& metrics_path) {
     r.optimizer_state_bytes = largest.value("optimizer_state_bytes", 0.0);
     r.saved_activations_bytes = largest.value("saved_activations_bytes", 0.0), r.workspace_bytes = largest.value("workspace_bytes", 0.0);
     r.peak_macs_per_s = m["total"].value("peak_macs_per_cycle", 0.0) * m.value("clock_hz", 0.0);
+    r.capacity_bytes = t.at("memory").value("capacity_bytes", 0.0);
     return r;
 }
 
@@ -224,10 +225,11 @@ int cmd_run_job(const JobRunArgs& args) {
         const auto& st = res.stages[i];
         stages.push_back({{"stage", i}, {"compute_s", st.compute_ps * 1e-12}, {"exposed_communication_s", st.exposed_comm_ps * 1e-12},
                           {"bubble_s", st.idle_ps * 1e-12}, {"end_s", st.end_ps * 1e-12}, {"energy_j", st.energy_j},
-                          {"memory_bytes", mem[i]}, {"memory_fits", mem[i] <= 0 || true}});
+                          {"memory_bytes", mem[i]}, {"memory_fits", runs[0].capacity_bytes <= 0 || mem[i] <= runs[0].capacity_bytes}});
     }
     out["stages"] = stages;
     out["memory_per_device_bytes"] = *std::max_element(mem.begin(), mem.end());
+    out["memory_capacity_bytes"] = runs[0].capacity_bytes;
     out["energy_per_device_j"] = energy_dev / n;
     out["energy_job_j"] = energy_job;
     out["power_per_device_w"] = energy_dev / n / step_s;

@@ -184,11 +184,20 @@ struct RecomputeGroup {
 /// weight or constant).
 bool computed(const OpGraph& g, int32_t t) { return t >= 0 && g.producer(t) >= 0; }
 
+/// Whether `t` can be one side of a residual sum: computed, or a model input (a pipeline stage's
+/// incoming hidden states).
+bool residual_side(const OpGraph& g, int32_t t) {
+    return computed(g, t) || (t >= 0 && g.tensors()[static_cast<size_t>(t)].role == TensorRole::Input);
+}
+
 /// Full recomputation's segments (Chen et al., 2016): the forward order is cut where exactly one
-/// computed tensor crosses; the cuts after a residual sum (an Add or Sum of two computed tensors:
+/// computed tensor crosses; the cuts after a residual sum (an Add or Sum of two computed tensors,
+/// or of a model input and a computed tensor:
 /// a transformer sublayer's or a residual block's output) are the checkpoints, or, in a network
 /// without residual sums, about sqrt(cuts) cuts evenly spaced. Every segment but the last (which
-/// runs straight into the loss and its own backward) is recomputed.
+/// runs straight into the loss and its own backward) is recomputed; when the forward itself ends
+/// in a residual sum (a pipeline stage's layers), that last segment is recomputed too, as
+/// Megatron-LM's uniform checkpointing does.
 std::vector<RecomputeGroup> full_segments(const OpGraph& g) {
     const std::vector<int32_t>& order = g.topo_order();
     const size_t n = order.size();
@@ -217,7 +226,7 @@ std::vector<RecomputeGroup> full_segments(const OpGraph& g) {
         if (g.producer(t) != order[p]) continue;  // the crossing tensor was made earlier: no new cut
         cuts.push_back(p);
         int computed_inputs = 0;
-        for (const int32_t x : op.inputs) computed_inputs += computed(g, x);
+        for (const int32_t x : op.inputs) computed_inputs += residual_side(g, x);
         if ((op.op_type == "Add" || op.op_type == "Sum") && computed_inputs >= 2) residual.push_back(p);
     }
     std::vector<size_t> chosen = residual;
@@ -237,6 +246,18 @@ std::vector<RecomputeGroup> full_segments(const OpGraph& g) {
         grp.kept = kept;
         groups.push_back(std::move(grp));
         begin = p + 1;
+    }
+    // A forward that ends in a residual sum (a pipeline stage's chunk of layers) recomputes its
+    // last sublayer too: Megatron-LM's uniform checkpointing recomputes every layer of a stage.
+    if (!residual.empty() && begin < n) {
+        const Operator& tail = g.ops()[static_cast<size_t>(order[n - 1])];
+        int computed_inputs = 0;
+        for (const int32_t x : tail.inputs) computed_inputs += residual_side(g, x);
+        if ((tail.op_type == "Add" || tail.op_type == "Sum") && computed_inputs >= 2) {
+            RecomputeGroup grp;
+            for (size_t q = begin; q < n; ++q) grp.ops.push_back(order[q]);
+            groups.push_back(std::move(grp));
+        }
     }
     return groups;
 }

@@ -1,0 +1,100 @@
+// `archsim run WORKLOADS.yaml#NAME --target TARGETS.yaml#NAME`: a small tensor x pipeline x data
+// parallel GPT training job end to end, its last_run.json consistent with itself and with
+// Megatron's FLOP formula, the format's custom keys kept, and its one-line errors.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "tests/support/cli.h"
+#include "tests/support/temp_file.h"
+
+using namespace archsim::test;
+using json = nlohmann::json;
+
+namespace {
+
+const std::string kSrc = ARCHSIM_SOURCE_DIR;
+const std::string kTarget = kSrc + "/configs/clusters/targets.yaml#NVIDIA_A100_80GB_SuperPOD";
+
+/// A small GPT job in the workloads.yaml format; `edit` rewrites one line of it.
+std::string job_yaml(const std::string& from = "", const std::string& to = "") {
+    std::string y = R"(workloads:
+  - name: tiny
+    framework: megatron
+    model_family: gpt
+    params: { hidden_size: 256, n_layers: 4, vocab_size: 1024, n_heads: 4 }
+    parallelism: { tp: 2, pp: 2, dp: 2 }
+    sequence: { prompt: 128, generate: 0 }
+    precision: { weights: fp16, activations: fp16 }
+    dataloader: synthetic
+    duration_minutes: 5
+    track: parity
+    runtime_tuning: { microbatch: 2, gpudirect_rdma: true }
+    training: { optimizer: adam, recompute: full }
+    global_batch: 16
+    team: perf-lab
+)";
+    if (!from.empty()) y = std::regex_replace(y, std::regex(from), to);
+    return write_temp("archsim_job_" + std::to_string(std::hash<std::string>()(y)) + ".yaml", y);
+}
+
+}  // namespace
+
+TEST_CASE("a tp x pp x dp training job writes last_run.json whose parts add up", "[e2e][cluster]") {
+    const std::string out = temp_dir("job_tiny");
+    const CliResult r = run_archsim("run " + job_yaml() + "#tiny --target " + kTarget + " --out " + out);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const json j = json::parse(slurp(out + "/last_run.json"));
+    const double step = j["step_time_s"].get<double>();
+    CHECK(step > 0);
+    CHECK(j["devices"] == 8);
+    CHECK(j["parallelism"]["microbatches_per_pipeline"] == 4);
+    // Megatron's formula over the simulated step, per device
+    const double h = 256, l = 4, s = 128, V = 1024, B = 16;
+    const double F = 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
+    CHECK(j["model_flops_per_iteration"].get<double>() == Approx(F));
+    CHECK(j["tflops_per_device"].get<double>() == Approx(F / 8 / step / 1e12));
+    CHECK(j["mfu"].get<double>() == Approx(j["tflops_per_device"].get<double>() / j["peak_tflops_per_device"].get<double>()));
+    // every stage's time is its compute, the communication it waited on and its bubble
+    for (const auto& st : j["stages"])
+        CHECK(st["compute_s"].get<double>() + st["exposed_communication_s"].get<double>() + st["bubble_s"].get<double>() == Approx(step));
+    // Megatron's tensor-parallel all-reduces per microbatch: stage 0 (embedding + 2 layers):
+    // 1 + 2 x 2 forward, 2 x 4 backward (recomputation included); stage 1 (2 layers + head):
+    // 2 x 2 + 3 (cross-entropy) forward, 2 x 4 + 1 backward; over 4 microbatches
+    int64_t tp_ar = 0, sends = 0;
+    for (const auto& c : j["communication"]) {
+        if (c["scope"] == "tensor" && c["collective"] == "all_reduce") tp_ar += c["count"].get<int64_t>();
+        if (c["scope"] == "pipeline") sends += c["count"].get<int64_t>();
+        CHECK(c["exposed_s"].get<double>() <= c["time_s"].get<double>() * (1 + 1e-9));
+    }
+    CHECK(tp_ar == (13 + 16) * 4);
+    CHECK(sends == 2 * 4);  // one activation forward, one gradient back, per microbatch
+    CHECK(j["custom"]["team"] == "perf-lab");
+    CHECK(j["custom"]["global_batch"] == "16");
+    CHECK(j["memory_per_device_bytes"].get<double>() > 0);
+    CHECK(j["energy_job_j"].get<double>() == Approx(j["energy_per_device_j"].get<double>() * 8));
+}
+
+TEST_CASE("a job's bad input is one line and exit code 2", "[e2e][cluster][bad_input]") {
+    const std::string out = temp_dir("job_bad");
+    struct Case {
+        std::string from, to, says;
+    };
+    for (const Case& c : std::vector<Case>{{"tp: 2", "tp: 3", "parallelism.tp = 3"},
+                                           {"pp: 2", "pp: 3", "does not divide the 4 layers"},
+                                           {"dp: 2", "dp: 4096", "devices"},
+                                           {"    track: parity\n", "", "track: missing"},
+                                           {"global_batch: 16", "global_batch: 15", "global_batch = 15"}}) {
+        INFO(c.says);
+        const CliResult r = run_archsim("run " + job_yaml(c.from, c.to) + "#tiny --target " + kTarget + " --out " + out);
+        CHECK(r.exit_code == 2);
+        CHECK(r.err.find(c.says) != std::string::npos);
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    }
+    const CliResult r = run_archsim("run " + job_yaml() + "#tiny --target " + kSrc + "/configs/clusters/targets.yaml#NoSuchTarget --out " + out);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("NVIDIA_H100_8x_NVLink") != std::string::npos);  // lists the known targets
+}
