@@ -19,7 +19,7 @@ const std::string kSrc = ARCHSIM_SOURCE_DIR;
 const std::string kTarget = kSrc + "/configs/clusters/targets.yaml#NVIDIA_A100_80GB_SuperPOD";
 
 /// A small GPT job in the workloads.yaml format; `edit` rewrites one line of it.
-std::string job_yaml(const std::string& from = "", const std::string& to = "") {
+std::string job_yaml(const std::string& from = "", const std::string& to = "", const std::string& from2 = "", const std::string& to2 = "") {
     std::string y = R"(workloads:
   - name: tiny
     framework: megatron
@@ -37,6 +37,7 @@ std::string job_yaml(const std::string& from = "", const std::string& to = "") {
     team: perf-lab
 )";
     if (!from.empty()) y = std::regex_replace(y, std::regex(from), to);
+    if (!from2.empty()) y = std::regex_replace(y, std::regex(from2), to2);
     return write_temp("archsim_job_" + std::to_string(std::hash<std::string>()(y)) + ".yaml", y);
 }
 
@@ -81,15 +82,15 @@ TEST_CASE("a tp x pp x dp training job writes last_run.json whose parts add up",
 TEST_CASE("a job's bad input is one line and exit code 2", "[e2e][cluster][bad_input]") {
     const std::string out = temp_dir("job_bad");
     struct Case {
-        std::string from, to, says;
+        std::string from, to, says, from2 = "", to2 = "";
     };
     for (const Case& c : std::vector<Case>{{"tp: 2", "tp: 3", "parallelism.tp = 3"},
                                            {"pp: 2", "pp: 3", "does not divide the 4 layers"},
-                                           {"dp: 2", "dp: 4096", "devices"},
+                                           {"dp: 2", "dp: 4096", "devices", "global_batch: 16", "global_batch: 16384"},
                                            {"    track: parity\n", "", "track: missing"},
                                            {"global_batch: 16", "global_batch: 15", "global_batch = 15"}}) {
         INFO(c.says);
-        const CliResult r = run_archsim("run " + job_yaml(c.from, c.to) + "#tiny --target " + kTarget + " --out " + out);
+        const CliResult r = run_archsim("run " + job_yaml(c.from, c.to, c.from2, c.to2) + "#tiny --target " + kTarget + " --out " + out);
         CHECK(r.exit_code == 2);
         CHECK(r.err.find(c.says) != std::string::npos);
         CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
