@@ -1,5 +1,7 @@
 #include "tools/archsim/commands.h"
 
+#include "arch/cluster/cluster_config.h"
+
 #include <fmt/format.h>
 
 #include <chrono>
@@ -311,14 +313,16 @@ static const char* type_label(ParamType t) {
 
 int cmd_params(const std::string& kind_name, const std::string& format) {
     const MachineKind* kind = find_machine(kind_name);
-    if (!kind) {
+    if (!kind && kind_name != "cluster") {
         std::string known;
         for (const auto& k : machine_kinds()) known += (known.empty() ? "" : ", ") + k;
-        throw UserError("params " + kind_name, "unknown machine kind (known: " + known + ")");
+        throw UserError("params " + kind_name, "unknown machine kind (known: " + known + ", and cluster)");
     }
+    // a cluster description (configs/clusters/*.toml) is not a machine, but its keys are declared the same way
+    const ParamSchema& schema = kind ? kind->schema() : cluster_params().schema();
     const ReportFormat f = parse_report_format(format);
-    const auto& decls = kind->schema().decls();
-    const ParamSet defaults(kind->schema());
+    const auto& decls = schema.decls();
+    const ParamSet defaults(schema);
     // a derived default shows its value at the kind's other defaults
     auto default_of = [&](const ParamDecl& d) {
         return d.derive ? format_value(ParamValue(defaults.get_real(d.key))) + " (derived)" : format_value(d.default_value);
@@ -352,7 +356,7 @@ int cmd_params(const std::string& kind_name, const std::string& format) {
                        stdout);
         return 0;
     }
-    std::fputs(fmt::format("kind = \"{}\": {}\n\n", kind->kind, kind->doc).c_str(), stdout);
+    std::fputs((kind ? fmt::format("kind = \"{}\": {}\n\n", kind->kind, kind->doc) : std::string("kind = \"cluster\": a cluster of devices (configs/clusters/*.toml)\n\n")).c_str(), stdout);
     for (const auto& d : decls)
         std::fputs(fmt::format("{:<30} {:<6} {:<16} default {:<22} {}\n{:<30} {}\n", d.key, type_label(d.type),
                                d.unit.empty() ? "-" : d.unit, default_of(d), range(d), "", d.doc)
