@@ -2,6 +2,8 @@
 // size, and bus bandwidths against published nccl-tests runs.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+
 #include "arch/cluster/cluster_config.h"
 #include "arch/interconnect/collective_model.h"
 
@@ -91,4 +93,17 @@ TEST_CASE("bundled clusters read: DGX A100's NIC share is one HDR link per GPU",
     CHECK(c.intra_link().effective_bytes_per_s() == Approx(240e9));
     CHECK_THROWS_WITH(load_cluster(std::string(ARCHSIM_SOURCE_DIR) + "/configs/clusters/dgx_a100_superpod.toml", {"node.devices=0"}),
                       Catch::Contains("node.devices"));
+}
+
+TEST_CASE("every bundled cluster file loads and names an existing device config", "[unit][cluster][smoke]") {
+    int n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(std::string(ARCHSIM_SOURCE_DIR) + "/configs/clusters")) {
+        if (e.path().extension() != ".toml") continue;
+        INFO(e.path());
+        const ClusterConfig c = load_cluster(e.path().string());
+        CHECK(std::filesystem::exists(c.device));
+        CHECK(c.devices() >= 8);
+        ++n;
+    }
+    CHECK(n >= 3);
 }
