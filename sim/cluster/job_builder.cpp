@@ -20,10 +20,8 @@ void tp_reduce(std::vector<CommOp>& ops, double bytes, bool sp) {
     }
 }
 
-}  // namespace
-
-JobModel build_job(const ParallelPlan& plan, const ClusterConfig& cl, const std::vector<ChunkRun>& runs, const JobOptions& opt,
-                   const std::string& where) {
+/// The job's communicators and links, placed in Megatron-LM's rank order; checks the cluster's size.
+JobModel place(const ParallelPlan& plan, const ClusterConfig& cl, const JobOptions& opt, const std::string& where) {
     const ParallelismSpec& s = plan.spec;
     if (s.devices() > cl.devices())
         throw UserError(where, "needs tp x pp x dp = " + std::to_string(s.devices()) + " devices; the target " + cl.name + " has " +
@@ -52,6 +50,62 @@ JobModel build_job(const ParallelPlan& plan, const ClusterConfig& cl, const std:
     j.embedding = group(2, j.p2p_inter_node ? 1 : 2);
     j.p2p_bytes = plan.activation_bytes;
     j.intra_pj_per_byte = cl.intra_pj_per_byte, j.inter_pj_per_byte = cl.inter_pj_per_byte;
+    return j;
+}
+
+double elem_bytes(const std::string& precision) { return precision == "fp32" ? 4.0 : precision == "fp8" || precision == "int8" ? 1.0 : 2.0; }
+
+}  // namespace
+
+std::pair<double, double> ChunkServeRun::decode_at(int64_t kv) const {
+    if (decode.empty()) return {0.0, 0.0};
+    if (kv <= decode.front().first) return decode.front().second;
+    for (size_t i = 1; i < decode.size(); ++i)
+        if (kv <= decode[i].first) {
+            const auto& [k0, a] = decode[i - 1];
+            const auto& [k1, b] = decode[i];
+            const double f = double(kv - k0) / double(k1 - k0);
+            return {a.first + f * (b.first - a.first), a.second + f * (b.second - a.second)};
+        }
+    return decode.back().second;
+}
+
+JobModel build_inference_job(const ParallelPlan& plan, const ClusterConfig& cl, const std::vector<ChunkServeRun>& runs, int64_t steps,
+                             const JobOptions& opt, const std::string& where) {
+    JobModel j = place(plan, cl, opt, where);
+    j.inference = true;
+    const ParallelismSpec& s = plan.spec;
+    const double b = double(s.microbatch), h = double(plan.model.hidden), e = elem_bytes(plan.model.activations_precision);
+    const double logits = b * double(plan.model.vocab) * e;
+    for (int64_t st = 0; st < s.pp; ++st) {
+        std::vector<PassCost> passes;
+        for (int64_t k = 0; k <= steps; ++k) {
+            const double tokens = k == 0 ? double(plan.model.prompt) : 1.0, act = b * tokens * h * e;
+            PassCost p;
+            for (int64_t c = 0; c < s.virtual_stages; ++c) {
+                const size_t kind = plan.kind_of[size_t(st)][size_t(c)];
+                const ChunkServeRun& r = runs.at(kind);
+                const auto [ps, jl] = k == 0 ? std::make_pair(r.prefill_ps, r.prefill_j) : r.decode_at(plan.model.prompt + k - 1);
+                p.compute_ps += ps, p.energy_j += jl;
+                if (s.tp > 1) {
+                    const ChunkShape& sh = plan.kinds[kind];
+                    if (sh.embedding) p.comm.push_back({Collective::AllReduce, CommScope::Tensor, act});
+                    for (int64_t l = 0; l < 2 * sh.layers; ++l) p.comm.push_back({Collective::AllReduce, CommScope::Tensor, act});
+                    if (sh.head) p.comm.push_back({Collective::AllGather, CommScope::Tensor, logits});
+                }
+            }
+            p.send_bytes = st == s.pp - 1 ? b * 8.0 : act;  // the last stage returns the next token ids
+            passes.push_back(p);
+        }
+        j.passes.push_back(std::move(passes));
+    }
+    return j;
+}
+
+JobModel build_job(const ParallelPlan& plan, const ClusterConfig& cl, const std::vector<ChunkRun>& runs, const JobOptions& opt,
+                   const std::string& where) {
+    JobModel j = place(plan, cl, opt, where);
+    const ParallelismSpec& s = plan.spec;
     const bool sp = s.sequence_parallel, tp = s.tp > 1;
     const double act = plan.activation_bytes, ce_bytes = double(s.microbatch) * double(plan.model.prompt) * 4.0;
     const double grad_elem = plan.model.weights_precision == "fp32" ? 4.0 : plan.model.weights_precision == "fp8" ? 1.0 : 2.0;

@@ -44,6 +44,24 @@ struct JobOptions {
 JobModel build_job(const ParallelPlan& plan, const ClusterConfig& cluster, const std::vector<ChunkRun>& runs,
                    const JobOptions& options, const std::string& where);
 
+/// One device simulation of one model chunk serving: its prefill and its decode step at a few
+/// KV-cache lengths (times in ps, energies in J), for `batch` = the plan's microbatch sequences.
+struct ChunkServeRun {
+    double prefill_ps = 0, prefill_j = 0;
+    std::vector<std::pair<int64_t, std::pair<double, double>>> decode;  ///< (KV length, (ps, J)), ascending
+    /// The decode step at KV length `kv`: linear between the sampled lengths (clamped outside).
+    std::pair<double, double> decode_at(int64_t kv) const;
+};
+
+/// Builds an inference job: the prompt's prefill, then `steps` decode steps (KV lengths prompt,
+/// prompt + 1, ...), each pass of each stage its chunks' device time and Megatron's
+/// tensor-parallel collectives (one all-reduce of the pass's activations for the vocabulary-
+/// parallel embedding, two per layer, an all-gather of the last token's logits shards), the
+/// stages handing the activations on and the last stage the next tokens back to the first.
+/// `runs` holds one ChunkServeRun per plan.kinds entry. Throws UserError like build_job.
+JobModel build_inference_job(const ParallelPlan& plan, const ClusterConfig& cluster, const std::vector<ChunkServeRun>& runs, int64_t steps,
+                             const JobOptions& options, const std::string& where);
+
 /// Peak memory of each stage's device, bytes: its chunks' weights, gradients and optimizer state
 /// (ZeRO stages 1-3 dividing optimizer state, gradients and weights by dp), the activations of
 /// the microbatch in its backward pass (the device run's saved activations), those every other

@@ -30,6 +30,9 @@ struct PassCost {
     double compute_ps = 0;
     double energy_j = 0;
     std::vector<CommOp> comm;
+    /// Inference only: what the stage sends the next one after this pass, bytes (the prefill's
+    /// hidden states, a decode step's one token per sequence).
+    double send_bytes = 0;
 };
 
 /// One model chunk of a stage (a pipeline stage holds `virtual_stages` of them).
@@ -68,8 +71,13 @@ struct JobModel {
     /// reduce-scatter and a parameter all-gather after the optimizer step (same volume).
     int64_t zero_stage = 0;
     double param_bytes_per_stage_device = 0;  ///< for ZeRO's all-gather
-    /// Overheads a device pays per kernel it launches beyond what the device run counted (0).
     double intra_pj_per_byte = 0, inter_pj_per_byte = 0;  ///< link energies; 0 = not modeled
+    /// Inference instead of a training step: each stage runs `passes[stage]` in order, forward
+    /// only (pass 0 the prefill, then one pass per decode step); stage r > 0 waits for stage
+    /// r - 1's pass, and stage 0's pass k waits for the last stage's pass k - 1 (the next token
+    /// depends on the last). `stages`, `schedule` and the gradient fields are then unused.
+    bool inference = false;
+    std::vector<std::vector<PassCost>> passes;
 };
 
 /// Time one stage's device spends, by what it waits for.
@@ -99,6 +107,8 @@ struct JobResult {
     std::vector<CommTotal> comm;         ///< summed over the representative devices
     double intra_bytes = 0, inter_bytes = 0;  ///< sent per iteration by the representative devices
     double link_queued_ps = 0;           ///< time transfers waited for a busy link (contention)
+    /// Inference: when the last stage finished each pass, ps (pass 0: the first token).
+    std::vector<double> pass_end_ps;
     uint64_t events = 0;                 ///< SystemC process activations
 };
 

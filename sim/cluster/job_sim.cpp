@@ -53,7 +53,10 @@ public:
 
 private:
     void run();
+    void run_inference();
     void run_buckets();
+    /// Sends `bytes` to stage `to` (its input `key`), blocking this stage for the transfer.
+    void send(int64_t to, size_t key, double bytes);
     void wait_for(size_t key);
     void run_pass(const PassCost& pass, bool last_backward_of_chunk, double grad_bytes);
     /// Runs `op` on `group` from this device; blocks the calling process for its duration.
@@ -75,10 +78,17 @@ private:
 class JobSim {
 public:
     explicit JobSim(const JobModel& job) : job(job) {
-        schedule = pipeline_schedule(job.schedule, job.pp, job.virtual_stages, job.microbatches);
-        if (int64_t(job.stages.size()) != job.pp) throw std::invalid_argument("simulate_job: one StageCost per pipeline stage");
-        for (const auto& s : job.stages)
-            if (int64_t(s.chunks.size()) != job.virtual_stages) throw std::invalid_argument("simulate_job: one ChunkCost per virtual stage");
+        if (job.inference) {
+            if (int64_t(job.passes.size()) != job.pp) throw std::invalid_argument("simulate_job: one pass list per pipeline stage");
+            for (const auto& p : job.passes)
+                if (p.size() != job.passes[0].size()) throw std::invalid_argument("simulate_job: every stage runs the same passes");
+            pass_end_ps.assign(job.passes[0].size(), 0.0);
+        } else {
+            schedule = pipeline_schedule(job.schedule, job.pp, job.virtual_stages, job.microbatches);
+            if (int64_t(job.stages.size()) != job.pp) throw std::invalid_argument("simulate_job: one StageCost per pipeline stage");
+            for (const auto& s : job.stages)
+                if (int64_t(s.chunks.size()) != job.virtual_stages) throw std::invalid_argument("simulate_job: one ChunkCost per virtual stage");
+        }
         for (int64_t r = 0; r < job.pp; ++r) {
             const std::string n = "stage" + std::to_string(r);
             LinkSpec intra = job.tensor.intra, inter = job.tensor.inter;
@@ -90,6 +100,7 @@ public:
             stages.back()->inter_port.bind(inter_links.back()->socket);
         }
     }
+    std::vector<double> pass_end_ps;
     size_t key(bool fwd, int64_t chunk, int64_t mb) const {
         return size_t(((fwd ? 0 : 1) * job.virtual_stages + chunk) * job.microbatches + mb);
     }
@@ -114,7 +125,11 @@ public:
 
 StageProc::StageProc(sc_core::sc_module_name n, JobSim& sim, int64_t r)
     : sc_module(n), intra_port("intra_port"), inter_port("inter_port"), m_sim(sim), m_r(r) {
-    m_ready.assign(size_t(2 * sim.job.virtual_stages * sim.job.microbatches), 0);
+    m_ready.assign(sim.job.inference ? sim.job.passes[0].size() : size_t(2 * sim.job.virtual_stages * sim.job.microbatches), 0);
+    if (sim.job.inference) {
+        SC_THREAD(run_inference);
+        return;
+    }
     if (sim.job.dp_overlap && sim.job.data.ranks > 1)
         for (const auto& c : sim.job.stages[r].chunks)
             m_buckets_total += c.grad_bytes > 0 ? int64_t(std::ceil(c.grad_bytes / sim.job.bucket_bytes)) : 0;
@@ -209,6 +224,41 @@ void StageProc::run_buckets() {
     m_buckets_done.notify(sc_core::SC_ZERO_TIME);
 }
 
+void StageProc::send(int64_t to, size_t key, double bytes) {
+    const JobModel& job = m_sim.job;
+    const sc_time t0 = sc_core::sc_time_stamp();
+    CommGroup pair = job.tensor;
+    pair.ranks = 2, pair.ranks_per_node = job.p2p_inter_node ? 1 : 2;
+    const bool split = job.scatter_gather && job.p2p_inter_node && job.tp > 1;
+    const CollectiveCost c = collective_cost(Collective::SendRecv, split ? bytes / double(job.tp) : bytes, pair);
+    const sc_time a = transfer(job.p2p_inter_node ? inter_port : intra_port, c.inter_bytes + c.intra_bytes,
+                               job.p2p_inter_node ? c.inter_bytes_per_s : c.intra_bytes_per_s, sc_core::SC_ZERO_TIME);
+    tick(a + sc_time(c.latency_ps, SC_PS));
+    const double ps = (sc_core::sc_time_stamp() - t0).to_seconds() * 1e12;
+    m_sim.account({Collective::SendRecv, CommScope::Pipeline, bytes}, c, ps, true);
+    times.exposed_comm_ps += ps;
+    const std::string k = std::string("pipeline/") + (job.p2p_inter_node ? "inter" : "intra");
+    auto it = std::find_if(times.exposed_by.begin(), times.exposed_by.end(), [&](const auto& e) { return e.first == k; });
+    if (it == times.exposed_by.end()) times.exposed_by.push_back({k, ps});
+    else it->second += ps;
+    if (split) collective({Collective::AllGather, CommScope::Tensor, bytes}, true);  // the receiving node's gather
+    m_sim.stages[to]->deliver(key);
+}
+
+void StageProc::run_inference() {
+    const JobModel& job = m_sim.job;
+    const auto& passes = job.passes[m_r];
+    for (size_t k = 0; k < passes.size(); ++k) {
+        if (m_r > 0 || k > 0) wait_for(k);
+        run_pass(passes[k], false, 0);
+        if (m_r == job.pp - 1) m_sim.pass_end_ps[k] = sc_core::sc_time_stamp().to_seconds() * 1e12;
+        if (m_r < job.pp - 1) send(m_r + 1, k, passes[k].send_bytes);
+        else if (k + 1 < passes.size() && job.pp > 1) send(0, k + 1, passes[k].send_bytes);
+        else if (k + 1 < passes.size()) deliver(k + 1);  // one stage: its own next token
+    }
+    times.end_ps = sc_core::sc_time_stamp().to_seconds() * 1e12;
+}
+
 void StageProc::run() {
     const JobModel& job = m_sim.job;
     const StageCost& st = job.stages[m_r];
@@ -227,24 +277,7 @@ void StageProc::run() {
             if (m_r > 0) to = m_r - 1;
             else if (op.chunk > 0) to = pp - 1, chunk = op.chunk - 1;
         }
-        if (to < 0) continue;
-        const sc_time t0 = sc_core::sc_time_stamp();
-        CommGroup pair = job.tensor;
-        pair.ranks = 2, pair.ranks_per_node = job.p2p_inter_node ? 1 : 2;
-        const bool split = job.scatter_gather && job.p2p_inter_node && job.tp > 1;
-        const CollectiveCost c = collective_cost(Collective::SendRecv, split ? job.p2p_bytes / double(job.tp) : job.p2p_bytes, pair);
-        const sc_time a = transfer(job.p2p_inter_node ? inter_port : intra_port, c.inter_bytes + c.intra_bytes,
-                                   job.p2p_inter_node ? c.inter_bytes_per_s : c.intra_bytes_per_s, sc_core::SC_ZERO_TIME);
-        tick(a + sc_time(c.latency_ps, SC_PS));
-        double ps = (sc_core::sc_time_stamp() - t0).to_seconds() * 1e12;
-        m_sim.account({Collective::SendRecv, CommScope::Pipeline, job.p2p_bytes}, c, ps, true);
-        times.exposed_comm_ps += ps;
-        const std::string k = std::string("pipeline/") + (job.p2p_inter_node ? "inter" : "intra");
-        auto it = std::find_if(times.exposed_by.begin(), times.exposed_by.end(), [&](const auto& e) { return e.first == k; });
-        if (it == times.exposed_by.end()) times.exposed_by.push_back({k, ps});
-        else it->second += ps;
-        if (split) collective({Collective::AllGather, CommScope::Tensor, job.p2p_bytes}, true);  // the receiving node's gather
-        m_sim.stages[to]->deliver(m_sim.key(op.forward, chunk, op.microbatch));
+        if (to >= 0) send(to, m_sim.key(op.forward, chunk, op.microbatch), job.p2p_bytes);
     }
     // gradients: the buckets still in flight, or one reduction over the whole shard
     double grads = 0;
@@ -296,6 +329,7 @@ JobResult simulate_job(const JobModel& job) {
         r.stages[i].energy_j += sim.intra_links[i]->bytes() * job.intra_pj_per_byte * 1e-12 + sim.inter_links[i]->bytes() * job.inter_pj_per_byte * 1e-12;
     }
     r.events = sim.events;
+    r.pass_end_ps = sim.pass_end_ps;
     return r;
 }
 

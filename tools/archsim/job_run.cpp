@@ -75,46 +75,59 @@ ChunkRun read_chunk_run(const std::string& metrics_path) {
     return r;
 }
 
-/// Simulates every chunk kind whose metrics.json is not there yet, up to one process per core.
-void run_chunks(const ParallelPlan& plan, const LlmJob& job, const ClusterConfig& cl, const std::string& dir, const std::string& precision,
-                const std::string& runtime, const std::vector<std::string>& device_sets) {
+/// One device simulation: a `run` of the job's workload phase into `dir`.
+struct DeviceTask {
+    std::string phase;                 ///< "train", "prefill", "decode=L"
+    size_t kind = 0;                   ///< the chunk kind
+    std::string dir;
+};
+
+/// Runs every task whose metrics.json is not there yet (resumable), up to one process per core.
+void run_devices(const ParallelPlan& plan, const LlmJob& job, const ClusterConfig& cl, const std::string& dev_dir, const std::vector<DeviceTask>& tasks,
+                 const std::string& precision, const std::string& runtime, const std::vector<std::string>& device_sets) {
     const std::string self = fs::read_symlink("/proc/self/exe").string();
-    const std::string wl = dir + "/workload.toml";
+    const std::string wl = dev_dir + "/workload.toml";
     write_file_atomically(wl, workload_toml(job));
-    std::vector<size_t> todo;
-    for (size_t k = 0; k < plan.kinds.size(); ++k)
-        if (!fs::exists(dir + "/chunk" + std::to_string(k) + "/metrics.json")) todo.push_back(k);
+    std::vector<const DeviceTask*> todo;
+    for (const auto& t : tasks)
+        if (!fs::exists(t.dir + "/metrics.json")) todo.push_back(&t);
     const size_t jobs = std::max(1u, std::thread::hardware_concurrency());
-    std::map<pid_t, size_t> running;
+    std::map<pid_t, const DeviceTask*> running;
     size_t next = 0;
     while (next < todo.size() || !running.empty()) {
         while (next < todo.size() && running.size() < jobs) {
-            const size_t k = todo[next++];
-            const ChunkShape& sh = plan.kinds[k];
-            const std::string out = dir + "/chunk" + std::to_string(k);
-            fs::create_directories(out);
-            std::vector<std::string> a = {"run", wl + "#job@train", "--arch", cl.device, "--out", out, "--format", "json", "--detail", "kernel",
-                                          "--train", "--batch", std::to_string(plan.spec.microbatch), "--precision", precision,
-                                          "--recompute", plan.spec.recompute, "--optimizer", plan.spec.optimizer,
-                                          "--loss", sh.head ? "cross_entropy" : "mse"};
+            const DeviceTask& t = *todo[next++];
+            const ChunkShape& sh = plan.kinds[t.kind];
+            fs::create_directories(t.dir);
+            std::vector<std::string> a = {"run", wl + "#job@" + t.phase, "--arch", cl.device, "--out", t.dir, "--format", "json", "--detail", "kernel",
+                                          "--batch", std::to_string(plan.spec.microbatch), "--precision", precision};
+            if (t.phase == "train")
+                a.insert(a.end(), {"--train", "--recompute", plan.spec.recompute, "--optimizer", plan.spec.optimizer, "--loss", sh.head ? "cross_entropy" : "mse"});
             for (const auto& [key, val] : std::vector<std::pair<std::string, std::string>>{
                      {"shard.tp", std::to_string(plan.spec.tp)}, {"shard.layers", std::to_string(sh.layers)},
                      {"shard.embedding", sh.embedding ? "true" : "false"}, {"shard.head", sh.head ? "true" : "false"}})
                 a.insert(a.end(), {"--workload-set", key + "=" + val});
             if (!runtime.empty()) a.insert(a.end(), {"--runtime", runtime});
             for (const auto& s : device_sets) a.insert(a.end(), {"--set", s});
-            running[spawn_self(self, a, out + "/report.json", out + "/stderr.log")] = k;
+            running[spawn_self(self, a, t.dir + "/report.json", t.dir + "/stderr.log")] = &t;
         }
         int status = 0;
         const pid_t pid = waitpid(-1, &status, 0);
         auto it = running.find(pid);
         if (it == running.end()) continue;
-        const std::string out = dir + "/chunk" + std::to_string(it->second);
+        const DeviceTask& t = *it->second;
         running.erase(it);
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-            throw UserError(job.where(), "the device simulation of chunk " + out + " failed: " + last_line(read_file(out + "/stderr.log")) +
-                                             " (log: " + out + "/stderr.log)");
+            throw UserError(job.where(), "the device simulation " + t.dir + " failed: " + last_line(read_file(t.dir + "/stderr.log")) +
+                                             " (log: " + t.dir + "/stderr.log)");
     }
+}
+
+/// A finished device run's total latency (ps) and energy (J).
+std::pair<double, double> run_total(const std::string& dir) {
+    std::ifstream in(dir + "/metrics.json");
+    const json m = json::parse(in);
+    return {m.at("total").at("latency_s").get<double>() * 1e12, m.at("total").at("energy_j").get<double>()};
 }
 
 std::string si(double v, const char* unit) {
@@ -122,6 +135,103 @@ std::string si(double v, const char* unit) {
     int i = 0;
     while (std::abs(v) >= 1000 && i < 5) v /= 1000, ++i;
     return fmt::format("{:.3g} {}{}", v, p[i], unit);
+}
+
+/// The inference half of cmd_run_job: prefill and decode device runs per chunk kind, the request
+/// simulated over every stage, last_run.json with TTFT, time per output token and tokens/s.
+int run_inference(const LlmJob& job, const Target& target, const ClusterConfig& cl, const ParallelPlan& plan, const JobRunArgs& args,
+                  const std::string& dev_dir, const std::string& precision, const std::string& runtime,
+                  std::chrono::steady_clock::time_point t0) {
+    const LlmShape& m = job.model;
+    const ParallelismSpec& s = plan.spec;
+    const int64_t steps = std::max<int64_t>(0, m.generate - 1);  // the prefill makes the first token
+    std::vector<int64_t> kvs;
+    if (steps > 0)
+        for (int64_t t : {int64_t(0), (steps - 1) / 3, 2 * (steps - 1) / 3, steps - 1})
+            if (kvs.empty() || kvs.back() != m.prompt + t) kvs.push_back(m.prompt + t);
+    std::vector<DeviceTask> tasks;
+    for (size_t k = 0; k < plan.kinds.size(); ++k) {
+        tasks.push_back({"prefill", k, dev_dir + "/prefill" + std::to_string(k)});
+        for (int64_t kv : kvs) tasks.push_back({"decode=" + std::to_string(kv), k, dev_dir + "/decode" + std::to_string(k) + "_kv" + std::to_string(kv)});
+    }
+    run_devices(plan, job, cl, dev_dir, tasks, precision, runtime, args.device_sets);
+    std::vector<ChunkServeRun> runs(plan.kinds.size());
+    for (size_t k = 0; k < plan.kinds.size(); ++k) {
+        std::tie(runs[k].prefill_ps, runs[k].prefill_j) = run_total(dev_dir + "/prefill" + std::to_string(k));
+        for (int64_t kv : kvs) runs[k].decode.push_back({kv, run_total(dev_dir + "/decode" + std::to_string(k) + "_kv" + std::to_string(kv))});
+    }
+    JobOptions opt;
+    opt.gpudirect_rdma = job.tuning.gpudirect_rdma;
+    const JobModel model = build_inference_job(plan, cl, runs, steps, opt, job.where());
+    const JobResult res = simulate_job(model);
+    const double ttft = res.pass_end_ps.front() * 1e-12, total = res.pass_end_ps.back() * 1e-12;
+    const double tpot = steps > 0 ? (total - ttft) / double(steps) : 0.0;
+    const double tokens = double(s.dp * s.microbatch * m.generate);
+    // one decode step's tensor-parallel collectives alone (the same cost model the simulation ran)
+    const double e = m.activations_precision == "fp32" ? 4.0 : m.activations_precision == "fp8" ? 1.0 : 2.0;
+    double step_comm = 0;
+    if (s.tp > 1)
+        step_comm = double(2 * m.layers + 1) * collective_cost(Collective::AllReduce, double(s.microbatch) * double(m.hidden) * e, model.tensor).time_ps +
+                    collective_cost(Collective::AllGather, double(s.microbatch) * double(m.vocab) * e, model.tensor).time_ps;
+    double energy = 0;
+    for (const auto& st : res.stages) energy += st.energy_j;
+    const double n = double(res.stages.size()), devices = double(s.devices());
+    const double hd = double(m.hidden / m.heads), kv_local = double(std::max<int64_t>(1, m.kv_heads / s.tp));
+    const double weights = double(m.parameters()) / double(s.tp * s.pp) * (m.weights_precision == "fp32" ? 4.0 : m.weights_precision == "fp8" ? 1.0 : 2.0);
+    const double kv_cache = 2.0 * double(m.layers / s.pp) * double(s.microbatch) * double(m.prompt + m.generate) * kv_local * hd * e;
+    json out;
+    out["workload"] = job.where(), out["target"] = target.name, out["cluster"] = cl.file, out["device"] = cl.device, out["framework"] = job.framework;
+    out["device_runtime"] = runtime.empty() ? "the device config's" : runtime;
+    out["mode"] = "inference";
+    out["devices"] = s.devices();
+    out["model"] = {{"family", m.model_family}, {"hidden", m.hidden}, {"layers", m.layers}, {"heads", m.heads}, {"kv_heads", m.kv_heads},
+                    {"vocab", m.vocab}, {"ffn", m.ffn}, {"parameters", m.parameters()}, {"precision", precision}};
+    out["parallelism"] = {{"tp", s.tp}, {"pp", s.pp}, {"dp", s.dp}, {"batch_per_replica", s.microbatch}};
+    out["prompt_tokens"] = m.prompt, out["generated_tokens"] = m.generate;
+    out["ttft_s"] = ttft;
+    out["time_per_output_token_s"] = tpot;
+    out["request_s"] = total;
+    out["tokens_per_s"] = total > 0 ? tokens / total : 0.0;
+    out["tensor_comm_per_token_s"] = step_comm * 1e-12;
+    out["tensor_comm_share_of_token"] = tpot > 0 ? step_comm * 1e-12 / tpot : 0.0;
+    out["decode_points"] = json::array();
+    for (int64_t kv : kvs) {
+        double ps = 0;
+        for (int64_t st = 0; st < s.pp; ++st)
+            for (int64_t c = 0; c < s.virtual_stages; ++c) ps += runs[plan.kind_of[size_t(st)][size_t(c)]].decode_at(kv).first;
+        out["decode_points"].push_back({{"kv_length", kv}, {"device_compute_s", ps * 1e-12}});
+    }
+    json comm = json::array();
+    for (const auto& c : res.comm)
+        comm.push_back({{"scope", c.scope}, {"collective", c.kind}, {"algorithm", c.algorithm}, {"protocol", c.protocol}, {"count", c.count},
+                        {"bytes", c.bytes}, {"time_s", c.time_ps * 1e-12}, {"exposed_s", c.exposed_ps * 1e-12}});
+    out["communication"] = comm;
+    out["memory_per_device_bytes"] = weights + kv_cache;
+    out["memory"] = {{"weights_bytes", weights}, {"kv_cache_bytes", kv_cache}};
+    out["energy_per_device_j"] = energy / n, out["energy_job_j"] = energy / n * devices;
+    out["energy_per_token_j"] = tokens > 0 ? energy / n * devices / tokens : 0.0;
+    out["power_per_device_w"] = total > 0 ? energy / n / total : 0.0;
+    out["not_modeled"] = {"static power while a stage waits", "continuous batching and request arrival (schedule.phases): one request batch end to end",
+                          "activation memory of the prefill"};
+    json custom = json::object();
+    for (const auto& [k, v] : job.custom) custom[k] = v;
+    out["custom"] = custom;
+    out["simulation"] = {{"events", res.events}, {"wall_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()},
+                         {"device_runs", tasks.size()}};
+    write_file_atomically(args.out_dir + "/last_run.json", out.dump(2) + "\n");
+    if (args.format == "json") {
+        std::printf("%s\n", out.dump(2).c_str());
+        return 0;
+    }
+    std::printf("%s on %s: %lld devices (tp %lld x pp %lld x dp %lld), batch %lld per replica, %lld prompt + %lld generated tokens\n",
+                job.where().c_str(), target.name.c_str(), (long long)s.devices(), (long long)s.tp, (long long)s.pp, (long long)s.dp,
+                (long long)s.microbatch, (long long)m.prompt, (long long)m.generate);
+    std::printf("  time to first token   %s\n  time per output token %s (tensor-parallel collectives %s of it, %.1f%%)\n", si(ttft, "s").c_str(),
+                si(tpot, "s").c_str(), si(step_comm * 1e-12, "s").c_str(), tpot > 0 ? 100 * step_comm * 1e-12 / tpot : 0.0);
+    std::printf("  tokens per second     %.1f (all replicas)\n  memory per device     %s (weights %s, KV cache %s)\n", total > 0 ? tokens / total : 0.0,
+                si(weights + kv_cache, "B").c_str(), si(weights, "B").c_str(), si(kv_cache, "B").c_str());
+    std::printf("  wrote %s/last_run.json\n", args.out_dir.c_str());
+    return 0;
 }
 
 }  // namespace
@@ -132,9 +242,6 @@ int cmd_run_job(const JobRunArgs& args) {
     const std::string wfile = args.workload.substr(0, hash), wname = hash == std::string::npos ? "" : args.workload.substr(hash + 1);
     const std::string ext = fs::path(wfile).extension().string();
     LlmJob job = ext == ".toml" ? read_llm_job_toml(wfile, wname) : read_llm_job_yaml(wfile, wname);
-    if (!job.training())
-        throw UserError(job.where() + ".sequence.generate = " + std::to_string(job.model.generate),
-                        "parallel inference jobs are not built yet (training entries have generate = 0)");
     // CLI flags over runtime_tuning
     if (args.microbatch > 0) job.tuning.microbatch = args.microbatch, job.parallel.microbatch = args.microbatch;
     if (args.global_batch > 0) job.parallel.global_batch = args.global_batch;
@@ -166,7 +273,10 @@ int cmd_run_job(const JobRunArgs& args) {
     std::string precision = job.model.weights_precision == "fp8" ? "int8" : job.model.weights_precision;
     std::string runtime = args.runtime;
     if (runtime.empty() && fs::exists(runtimes_dir() + "/" + job.framework + ".toml")) runtime = job.framework;
-    run_chunks(plan, job, cl, dev_dir, precision, runtime, args.device_sets);
+    if (!job.training()) return run_inference(job, target, cl, plan, args, dev_dir, precision, runtime, t0);
+    std::vector<DeviceTask> tasks;
+    for (size_t k = 0; k < plan.kinds.size(); ++k) tasks.push_back({"train", k, dev_dir + "/chunk" + std::to_string(k)});
+    run_devices(plan, job, cl, dev_dir, tasks, precision, runtime, args.device_sets);
     std::vector<ChunkRun> runs;
     for (size_t k = 0; k < plan.kinds.size(); ++k) runs.push_back(read_chunk_run(dev_dir + "/chunk" + std::to_string(k) + "/metrics.json"));
     JobOptions opt;
