@@ -99,3 +99,41 @@ TEST_CASE("a job's bad input is one line and exit code 2", "[e2e][cluster][bad_i
     CHECK(r.exit_code == 2);
     CHECK(r.err.find("NVIDIA_H100_8x_NVLink") != std::string::npos);  // lists the known targets
 }
+
+TEST_CASE("a tensor x pipeline parallel inference job reports TTFT, time per token and its collectives", "[e2e][cluster]") {
+    const std::string y = write_temp("archsim_job_infer.yaml", R"(workloads:
+  - name: serve
+    framework: tensorrt
+    model_family: llama
+    params: { hidden_size: 256, n_layers: 4, vocab_size: 1024, n_heads: 4, n_kv_heads: 2, ffn_hidden_size: 512 }
+    parallelism: { tp: 2, pp: 2, dp: 1 }
+    sequence: { prompt: 64, generate: 8 }
+    precision: { weights: fp16, activations: fp16 }
+    dataloader: synthetic
+    duration_minutes: 1
+    track: parity
+    runtime_tuning: { microbatch: 2 }
+)");
+    const std::string out = temp_dir("job_serve");
+    const CliResult r = run_archsim("run " + y + "#serve --target " + kSrc + "/configs/clusters/targets.yaml#NVIDIA_H100_8x_NVLink --out " + out);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const json j = json::parse(slurp(out + "/last_run.json"));
+    CHECK(j["mode"] == "inference");
+    const double ttft = j["ttft_s"].get<double>(), tpot = j["time_per_output_token_s"].get<double>(), req = j["request_s"].get<double>();
+    CHECK(ttft > 0);
+    CHECK(tpot > 0);
+    CHECK(req == Approx(ttft + 7 * tpot));                   // the prefill's token, then 7 decode steps
+    CHECK(j["tokens_per_s"].get<double>() == Approx(2 * 8 / req));
+    // per pass: the embedding's all-reduce and two per layer (4 layers over the two stages),
+    // and the LM head's logits all-gather; 8 passes (the prefill and 7 decode steps)
+    int64_t ar = 0, ag = 0;
+    for (const auto& c : j["communication"]) {
+        if (c["scope"] == "tensor" && c["collective"] == "all_reduce") ar += c["count"].get<int64_t>();
+        if (c["scope"] == "tensor" && c["collective"] == "all_gather") ag += c["count"].get<int64_t>();
+    }
+    CHECK(ar == 9 * 8);
+    CHECK(ag == 8);
+    CHECK(j["tensor_comm_share_of_token"].get<double>() > 0);
+    CHECK(j["tensor_comm_share_of_token"].get<double>() < 1);
+}
