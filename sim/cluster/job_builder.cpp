@@ -86,7 +86,7 @@ JobModel build_inference_job(const ParallelPlan& plan, const ClusterConfig& cl, 
                 const size_t kind = plan.kind_of[size_t(st)][size_t(c)];
                 const ChunkServeRun& r = runs.at(kind);
                 const auto [ps, jl] = k == 0 ? std::make_pair(r.prefill_ps, r.prefill_j) : r.decode_at(plan.model.prompt + k - 1);
-                p.compute_ps += ps, p.energy_j += jl;
+                p.compute_ps += ps, p.energy_j += jl, p.macs += k == 0 ? r.prefill_macs : r.decode_macs;
                 if (s.tp > 1) {
                     const ChunkShape& sh = plan.kinds[kind];
                     if (sh.embedding) p.comm.push_back({Collective::AllReduce, CommScope::Tensor, act});
@@ -118,6 +118,8 @@ JobModel build_job(const ParallelPlan& plan, const ClusterConfig& cl, const std:
         c.forward.energy_j = r.forward_j + (sh.head ? r.loss_j : 0.0);
         c.backward.compute_ps = r.recompute_ps + r.backward_ps;
         c.backward.energy_j = r.recompute_j + r.backward_j;
+        c.forward.macs = r.forward_macs + (sh.head ? r.loss_macs : 0.0);
+        c.backward.macs = r.recompute_macs + r.backward_macs;
         if (tp) {
             if (sh.embedding) tp_reduce(c.forward.comm, act, sp);
             for (int64_t l = 0; l < sh.layers; ++l) {

@@ -15,6 +15,7 @@ namespace archsim {
 struct ChunkRun {
     double forward_ps = 0, loss_ps = 0, recompute_ps = 0, backward_ps = 0, optimizer_ps = 0;
     double forward_j = 0, loss_j = 0, recompute_j = 0, backward_j = 0, optimizer_j = 0;
+    double forward_macs = 0, loss_macs = 0, recompute_macs = 0, backward_macs = 0;
     double params = 0;  ///< trained parameters of the chunk
     double weights_bytes = 0, gradients_bytes = 0, optimizer_state_bytes = 0;
     double saved_activations_bytes = 0;  ///< one microbatch's
@@ -47,7 +48,8 @@ JobModel build_job(const ParallelPlan& plan, const ClusterConfig& cluster, const
 /// One device simulation of one model chunk serving: its prefill and its decode step at a few
 /// KV-cache lengths (times in ps, energies in J), for `batch` = the plan's microbatch sequences.
 struct ChunkServeRun {
-    double prefill_ps = 0, prefill_j = 0;
+    double prefill_ps = 0, prefill_j = 0, prefill_macs = 0;
+    double decode_macs = 0;  ///< one decode step's MACs at the shortest sampled KV length (trace only)
     std::vector<std::pair<int64_t, std::pair<double, double>>> decode;  ///< (KV length, (ps, J)), ascending
     /// The decode step at KV length `kv`: linear between the sampled lengths (clamped outside).
     std::pair<double, double> decode_at(int64_t kv) const;

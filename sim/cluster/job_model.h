@@ -29,6 +29,7 @@ struct CommOp {
 struct PassCost {
     double compute_ps = 0;
     double energy_j = 0;
+    double macs = 0;  ///< the device run's MACs (trace only)
     std::vector<CommOp> comm;
     /// Inference only: what the stage sends the next one after this pass, bytes (the prefill's
     /// hidden states, a decode step's one token per sequence).
@@ -78,6 +79,9 @@ struct JobModel {
     /// depends on the last). `stages`, `schedule` and the gradient fields are then unused.
     bool inference = false;
     std::vector<std::vector<PassCost>> passes;
+    // for the trace (simulate_job's trace_path)
+    std::string name, target, precision;   ///< the job, the target, the run precision
+    double device_peak_macs_per_s = 0;     ///< one device's dense peak
 };
 
 /// Time one stage's device spends, by what it waits for.

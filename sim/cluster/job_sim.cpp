@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "arch/interconnect/link.h"
+#include "traces/trace_writer.h"
 #include "workloads/parallel/pipeline_schedule.h"
 
 namespace archsim {
@@ -57,8 +58,8 @@ private:
     void run_buckets();
     /// Sends `bytes` to stage `to` (its input `key`), blocking this stage for the transfer.
     void send(int64_t to, size_t key, double bytes);
-    void wait_for(size_t key);
-    void run_pass(const PassCost& pass, bool last_backward_of_chunk, double grad_bytes);
+    void wait_for(size_t key, uint32_t op);
+    void run_pass(const PassCost& pass, bool last_backward_of_chunk, double grad_bytes, const char* name);
     /// Runs `op` on `group` from this device; blocks the calling process for its duration.
     /// Returns the duration, ps.
     double collective(const CommOp& op, bool exposed);
@@ -101,6 +102,26 @@ public:
         }
     }
     std::vector<double> pass_end_ps;
+    // the trace (none without a path)
+    std::unique_ptr<TraceWriter> tw;
+    std::vector<uint16_t> comp_compute, comp_intra, comp_inter;
+    std::vector<OpInfo> ops;
+    std::map<std::string, uint32_t> op_ids;
+    std::map<std::string, StallCauseId> causes;
+    uint32_t op_id(const std::string& name, const std::string& type) {
+        auto it = op_ids.find(name);
+        if (it != op_ids.end()) return it->second;
+        OpInfo o;
+        o.name = name, o.op_type = type, o.op_class = type == "collective" ? "communication" : "compute";
+        ops.push_back(o);
+        return op_ids[name] = uint32_t(ops.size() - 1);
+    }
+    void emit(EventKind kind, uint16_t comp, uint32_t op, double t0_ps, double dur_ps, double bytes = 0, double macs = 0, const std::string& cause = "") {
+        if (!tw || dur_ps <= 0) return;
+        const uint64_t ns = uint64_t(std::llround(dur_ps / 1000.0));
+        tw->emit(make_event(kind, comp, op, uint64_t(std::llround(t0_ps)), uint64_t(std::llround(dur_ps)), uint64_t(bytes), uint64_t(macs),
+                            kind == EventKind::Transfer || kind == EventKind::Op ? 0 : ns, 0, cause.empty() ? kNoStallCause : causes.at(cause)));
+    }
     size_t key(bool fwd, int64_t chunk, int64_t mb) const {
         return size_t(((fwd ? 0 : 1) * job.virtual_stages + chunk) * job.microbatches + mb);
     }
@@ -170,6 +191,13 @@ double StageProc::collective(const CommOp& op, bool exposed) {
     tick(std::max(a, b) + sc_time(c.latency_ps, SC_PS));
     const double ps = (sc_core::sc_time_stamp() - t0).to_seconds() * 1e12;
     m_sim.account(op, c, ps, exposed);
+    if (m_sim.tw) {
+        const double start = t0.to_seconds() * 1e12;
+        const uint32_t id = m_sim.op_id(std::string(to_string(op.scope)) + "/" + to_string(op.kind), "collective");
+        m_sim.emit(EventKind::Transfer, m_sim.comp_intra[size_t(m_r)], id, start, a.to_seconds() * 1e12, c.intra_bytes);
+        m_sim.emit(EventKind::Transfer, m_sim.comp_inter[size_t(m_r)], id, start, b.to_seconds() * 1e12, c.inter_bytes);
+        if (exposed) m_sim.emit(EventKind::Stall, m_sim.comp_compute[size_t(m_r)], id, start, ps, 0, 0, std::string(to_string(op.scope)) + "_comm");
+    }
     if (exposed) {
         times.exposed_comm_ps += ps;
         const std::string level = g.nodes() > 1 ? "inter" : "intra";
@@ -181,17 +209,21 @@ double StageProc::collective(const CommOp& op, bool exposed) {
     return ps;
 }
 
-void StageProc::wait_for(size_t key) {
+void StageProc::wait_for(size_t key, uint32_t op) {
     const sc_time t0 = sc_core::sc_time_stamp();
     while (!m_ready[key]) {
         ++m_sim.events;
         sc_core::wait(m_arrived);
     }
-    times.idle_ps += (sc_core::sc_time_stamp() - t0).to_seconds() * 1e12;
+    const double ps = (sc_core::sc_time_stamp() - t0).to_seconds() * 1e12;
+    times.idle_ps += ps;
+    m_sim.emit(EventKind::Stall, m_sim.comp_compute[size_t(m_r)], op, t0.to_seconds() * 1e12, ps, 0, 0, "pipeline_bubble");
 }
 
-void StageProc::run_pass(const PassCost& pass, bool last_backward_of_chunk, double grad_bytes) {
+void StageProc::run_pass(const PassCost& pass, bool last_backward_of_chunk, double grad_bytes, const char* name) {
     const size_t n = pass.comm.size();
+    const uint32_t op = m_sim.tw ? m_sim.op_id(name, "pass") : 0;
+    const double start_ps = sc_core::sc_time_stamp().to_seconds() * 1e12;
     const sc_time slice(pass.compute_ps / double(n + 1), SC_PS);
     if (last_backward_of_chunk && m_buckets_total > 0 && grad_bytes > 0) {  // buckets fill through this backward pass
         const int64_t nb = int64_t(std::ceil(grad_bytes / m_sim.job.bucket_bytes));
@@ -202,11 +234,14 @@ void StageProc::run_pass(const PassCost& pass, bool last_backward_of_chunk, doub
         m_bucket_added.notify(sc_core::SC_ZERO_TIME);
     }
     for (size_t i = 0; i <= n; ++i) {
+        m_sim.emit(EventKind::Fold, m_sim.comp_compute[size_t(m_r)], op, sc_core::sc_time_stamp().to_seconds() * 1e12, slice.to_seconds() * 1e12, 0,
+                   pass.macs / double(n + 1));
         tick(slice);
         times.compute_ps += slice.to_seconds() * 1e12;
         if (i < n) collective(pass.comm[i], true);
     }
     times.energy_j += pass.energy_j;
+    m_sim.emit(EventKind::Op, m_sim.comp_compute[size_t(m_r)], op, start_ps, sc_core::sc_time_stamp().to_seconds() * 1e12 - start_ps);
 }
 
 void StageProc::run_buckets() {
@@ -236,6 +271,13 @@ void StageProc::send(int64_t to, size_t key, double bytes) {
     tick(a + sc_time(c.latency_ps, SC_PS));
     const double ps = (sc_core::sc_time_stamp() - t0).to_seconds() * 1e12;
     m_sim.account({Collective::SendRecv, CommScope::Pipeline, bytes}, c, ps, true);
+    if (m_sim.tw) {
+        const uint32_t id = m_sim.op_id("pipeline/send_recv", "collective");
+        const double start = t0.to_seconds() * 1e12;
+        m_sim.emit(EventKind::Transfer, job.p2p_inter_node ? m_sim.comp_inter[size_t(m_r)] : m_sim.comp_intra[size_t(m_r)], id, start, a.to_seconds() * 1e12,
+                   c.inter_bytes + c.intra_bytes);
+        m_sim.emit(EventKind::Stall, m_sim.comp_compute[size_t(m_r)], id, start, ps, 0, 0, "pipeline_comm");
+    }
     times.exposed_comm_ps += ps;
     const std::string k = std::string("pipeline/") + (job.p2p_inter_node ? "inter" : "intra");
     auto it = std::find_if(times.exposed_by.begin(), times.exposed_by.end(), [&](const auto& e) { return e.first == k; });
@@ -249,8 +291,9 @@ void StageProc::run_inference() {
     const JobModel& job = m_sim.job;
     const auto& passes = job.passes[m_r];
     for (size_t k = 0; k < passes.size(); ++k) {
-        if (m_r > 0 || k > 0) wait_for(k);
-        run_pass(passes[k], false, 0);
+        const char* name = k == 0 ? "prefill" : "decode";
+        if (m_r > 0 || k > 0) wait_for(k, m_sim.tw ? m_sim.op_id(name, "pass") : 0);
+        run_pass(passes[k], false, 0, name);
         if (m_r == job.pp - 1) m_sim.pass_end_ps[k] = sc_core::sc_time_stamp().to_seconds() * 1e12;
         if (m_r < job.pp - 1) send(m_r + 1, k, passes[k].send_bytes);
         else if (k + 1 < passes.size() && job.pp > 1) send(0, k + 1, passes[k].send_bytes);
@@ -265,9 +308,10 @@ void StageProc::run() {
     const int64_t pp = job.pp, v = job.virtual_stages, m = job.microbatches;
     for (const PipeOp& op : m_sim.schedule[m_r]) {
         const bool first = m_r == 0 && op.chunk == 0, last = m_r == pp - 1 && op.chunk == v - 1;
-        if (op.forward ? !first : !last) wait_for(m_sim.key(op.forward, op.chunk, op.microbatch));
+        const char* name = op.forward ? "forward" : "backward";
+        if (op.forward ? !first : !last) wait_for(m_sim.key(op.forward, op.chunk, op.microbatch), m_sim.tw ? m_sim.op_id(name, "pass") : 0);
         const ChunkCost& cc = st.chunks[op.chunk];
-        run_pass(op.forward ? cc.forward : cc.backward, !op.forward && op.microbatch == m - 1, cc.grad_bytes);
+        run_pass(op.forward ? cc.forward : cc.backward, !op.forward && op.microbatch == m - 1, cc.grad_bytes, name);
         // the activation (gradient) to the stage that needs it next
         int64_t to = -1, chunk = op.chunk;
         if (op.forward) {
@@ -292,12 +336,21 @@ void StageProc::run() {
             const double ps = (sc_core::sc_time_stamp() - t0).to_seconds() * 1e12;
             times.exposed_comm_ps += ps;
             if (ps > 0) times.exposed_by.push_back({job.data.nodes() > 1 ? "data/inter" : "data/intra", ps});
+            if (m_sim.tw)
+                m_sim.emit(EventKind::Stall, m_sim.comp_compute[size_t(m_r)], m_sim.op_id(std::string("data/") + (job.zero_stage >= 1 ? "reduce_scatter" : "all_reduce"), "collective"),
+                           t0.to_seconds() * 1e12, ps, 0, 0, "data_comm");
         } else {
             collective({job.zero_stage >= 1 ? Collective::ReduceScatter : Collective::AllReduce, CommScope::Data, grads}, true);
         }
     }
     if (pp > 1 && (m_r == 0 || m_r == pp - 1) && st.embedding_grad_bytes > 0)
         collective({Collective::AllReduce, CommScope::Embedding, st.embedding_grad_bytes}, true);
+    if (m_sim.tw) {
+        const uint32_t id = m_sim.op_id("optimizer", "pass");
+        const double now = sc_core::sc_time_stamp().to_seconds() * 1e12;
+        m_sim.emit(EventKind::Fold, m_sim.comp_compute[size_t(m_r)], id, now, st.optimizer_ps);
+        m_sim.emit(EventKind::Op, m_sim.comp_compute[size_t(m_r)], id, now, st.optimizer_ps);
+    }
     tick(sc_time(st.optimizer_ps, SC_PS));
     times.compute_ps += st.optimizer_ps;
     times.energy_j += st.optimizer_j;
@@ -308,10 +361,60 @@ void StageProc::run() {
 
 }  // namespace
 
-JobResult simulate_job(const JobModel& job) {
+/// The split of a job's step a person reads first (the trace's job_summary attribute).
+static std::string job_summary(const JobResult& r) {
+    const double n = double(std::max<size_t>(1, r.stages.size()));
+    double compute = 0, exposed = 0, idle = 0, total = 0, hidden = 0;
+    std::map<std::string, double> by;
+    for (const auto& st : r.stages) {
+        compute += st.compute_ps, exposed += st.exposed_comm_ps, idle += st.idle_ps;
+        for (const auto& [k, v] : st.exposed_by) by[k] += v;
+    }
+    for (const auto& c : r.comm) total += c.time_ps, hidden += c.time_ps - c.exposed_ps;
+    auto s = [](double ps) { return std::to_string(ps * 1e-12).substr(0, 8) + " s"; };
+    std::string out = "step " + s(r.step_ps) + " over " + std::to_string(r.stages.size()) + " pipeline stage(s)\n";
+    out += "mean device: compute " + s(compute / n) + ", exposed communication " + s(exposed / n) + ", bubble " + s(idle / n) + "\n";
+    for (const auto& [k, v] : by) out += "  exposed " + k + ": " + s(v / n) + "\n";
+    out += "communication hidden under compute: " + s(hidden / n) + " of " + s(total / n) + " per device\n";
+    return out;
+}
+
+JobResult simulate_job(const JobModel& job, const std::string& trace_path, const std::string& detail) {
     if (sc_core::sc_get_status() != sc_core::SC_ELABORATION || sc_core::sc_time_stamp() != sc_core::SC_ZERO_TIME)
         throw std::logic_error("simulate_job: SystemC has already simulated in this process");
     JobSim sim(job);
+    if (!trace_path.empty()) {
+        sim.tw = std::make_unique<TraceWriter>(trace_path, parse_trace_detail(detail, "--detail"));
+        const double peak_per_cycle = job.device_peak_macs_per_s / 1e9;  // at the 1 GHz reference clock
+        for (int64_t r = 0; r < job.pp; ++r) {
+            // the stage's device energy as a mean per MAC of its passes (the device runs' totals)
+            double j = 0, macs = 0;
+            if (job.inference) {
+                for (const auto& p : job.passes[size_t(r)]) j += p.energy_j, macs += p.macs;
+            } else {
+                for (const auto& c : job.stages[size_t(r)].chunks)
+                    j += double(job.microbatches) * (c.forward.energy_j + c.backward.energy_j), macs += double(job.microbatches) * (c.forward.macs + c.backward.macs);
+            }
+            const std::string n = "stage" + std::to_string(r);
+            sim.comp_compute.push_back(sim.tw->add_component({n, "compute", macs > 0 ? j * 1e12 / macs : 0.0, 0, 0, peak_per_cycle, 1e9}));
+            sim.comp_intra.push_back(sim.tw->add_component({n + ".nvlink", "link.intra", 0, job.intra_pj_per_byte, 0, 0, 1e9}));
+            sim.comp_inter.push_back(sim.tw->add_component({n + ".nic", "link.inter", 0, job.inter_pj_per_byte, 0, 0, 1e9}));
+        }
+        for (const char* c : {"pipeline_bubble", "tensor_comm", "pipeline_comm", "data_comm", "embedding_comm"}) {
+            static const std::map<std::string, std::string> doc = {
+                {"pipeline_bubble", "a stage waiting for another stage's activations or gradients (the pipeline bubble)"},
+                {"tensor_comm", "a device waiting on a tensor-parallel collective"},
+                {"pipeline_comm", "a device sending its activations or gradients to the next stage"},
+                {"data_comm", "a device waiting on the data-parallel gradient reduction"},
+                {"embedding_comm", "the first and last stage syncing the tied embedding's gradient"}};
+            sim.causes[c] = sim.tw->add_stall_cause({c, doc.at(c)});
+        }
+        sim.tw->set_attr("model", job.name);
+        sim.tw->set_attr("machine", job.target);
+        sim.tw->set_attr("precision", job.precision);
+        sim.tw->set_attr("runtime", std::string("job"));
+        sim.tw->set_attr("clock_hz", 1e9);
+    }
     sc_core::sc_start();
     JobResult r;
     for (auto& s : sim.stages) {
@@ -330,6 +433,15 @@ JobResult simulate_job(const JobModel& job) {
     }
     r.events = sim.events;
     r.pass_end_ps = sim.pass_end_ps;
+    if (sim.tw) {
+        // a stage that finished early waits for the slowest: that wait is bubble too
+        for (size_t i = 0; i < r.stages.size(); ++i)
+            sim.emit(EventKind::Stall, sim.comp_compute[i], sim.op_id("step_end", "pass"), r.stages[i].end_ps, r.step_ps - r.stages[i].end_ps, 0, 0,
+                     "pipeline_bubble");
+        sim.tw->set_attr("job_summary", job_summary(r));
+        sim.tw->set_ops(sim.ops);
+        sim.tw->finish();
+    }
     return r;
 }
 

@@ -17,6 +17,14 @@ namespace archsim {
 /// algorithm come from the NCCL cost model (collective_model.h). SystemC's kernel cannot be
 /// reset: call once per process (std::logic_error otherwise). Throws std::invalid_argument for
 /// a model whose stages, chunks or schedule do not agree.
-JobResult simulate_job(const JobModel& job);
+/// With `trace_path`, the run is also written as an archsim trace (traces/README.md) at `detail`:
+/// per stage a compute component ("stage<r>": its passes as operator spans "forward",
+/// "backward", "optimizer", "prefill", "decode" with their MACs, and stalls by cause:
+/// pipeline_bubble, tensor_comm, pipeline_comm, data_comm, embedding_comm) and its two link
+/// components ("stage<r>.nvlink", level link.intra; "stage<r>.nic", level link.inter: every
+/// transfer, hidden or not, as a span), on a 1 GHz reference clock (a stall's cycles are ns);
+/// root attribute `job_summary` holds the split the CLI prints. `trace export --perfetto` then
+/// draws a lane per device and per link, `trace summary` the bubble and the overlap.
+JobResult simulate_job(const JobModel& job, const std::string& trace_path = "", const std::string& detail = "full");
 
 }  // namespace archsim

@@ -65,6 +65,8 @@ ChunkRun read_chunk_run(const std::string& metrics_path) {
     r.recompute_ps = phase(t, "recompute", "latency_s") * 1e12, r.recompute_j = phase(t, "recompute", "energy_j");
     r.backward_ps = phase(t, "backward", "latency_s") * 1e12, r.backward_j = phase(t, "backward", "energy_j");
     r.optimizer_ps = phase(t, "optimizer", "latency_s") * 1e12, r.optimizer_j = phase(t, "optimizer", "energy_j");
+    r.forward_macs = phase(t, "forward", "macs"), r.loss_macs = phase(t, "loss", "macs");
+    r.recompute_macs = phase(t, "recompute", "macs"), r.backward_macs = phase(t, "backward", "macs");
     r.params = t.value("params", 0.0);
     const json& largest = t.at("memory").at("largest");
     r.weights_bytes = largest.value("weights_bytes", 0.0), r.gradients_bytes = largest.value("gradients_bytes", 0.0);
@@ -123,10 +125,13 @@ void run_devices(const ParallelPlan& plan, const LlmJob& job, const ClusterConfi
     }
 }
 
-/// A finished device run's total latency (ps) and energy (J).
-std::pair<double, double> run_total(const std::string& dir) {
+/// A finished device run's total latency (ps) and energy (J); its MACs and the device's peak
+/// MACs/s into `macs` and `peak` when given.
+std::pair<double, double> run_total(const std::string& dir, double* macs = nullptr, double* peak = nullptr) {
     std::ifstream in(dir + "/metrics.json");
     const json m = json::parse(in);
+    if (macs) *macs = m.at("total").value("macs", 0.0);
+    if (peak) *peak = m.at("total").value("peak_macs_per_cycle", 0.0) * m.value("clock_hz", 0.0);
     return {m.at("total").at("latency_s").get<double>() * 1e12, m.at("total").at("energy_j").get<double>()};
 }
 
@@ -156,14 +161,20 @@ int run_inference(const LlmJob& job, const Target& target, const ClusterConfig& 
     }
     run_devices(plan, job, cl, dev_dir, tasks, precision, runtime, args.device_sets);
     std::vector<ChunkServeRun> runs(plan.kinds.size());
+    double peak = 0;
     for (size_t k = 0; k < plan.kinds.size(); ++k) {
-        std::tie(runs[k].prefill_ps, runs[k].prefill_j) = run_total(dev_dir + "/prefill" + std::to_string(k));
-        for (int64_t kv : kvs) runs[k].decode.push_back({kv, run_total(dev_dir + "/decode" + std::to_string(k) + "_kv" + std::to_string(kv))});
+        std::tie(runs[k].prefill_ps, runs[k].prefill_j) = run_total(dev_dir + "/prefill" + std::to_string(k), &runs[k].prefill_macs, &peak);
+        for (int64_t kv : kvs) {
+            double macs = 0;
+            runs[k].decode.push_back({kv, run_total(dev_dir + "/decode" + std::to_string(k) + "_kv" + std::to_string(kv), &macs)});
+            if (runs[k].decode.size() == 1) runs[k].decode_macs = macs;
+        }
     }
     JobOptions opt;
     opt.gpudirect_rdma = job.tuning.gpudirect_rdma;
-    const JobModel model = build_inference_job(plan, cl, runs, steps, opt, job.where());
-    const JobResult res = simulate_job(model);
+    JobModel model = build_inference_job(plan, cl, runs, steps, opt, job.where());
+    model.name = job.where(), model.target = target.name, model.precision = precision, model.device_peak_macs_per_s = peak;
+    const JobResult res = simulate_job(model, args.out_dir + "/trace.h5", args.detail);
     const double ttft = res.pass_end_ps.front() * 1e-12, total = res.pass_end_ps.back() * 1e-12;
     const double tpot = steps > 0 ? (total - ttft) / double(steps) : 0.0;
     const double tokens = double(s.dp * s.microbatch * m.generate);
@@ -281,8 +292,9 @@ int cmd_run_job(const JobRunArgs& args) {
     for (size_t k = 0; k < plan.kinds.size(); ++k) runs.push_back(read_chunk_run(dev_dir + "/chunk" + std::to_string(k) + "/metrics.json"));
     JobOptions opt;
     opt.gpudirect_rdma = job.tuning.gpudirect_rdma;
-    const JobModel model = build_job(plan, cl, runs, opt, job.where());
-    const JobResult res = simulate_job(model);
+    JobModel model = build_job(plan, cl, runs, opt, job.where());
+    model.name = job.where(), model.target = target.name, model.precision = precision, model.device_peak_macs_per_s = runs[0].peak_macs_per_s;
+    const JobResult res = simulate_job(model, args.out_dir + "/trace.h5", args.detail);
     const std::vector<double> mem = stage_memory_bytes(plan, runs);
 
     // the report
@@ -378,7 +390,7 @@ int cmd_run_job(const JobRunArgs& args) {
     std::printf("  memory per device    %s (peak stage)\n", si(out["memory_per_device_bytes"].get<double>(), "B").c_str());
     std::printf("  energy               %s per device, %s per job; power %s per device\n", si(energy_dev / n, "J").c_str(), si(energy_job, "J").c_str(),
                 si(energy_dev / n / step_s, "W").c_str());
-    std::printf("  wrote %s/last_run.json\n", args.out_dir.c_str());
+    std::printf("  wrote %s/last_run.json and %s/trace.h5 (archsim trace summary / export --perfetto)\n", args.out_dir.c_str(), args.out_dir.c_str());
     return 0;
 }
 

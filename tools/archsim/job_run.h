@@ -18,6 +18,7 @@ struct JobRunArgs {
     int64_t microbatch = 0;
     std::string cuda_graphs, gpudirect_rdma, fabric, virt;  ///< "on"/"off", "IB"/"RoCE"/"Vendor", "bare"/"sriov"
     int64_t global_batch = 0;   ///< overrides the job's global_batch (0: the job's)
+    std::string detail = "full";  ///< what OUT/trace.h5 keeps (run --detail)
     std::string runtime;        ///< device runtime profile; "" = the framework's profile if one is bundled, else the device's
 };
 
