@@ -77,6 +77,16 @@ TEST_CASE("a tp x pp x dp training job writes last_run.json whose parts add up",
     CHECK(j["custom"]["global_batch"] == "16");
     CHECK(j["memory_per_device_bytes"].get<double>() > 0);
     CHECK(j["energy_job_j"].get<double>() == Approx(j["energy_per_device_j"].get<double>() * 8));
+    // the trace: a lane per stage and per link; its summary gives the split and the overlap
+    const CliResult sum = run_archsim("trace summary " + out + "/trace.h5");
+    INFO(sum.err);
+    REQUIRE(sum.exit_code == 0);
+    CHECK(sum.out.find("job: where the step went") != std::string::npos);
+    CHECK(sum.out.find("pipeline_bubble") != std::string::npos);
+    CHECK(sum.out.find("communication hidden under compute") != std::string::npos);
+    CHECK(sum.out.find("stage1.nvlink") == std::string::npos);  // links are not compute components
+    const CliResult e = run_archsim("trace export " + out + "/trace.h5 --perfetto " + out + "/p.json.gz");
+    CHECK(e.exit_code == 0);
 }
 
 TEST_CASE("a job's bad input is one line and exit code 2", "[e2e][cluster][bad_input]") {
