@@ -48,6 +48,10 @@ JobModel place(const ParallelPlan& plan, const ClusterConfig& cl, const JobOptio
     j.data = group(s.dp, s.tp >= dpn ? 1 : dpn / s.tp);
     j.p2p_inter_node = s.tp * s.dp >= dpn;
     j.embedding = group(2, j.p2p_inter_node ? 1 : 2);
+    // expert-parallel ranks are consecutive data-parallel ranks; an expert's replicas stride ep
+    const int64_t dp_per_node = s.tp >= dpn ? 1 : dpn / s.tp;
+    j.expert = group(s.ep, dp_per_node);
+    j.expert_data = group(s.dp / s.ep, std::max<int64_t>(1, dp_per_node / s.ep));
     j.p2p_bytes = plan.activation_bytes;
     j.intra_pj_per_byte = cl.intra_pj_per_byte, j.inter_pj_per_byte = cl.inter_pj_per_byte;
     return j;
@@ -87,12 +91,15 @@ JobModel build_inference_job(const ParallelPlan& plan, const ClusterConfig& cl, 
                 const ChunkServeRun& r = runs.at(kind);
                 const auto [ps, jl] = k == 0 ? std::make_pair(r.prefill_ps, r.prefill_j) : r.decode_at(plan.model.prompt + k - 1);
                 p.compute_ps += ps, p.energy_j += jl, p.macs += k == 0 ? r.prefill_macs : r.decode_macs;
+                const ChunkShape& sh = plan.kinds[kind];
                 if (s.tp > 1) {
-                    const ChunkShape& sh = plan.kinds[kind];
                     if (sh.embedding) p.comm.push_back({Collective::AllReduce, CommScope::Tensor, act});
                     for (int64_t l = 0; l < 2 * sh.layers; ++l) p.comm.push_back({Collective::AllReduce, CommScope::Tensor, act});
                     if (sh.head) p.comm.push_back({Collective::AllGather, CommScope::Tensor, logits});
                 }
+                if (s.ep > 1)  // each MoE layer's dispatch and combine
+                    for (int64_t l = 0; l < 2 * sh.layers; ++l)
+                        p.comm.push_back({Collective::AllToAll, CommScope::Expert, act * double(plan.model.top_k)});
             }
             p.send_bytes = st == s.pp - 1 ? b * 8.0 : act;  // the last stage returns the next token ids
             passes.push_back(p);
@@ -120,6 +127,15 @@ JobModel build_job(const ParallelPlan& plan, const ClusterConfig& cl, const std:
         c.backward.energy_j = r.recompute_j + r.backward_j;
         c.forward.macs = r.forward_macs + (sh.head ? r.loss_macs : 0.0);
         c.backward.macs = r.recompute_macs + r.backward_macs;
+        if (s.ep > 1) {  // each MoE layer's dispatch and combine: two all-to-alls of the routed rows per pass
+            const double routed = act * double(plan.model.top_k);
+            for (int64_t l = 0; l < sh.layers; ++l)
+                for (int i = 0; i < 2; ++i) {
+                    c.forward.comm.push_back({Collective::AllToAll, CommScope::Expert, routed});
+                    c.backward.comm.push_back({Collective::AllToAll, CommScope::Expert, routed});
+                    if (s.recompute == "full") c.backward.comm.push_back({Collective::AllToAll, CommScope::Expert, routed});
+                }
+        }
         if (tp) {
             if (sh.embedding) tp_reduce(c.forward.comm, act, sp);
             for (int64_t l = 0; l < sh.layers; ++l) {
@@ -133,7 +149,13 @@ JobModel build_job(const ParallelPlan& plan, const ClusterConfig& cl, const std:
                 tp_reduce(c.backward.comm, act, sp);
             }
         }
-        c.grad_bytes = r.params * grad_elem;
+        // the experts' weights (SwiGLU: gate, up, down; ffn split over tp) are replicated dp / ep
+        // times, the rest dp times
+        const double expert_params = plan.model.model_family == "moe"
+                                         ? double(sh.layers) * double(plan.model.experts / s.ep) * 3.0 * double(plan.model.hidden) * double(plan.model.ffn / s.tp)
+                                         : 0.0;
+        c.grad_bytes = std::max(0.0, r.params - expert_params) * grad_elem;
+        c.expert_grad_bytes = std::min(expert_params, r.params) * grad_elem;
         kinds.push_back(c);
     }
     const double embed_grad = double(plan.model.vocab / s.tp) * double(plan.model.hidden) * grad_elem;

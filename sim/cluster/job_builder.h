@@ -17,6 +17,7 @@ struct ChunkRun {
     double forward_j = 0, loss_j = 0, recompute_j = 0, backward_j = 0, optimizer_j = 0;
     double forward_macs = 0, loss_macs = 0, recompute_macs = 0, backward_macs = 0;
     double params = 0;  ///< trained parameters of the chunk
+    double model_flops = 0;  ///< 2 x its forward and gradient MACs for one microbatch (training.model_flops)
     double weights_bytes = 0, gradients_bytes = 0, optimizer_state_bytes = 0;
     double saved_activations_bytes = 0;  ///< one microbatch's
     double workspace_bytes = 0;

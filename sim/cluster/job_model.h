@@ -11,8 +11,9 @@
 namespace archsim {
 
 /// Which communicator a collective runs on.
-enum class CommScope { Tensor, Data, Pipeline, Embedding };
-/// "tensor", "data", "pipeline", "embedding".
+enum class CommScope { Tensor, Data, Pipeline, Embedding, Expert, ExpertData };
+/// "tensor", "data", "pipeline", "embedding", "expert" (MoE dispatch and combine), "expert_data"
+/// (the experts' gradients, reduced over the dp / ep replicas of each expert).
 const char* to_string(CommScope s);
 
 /// One collective a pass issues.
@@ -39,7 +40,8 @@ struct PassCost {
 /// One model chunk of a stage (a pipeline stage holds `virtual_stages` of them).
 struct ChunkCost {
     PassCost forward, backward;  ///< backward includes the chunk's recomputation
-    double grad_bytes = 0;       ///< its weight gradients, bytes (reduced over data parallelism)
+    double grad_bytes = 0;       ///< its weight gradients but the experts', bytes (reduced over data parallelism)
+    double expert_grad_bytes = 0;  ///< its experts' gradients, bytes (reduced over dp / ep replicas)
 };
 
 /// One pipeline stage as its representative device runs it.
@@ -57,6 +59,7 @@ struct JobModel {
     int64_t pp = 1, virtual_stages = 1, microbatches = 1;
     std::vector<StageCost> stages;  ///< pp of them
     CommGroup tensor, data, embedding;  ///< the communicators (ranks, ranks per node, links)
+    CommGroup expert, expert_data;      ///< expert parallelism: the ep ranks, and each expert's dp / ep replicas
     /// The activation (or its gradient) one stage sends the next per microbatch, bytes.
     double p2p_bytes = 0;
     bool p2p_inter_node = true;      ///< consecutive stages on different nodes

@@ -23,6 +23,8 @@ const char* to_string(CommScope s) {
         case CommScope::Data: return "data";
         case CommScope::Pipeline: return "pipeline";
         case CommScope::Embedding: return "embedding";
+        case CommScope::Expert: return "expert";
+        case CommScope::ExpertData: return "expert_data";
     }
     return "?";
 }
@@ -126,7 +128,13 @@ public:
         return size_t(((fwd ? 0 : 1) * job.virtual_stages + chunk) * job.microbatches + mb);
     }
     const CommGroup& group(CommScope s) const {
-        return s == CommScope::Tensor ? job.tensor : s == CommScope::Data ? job.data : job.embedding;
+        switch (s) {
+            case CommScope::Tensor: return job.tensor;
+            case CommScope::Data: return job.data;
+            case CommScope::Expert: return job.expert;
+            case CommScope::ExpertData: return job.expert_data;
+            default: return job.embedding;
+        }
     }
     void account(const CommOp& op, const CollectiveCost& c, double ps, bool exposed) {
         const std::string k = std::string(to_string(op.scope)) + "/" + to_string(op.kind) + "/" + to_string(c.algorithm) + "/" + to_string(c.protocol);
@@ -343,6 +351,10 @@ void StageProc::run() {
             collective({job.zero_stage >= 1 ? Collective::ReduceScatter : Collective::AllReduce, CommScope::Data, grads}, true);
         }
     }
+    double expert_grads = 0;
+    for (const auto& c : st.chunks) expert_grads += c.expert_grad_bytes;
+    if (job.expert_data.ranks > 1 && expert_grads > 0)
+        collective({job.zero_stage >= 1 ? Collective::ReduceScatter : Collective::AllReduce, CommScope::ExpertData, expert_grads}, true);
     if (pp > 1 && (m_r == 0 || m_r == pp - 1) && st.embedding_grad_bytes > 0)
         collective({Collective::AllReduce, CommScope::Embedding, st.embedding_grad_bytes}, true);
     if (m_sim.tw) {
@@ -400,13 +412,15 @@ JobResult simulate_job(const JobModel& job, const std::string& trace_path, const
             sim.comp_intra.push_back(sim.tw->add_component({n + ".nvlink", "link.intra", 0, job.intra_pj_per_byte, 0, 0, 1e9}));
             sim.comp_inter.push_back(sim.tw->add_component({n + ".nic", "link.inter", 0, job.inter_pj_per_byte, 0, 0, 1e9}));
         }
-        for (const char* c : {"pipeline_bubble", "tensor_comm", "pipeline_comm", "data_comm", "embedding_comm"}) {
+        for (const char* c : {"pipeline_bubble", "tensor_comm", "pipeline_comm", "data_comm", "embedding_comm", "expert_comm", "expert_data_comm"}) {
             static const std::map<std::string, std::string> doc = {
                 {"pipeline_bubble", "a stage waiting for another stage's activations or gradients (the pipeline bubble)"},
                 {"tensor_comm", "a device waiting on a tensor-parallel collective"},
                 {"pipeline_comm", "a device sending its activations or gradients to the next stage"},
                 {"data_comm", "a device waiting on the data-parallel gradient reduction"},
-                {"embedding_comm", "the first and last stage syncing the tied embedding's gradient"}};
+                {"embedding_comm", "the first and last stage syncing the tied embedding's gradient"},
+                {"expert_comm", "a device waiting on a mixture-of-experts all-to-all (dispatch or combine)"},
+                {"expert_data_comm", "a device waiting on the reduction of its experts' gradients"}};
             sim.causes[c] = sim.tw->add_stall_cause({c, doc.at(c)});
         }
         sim.tw->set_attr("model", job.name);

@@ -98,7 +98,8 @@ TEST_CASE("a job's bad input is one line and exit code 2", "[e2e][cluster][bad_i
                                            {"pp: 2", "pp: 3", "does not divide the 4 layers"},
                                            {"dp: 2", "dp: 4096", "devices", "global_batch: 16", "global_batch: 16384"},
                                            {"    track: parity\n", "", "track: missing"},
-                                           {"global_batch: 16", "global_batch: 15", "global_batch = 15"}}) {
+                                           {"global_batch: 16", "global_batch: 15", "global_batch = 15"},
+                                           {"dp: 2 \\}", "dp: 2, ep: 2 }", "needs a mixture-of-experts model"}}) {
         INFO(c.says);
         const CliResult r = run_archsim("run " + job_yaml(c.from, c.to, c.from2, c.to2) + "#tiny --target " + kTarget + " --out " + out);
         CHECK(r.exit_code == 2);

@@ -68,6 +68,7 @@ ChunkRun read_chunk_run(const std::string& metrics_path) {
     r.forward_macs = phase(t, "forward", "macs"), r.loss_macs = phase(t, "loss", "macs");
     r.recompute_macs = phase(t, "recompute", "macs"), r.backward_macs = phase(t, "backward", "macs");
     r.params = t.value("params", 0.0);
+    r.model_flops = t.value("model_flops", 0.0);
     const json& largest = t.at("memory").at("largest");
     r.weights_bytes = largest.value("weights_bytes", 0.0), r.gradients_bytes = largest.value("gradients_bytes", 0.0);
     r.optimizer_state_bytes = largest.value("optimizer_state_bytes", 0.0);
@@ -106,7 +107,7 @@ void run_devices(const ParallelPlan& plan, const LlmJob& job, const ClusterConfi
             if (t.phase == "train")
                 a.insert(a.end(), {"--train", "--recompute", plan.spec.recompute, "--optimizer", plan.spec.optimizer, "--loss", sh.head ? "cross_entropy" : "mse"});
             for (const auto& [key, val] : std::vector<std::pair<std::string, std::string>>{
-                     {"shard.tp", std::to_string(plan.spec.tp)}, {"shard.layers", std::to_string(sh.layers)},
+                     {"shard.tp", std::to_string(plan.spec.tp)}, {"shard.ep", std::to_string(plan.spec.ep)}, {"shard.layers", std::to_string(sh.layers)},
                      {"shard.embedding", sh.embedding ? "true" : "false"}, {"shard.head", sh.head ? "true" : "false"}})
                 a.insert(a.end(), {"--workload-set", key + "=" + val});
             if (!runtime.empty()) a.insert(a.end(), {"--runtime", runtime});
@@ -300,7 +301,14 @@ int cmd_run_job(const JobRunArgs& args) {
     // the report
     const ParallelismSpec& s = plan.spec;
     const double step_s = res.step_ps * 1e-12, devices = double(s.devices());
-    const double flops = megatron_flops_per_iteration(job.model, s.global_batch);
+    // model FLOPs: Megatron's formula for a GPT (what its paper and table count), else the device
+    // runs' own (2 x forward and gradient MACs of each chunk, per microbatch)
+    double run_flops = 0;
+    for (int64_t st = 0; st < s.pp; ++st)
+        for (int64_t c = 0; c < s.virtual_stages; ++c) run_flops += runs[plan.kind_of[size_t(st)][size_t(c)]].model_flops;
+    run_flops *= double(plan.microbatches) * double(s.tp * s.dp);
+    const bool megatron = job.model.model_family == "gpt";
+    const double flops = megatron ? megatron_flops_per_iteration(job.model, s.global_batch) : run_flops;
     const double per_dev = flops / devices / step_s, peak = runs[0].peak_macs_per_s * 2.0;
     const size_t crit = size_t(std::max_element(res.stages.begin(), res.stages.end(), [](auto& a, auto& b) { return a.end_ps < b.end_ps; }) - res.stages.begin());
     double compute = 0, exposed = 0, idle = 0, energy_dev = 0;
@@ -327,7 +335,9 @@ int cmd_run_job(const JobRunArgs& args) {
     out["tokens_per_s"] = double(s.global_batch) * double(job.model.prompt) / step_s;
     out["samples_per_s"] = double(s.global_batch) / step_s;
     out["model_flops_per_iteration"] = flops;
-    out["flops_formula"] = "Megatron-LM: 96 B s l h^2 (1 + s/(6h) + V/(16 l h)) (Narayanan et al. SC21 eq. 3)";
+    out["flops_formula"] = megatron ? "Megatron-LM: 96 B s l h^2 (1 + s/(6h) + V/(16 l h)) (Narayanan et al. SC21 eq. 3)"
+                                    : "the device runs' model FLOPs: 2 x forward and gradient MACs (recomputation excluded)";
+    out["model_flops_from_device_runs"] = run_flops;
     out["tflops_per_device"] = per_dev / 1e12;
     out["peak_tflops_per_device"] = peak / 1e12;
     out["mfu"] = peak > 0 ? per_dev / peak : 0.0;
@@ -380,14 +390,17 @@ int cmd_run_job(const JobRunArgs& args) {
                 (long long)s.devices(), (long long)s.tp, (long long)s.pp, (long long)s.dp, s.schedule.c_str(), (long long)plan.microbatches,
                 (long long)s.microbatch);
     std::printf("  step time            %s\n", si(step_s, "s").c_str());
-    std::printf("  per-device           %.1f TFLOP/s (Megatron formula), MFU %.1f%%\n", per_dev / 1e12, peak > 0 ? 100 * per_dev / peak : 0.0);
+    std::printf("  per-device           %.1f TFLOP/s (%s), MFU %.1f%%\n", per_dev / 1e12, megatron ? "Megatron's formula" : "model FLOPs of the device runs",
+                peak > 0 ? 100 * per_dev / peak : 0.0);
     std::printf("  split (mean device)  compute %s, exposed communication %s, bubble %s\n", si(compute * 1e-12 / n, "s").c_str(),
                 si(exposed * 1e-12 / n, "s").c_str(), si(idle * 1e-12 / n, "s").c_str());
     for (const auto& [k, v] : exposed_by) std::printf("    exposed %-14s %s\n", k.c_str(), si(v, "s").c_str());
     for (const auto& c : res.comm)
         std::printf("  %-9s %-14s %-12s %-6s x%-7lld %s, %s of it hidden\n", c.scope.c_str(), c.kind.c_str(), c.algorithm.c_str(), c.protocol.c_str(),
                     (long long)c.count, si(c.time_ps * 1e-12, "s").c_str(), si((c.time_ps - c.exposed_ps) * 1e-12, "s").c_str());
-    std::printf("  memory per device    %s (peak stage)\n", si(out["memory_per_device_bytes"].get<double>(), "B").c_str());
+    const double most = out["memory_per_device_bytes"].get<double>();
+    std::printf("  memory per device    %s (peak stage)%s\n", si(most, "B").c_str(),
+                runs[0].capacity_bytes > 0 && most > runs[0].capacity_bytes ? fmt::format(": over the device's {}", si(runs[0].capacity_bytes, "B")).c_str() : "");
     std::printf("  energy               %s per device, %s per job; power %s per device\n", si(energy_dev / n, "J").c_str(), si(energy_job, "J").c_str(),
                 si(energy_dev / n / step_s, "W").c_str());
     std::printf("  wrote %s/last_run.json and %s/trace.h5 (archsim trace summary / export --perfetto)\n", args.out_dir.c_str(), args.out_dir.c_str());

@@ -98,6 +98,9 @@ LlmShape read_llm_shape(const GeneratorArgs& a) {
 LlmShard read_llm_shard(const GeneratorArgs& a, const LlmShape& s) {
     LlmShard sh;
     sh.tp = a.integer_or("shard.tp", 1);
+    sh.ep = a.integer_or("shard.ep", 1);
+    if (sh.ep > 1 && (s.model_family != "moe" || s.experts % sh.ep != 0 || s.experts / sh.ep < s.top_k))
+        throw UserError(a.where() + ".shard.ep = " + std::to_string(sh.ep), "needs a moe model whose experts it divides, leaving at least top_k per rank");
     sh.layers = a.integer_or("shard.layers", s.layers);
     sh.embedding = a.boolean_or("shard.embedding", true);
     sh.head = a.boolean_or("shard.head", true);
@@ -203,7 +206,7 @@ void build_llm(const GeneratorArgs& a, int64_t batch, onnx::ModelProto& model) {
         } else if (s.model_family == "llama") {
             f = swiglu(e, h2, w + ".mlp", d, ffn);
         } else {  // moe: the router and the active experts (moe.h)
-            const std::string mixed = gen::moe_layer(e, e.reshape(h2, {batch * sq, d}), w + ".block_sparse_moe", batch * sq, d, s.experts, s.top_k,
+            const std::string mixed = gen::moe_layer(e, e.reshape(h2, {batch * sq, d}), w + ".block_sparse_moe", batch * sq, d, s.experts / sh.ep, s.top_k,
                                                      [&](gen::Emitter& ex, const std::string& rows, const std::string& ew) {
                                                          return swiglu(ex, rows, ew, d, ffn);
                                                      });

@@ -46,12 +46,16 @@ LlmShape read_llm_shape(const GeneratorArgs& args);
 /// simulator (sim/cluster) adds them. Defaults: the whole model on one device.
 struct LlmShard {
     int64_t tp = 1, layers = 0;
+    /// Expert-parallel ranks: a rank holds experts/ep experts and runs the tokens routed to them
+    /// from all ep ranks (under balanced routing as many rows as its own tokens x top_k); its
+    /// router scores its own experts only.
+    int64_t ep = 1;
     bool embedding = true, head = true;
 };
 
-/// Reads `shard.tp`, `shard.layers`, `shard.embedding` and `shard.head` of an llm entry of shape
-/// `s`. Throws UserError naming the field when tp does not divide heads, ffn or vocab (or fit
-/// kv_heads), or layers exceeds the model's.
+/// Reads `shard.tp`, `shard.ep`, `shard.layers`, `shard.embedding` and `shard.head` of an llm
+/// entry of shape `s`. Throws UserError naming the field when tp does not divide heads, ffn or
+/// vocab (or fit kv_heads), ep does not divide the experts, or layers exceeds the model's.
 LlmShard read_llm_shard(const GeneratorArgs& args, const LlmShape& s);
 
 /// Builds one phase of the model, chosen by args.phase(): "prefill" (the prompt, all tokens at

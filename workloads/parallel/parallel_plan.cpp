@@ -19,7 +19,13 @@ ParallelPlan make_parallel_plan(const LlmShape& model, const ParallelismSpec& sp
     for (auto [k, v] : std::vector<std::pair<const char*, int64_t>>{{"tp", spec.tp}, {"pp", spec.pp}, {"dp", spec.dp}, {"ep", spec.ep},
                                                                      {"virtual_stages", spec.virtual_stages}, {"microbatch", spec.microbatch}})
         if (v < 1) throw bad(k, v, "must be >= 1");
-    if (spec.ep != 1) throw bad("ep", spec.ep, "expert parallelism is not built yet (issue 17: MoE all-to-all dispatch is still to come)");
+    if (spec.ep > 1) {
+        if (model.model_family != "moe") throw bad("ep", spec.ep, "expert parallelism needs a mixture-of-experts model (model_family moe)");
+        if (model.experts % spec.ep != 0) throw bad("ep", spec.ep, "does not divide the " + std::to_string(model.experts) + " experts");
+        if (spec.dp % spec.ep != 0) throw bad("ep", spec.ep, "does not divide dp = " + std::to_string(spec.dp) + " (expert-parallel ranks are data-parallel ranks)");
+        if (model.experts / spec.ep < model.top_k)
+            throw bad("ep", spec.ep, "leaves fewer than top_k = " + std::to_string(model.top_k) + " experts per rank (balanced routing sends each token's top_k to distinct local experts)");
+    }
     if (model.heads % spec.tp != 0) throw bad("tp", spec.tp, "does not divide the " + std::to_string(model.heads) + " attention heads");
     if (model.ffn % spec.tp != 0) throw bad("tp", spec.tp, "does not divide the feed-forward width " + std::to_string(model.ffn));
     if (model.vocab % spec.tp != 0) throw bad("tp", spec.tp, "does not divide the vocabulary " + std::to_string(model.vocab));

@@ -15,7 +15,10 @@ struct ParallelismSpec {
     int64_t tp = 1;                 ///< tensor-parallel ranks (Megatron column/row splits)
     int64_t pp = 1;                 ///< pipeline stages
     int64_t dp = 1;                 ///< data-parallel replicas
-    int64_t ep = 1;                 ///< expert-parallel ranks (MoE; not built yet: must be 1)
+    /// Expert-parallel ranks (MoE): each holds experts/ep experts, its tokens dispatched to and
+    /// combined from the others by all-to-all; taken from the data-parallel ranks (divides dp),
+    /// as Megatron-Core's expert model parallelism does.
+    int64_t ep = 1;
     int64_t virtual_stages = 1;     ///< model chunks per pipeline stage (interleaved 1F1B)
     int64_t microbatch = 1;         ///< sequences per microbatch
     int64_t global_batch = 0;       ///< sequences per iteration; 0 = dp x microbatch
@@ -56,7 +59,8 @@ struct ParallelPlan {
 /// ("workloads.yaml#NAME"). Throws UserError "<where>: parallelism.<key> = <v>: <reason>" when
 /// tp does not divide heads, ffn or vocab, pp x virtual_stages does not divide layers, the
 /// global batch is not a multiple of dp x microbatch, interleaving lacks pp > 1 or microbatches
-/// divisible by pp, ep != 1, or a value is out of range.
+/// divisible by pp, ep > 1 on a dense model or not dividing the experts or dp, or a value is out
+/// of range.
 ParallelPlan make_parallel_plan(const LlmShape& model, const ParallelismSpec& spec, const std::string& where);
 
 /// Megatron-LM's model FLOPs per iteration for a GPT with full recomputation (Narayanan et al.
