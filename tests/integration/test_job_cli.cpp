@@ -87,6 +87,28 @@ TEST_CASE("a tp x pp x dp training job writes last_run.json whose parts add up",
     CHECK(sum.out.find("stage1.nvlink") == std::string::npos);  // links are not compute components
     const CliResult e = run_archsim("trace export " + out + "/trace.h5 --perfetto " + out + "/p.json.gz");
     CHECK(e.exit_code == 0);
+    // the same job as an llm entry of archsim's TOML workloads, with a parallelism table
+    const std::string toml = write_temp("archsim_job_tiny.toml", R"([tiny]
+family = "llm"
+model_family = "gpt"
+hidden = 256
+layers = 4
+heads = 4
+ffn = 1024
+vocab = 1024
+max_positions = 128
+sequence = { prompt = 128, generate = 0 }
+precision = { weights = "fp16", activations = "fp16" }
+batch = 2
+global_batch = 16
+parallelism = { tp = 2, pp = 2, dp = 2 }
+training = { optimizer = "adam", recompute = "full" }
+)");
+    const std::string out2 = temp_dir("job_tiny_toml");
+    const CliResult t = run_archsim("run " + toml + "#tiny --target " + kTarget + " --out " + out2);
+    INFO(t.err);
+    REQUIRE(t.exit_code == 0);
+    CHECK(json::parse(slurp(out2 + "/last_run.json"))["step_time_s"].get<double>() == Approx(step));
 }
 
 TEST_CASE("a job's bad input is one line and exit code 2", "[e2e][cluster][bad_input]") {
