@@ -170,3 +170,40 @@ TEST_CASE("a tensor x pipeline parallel inference job reports TTFT, time per tok
     CHECK(j["tensor_comm_share_of_token"].get<double>() > 0);
     CHECK(j["tensor_comm_share_of_token"].get<double>() < 1);
 }
+
+TEST_CASE("a job's schedule phases run one by one and are weighted by duration", "[e2e][cluster]") {
+    const std::string y = write_temp("archsim_job_phases.yaml", R"(workloads:
+  - name: day
+    framework: tensorrt
+    model_family: llama
+    params: { hidden_size: 256, n_layers: 2, vocab_size: 1024, n_heads: 4 }
+    parallelism: { tp: 2, pp: 1, dp: 1 }
+    sequence: { prompt: 64, generate: 4 }
+    precision: { weights: fp16, activations: fp16 }
+    dataloader: replay
+    duration_minutes: 30
+    track: best
+    runtime_tuning: { microbatch: 2 }
+    schedule:
+      phases:
+        - { name: steady, duration_minutes: 20, request_profile: steady_state }
+        - { name: peak, duration_minutes: 10, tokens_scale: 4, request_profile: peak, overrides: { sequence.prompt: 32 } }
+)");
+    const std::string out = temp_dir("job_phases");
+    const CliResult r = run_archsim("run " + y + "#day --target " + kSrc + "/configs/clusters/targets.yaml#NVIDIA_H100_8x_NVLink --out " + out);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const json j = json::parse(slurp(out + "/last_run.json"));
+    REQUIRE(j["phases"].size() == 2);
+    const json peak = json::parse(slurp(out + "/phases/peak/last_run.json"));
+    CHECK(peak["parallelism"]["batch_per_replica"] == 8);  // tokens_scale 4 x 2 sequences
+    CHECK(peak["prompt_tokens"] == 32);                    // the phase's override
+    const double a = j["phases"][0]["tokens_per_s"].get<double>(), b = j["phases"][1]["tokens_per_s"].get<double>();
+    CHECK(j["tokens_per_s"].get<double>() == Approx((20 * a + 10 * b) / 30));
+    const CliResult bad = run_archsim("run " + y + "#day --phase lunch --target " + kSrc + "/configs/clusters/targets.yaml#NVIDIA_H100_8x_NVLink --out " + out);
+    CHECK(bad.exit_code == 2);
+    CHECK(bad.err.find("no such phase in schedule.phases (steady, peak)") != std::string::npos);
+    const CliResult none = run_archsim("run " + y + "#night --target " + kSrc + "/configs/clusters/targets.yaml#NVIDIA_H100_8x_NVLink --out " + out);
+    CHECK(none.exit_code == 2);
+    CHECK(none.err.find("no such workload (the file has: day)") != std::string::npos);
+}

@@ -248,12 +248,78 @@ int run_inference(const LlmJob& job, const Target& target, const ClusterConfig& 
 
 }  // namespace
 
+/// A job with schedule.phases: each phase simulated in its own process (`run ... --phase NAME`
+/// under OUT/phases/NAME, in turn: each already runs its device simulations in parallel), then
+/// OUT/last_run.json holds every phase's figures and their means weighted by duration.
+static int run_phases(const LlmJob& job, const JobRunArgs& args, std::chrono::steady_clock::time_point t0) {
+    const std::string self = fs::read_symlink("/proc/self/exe").string();
+    json phases = json::array();
+    double minutes = 0;
+    std::map<std::string, double> weighted;
+    static const std::vector<std::string> keys = {"step_time_s", "tokens_per_s", "tflops_per_device", "mfu", "ttft_s", "time_per_output_token_s",
+                                                  "power_per_device_w", "power_job_w"};
+    for (const JobPhase& ph : job.phases) {
+        const std::string dir = args.out_dir + "/phases/" + ph.name;
+        fs::create_directories(dir);
+        std::vector<std::string> a = {"run", args.workload, "--target", args.target, "--out", dir, "--phase", ph.name, "--format", "json", "--detail", args.detail};
+        auto opt = [&](const char* flag, const std::string& v) {
+            if (!v.empty()) a.insert(a.end(), {flag, v});
+        };
+        opt("--microbatch", args.microbatch > 0 ? std::to_string(args.microbatch) : "");
+        opt("--global-batch", args.global_batch > 0 ? std::to_string(args.global_batch) : "");
+        opt("--cuda-graphs", args.cuda_graphs), opt("--gpudirect-rdma", args.gpudirect_rdma), opt("--fabric", args.fabric), opt("--virt", args.virt);
+        opt("--runtime", args.runtime);
+        for (const auto& s : args.cluster_sets) a.insert(a.end(), {"--cluster-set", s});
+        for (const auto& s : args.device_sets) a.insert(a.end(), {"--set", s});
+        std::fprintf(stderr, "archsim: %s: phase %s (%g minutes)\n", job.where().c_str(), ph.name.c_str(), ph.duration_minutes);
+        const pid_t pid = spawn_self(self, a, dir + "/report.json", dir + "/stderr.log");
+        int status = 0;
+        waitpid(pid, &status, 0);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            throw UserError(job.where() + "@" + ph.name, "this phase failed: " + last_line(read_file(dir + "/stderr.log")) + " (log: " + dir + "/stderr.log)");
+        std::ifstream in(dir + "/last_run.json");
+        const json r = json::parse(in);
+        json row = {{"name", ph.name}, {"duration_minutes", ph.duration_minutes}, {"tokens_scale", ph.tokens_scale},
+                    {"request_profile", ph.request_profile}, {"out", dir}};
+        for (const auto& k : keys)
+            if (r.contains(k)) row[k] = r[k], weighted[k] += r[k].get<double>() * ph.duration_minutes;
+        phases.push_back(row);
+        minutes += ph.duration_minutes;
+    }
+    json out;
+    out["workload"] = job.where(), out["target"] = args.target, out["mode"] = job.training() ? "training" : "inference";
+    out["phases"] = phases;
+    out["duration_minutes"] = minutes;
+    for (const auto& [k, v] : weighted) out[k] = minutes > 0 ? v / minutes : 0.0;
+    out["weighting"] = "each figure is the mean of the phases' weighted by duration_minutes";
+    if (out.contains("tokens_per_s")) out["tokens_over_schedule"] = out["tokens_per_s"].get<double>() * minutes * 60.0;
+    json custom = json::object();
+    for (const auto& [k, v] : job.custom) custom[k] = v;
+    out["custom"] = custom;
+    out["simulation"] = {{"wall_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()}};
+    write_file_atomically(args.out_dir + "/last_run.json", out.dump(2) + "\n");
+    if (args.format == "json") {
+        std::printf("%s\n", out.dump(2).c_str());
+        return 0;
+    }
+    std::printf("%s on %s: %zu phases over %g minutes\n", job.where().c_str(), args.target.c_str(), job.phases.size(), minutes);
+    for (const auto& p : phases)
+        std::printf("  %-16s %6g min  x%-5g %-12s tokens/s %s\n", p["name"].get<std::string>().c_str(), p["duration_minutes"].get<double>(),
+                    p["tokens_scale"].get<double>(), p["request_profile"].get<std::string>().c_str(),
+                    p.contains("tokens_per_s") ? fmt::format("{:.1f}", p["tokens_per_s"].get<double>()).c_str() : "-");
+    if (out.contains("tokens_per_s")) std::printf("  weighted by duration: %.1f tokens/s\n", out["tokens_per_s"].get<double>());
+    std::printf("  wrote %s/last_run.json (each phase under %s/phases/)\n", args.out_dir.c_str(), args.out_dir.c_str());
+    return 0;
+}
+
 int cmd_run_job(const JobRunArgs& args) {
     const auto t0 = std::chrono::steady_clock::now();
     const auto hash = args.workload.find('#');
     const std::string wfile = args.workload.substr(0, hash), wname = hash == std::string::npos ? "" : args.workload.substr(hash + 1);
     const std::string ext = fs::path(wfile).extension().string();
-    LlmJob job = ext == ".toml" ? read_llm_job_toml(wfile, wname) : read_llm_job_yaml(wfile, wname);
+    if (ext == ".toml" && !args.phase.empty()) throw UserError("--phase " + args.phase, "schedule phases are a workloads.yaml feature");
+    LlmJob job = ext == ".toml" ? read_llm_job_toml(wfile, wname) : read_llm_job_yaml(wfile, wname, args.phase);
+    if (args.phase.empty() && !job.phases.empty()) return run_phases(job, args, t0);
     // CLI flags over runtime_tuning
     if (args.microbatch > 0) job.tuning.microbatch = args.microbatch, job.parallel.microbatch = args.microbatch;
     if (args.global_batch > 0) job.parallel.global_batch = args.global_batch;

@@ -19,6 +19,9 @@ struct JobRunArgs {
     std::string cuda_graphs, gpudirect_rdma, fabric, virt;  ///< "on"/"off", "IB"/"RoCE"/"Vendor", "bare"/"sriov"
     int64_t global_batch = 0;   ///< overrides the job's global_batch (0: the job's)
     std::string detail = "full";  ///< what OUT/trace.h5 keeps (run --detail)
+    /// One phase of the job's schedule ("" = all of them when it has phases, each simulated in
+    /// its own process under OUT/phases/<name>, and the results weighted by duration).
+    std::string phase;
     std::string runtime;        ///< device runtime profile; "" = the framework's profile if one is bundled, else the device's
 };
 

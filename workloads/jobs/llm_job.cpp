@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -142,24 +143,66 @@ YAML::Node load_yaml(const std::string& file) {
 
 }  // namespace
 
-LlmJob read_llm_job_yaml(const std::string& file, const std::string& name) {
+namespace {
+
+/// Sets `value` (YAML text) at dotted `key` of mapping `entry`, creating blocks on the way.
+void set_dotted(YAML::Node entry, const std::string& key, const std::string& value, const std::string& where) {
+    YAML::Node n = entry;
+    size_t start = 0;
+    while (true) {
+        const size_t dot = key.find('.', start);
+        const std::string part = key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+        if (dot == std::string::npos) {
+            n[part] = YAML::Load(value);
+            return;
+        }
+        if (n[part] && !n[part].IsMap()) throw UserError(where + "." + key, "'" + part + "' is not a block of keys");
+        YAML::Node child = n[part];
+        n.reset(child);  // rebind (operator= would overwrite n's contents)
+        start = dot + 1;
+    }
+}
+
+}  // namespace
+
+LlmJob read_llm_job_yaml(const std::string& file, const std::string& name, const std::string& phase) {
     const YAML::Node root = load_yaml(file);
     const YAML::Node list = root.IsMap() && root["workloads"] ? root["workloads"] : root;
     if (!list.IsSequence()) throw UserError(file, "expected a list of workloads (a top-level `workloads:` list)");
     std::vector<std::string> names;
     YAML::Node entry;
+    bool found = false;
     for (const auto& e : list) {
         if (!e.IsMap() || !e["name"]) continue;
         names.push_back(e["name"].as<std::string>());
-        if (names.back() == name) entry = YAML::Node(e);
+        if (names.back() == name && !found) entry.reset(YAML::Node(e)), found = true;
     }
-    if (!entry) {
+    if (!found) {
         std::string known;
         for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
         throw UserError(file + "#" + name, "no such workload (the file has: " + known + ")");
     }
     LlmJob j;
     j.file = file, j.name = name;
+    double phase_scale = 1.0;
+    if (!phase.empty()) {  // the phase's overrides on a copy of the entry
+        entry.reset(YAML::Clone(entry));
+        const YAML::Node phases = entry["schedule"] && entry["schedule"]["phases"] ? entry["schedule"]["phases"] : YAML::Node();
+        std::string known;
+        YAML::Node ph;
+        bool have = false;
+        if (phases.IsSequence())
+            for (const auto& p : phases)
+                if (p.IsMap() && p["name"]) {
+                    known += (known.empty() ? "" : ", ") + p["name"].as<std::string>();
+                    if (p["name"].as<std::string>() == phase && !have) ph.reset(YAML::Node(p)), have = true;
+                }
+        if (!have) throw UserError(j.where() + "@" + phase, "no such phase in schedule.phases (" + (known.empty() ? "none" : known) + ")");
+        const YamlFields pf(ph, j.where() + ".schedule.phases." + phase);
+        phase_scale = pf.has("tokens_scale") ? pf.real("tokens_scale") : pf.has("autoscale_factor") ? pf.real("autoscale_factor") : 1.0;
+        if (pf.has("overrides"))
+            for (const auto& kv : pf.map("overrides").raw()) set_dotted(entry, kv.first.as<std::string>(), dump(kv.second), pf.where() + ".overrides");
+    }
     const YamlFields f(entry, j.where());
     static const std::set<std::string> known = {"name", "framework", "model_family", "params", "parallelism", "sequence", "precision",
                                                 "dataloader", "duration_minutes", "track", "runtime_tuning", "schedule", "notes",
@@ -209,6 +252,16 @@ LlmJob read_llm_job_yaml(const std::string& file, const std::string& name) {
     for (const auto& kv : entry) {
         const std::string k = kv.first.as<std::string>();
         if (!known.count(k) || k == "global_batch" || k == "training") j.custom[k] = dump(kv.second);
+    }
+    if (phase_scale != 1.0) {  // the phase's load: more (or fewer) sequences at once
+        ParallelismSpec& s = j.parallel;
+        if (j.training()) {
+            const int64_t unit = s.dp * s.microbatch, base = s.global_batch > 0 ? s.global_batch : unit;
+            s.global_batch = std::max<int64_t>(unit, int64_t(std::llround(double(base) * phase_scale / double(unit))) * unit);
+        } else {
+            s.microbatch = std::max<int64_t>(1, int64_t(std::llround(double(s.microbatch) * phase_scale)));
+            j.tuning.microbatch = s.microbatch;
+        }
     }
     return j;
 }

@@ -59,7 +59,13 @@ struct LlmJob {
 /// block (optimizer, recompute); any other key is kept in `custom`. Throws UserError
 /// "FILE#NAME: KEY: reason" for a missing required field, a wrong type or value, an unknown job
 /// (listing the known ones), or a file that is not YAML ("FILE:LINE:COL: reason").
-LlmJob read_llm_job_yaml(const std::string& file, const std::string& name);
+/// With `phase`, the job as that phase of its schedule runs it: the phase's `overrides` (keys of
+/// the entry, dotted into its blocks: "runtime_tuning.microbatch", "sequence.prompt",
+/// "global_batch", ...) replace the entry's values before it is read, and its tokens_scale
+/// multiplies the batch (the global batch of a training entry, rounded to a multiple of dp x
+/// microbatch; the sequences per replica of a serving entry), at least one. An unknown phase is
+/// a UserError listing the phases.
+LlmJob read_llm_job_yaml(const std::string& file, const std::string& name, const std::string& phase = "");
 
 /// Reads llm entry `name` of an archsim workload TOML file whose `parallelism` table makes it a
 /// job (the same keys as the YAML's, with `global_batch`, `training` and `runtime_tuning` as
