@@ -156,6 +156,14 @@ JobModel build_job(const ParallelPlan& plan, const ClusterConfig& cl, const std:
                                          : 0.0;
         c.grad_bytes = std::max(0.0, r.params - expert_params) * grad_elem;
         c.expert_grad_bytes = std::min(expert_params, r.params) * grad_elem;
+        if (s.zero_stage >= 3 && s.dp > 1) {  // ZeRO-3: each layer's parameters gathered before its forward, recomputation and backward
+            const double layer = r.params * grad_elem / double(std::max<int64_t>(1, sh.layers));
+            for (int64_t l = 0; l < sh.layers; ++l) {
+                c.forward.comm.push_back({Collective::AllGather, CommScope::Data, layer});
+                c.backward.comm.push_back({Collective::AllGather, CommScope::Data, layer});
+                if (s.recompute == "full") c.backward.comm.push_back({Collective::AllGather, CommScope::Data, layer});
+            }
+        }
         kinds.push_back(c);
     }
     const double embed_grad = double(plan.model.vocab / s.tp) * double(plan.model.hidden) * grad_elem;

@@ -71,8 +71,9 @@ struct JobModel {
     /// chunk (PyTorch DDP), else one all-reduce after the pipeline flush (Megatron's local DDP).
     bool dp_overlap = true;
     double bucket_bytes = 25.0 * 1024 * 1024;  ///< PyTorch DDP's bucket_cap_mb default, 25 MiB
-    /// ZeRO stage (Rajbhandari et al. 2020): >= 1 replaces the gradient all-reduce by a
-    /// reduce-scatter and a parameter all-gather after the optimizer step (same volume).
+    /// ZeRO stage (Rajbhandari et al. 2020): 1 and 2 replace the gradient all-reduce by a
+    /// reduce-scatter and a parameter all-gather after the optimizer step (same volume); 3
+    /// gathers each layer's parameters before its forward, recomputation and backward instead.
     int64_t zero_stage = 0;
     double param_bytes_per_stage_device = 0;  ///< for ZeRO's all-gather
     double intra_pj_per_byte = 0, inter_pj_per_byte = 0;  ///< link energies; 0 = not modeled

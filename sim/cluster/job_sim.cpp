@@ -366,7 +366,7 @@ void StageProc::run() {
     tick(sc_time(st.optimizer_ps, SC_PS));
     times.compute_ps += st.optimizer_ps;
     times.energy_j += st.optimizer_j;
-    if (job.zero_stage >= 1 && job.data.ranks > 1)  // the updated parameter shards back to every replica
+    if (job.zero_stage >= 1 && job.zero_stage < 3 && job.data.ranks > 1)  // the updated parameter shards back to every replica (ZeRO-3 gathers per layer instead)
         collective({Collective::AllGather, CommScope::Data, job.param_bytes_per_stage_device}, true);
     times.end_ps = sc_core::sc_time_stamp().to_seconds() * 1e12;
 }
