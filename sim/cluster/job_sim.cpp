@@ -69,6 +69,13 @@ private:
     /// the last byte leaves, relative to now.
     sc_time transfer(tlm_utils::simple_initiator_socket<StageProc>& port, double bytes, double rate_cap, sc_time offset);
     void tick(sc_time t);
+    /// Counts `ps` of communication the device waited on, under `key` ("scope/level").
+    void add_exposed(const std::string& key, double ps) {
+        times.exposed_comm_ps += ps;
+        auto it = std::find_if(times.exposed_by.begin(), times.exposed_by.end(), [&](const auto& e) { return e.first == key; });
+        if (it == times.exposed_by.end()) times.exposed_by.push_back({key, ps});
+        else it->second += ps;
+    }
 
     JobSim& m_sim;
     int64_t m_r;
@@ -206,14 +213,7 @@ double StageProc::collective(const CommOp& op, bool exposed) {
         m_sim.emit(EventKind::Transfer, m_sim.comp_inter[size_t(m_r)], id, start, b.to_seconds() * 1e12, c.inter_bytes);
         if (exposed) m_sim.emit(EventKind::Stall, m_sim.comp_compute[size_t(m_r)], id, start, ps, 0, 0, std::string(to_string(op.scope)) + "_comm");
     }
-    if (exposed) {
-        times.exposed_comm_ps += ps;
-        const std::string level = g.nodes() > 1 ? "inter" : "intra";
-        const std::string k = std::string(to_string(op.scope)) + "/" + level;
-        auto it = std::find_if(times.exposed_by.begin(), times.exposed_by.end(), [&](const auto& e) { return e.first == k; });
-        if (it == times.exposed_by.end()) times.exposed_by.push_back({k, ps});
-        else it->second += ps;
-    }
+    if (exposed) add_exposed(std::string(to_string(op.scope)) + "/" + (g.nodes() > 1 ? "inter" : "intra"), ps);
     return ps;
 }
 
@@ -286,11 +286,7 @@ void StageProc::send(int64_t to, size_t key, double bytes) {
                    c.inter_bytes + c.intra_bytes);
         m_sim.emit(EventKind::Stall, m_sim.comp_compute[size_t(m_r)], id, start, ps, 0, 0, "pipeline_comm");
     }
-    times.exposed_comm_ps += ps;
-    const std::string k = std::string("pipeline/") + (job.p2p_inter_node ? "inter" : "intra");
-    auto it = std::find_if(times.exposed_by.begin(), times.exposed_by.end(), [&](const auto& e) { return e.first == k; });
-    if (it == times.exposed_by.end()) times.exposed_by.push_back({k, ps});
-    else it->second += ps;
+    add_exposed(std::string("pipeline/") + (job.p2p_inter_node ? "inter" : "intra"), ps);
     if (split) collective({Collective::AllGather, CommScope::Tensor, bytes}, true);  // the receiving node's gather
     m_sim.stages[to]->deliver(key);
 }
@@ -342,8 +338,7 @@ void StageProc::run() {
                 sc_core::wait(m_buckets_done);
             }
             const double ps = (sc_core::sc_time_stamp() - t0).to_seconds() * 1e12;
-            times.exposed_comm_ps += ps;
-            if (ps > 0) times.exposed_by.push_back({job.data.nodes() > 1 ? "data/inter" : "data/intra", ps});
+            if (ps > 0) add_exposed(job.data.nodes() > 1 ? "data/inter" : "data/intra", ps);
             if (m_sim.tw)
                 m_sim.emit(EventKind::Stall, m_sim.comp_compute[size_t(m_r)], m_sim.op_id(std::string("data/") + (job.zero_stage >= 1 ? "reduce_scatter" : "all_reduce"), "collective"),
                            t0.to_seconds() * 1e12, ps, 0, 0, "data_comm");

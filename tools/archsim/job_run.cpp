@@ -136,6 +136,16 @@ std::pair<double, double> run_total(const std::string& dir, double* macs = nullp
     return {m.at("total").at("latency_s").get<double>() * 1e12, m.at("total").at("energy_j").get<double>()};
 }
 
+/// The job's collectives, one row per scope, collective, algorithm and protocol.
+json comm_json(const JobResult& res) {
+    json comm = json::array();
+    for (const auto& c : res.comm)
+        comm.push_back({{"scope", c.scope}, {"collective", c.kind}, {"algorithm", c.algorithm}, {"protocol", c.protocol}, {"count", c.count},
+                        {"bytes", c.bytes}, {"time_s", c.time_ps * 1e-12}, {"exposed_s", c.exposed_ps * 1e-12},
+                        {"hidden_s", (c.time_ps - c.exposed_ps) * 1e-12}});
+    return comm;
+}
+
 std::string si(double v, const char* unit) {
     const char* p[] = {"", "k", "M", "G", "T", "P"};
     int i = 0;
@@ -213,11 +223,7 @@ int run_inference(const LlmJob& job, const Target& target, const ClusterConfig& 
             for (int64_t c = 0; c < s.virtual_stages; ++c) ps += runs[plan.kind_of[size_t(st)][size_t(c)]].decode_at(kv).first;
         out["decode_points"].push_back({{"kv_length", kv}, {"device_compute_s", ps * 1e-12}});
     }
-    json comm = json::array();
-    for (const auto& c : res.comm)
-        comm.push_back({{"scope", c.scope}, {"collective", c.kind}, {"algorithm", c.algorithm}, {"protocol", c.protocol}, {"count", c.count},
-                        {"bytes", c.bytes}, {"time_s", c.time_ps * 1e-12}, {"exposed_s", c.exposed_ps * 1e-12}});
-    out["communication"] = comm;
+    out["communication"] = comm_json(res);
     out["memory_per_device_bytes"] = weights + kv_cache;
     out["memory"] = {{"weights_bytes", weights}, {"kv_cache_bytes", kv_cache}};
     out["energy_per_device_j"] = energy / n, out["energy_job_j"] = energy / n * devices;
@@ -411,12 +417,7 @@ int cmd_run_job(const JobRunArgs& args) {
                           {"exposed_by", exposed_by}, {"note", "mean over the pipeline stages' devices; compute + exposed + bubble = step"}};
     out["pipeline"] = {{"schedule", s.schedule}, {"bubble_fraction_ideal", bubble_fraction(s.pp, s.virtual_stages, plan.microbatches)},
                        {"critical_stage", crit}};
-    json comm = json::array();
-    for (const auto& c : res.comm)
-        comm.push_back({{"scope", c.scope}, {"collective", c.kind}, {"algorithm", c.algorithm}, {"protocol", c.protocol}, {"count", c.count},
-                        {"bytes", c.bytes}, {"time_s", c.time_ps * 1e-12}, {"exposed_s", c.exposed_ps * 1e-12},
-                        {"hidden_s", (c.time_ps - c.exposed_ps) * 1e-12}});
-    out["communication"] = comm;
+    out["communication"] = comm_json(res);
     out["communication_note"] = "summed over one device per pipeline stage (each stands for its tensor and data-parallel peers)";
     json stages = json::array();
     for (size_t i = 0; i < res.stages.size(); ++i) {
