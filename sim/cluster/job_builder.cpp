@@ -166,7 +166,7 @@ JobModel build_job(const ParallelPlan& plan, const ClusterConfig& cl, const std:
         }
         kinds.push_back(c);
     }
-    const double embed_grad = double(plan.model.vocab / s.tp) * double(plan.model.hidden) * grad_elem;
+    const double embed_grad = double(s.tp > 1 ? padded_vocab(plan.model.vocab, s.tp) / s.tp : plan.model.vocab) * double(plan.model.hidden) * grad_elem;
     for (int64_t st = 0; st < s.pp; ++st) {
         StageCost sc;
         double params = 0;

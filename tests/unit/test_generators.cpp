@@ -7,6 +7,7 @@
 
 #include "sim/common/error.h"
 #include "tests/support/temp_file.h"
+#include "workloads/generators/llm.h"
 #include "workloads/load_workload.h"
 
 using namespace archsim;
@@ -201,4 +202,27 @@ TEST_CASE("llm decode costs about 2 FLOPs per active parameter per token", "[imp
     // bad phases
     CHECK_THROWS_AS(load_workload(file + "#llama2_7b@decode=0", {}), UserError);
     CHECK_THROWS_AS(load_workload(file + "#llama2_7b@bogus", {}), UserError);
+}
+
+TEST_CASE("an llm shard splits every contraction over tensor-parallel ranks and keeps only its chunk", "[import][generators][llm]") {
+    const std::string file = std::string(ARCHSIM_SOURCE_DIR) + "/workloads/llm_presets.toml#llama2_7b@prefill";
+    auto macs = [&](const std::vector<std::string>& sets) {
+        ImportOptions o;
+        o.workload_sets = sets;
+        return load_workload(file, o).graph.total_macs();
+    };
+    const int64_t whole = macs({});
+    // Megatron's column/row splits: heads, FFN and vocabulary over tp, so every MAC halves
+    CHECK(macs({"shard.tp=2"}) * 2 == whole);
+    // at tp = 4 Megatron pads the 32,000-word vocabulary to 32,256 (a multiple of 128 x 4): the
+    // prefill's LM head (one token) does 4096 x 256 more MACs
+    CHECK(macs({"shard.tp=4"}) * 4 == whole + 4096 * 256);
+    // a middle pipeline chunk: its layers only (no embedding, no LM head); the 32 layers are equal
+    const int64_t half = macs({"shard.layers=16", "shard.embedding=false", "shard.head=false"});
+    const int64_t head = macs({"shard.layers=0", "shard.embedding=false", "shard.head=true"});
+    CHECK(2 * half + head == whole);
+    CHECK(padded_vocab(50257, 1) == 50304);  // GPT-2's vocabulary as Megatron pads it
+    CHECK(padded_vocab(51200, 8) == 51200);
+    CHECK_THROWS_WITH(macs({"shard.tp=5"}), Catch::Contains("shard.tp = 5") && Catch::Contains("does not divide heads"));
+    CHECK_THROWS_WITH(macs({"shard.layers=33"}), Catch::Contains("more than the model's 32 layers"));
 }

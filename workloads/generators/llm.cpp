@@ -95,13 +95,18 @@ LlmShape read_llm_shape(const GeneratorArgs& a) {
     return s;
 }
 
+int64_t padded_vocab(int64_t vocab, int64_t tp) {
+    const int64_t unit = 128 * tp;
+    return (vocab + unit - 1) / unit * unit;
+}
+
 LlmShard read_llm_shard(const GeneratorArgs& a, const LlmShape& s) {
     LlmShard sh;
     sh.tp = a.integer_or("shard.tp", 1);
     sh.ep = a.integer_or("shard.ep", 1);
     if (sh.ep > 1 && (s.model_family != "moe" || s.experts % sh.ep != 0 || s.experts / sh.ep < s.top_k))
         throw UserError(a.where() + ".shard.ep = " + std::to_string(sh.ep), "needs a moe model whose experts it divides, leaving at least top_k per rank");
-    sh.layers = a.integer_or("shard.layers", s.layers);
+    sh.layers = a.integer_or("shard.layers", s.layers, 0);
     sh.embedding = a.boolean_or("shard.embedding", true);
     sh.head = a.boolean_or("shard.head", true);
     auto divides = [&](const char* what, int64_t n) {
@@ -109,7 +114,6 @@ LlmShard read_llm_shard(const GeneratorArgs& a, const LlmShape& s) {
     };
     divides("heads", s.heads);
     divides("ffn", s.ffn);
-    divides("vocab", s.vocab);
     if (s.kv_heads % sh.tp != 0 && sh.tp % s.kv_heads != 0)
         throw UserError(a.where() + ".shard.tp = " + std::to_string(sh.tp), "neither divides nor is a multiple of kv_heads (" + std::to_string(s.kv_heads) + ")");
     if (sh.layers > s.layers) throw UserError(a.where() + ".shard.layers = " + std::to_string(sh.layers), "more than the model's " + std::to_string(s.layers) + " layers");
@@ -134,7 +138,7 @@ void build_llm(const GeneratorArgs& a, int64_t batch, onnx::ModelProto& model) {
     const double p_drop = train ? s.dropout : 0.0;
     const LlmShard sh = read_llm_shard(a, s);
     const int64_t d = s.hidden, hd = s.hidden / s.heads, heads = s.heads / sh.tp, kvh = std::max<int64_t>(1, s.kv_heads / sh.tp),
-                  grp = heads / kvh, ffn = s.ffn / sh.tp, vocab = s.vocab / sh.tp;
+                  grp = heads / kvh, ffn = s.ffn / sh.tp, vocab = sh.tp > 1 ? padded_vocab(s.vocab, sh.tp) / sh.tp : s.vocab;
     const int64_t sq = decode ? 1 : s.prompt, t = decode ? kv_len + 1 : s.prompt;
     auto& g = gen::start_model(model, decode ? "llm_decode" : train ? "llm_train" : "llm_prefill");
     if (train) model.mutable_opset_import(0)->set_version(17);  // LayerNormalization

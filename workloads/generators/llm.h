@@ -36,10 +36,14 @@ struct LlmShape {
 /// UserError naming the entry and the field.
 LlmShape read_llm_shape(const GeneratorArgs& args);
 
+/// The vocabulary Megatron-LM pads to under tensor parallelism `tp`: the next multiple of 128 x tp
+/// (megatron/tokenizer: _vocab_size_with_padding, --make-vocab-size-divisible-by 128).
+int64_t padded_vocab(int64_t vocab, int64_t tp);
+
 /// One device's part of the model under tensor and pipeline parallelism (the entry's optional
 /// `shard` table): Megatron-LM's column/row splits give each of `tp` ranks heads/tp query heads
-/// (kv_heads/tp KV heads, at least one), ffn/tp of the feed-forward width and vocab/tp of the
-/// (vocabulary-parallel) embedding and LM head; a pipeline chunk holds `layers` layers, the
+/// (kv_heads/tp KV heads, at least one), ffn/tp of the feed-forward width and padded_vocab/tp of
+/// the (vocabulary-parallel) embedding and LM head; a pipeline chunk holds `layers` layers, the
 /// embeddings only if `embedding` (else its input is the previous chunk's hidden states,
 /// `hidden_in` [batch, tokens, hidden]) and the final norm and LM head only if `head` (else its
 /// output is its hidden states). The collectives between ranks are not operators: the job
@@ -54,8 +58,8 @@ struct LlmShard {
 };
 
 /// Reads `shard.tp`, `shard.ep`, `shard.layers`, `shard.embedding` and `shard.head` of an llm
-/// entry of shape `s`. Throws UserError naming the field when tp does not divide heads, ffn or
-/// vocab (or fit kv_heads), ep does not divide the experts, or layers exceeds the model's.
+/// entry of shape `s`. Throws UserError naming the field when tp does not divide heads or ffn
+/// (or fit kv_heads), ep does not divide the experts, or layers exceeds the model's.
 LlmShard read_llm_shard(const GeneratorArgs& args, const LlmShape& s);
 
 /// Builds one phase of the model, chosen by args.phase(): "prefill" (the prompt, all tokens at

@@ -28,7 +28,6 @@ ParallelPlan make_parallel_plan(const LlmShape& model, const ParallelismSpec& sp
     }
     if (model.heads % spec.tp != 0) throw bad("tp", spec.tp, "does not divide the " + std::to_string(model.heads) + " attention heads");
     if (model.ffn % spec.tp != 0) throw bad("tp", spec.tp, "does not divide the feed-forward width " + std::to_string(model.ffn));
-    if (model.vocab % spec.tp != 0) throw bad("tp", spec.tp, "does not divide the vocabulary " + std::to_string(model.vocab));
     if (model.kv_heads % spec.tp != 0 && spec.tp % model.kv_heads != 0)
         throw bad("tp", spec.tp, "neither divides nor is a multiple of the " + std::to_string(model.kv_heads) + " KV heads");
     if (model.layers % (spec.pp * spec.virtual_stages) != 0)

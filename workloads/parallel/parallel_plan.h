@@ -57,7 +57,7 @@ struct ParallelPlan {
 
 /// Checks `spec` against `model` and builds the plan. `where` names the job in errors
 /// ("workloads.yaml#NAME"). Throws UserError "<where>: parallelism.<key> = <v>: <reason>" when
-/// tp does not divide heads, ffn or vocab, pp x virtual_stages does not divide layers, the
+/// tp does not divide heads or ffn (the vocabulary is padded as Megatron pads it), pp x virtual_stages does not divide layers, the
 /// global batch is not a multiple of dp x microbatch, interleaving lacks pp > 1 or microbatches
 /// divisible by pp, ep > 1 on a dense model or not dividing the experts or dp, or a value is out
 /// of range.
