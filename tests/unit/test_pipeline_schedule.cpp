@@ -44,7 +44,7 @@ TEST_CASE("every schedule runs each chunk's forward and backward of each microba
     }
 }
 
-TEST_CASE("1F1B keeps at most pp - r microbatches in flight on stage r; GPipe keeps all", "[unit][pipeline]") {
+TEST_CASE("1F1B keeps at most pp - r microbatches in flight on stage r, GPipe keeps all", "[unit][pipeline]") {
     const auto s = pipeline_schedule("1f1b", 4, 1, 16);
     for (int64_t r = 0; r < 4; ++r) CHECK(most_in_flight(s[size_t(r)]) == 4 - r);
     CHECK(most_in_flight(pipeline_schedule("gpipe", 4, 1, 16)[0]) == 16);
