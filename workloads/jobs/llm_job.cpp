@@ -200,8 +200,10 @@ LlmJob read_llm_job_yaml(const std::string& file, const std::string& name, const
         if (!have) throw UserError(j.where() + "@" + phase, "no such phase in schedule.phases (" + (known.empty() ? "none" : known) + ")");
         const YamlFields pf(ph, j.where() + ".schedule.phases." + phase);
         phase_scale = pf.has("tokens_scale") ? pf.real("tokens_scale") : pf.has("autoscale_factor") ? pf.real("autoscale_factor") : 1.0;
-        if (pf.has("overrides"))
-            for (const auto& kv : pf.map("overrides").raw()) set_dotted(entry, kv.first.as<std::string>(), dump(kv.second), pf.where() + ".overrides");
+        if (pf.has("overrides")) {
+            const YamlFields ov = pf.map("overrides");  // kept: raw() refers into it
+            for (const auto& kv : ov.raw()) set_dotted(entry, kv.first.as<std::string>(), dump(kv.second), pf.where() + ".overrides");
+        }
     }
     const YamlFields f(entry, j.where());
     static const std::set<std::string> known = {"name", "framework", "model_family", "params", "parallelism", "sequence", "precision",
@@ -244,8 +246,10 @@ LlmJob read_llm_job_yaml(const std::string& file, const std::string& name, const
             x.duration_minutes = ph.real("duration_minutes");
             x.tokens_scale = ph.has("tokens_scale") ? ph.real("tokens_scale") : ph.has("autoscale_factor") ? ph.real("autoscale_factor") : 1.0;
             x.request_profile = ph.choice_or("request_profile", "steady_state", {"steady_state", "peak", "spike", "low"});
-            if (ph.has("overrides"))
-                for (const auto& kv : ph.map("overrides").raw()) x.overrides[kv.first.as<std::string>()] = dump(kv.second);
+            if (ph.has("overrides")) {
+                const YamlFields ov = ph.map("overrides");  // kept: raw() refers into it
+                for (const auto& kv : ov.raw()) x.overrides[kv.first.as<std::string>()] = dump(kv.second);
+            }
             j.phases.push_back(x);
         }
     }
