@@ -125,8 +125,14 @@ public:
         ops.push_back(o);
         return op_ids[name] = uint32_t(ops.size() - 1);
     }
-    void emit(EventKind kind, uint16_t comp, uint32_t op, double t0_ps, double dur_ps, double bytes = 0, double macs = 0, const std::string& cause = "") {
+    /// Which of a stage's trace lanes an event goes on.
+    enum class Lane { Compute, Intra, Inter };
+    /// Records one event on stage `stage`'s `lane` (nothing without a trace).
+    void emit(EventKind kind, int64_t stage, Lane lane, uint32_t op, double t0_ps, double dur_ps, double bytes = 0, double macs = 0,
+              const std::string& cause = "") {
         if (!tw || dur_ps <= 0) return;
+        const size_t i = size_t(stage);
+        const uint16_t comp = lane == Lane::Compute ? comp_compute[i] : lane == Lane::Intra ? comp_intra[i] : comp_inter[i];
         const uint64_t ns = uint64_t(std::llround(dur_ps / 1000.0));
         tw->emit(make_event(kind, comp, op, uint64_t(std::llround(t0_ps)), uint64_t(std::llround(dur_ps)), uint64_t(bytes), uint64_t(macs),
                             kind == EventKind::Transfer || kind == EventKind::Op ? 0 : ns, 0, cause.empty() ? kNoStallCause : causes.at(cause)));
@@ -209,9 +215,9 @@ double StageProc::collective(const CommOp& op, bool exposed) {
     if (m_sim.tw) {
         const double start = t0.to_seconds() * 1e12;
         const uint32_t id = m_sim.op_id(std::string(to_string(op.scope)) + "/" + to_string(op.kind), "collective");
-        m_sim.emit(EventKind::Transfer, m_sim.comp_intra[size_t(m_r)], id, start, a.to_seconds() * 1e12, c.intra_bytes);
-        m_sim.emit(EventKind::Transfer, m_sim.comp_inter[size_t(m_r)], id, start, b.to_seconds() * 1e12, c.inter_bytes);
-        if (exposed) m_sim.emit(EventKind::Stall, m_sim.comp_compute[size_t(m_r)], id, start, ps, 0, 0, std::string(to_string(op.scope)) + "_comm");
+        m_sim.emit(EventKind::Transfer, m_r, JobSim::Lane::Intra, id, start, a.to_seconds() * 1e12, c.intra_bytes);
+        m_sim.emit(EventKind::Transfer, m_r, JobSim::Lane::Inter, id, start, b.to_seconds() * 1e12, c.inter_bytes);
+        if (exposed) m_sim.emit(EventKind::Stall, m_r, JobSim::Lane::Compute, id, start, ps, 0, 0, std::string(to_string(op.scope)) + "_comm");
     }
     if (exposed) add_exposed(std::string(to_string(op.scope)) + "/" + (g.nodes() > 1 ? "inter" : "intra"), ps);
     return ps;
@@ -225,7 +231,7 @@ void StageProc::wait_for(size_t key, uint32_t op) {
     }
     const double ps = (sc_core::sc_time_stamp() - t0).to_seconds() * 1e12;
     times.idle_ps += ps;
-    m_sim.emit(EventKind::Stall, m_sim.comp_compute[size_t(m_r)], op, t0.to_seconds() * 1e12, ps, 0, 0, "pipeline_bubble");
+    m_sim.emit(EventKind::Stall, m_r, JobSim::Lane::Compute, op, t0.to_seconds() * 1e12, ps, 0, 0, "pipeline_bubble");
 }
 
 void StageProc::run_pass(const PassCost& pass, bool last_backward_of_chunk, double grad_bytes, const char* name) {
@@ -242,14 +248,14 @@ void StageProc::run_pass(const PassCost& pass, bool last_backward_of_chunk, doub
         m_bucket_added.notify(sc_core::SC_ZERO_TIME);
     }
     for (size_t i = 0; i <= n; ++i) {
-        m_sim.emit(EventKind::Fold, m_sim.comp_compute[size_t(m_r)], op, sc_core::sc_time_stamp().to_seconds() * 1e12, slice.to_seconds() * 1e12, 0,
+        m_sim.emit(EventKind::Fold, m_r, JobSim::Lane::Compute, op, sc_core::sc_time_stamp().to_seconds() * 1e12, slice.to_seconds() * 1e12, 0,
                    pass.macs / double(n + 1));
         tick(slice);
         times.compute_ps += slice.to_seconds() * 1e12;
         if (i < n) collective(pass.comm[i], true);
     }
     times.energy_j += pass.energy_j;
-    m_sim.emit(EventKind::Op, m_sim.comp_compute[size_t(m_r)], op, start_ps, sc_core::sc_time_stamp().to_seconds() * 1e12 - start_ps);
+    m_sim.emit(EventKind::Op, m_r, JobSim::Lane::Compute, op, start_ps, sc_core::sc_time_stamp().to_seconds() * 1e12 - start_ps);
 }
 
 void StageProc::run_buckets() {
@@ -282,9 +288,9 @@ void StageProc::send(int64_t to, size_t key, double bytes) {
     if (m_sim.tw) {
         const uint32_t id = m_sim.op_id("pipeline/send_recv", "collective");
         const double start = t0.to_seconds() * 1e12;
-        m_sim.emit(EventKind::Transfer, job.p2p_inter_node ? m_sim.comp_inter[size_t(m_r)] : m_sim.comp_intra[size_t(m_r)], id, start, a.to_seconds() * 1e12,
+        m_sim.emit(EventKind::Transfer, m_r, job.p2p_inter_node ? JobSim::Lane::Inter : JobSim::Lane::Intra, id, start, a.to_seconds() * 1e12,
                    c.inter_bytes + c.intra_bytes);
-        m_sim.emit(EventKind::Stall, m_sim.comp_compute[size_t(m_r)], id, start, ps, 0, 0, "pipeline_comm");
+        m_sim.emit(EventKind::Stall, m_r, JobSim::Lane::Compute, id, start, ps, 0, 0, "pipeline_comm");
     }
     add_exposed(std::string("pipeline/") + (job.p2p_inter_node ? "inter" : "intra"), ps);
     if (split) collective({Collective::AllGather, CommScope::Tensor, bytes}, true);  // the receiving node's gather
@@ -340,7 +346,7 @@ void StageProc::run() {
             const double ps = (sc_core::sc_time_stamp() - t0).to_seconds() * 1e12;
             if (ps > 0) add_exposed(job.data.nodes() > 1 ? "data/inter" : "data/intra", ps);
             if (m_sim.tw)
-                m_sim.emit(EventKind::Stall, m_sim.comp_compute[size_t(m_r)], m_sim.op_id(std::string("data/") + (job.zero_stage >= 1 ? "reduce_scatter" : "all_reduce"), "collective"),
+                m_sim.emit(EventKind::Stall, m_r, JobSim::Lane::Compute, m_sim.op_id(std::string("data/") + (job.zero_stage >= 1 ? "reduce_scatter" : "all_reduce"), "collective"),
                            t0.to_seconds() * 1e12, ps, 0, 0, "data_comm");
         } else {
             collective({job.zero_stage >= 1 ? Collective::ReduceScatter : Collective::AllReduce, CommScope::Data, grads}, true);
@@ -355,8 +361,8 @@ void StageProc::run() {
     if (m_sim.tw) {
         const uint32_t id = m_sim.op_id("optimizer", "pass");
         const double now = sc_core::sc_time_stamp().to_seconds() * 1e12;
-        m_sim.emit(EventKind::Fold, m_sim.comp_compute[size_t(m_r)], id, now, st.optimizer_ps);
-        m_sim.emit(EventKind::Op, m_sim.comp_compute[size_t(m_r)], id, now, st.optimizer_ps);
+        m_sim.emit(EventKind::Fold, m_r, JobSim::Lane::Compute, id, now, st.optimizer_ps);
+        m_sim.emit(EventKind::Op, m_r, JobSim::Lane::Compute, id, now, st.optimizer_ps);
     }
     tick(sc_time(st.optimizer_ps, SC_PS));
     times.compute_ps += st.optimizer_ps;
@@ -445,7 +451,7 @@ JobResult simulate_job(const JobModel& job, const std::string& trace_path, const
     if (sim.tw) {
         // a stage that finished early waits for the slowest: that wait is bubble too
         for (size_t i = 0; i < r.stages.size(); ++i)
-            sim.emit(EventKind::Stall, sim.comp_compute[i], sim.op_id("step_end", "pass"), r.stages[i].end_ps, r.step_ps - r.stages[i].end_ps, 0, 0,
+            sim.emit(EventKind::Stall, int64_t(i), JobSim::Lane::Compute, sim.op_id("step_end", "pass"), r.stages[i].end_ps, r.step_ps - r.stages[i].end_ps, 0, 0,
                      "pipeline_bubble");
         sim.tw->set_attr("job_summary", job_summary(r));
         sim.tw->set_ops(sim.ops);
