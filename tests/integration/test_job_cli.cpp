@@ -131,6 +131,9 @@ TEST_CASE("a job's bad input is one line and exit code 2", "[e2e][cluster][bad_i
     const CliResult r = run_archsim("run " + job_yaml() + "#tiny --target " + kSrc + "/configs/clusters/targets.yaml#NoSuchTarget --out " + out);
     CHECK(r.exit_code == 2);
     CHECK(r.err.find("NVIDIA_H100_8x_NVLink") != std::string::npos);  // lists the known targets
+    const CliResult onnx = run_archsim("run " + kSrc + "/workloads/models/resnet18.onnx --target " + kTarget + " --out " + out);
+    CHECK(onnx.exit_code == 2);
+    CHECK(onnx.err.find("a parallel job is WORKLOADS.yaml#NAME") != std::string::npos);
 }
 
 TEST_CASE("a tensor x pipeline parallel inference job reports TTFT, time per token and its collectives", "[e2e][cluster]") {

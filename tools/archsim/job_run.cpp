@@ -321,6 +321,9 @@ static int run_phases(const LlmJob& job, const JobRunArgs& args, std::chrono::st
 int cmd_run_job(const JobRunArgs& args) {
     const auto t0 = std::chrono::steady_clock::now();
     const auto hash = args.workload.find('#');
+    if (hash == std::string::npos)
+        throw UserError("archsim run " + args.workload + " --target " + args.target,
+                        "a parallel job is WORKLOADS.yaml#NAME, or FILE.toml#NAME of an llm entry with a parallelism table");
     const std::string wfile = args.workload.substr(0, hash), wname = hash == std::string::npos ? "" : args.workload.substr(hash + 1);
     const std::string ext = fs::path(wfile).extension().string();
     if (ext == ".toml" && !args.phase.empty()) throw UserError("--phase " + args.phase, "schedule phases are a workloads.yaml feature");
