@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <set>
@@ -554,4 +555,34 @@ TEST_CASE("a slice reads only what it copies, and a GEMM reads a sliced operand 
     REQUIRE(ks.size() == 2);  // the projection, and the product reading q and k where they lie in qkv
     CHECK(ks[1]->members.size() == 4);  // MatMul, both slices, the transpose
     CHECK(ks[1]->cost.bytes_read == 2 * 8 * 32 * 4 + 6 * 8);  // two thirds of qkv, and the slices' int64 bounds
+}
+
+TEST_CASE("a vector_separate pair keeps a consumer out of its producer's vector kernel, both ways of the boundary", "[unit][lowering]") {
+    // softmax then a unary operator after it: one kernel, or two when the pair says so
+    OpGraph g = build({2, 16, 16}, {2, 16, 16}, [](gen::Emitter& e) {
+        onnx::NodeProto* sm = nullptr;
+        const std::string p = e.node("Softmax", {e.node("Mul", {"x", e.scalar(0.125f)})}, &sm);
+        gen::set_int(*sm, "axis", -1);
+        return e.node("Relu", {p});
+    });
+    CHECK(kernels(lower(g, profile(false, true, false))).size() == 1);
+    RuntimeProfile rt = profile(false, true, false);
+    rt.vector_separate = {{"Softmax", "Relu"}};
+    const auto plan = lower(g, rt);
+    REQUIRE(kernels(plan).size() == 2);
+    CHECK(kernels(plan)[0]->op_type == "Softmax+Scale");
+    CHECK(kernels(plan)[1]->op_type == "Relu");
+    // the other order of the pair separates nothing
+    rt.vector_separate = {{"Relu", "Softmax"}};
+    CHECK(kernels(lower(g, rt)).size() == 1);
+}
+
+TEST_CASE("the megatron profile runs Megatron-LM's kernels: fused softmax, then the attention dropout apart", "[unit][lowering]") {
+    const RuntimeProfile rt = load_runtime("megatron", std::string(ARCHSIM_SOURCE_DIR) + "/configs/runtimes");
+    CHECK(std::find(rt.vector_separate.begin(), rt.vector_separate.end(), std::make_pair(std::string("Softmax"), std::string("Dropout"))) !=
+          rt.vector_separate.end());
+    CHECK_FALSE(rt.attention);
+    const std::string bad = (fs::temp_directory_path() / "archsim_bad_separate.toml").string();
+    std::ofstream(bad) << "[passes]\nvector_separate = \"Softmax Dropout\"\n";
+    CHECK_THROWS_WITH(load_runtime(bad, ""), Catch::Contains("not PRODUCER>CONSUMER"));
 }

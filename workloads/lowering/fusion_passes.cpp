@@ -189,7 +189,7 @@ void fuse_epilogues(FusionGroups& groups, const std::vector<std::string>& allowe
     }
 }
 
-void fuse_vector_regions(FusionGroups& groups) {
+void fuse_vector_regions(FusionGroups& groups, const std::vector<std::pair<std::string, std::string>>& separate) {
     const OpGraph& g = groups.graph();
     for (int32_t e : g.topo_order()) {
         if (!is_vector(op_at(g, e)) || groups.has_contraction(e)) continue;
@@ -197,6 +197,8 @@ void fuse_vector_regions(FusionGroups& groups) {
             if (t < 0) continue;
             const int32_t p = g.producer(t);
             if (p < 0 || !is_vector(op_at(g, p)) || groups.has_contraction(p)) continue;
+            const std::pair<std::string, std::string> edge{op_at(g, p).op_type, op_at(g, e).op_type};
+            if (std::find(separate.begin(), separate.end(), edge) != separate.end()) continue;
             groups.try_merge(p, e);
         }
     }

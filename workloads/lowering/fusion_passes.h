@@ -57,8 +57,9 @@ void fuse_epilogues(FusionGroups& groups, const std::vector<std::string>& allowe
 void fuse_activations(FusionGroups& groups);
 
 /// Merges each elementwise or reduction operator outside the contraction kernels with the
-/// producers of its inputs that are elementwise or reduction operators too.
-void fuse_vector_regions(FusionGroups& groups);
+/// producers of its inputs that are elementwise or reduction operators too, except across an
+/// edge whose (producer, consumer) op types are in `separate`.
+void fuse_vector_regions(FusionGroups& groups, const std::vector<std::pair<std::string, std::string>>& separate = {});
 
 /// Folds each Transpose, Slice, Split or Expand whose outputs, through views (Reshape, Squeeze, ...) and
 /// further transposes or slices, each feed one contraction operand, or one elementwise or

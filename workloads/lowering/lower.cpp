@@ -287,7 +287,7 @@ OpGraph lower(const OpGraph& graph, const RuntimeProfile& runtime, const std::st
     if (runtime.projections) merge_projections(groups);
     if (runtime.epilogues) fuse_epilogues(groups, runtime.epilogue_ops);
     if (runtime.activations) fuse_activations(groups);
-    if (runtime.vector_regions) fuse_vector_regions(groups);
+    if (runtime.vector_regions) fuse_vector_regions(groups, runtime.vector_separate);
     if (runtime.layouts) fold_layouts(groups);
     std::vector<int32_t> kernel_groups;
     OpGraph plan = build_kernels(graph, groups, runtime.name, &kernel_groups);

@@ -24,6 +24,10 @@ const ParamBinder<RuntimeProfile>& runtime_params() {
                  "elementwise operator");
         b.boolean("passes.vector_regions", [](R& r) -> bool& { return r.vector_regions; }, false,
                   "Connected elementwise and reduction operators run as one kernel (loop and input fusion)");
+        b.string("passes.vector_separate", [](R& r) -> std::string& { return r.vector_separate_text; }, "", {},
+                 "Comma-separated PRODUCER>CONSUMER op-type pairs the vector-region pass does not join: a consumer of that "
+                 "type reading a producer of that type starts a kernel of its own (a framework module run apart, such as "
+                 "Megatron-LM's attention dropout after its fused softmax: \"Softmax>Dropout\")");
         b.boolean("passes.attention", [](R& r) -> bool& { return r.attention; }, false,
                   "Q K^T, scale, mask, softmax and P V run as one fused attention kernel whose scores never leave the chip "
                   "(FlashAttention); a machine without a fused-attention model refuses such a kernel");
@@ -120,6 +124,12 @@ RuntimeProfile load_runtime(const std::string& name_or_file, const std::string& 
     r.library_entry_ops = split_list(r.library_entry_ops_text);
     r.reference_ops = split_list(r.reference_ops_text);
     r.blas_precisions = split_list(r.blas_precisions_text);
+    for (const auto& pair : split_list(r.vector_separate_text)) {
+        const auto gt = pair.find('>');
+        if (gt == std::string::npos || gt == 0 || gt + 1 == pair.size())
+            throw UserError(file, "passes.vector_separate: '" + pair + "' is not PRODUCER>CONSUMER (two op types)");
+        r.vector_separate.push_back({pair.substr(0, gt), pair.substr(gt + 1)});
+    }
     for (const auto& p : r.blas_precisions)
         if (p != "fp32" && p != "bf16" && p != "fp16" && p != "int8")
             throw UserError(file, "blas.precisions: unknown precision '" + p + "' (fp32, bf16, fp16, int8)");

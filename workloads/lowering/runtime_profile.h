@@ -19,6 +19,7 @@ struct RuntimeProfile {
     bool epilogues = false;                    ///< contractions take their elementwise consumers
     std::string epilogue_ops_text;             ///< comma-separated op types an epilogue takes; "" = every elementwise one
     bool vector_regions = false;               ///< connected elementwise/reduction operators become one kernel
+    std::string vector_separate_text;          ///< "A>B, ...": a B reading an A stays out of A's vector kernel
     bool layouts = false;                      ///< transposes feeding contractions fold into their operand layout
     bool attention = false;                    ///< attention blocks become one fused kernel (FlashAttention)
     bool activations = false;                  ///< decomposed activations (SiLU, GELU, ...) become one kernel each
@@ -37,6 +38,8 @@ struct RuntimeProfile {
     std::vector<std::string> library_entry_ops;///< library_entry_ops_text split
     std::vector<std::string> reference_ops;    ///< reference_ops_text split
     std::vector<std::string> blas_precisions;  ///< blas_precisions_text split
+    /// vector_separate_text split: (producer op type, consumer op type) pairs.
+    std::vector<std::pair<std::string, std::string>> vector_separate;
 
     /// Whether blas.ops go to the BLAS in a run at `precision` ("fp32", ...).
     bool blas_at(const std::string& precision) const {
