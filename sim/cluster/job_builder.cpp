@@ -74,12 +74,19 @@ std::pair<double, double> ChunkServeRun::decode_at(int64_t kv) const {
     return decode.back().second;
 }
 
+int64_t inference_microbatches(int64_t batch, int64_t pp) {
+    for (int64_t m = std::min(batch, pp); m > 1; --m)
+        if (batch % m == 0) return m;
+    return 1;
+}
+
 JobModel build_inference_job(const ParallelPlan& plan, const ClusterConfig& cl, const std::vector<ChunkServeRun>& runs, int64_t steps,
-                             const JobOptions& opt, const std::string& where) {
+                             int64_t microbatches, const JobOptions& opt, const std::string& where) {
     JobModel j = place(plan, cl, opt, where);
     j.inference = true;
+    j.microbatches = std::max<int64_t>(1, microbatches);
     const ParallelismSpec& s = plan.spec;
-    const double b = double(s.microbatch), h = double(plan.model.hidden), e = elem_bytes(plan.model.activations_precision);
+    const double b = double(s.microbatch / j.microbatches), h = double(plan.model.hidden), e = elem_bytes(plan.model.activations_precision);
     const double logits = b * double(plan.model.vocab) * e;
     for (int64_t st = 0; st < s.pp; ++st) {
         std::vector<PassCost> passes;

@@ -61,9 +61,17 @@ struct ChunkServeRun {
 /// tensor-parallel collectives (one all-reduce of the pass's activations for the vocabulary-
 /// parallel embedding, two per layer, an all-gather of the last token's logits shards), the
 /// stages handing the activations on and the last stage the next tokens back to the first.
-/// `runs` holds one ChunkServeRun per plan.kinds entry. Throws UserError like build_job.
+/// The batch (plan.spec.microbatch sequences) flows through the stages as `microbatches`
+/// microbatches (inference_microbatches), each pass costed per microbatch: `runs` holds one
+/// ChunkServeRun per plan.kinds entry, simulated at batch / microbatches. Throws UserError like
+/// build_job.
 JobModel build_inference_job(const ParallelPlan& plan, const ClusterConfig& cluster, const std::vector<ChunkServeRun>& runs, int64_t steps,
-                             const JobOptions& options, const std::string& where);
+                             int64_t microbatches, const JobOptions& options, const std::string& where);
+
+/// How many microbatches a serving batch of `batch` sequences is split into over `pp` pipeline
+/// stages so that every stage has work (pipelined prefill and decode): the largest divisor of the
+/// batch not above pp (1 without pipeline parallelism).
+int64_t inference_microbatches(int64_t batch, int64_t pp);
 
 /// Peak memory of each stage's device, bytes: its chunks' weights, gradients and optimizer state
 /// (ZeRO stages 1-3 dividing optimizer state, gradients and weights by dp), the activations of

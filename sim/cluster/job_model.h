@@ -78,9 +78,12 @@ struct JobModel {
     double param_bytes_per_stage_device = 0;  ///< for ZeRO's all-gather
     double intra_pj_per_byte = 0, inter_pj_per_byte = 0;  ///< link energies; 0 = not modeled
     /// Inference instead of a training step: each stage runs `passes[stage]` in order, forward
-    /// only (pass 0 the prefill, then one pass per decode step); stage r > 0 waits for stage
-    /// r - 1's pass, and stage 0's pass k waits for the last stage's pass k - 1 (the next token
-    /// depends on the last). `stages`, `schedule` and the gradient fields are then unused.
+    /// only (pass 0 the prefill, then one pass per decode step), each pass once per microbatch
+    /// of the batch (`microbatches` of them, pipelined through the stages: FasterTransformer's
+    /// and Megatron's pipelined prefill and decode); stage r > 0 waits for stage r - 1's
+    /// microbatch, and stage 0's pass k of a microbatch waits for the last stage's pass k - 1 of
+    /// that microbatch (its next token depends on it). `stages`, `schedule` and the gradient
+    /// fields are then unused; PassCost times are one microbatch's.
     bool inference = false;
     std::vector<std::vector<PassCost>> passes;
     // for the trace (simulate_job's trace_path)
@@ -115,7 +118,8 @@ struct JobResult {
     std::vector<CommTotal> comm;         ///< summed over the representative devices
     double intra_bytes = 0, inter_bytes = 0;  ///< sent per iteration by the representative devices
     double link_queued_ps = 0;           ///< time transfers waited for a busy link (contention)
-    /// Inference: when the last stage finished each pass, ps (pass 0: the first token).
+    /// Inference: when the last stage finished each pass for every microbatch, ps (pass 0: the
+    /// first token of every sequence).
     std::vector<double> pass_end_ps;
     uint64_t events = 0;                 ///< SystemC process activations
 };

@@ -167,7 +167,8 @@ public:
 
 StageProc::StageProc(sc_core::sc_module_name n, JobSim& sim, int64_t r)
     : sc_module(n), intra_port("intra_port"), inter_port("inter_port"), m_sim(sim), m_r(r) {
-    m_ready.assign(sim.job.inference ? sim.job.passes[0].size() : size_t(2 * sim.job.virtual_stages * sim.job.microbatches), 0);
+    m_ready.assign(sim.job.inference ? sim.job.passes[0].size() * size_t(std::max<int64_t>(1, sim.job.microbatches))
+                                     : size_t(2 * sim.job.virtual_stages * sim.job.microbatches), 0);
     if (sim.job.inference) {
         SC_THREAD(run_inference);
         return;
@@ -300,15 +301,18 @@ void StageProc::send(int64_t to, size_t key, double bytes) {
 void StageProc::run_inference() {
     const JobModel& job = m_sim.job;
     const auto& passes = job.passes[m_r];
-    for (size_t k = 0; k < passes.size(); ++k) {
-        const char* name = k == 0 ? "prefill" : "decode";
-        if (m_r > 0 || k > 0) wait_for(k, m_sim.tw ? m_sim.op_id(name, "pass") : 0);
-        run_pass(passes[k], false, 0, name);
-        if (m_r == job.pp - 1) m_sim.pass_end_ps[k] = sc_core::sc_time_stamp().to_seconds() * 1e12;
-        if (m_r < job.pp - 1) send(m_r + 1, k, passes[k].send_bytes);
-        else if (k + 1 < passes.size() && job.pp > 1) send(0, k + 1, passes[k].send_bytes);
-        else if (k + 1 < passes.size()) deliver(k + 1);  // one stage: its own next token
-    }
+    const size_t mbs = size_t(std::max<int64_t>(1, job.microbatches));
+    for (size_t k = 0; k < passes.size(); ++k)
+        for (size_t j = 0; j < mbs; ++j) {
+            const char* name = k == 0 ? "prefill" : "decode";
+            const size_t key = k * mbs + j;
+            if (m_r > 0 || k > 0) wait_for(key, m_sim.tw ? m_sim.op_id(name, "pass") : 0);
+            run_pass(passes[k], false, 0, name);
+            if (m_r == job.pp - 1) m_sim.pass_end_ps[k] = sc_core::sc_time_stamp().to_seconds() * 1e12;
+            if (m_r < job.pp - 1) send(m_r + 1, key, passes[k].send_bytes);
+            else if (k + 1 < passes.size() && job.pp > 1) send(0, key + mbs, passes[k].send_bytes);
+            else if (k + 1 < passes.size()) deliver(key + mbs);  // one stage: its own next token
+        }
     times.end_ps = sc_core::sc_time_stamp().to_seconds() * 1e12;
 }
 
@@ -403,7 +407,7 @@ JobResult simulate_job(const JobModel& job, const std::string& trace_path, const
             // the stage's device energy as a mean per MAC of its passes (the device runs' totals)
             double j = 0, macs = 0;
             if (job.inference) {
-                for (const auto& p : job.passes[size_t(r)]) j += p.energy_j, macs += p.macs;
+                for (const auto& p : job.passes[size_t(r)]) j += p.energy_j * double(job.microbatches), macs += p.macs * double(job.microbatches);
             } else {
                 for (const auto& c : job.stages[size_t(r)].chunks)
                     j += double(job.microbatches) * (c.forward.energy_j + c.backward.energy_j), macs += double(job.microbatches) * (c.forward.macs + c.backward.macs);

@@ -161,15 +161,17 @@ TEST_CASE("a tensor x pipeline parallel inference job reports TTFT, time per tok
     CHECK(tpot > 0);
     CHECK(req == Approx(ttft + 7 * tpot));                   // the prefill's token, then 7 decode steps
     CHECK(j["tokens_per_s"].get<double>() == Approx(2 * 8 / req));
-    // per pass: the embedding's all-reduce and two per layer (4 layers over the two stages),
-    // and the LM head's logits all-gather; 8 passes (the prefill and 7 decode steps)
+    // the batch of 2 flows through the 2 stages as 2 microbatches (pipelined prefill and decode);
+    // per microbatch and pass: the embedding's all-reduce and two per layer (4 layers over the two
+    // stages), and the LM head's logits all-gather; 8 passes (the prefill and 7 decode steps)
+    CHECK(j["parallelism"]["pipeline_microbatches"] == 2);
     int64_t ar = 0, ag = 0;
     for (const auto& c : j["communication"]) {
         if (c["scope"] == "tensor" && c["collective"] == "all_reduce") ar += c["count"].get<int64_t>();
         if (c["scope"] == "tensor" && c["collective"] == "all_gather") ag += c["count"].get<int64_t>();
     }
-    CHECK(ar == 9 * 8);
-    CHECK(ag == 8);
+    CHECK(ar == 2 * 9 * 8);
+    CHECK(ag == 2 * 8);
     CHECK(j["tensor_comm_share_of_token"].get<double>() > 0);
     CHECK(j["tensor_comm_share_of_token"].get<double>() < 1);
 }

@@ -76,3 +76,18 @@ TEST_CASE("job sim: gradient buckets overlap the last backward pass and only the
     CHECK(overlapped.step_ps < 11.0 * kMs + 2 * one);
     CHECK(overlapped.stages[0].exposed_comm_ps < overlapped.comm[0].time_ps);
 }
+
+TEST_CASE("job sim: a serving batch pipelined as pp microbatches keeps every stage busy", "[sim][cluster]") {
+    // 2 stages, 2 microbatches, 1 ms per microbatch and stage, a prefill and 2 decode steps: the
+    // first tokens after (pp + m - 1) ms, then each step takes m ms (the stages alternate)
+    JobModel j = pipeline("1f1b", 2, 1, 2, 0, 0);
+    j.inference = true;
+    j.passes.assign(2, std::vector<PassCost>(3));
+    for (auto& st : j.passes)
+        for (auto& p : st) p.compute_ps = 1.0 * kMs;
+    const JobResult r = simulate_job(j);
+    REQUIRE(r.pass_end_ps.size() == 3);
+    CHECK(r.pass_end_ps[0] == Approx(3.0 * kMs));
+    CHECK(r.pass_end_ps[1] == Approx(5.0 * kMs));
+    CHECK(r.pass_end_ps[2] == Approx(7.0 * kMs));
+}

@@ -87,7 +87,7 @@ struct DeviceTask {
 
 /// Runs every task whose metrics.json is not there yet (resumable), up to one process per core.
 void run_devices(const ParallelPlan& plan, const LlmJob& job, const ClusterConfig& cl, const std::string& dev_dir, const std::vector<DeviceTask>& tasks,
-                 const std::string& precision, const std::string& runtime, const std::vector<std::string>& device_sets) {
+                 const std::string& precision, const std::string& runtime, const std::vector<std::string>& device_sets, int64_t split = 1) {
     const std::string self = fs::read_symlink("/proc/self/exe").string();
     const std::string wl = dev_dir + "/workload.toml";
     write_file_atomically(wl, workload_toml(job));
@@ -103,7 +103,7 @@ void run_devices(const ParallelPlan& plan, const LlmJob& job, const ClusterConfi
             const ChunkShape& sh = plan.kinds[t.kind];
             fs::create_directories(t.dir);
             std::vector<std::string> a = {"run", wl + "#job@" + t.phase, "--arch", cl.device, "--out", t.dir, "--format", "json", "--detail", "kernel",
-                                          "--batch", std::to_string(plan.spec.microbatch), "--precision", precision};
+                                          "--batch", std::to_string(plan.spec.microbatch / split), "--precision", precision};
             if (t.phase == "train")
                 a.insert(a.end(), {"--train", "--recompute", plan.spec.recompute, "--optimizer", plan.spec.optimizer, "--loss", sh.head ? "cross_entropy" : "mse"});
             for (const auto& [key, val] : std::vector<std::pair<std::string, std::string>>{
@@ -161,6 +161,7 @@ int run_inference(const LlmJob& job, const Target& target, const ClusterConfig& 
     const LlmShape& m = job.model;
     const ParallelismSpec& s = plan.spec;
     const int64_t steps = std::max<int64_t>(0, m.generate - 1);  // the prefill makes the first token
+    const int64_t mbs = inference_microbatches(s.microbatch, s.pp);  // the batch pipelined through the stages
     std::vector<int64_t> kvs;
     if (steps > 0)
         for (int64_t t : {int64_t(0), (steps - 1) / 3, 2 * (steps - 1) / 3, steps - 1})
@@ -170,7 +171,7 @@ int run_inference(const LlmJob& job, const Target& target, const ClusterConfig& 
         tasks.push_back({"prefill", k, dev_dir + "/prefill" + std::to_string(k)});
         for (int64_t kv : kvs) tasks.push_back({"decode=" + std::to_string(kv), k, dev_dir + "/decode" + std::to_string(k) + "_kv" + std::to_string(kv)});
     }
-    run_devices(plan, job, cl, dev_dir, tasks, precision, runtime, args.device_sets);
+    run_devices(plan, job, cl, dev_dir, tasks, precision, runtime, args.device_sets, mbs);
     std::vector<ChunkServeRun> runs(plan.kinds.size());
     double peak = 0;
     for (size_t k = 0; k < plan.kinds.size(); ++k) {
@@ -183,18 +184,28 @@ int run_inference(const LlmJob& job, const Target& target, const ClusterConfig& 
     }
     JobOptions opt;
     opt.gpudirect_rdma = job.tuning.gpudirect_rdma;
-    JobModel model = build_inference_job(plan, cl, runs, steps, opt, job.where());
+    JobModel model = build_inference_job(plan, cl, runs, steps, mbs, opt, job.where());
     model.name = job.where(), model.target = target.name, model.precision = precision, model.device_peak_macs_per_s = peak;
     const JobResult res = simulate_job(model, args.out_dir + "/trace.h5", args.detail);
     const double ttft = res.pass_end_ps.front() * 1e-12, total = res.pass_end_ps.back() * 1e-12;
     const double tpot = steps > 0 ? (total - ttft) / double(steps) : 0.0;
     const double tokens = double(s.dp * s.microbatch * m.generate);
-    // one decode step's tensor-parallel collectives alone (the same cost model the simulation ran)
+    // a middle decode step as one microbatch's path through every stage: its compute, its
+    // tensor-parallel collectives (the same cost model the simulation ran) and the hand-offs
     const double e = m.activations_precision == "fp32" ? 4.0 : m.activations_precision == "fp8" ? 1.0 : 2.0;
-    double step_comm = 0;
-    if (s.tp > 1)
-        step_comm = double(2 * m.layers + 1) * collective_cost(Collective::AllReduce, double(s.microbatch) * double(m.hidden) * e, model.tensor).time_ps +
-                    collective_cost(Collective::AllGather, double(s.microbatch) * double(m.vocab) * e, model.tensor).time_ps;
+    double step_comm = 0, path = 0;
+    const size_t mid = model.passes[0].size() / 2;
+    for (const auto& st : model.passes) {
+        path += st[mid].compute_ps;
+        for (const CommOp& op : st[mid].comm) {
+            const double t = collective_cost(op.kind, op.bytes, model.tensor).time_ps;
+            path += t;
+            if (op.scope == CommScope::Tensor) step_comm += t;
+        }
+    }
+    CommGroup pair = model.tensor;
+    pair.ranks = 2, pair.ranks_per_node = model.p2p_inter_node ? 1 : 2;
+    path += double(s.pp - 1) * collective_cost(Collective::SendRecv, double(s.microbatch / mbs) * double(m.hidden) * e, pair).time_ps;
     double energy = 0;
     for (const auto& st : res.stages) energy += st.energy_j;
     const double n = double(res.stages.size()), devices = double(s.devices());
@@ -208,14 +219,16 @@ int run_inference(const LlmJob& job, const Target& target, const ClusterConfig& 
     out["devices"] = s.devices();
     out["model"] = {{"family", m.model_family}, {"hidden", m.hidden}, {"layers", m.layers}, {"heads", m.heads}, {"kv_heads", m.kv_heads},
                     {"vocab", m.vocab}, {"ffn", m.ffn}, {"parameters", m.parameters()}, {"precision", precision}};
-    out["parallelism"] = {{"tp", s.tp}, {"pp", s.pp}, {"dp", s.dp}, {"batch_per_replica", s.microbatch}};
+    out["parallelism"] = {{"tp", s.tp}, {"pp", s.pp}, {"dp", s.dp}, {"batch_per_replica", s.microbatch}, {"pipeline_microbatches", mbs}};
     out["prompt_tokens"] = m.prompt, out["generated_tokens"] = m.generate;
     out["ttft_s"] = ttft;
     out["time_per_output_token_s"] = tpot;
     out["request_s"] = total;
     out["tokens_per_s"] = total > 0 ? tokens / total : 0.0;
     out["tensor_comm_per_token_s"] = step_comm * 1e-12;
-    out["tensor_comm_share_of_token"] = tpot > 0 ? step_comm * 1e-12 / tpot : 0.0;
+    out["tensor_comm_share_of_token"] = path > 0 ? step_comm / path : 0.0;
+    out["tensor_comm_note"] = "one microbatch's path through every stage for a middle decode step: its tensor-parallel collectives over "
+                              "the path's compute, collectives and hand-offs (with pp = 1 the path is the time per output token)";
     out["decode_points"] = json::array();
     for (int64_t kv : kvs) {
         double ps = 0;
@@ -244,8 +257,8 @@ int run_inference(const LlmJob& job, const Target& target, const ClusterConfig& 
     std::printf("%s on %s: %lld devices (tp %lld x pp %lld x dp %lld), batch %lld per replica, %lld prompt + %lld generated tokens\n",
                 job.where().c_str(), target.name.c_str(), (long long)s.devices(), (long long)s.tp, (long long)s.pp, (long long)s.dp,
                 (long long)s.microbatch, (long long)m.prompt, (long long)m.generate);
-    std::printf("  time to first token   %s\n  time per output token %s (tensor-parallel collectives %s of it, %.1f%%)\n", si(ttft, "s").c_str(),
-                si(tpot, "s").c_str(), si(step_comm * 1e-12, "s").c_str(), tpot > 0 ? 100 * step_comm * 1e-12 / tpot : 0.0);
+    std::printf("  time to first token   %s\n  time per output token %s (tensor-parallel collectives %s a microbatch's token, %.1f%% of its path)\n",
+                si(ttft, "s").c_str(), si(tpot, "s").c_str(), si(step_comm * 1e-12, "s").c_str(), path > 0 ? 100 * step_comm / path : 0.0);
     std::printf("  tokens per second     %.1f (all replicas)\n  memory per device     %s (weights %s, KV cache %s)\n", total > 0 ? tokens / total : 0.0,
                 si(weights + kv_cache, "B").c_str(), si(weights, "B").c_str(), si(kv_cache, "B").c_str());
     std::printf("  wrote %s/last_run.json\n", args.out_dir.c_str());
