@@ -109,6 +109,13 @@ training = { optimizer = "adam", recompute = "full" }
     INFO(t.err);
     REQUIRE(t.exit_code == 0);
     CHECK(json::parse(slurp(out2 + "/last_run.json"))["step_time_s"].get<double>() == Approx(step));
+    // resumable: the device runs are reused when nothing changed, and rerun when the job did
+    const std::string sig = slurp(out + "/devices/chunk0/signature.txt");
+    CHECK(sig.find("--batch\n2") != std::string::npos);
+    const CliResult again = run_archsim("run " + job_yaml() + "#tiny --target " + kTarget + " --out " + out + " --microbatch 1");
+    REQUIRE(again.exit_code == 0);
+    CHECK(slurp(out + "/devices/chunk0/signature.txt").find("--batch\n1") != std::string::npos);
+    CHECK(json::parse(slurp(out + "/last_run.json"))["parallelism"]["microbatches_per_pipeline"] == 8);
 }
 
 TEST_CASE("a job's bad input is one line and exit code 2", "[e2e][cluster][bad_input]") {

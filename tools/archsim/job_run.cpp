@@ -85,33 +85,49 @@ struct DeviceTask {
     std::string dir;
 };
 
-/// Runs every task whose metrics.json is not there yet (resumable), up to one process per core.
+/// Runs every task whose metrics.json is not there yet, or was made by another command or from
+/// other inputs (the job's workload text, the device config and the command line are kept in
+/// signature.txt beside it), up to one process per core: an interrupted job resumes where it
+/// stopped, and an edited one reruns what changed.
 void run_devices(const ParallelPlan& plan, const LlmJob& job, const ClusterConfig& cl, const std::string& dev_dir, const std::vector<DeviceTask>& tasks,
                  const std::string& precision, const std::string& runtime, const std::vector<std::string>& device_sets, int64_t split = 1) {
     const std::string self = fs::read_symlink("/proc/self/exe").string();
     const std::string wl = dev_dir + "/workload.toml";
     write_file_atomically(wl, workload_toml(job));
+    // each task's command line; with the workload text, what a finished run's signature must match
+    auto command = [&](const DeviceTask& t) {
+        const ChunkShape& sh = plan.kinds[t.kind];
+        std::vector<std::string> a = {"run", wl + "#job@" + t.phase, "--arch", cl.device, "--out", t.dir, "--format", "json", "--detail", "kernel",
+                                      "--batch", std::to_string(plan.spec.microbatch / split), "--precision", precision};
+        if (t.phase == "train")
+            a.insert(a.end(), {"--train", "--recompute", plan.spec.recompute, "--optimizer", plan.spec.optimizer, "--loss", sh.head ? "cross_entropy" : "mse"});
+        for (const auto& [key, val] : std::vector<std::pair<std::string, std::string>>{
+                 {"shard.tp", std::to_string(plan.spec.tp)}, {"shard.ep", std::to_string(plan.spec.ep)}, {"shard.layers", std::to_string(sh.layers)},
+                 {"shard.embedding", sh.embedding ? "true" : "false"}, {"shard.head", sh.head ? "true" : "false"}})
+            a.insert(a.end(), {"--workload-set", key + "=" + val});
+        if (!runtime.empty()) a.insert(a.end(), {"--runtime", runtime});
+        for (const auto& s : device_sets) a.insert(a.end(), {"--set", s});
+        return a;
+    };
+    auto signature = [&](const std::vector<std::string>& a) {
+        std::string sig = workload_toml(job) + read_file(cl.device);
+        for (const auto& x : a) sig += "\n" + x;
+        return sig;
+    };
+    // resumable: a run whose metrics.json exists was made by the same command on the same inputs
     std::vector<const DeviceTask*> todo;
     for (const auto& t : tasks)
-        if (!fs::exists(t.dir + "/metrics.json")) todo.push_back(&t);
+        if (!fs::exists(t.dir + "/metrics.json") || read_file(t.dir + "/signature.txt") != signature(command(t))) todo.push_back(&t);
     const size_t jobs = std::max(1u, std::thread::hardware_concurrency());
     std::map<pid_t, const DeviceTask*> running;
     size_t next = 0;
     while (next < todo.size() || !running.empty()) {
         while (next < todo.size() && running.size() < jobs) {
             const DeviceTask& t = *todo[next++];
-            const ChunkShape& sh = plan.kinds[t.kind];
             fs::create_directories(t.dir);
-            std::vector<std::string> a = {"run", wl + "#job@" + t.phase, "--arch", cl.device, "--out", t.dir, "--format", "json", "--detail", "kernel",
-                                          "--batch", std::to_string(plan.spec.microbatch / split), "--precision", precision};
-            if (t.phase == "train")
-                a.insert(a.end(), {"--train", "--recompute", plan.spec.recompute, "--optimizer", plan.spec.optimizer, "--loss", sh.head ? "cross_entropy" : "mse"});
-            for (const auto& [key, val] : std::vector<std::pair<std::string, std::string>>{
-                     {"shard.tp", std::to_string(plan.spec.tp)}, {"shard.ep", std::to_string(plan.spec.ep)}, {"shard.layers", std::to_string(sh.layers)},
-                     {"shard.embedding", sh.embedding ? "true" : "false"}, {"shard.head", sh.head ? "true" : "false"}})
-                a.insert(a.end(), {"--workload-set", key + "=" + val});
-            if (!runtime.empty()) a.insert(a.end(), {"--runtime", runtime});
-            for (const auto& s : device_sets) a.insert(a.end(), {"--set", s});
+            fs::remove(t.dir + "/metrics.json");
+            const std::vector<std::string> a = command(t);
+            write_file_atomically(t.dir + "/signature.txt", signature(a));
             running[spawn_self(self, a, t.dir + "/report.json", t.dir + "/stderr.log")] = &t;
         }
         int status = 0;
