@@ -70,7 +70,13 @@ const ParamBinder<ClusterConfig>& cluster_params() {
 ClusterConfig load_cluster(const std::string& file, const std::vector<std::string>& overrides) {
     ParamSet p(cluster_params().schema());
     p.load_toml_file(file, {"kind"});
-    for (const auto& o : overrides) p.apply_override(o);
+    for (const auto& o : overrides) {
+        try {
+            p.apply_override(o);
+        } catch (const UserError& e) {  // name the flag the override came from
+            throw UserError(file + ": --cluster-set " + o, e.reason());
+        }
+    }
     ClusterConfig c = cluster_params().build(p);
     c.file = file;
     if (c.device.empty()) throw UserError(file + ": device", "missing: the machine config of one device");
