@@ -20,15 +20,11 @@ void tp_reduce(std::vector<CommOp>& ops, double bytes, bool sp) {
     }
 }
 
-/// The job's communicators and links, placed in Megatron-LM's rank order; checks the cluster's size.
+/// The job's communicators and links, placed in Megatron-LM's rank order (check_placement first).
 JobModel place(const ParallelPlan& plan, const ClusterConfig& cl, const JobOptions& opt, const std::string& where) {
+    check_placement(plan, cl, where);
     const ParallelismSpec& s = plan.spec;
-    if (s.devices() > cl.devices())
-        throw UserError(where, "needs tp x pp x dp = " + std::to_string(s.devices()) + " devices; the target " + cl.name + " has " +
-                                   std::to_string(cl.devices()) + " (" + std::to_string(cl.nodes) + " nodes of " + std::to_string(cl.devices_per_node) + ")");
     const int64_t dpn = cl.devices_per_node;
-    if (s.tp > dpn && s.tp % dpn != 0)
-        throw UserError(where + ": parallelism.tp = " + std::to_string(s.tp), "spans nodes unevenly: not a multiple of the " + std::to_string(dpn) + " devices per node");
     JobModel j;
     j.schedule = plan.spec.schedule;
     j.pp = s.pp, j.virtual_stages = s.virtual_stages, j.microbatches = plan.microbatches;
@@ -57,9 +53,17 @@ JobModel place(const ParallelPlan& plan, const ClusterConfig& cl, const JobOptio
     return j;
 }
 
-double elem_bytes(const std::string& precision) { return precision == "fp32" ? 4.0 : precision == "fp8" || precision == "int8" ? 1.0 : 2.0; }
-
 }  // namespace
+
+void check_placement(const ParallelPlan& plan, const ClusterConfig& cl, const std::string& where) {
+    const ParallelismSpec& s = plan.spec;
+    if (s.devices() > cl.devices())
+        throw UserError(where, "needs tp x pp x dp = " + std::to_string(s.devices()) + " devices; the target " + cl.name + " has " +
+                                   std::to_string(cl.devices()) + " (" + std::to_string(cl.nodes) + " nodes of " + std::to_string(cl.devices_per_node) + ")");
+    const int64_t dpn = cl.devices_per_node;
+    if (s.tp > dpn && s.tp % dpn != 0)
+        throw UserError(where + ": parallelism.tp = " + std::to_string(s.tp), "spans nodes unevenly: not a multiple of the " + std::to_string(dpn) + " devices per node");
+}
 
 std::pair<double, double> ChunkServeRun::decode_at(int64_t kv) const {
     if (decode.empty()) return {0.0, 0.0};
@@ -86,7 +90,7 @@ JobModel build_inference_job(const ParallelPlan& plan, const ClusterConfig& cl, 
     j.inference = true;
     j.microbatches = std::max<int64_t>(1, microbatches);
     const ParallelismSpec& s = plan.spec;
-    const double b = double(s.microbatch / j.microbatches), h = double(plan.model.hidden), e = elem_bytes(plan.model.activations_precision);
+    const double b = double(s.microbatch / j.microbatches), h = double(plan.model.hidden), e = double(plan.model.activation_elem_bytes());
     const double logits = b * double(plan.model.vocab) * e;
     for (int64_t st = 0; st < s.pp; ++st) {
         std::vector<PassCost> passes;
@@ -122,7 +126,7 @@ JobModel build_job(const ParallelPlan& plan, const ClusterConfig& cl, const std:
     const ParallelismSpec& s = plan.spec;
     const bool sp = s.sequence_parallel, tp = s.tp > 1;
     const double act = plan.activation_bytes, ce_bytes = double(s.microbatch) * double(plan.model.prompt) * 4.0;
-    const double grad_elem = plan.model.weights_precision == "fp32" ? 4.0 : plan.model.weights_precision == "fp8" ? 1.0 : 2.0;
+    const double grad_elem = double(plan.model.weight_elem_bytes());
     std::vector<ChunkCost> kinds;
     for (size_t k = 0; k < plan.kinds.size(); ++k) {
         const ChunkShape& sh = plan.kinds[k];
@@ -173,7 +177,7 @@ JobModel build_job(const ParallelPlan& plan, const ClusterConfig& cl, const std:
         }
         kinds.push_back(c);
     }
-    const double embed_grad = double(s.tp > 1 ? padded_vocab(plan.model.vocab, s.tp) / s.tp : plan.model.vocab) * double(plan.model.hidden) * grad_elem;
+    const double embed_grad = double(vocab_shard(plan.model.vocab, s.tp)) * double(plan.model.hidden) * grad_elem;
     for (int64_t st = 0; st < s.pp; ++st) {
         StageCost sc;
         double params = 0;

@@ -33,6 +33,11 @@ struct JobOptions {
     bool scatter_gather = true;   ///< Megatron-LM's pipeline scatter/gather (SC21 section 4.1)
 };
 
+/// Checks that `plan` fits `cluster`: enough devices for tp x pp x dp, and a tensor group that
+/// spans whole nodes when it is larger than one. Throws UserError naming `where`. build_job and
+/// build_inference_job check it too; a caller checks first to fail before simulating devices.
+void check_placement(const ParallelPlan& plan, const ClusterConfig& cluster, const std::string& where);
+
 /// Builds the job: per stage its chunks' passes (device-run times; tensor-parallel collectives
 /// per layer as Megatron-LM issues them: two all-reduces of one activation in the forward, two
 /// in the backward, two more in a full recomputation, one for the vocabulary-parallel embedding,

@@ -63,6 +63,12 @@ struct JobModel {
     /// The activation (or its gradient) one stage sends the next per microbatch, bytes.
     double p2p_bytes = 0;
     bool p2p_inter_node = true;      ///< consecutive stages on different nodes
+    /// Two consecutive stages as a communicator for their send/recv (the tensor group's links).
+    CommGroup p2p_pair() const {
+        CommGroup g = tensor;
+        g.ranks = 2, g.ranks_per_node = p2p_inter_node ? 1 : 2;
+        return g;
+    }
     /// Megatron-LM's scatter/gather (SC21 section 4.1): each of the tp ranks sends 1/tp of the
     /// activation through its own NIC and the receiving node all-gathers it over NVLink.
     bool scatter_gather = true;
@@ -75,6 +81,8 @@ struct JobModel {
     /// reduce-scatter and a parameter all-gather after the optimizer step (same volume); 3
     /// gathers each layer's parameters before its forward, recomputation and backward instead.
     int64_t zero_stage = 0;
+    /// How gradients are reduced across replicas: a reduce-scatter under ZeRO, else an all-reduce.
+    Collective gradient_reduction() const { return zero_stage >= 1 ? Collective::ReduceScatter : Collective::AllReduce; }
     double param_bytes_per_stage_device = 0;  ///< for ZeRO's all-gather
     double intra_pj_per_byte = 0, inter_pj_per_byte = 0;  ///< link energies; 0 = not modeled
     /// Inference instead of a training step: each stage runs `passes[stage]` in order, forward

@@ -117,7 +117,9 @@ public:
     std::vector<OpInfo> ops;
     std::map<std::string, uint32_t> op_ids;
     std::map<std::string, StallCauseId> causes;
+    /// The trace's operator for `name` (added on first use); 0 without a trace.
     uint32_t op_id(const std::string& name, const std::string& type) {
+        if (!tw) return 0;
         auto it = op_ids.find(name);
         if (it != op_ids.end()) return it->second;
         OpInfo o;
@@ -237,7 +239,7 @@ void StageProc::wait_for(size_t key, uint32_t op) {
 
 void StageProc::run_pass(const PassCost& pass, bool last_backward_of_chunk, double grad_bytes, const char* name) {
     const size_t n = pass.comm.size();
-    const uint32_t op = m_sim.tw ? m_sim.op_id(name, "pass") : 0;
+    const uint32_t op = m_sim.op_id(name, "pass");
     const double start_ps = sc_core::sc_time_stamp().to_seconds() * 1e12;
     const sc_time slice(pass.compute_ps / double(n + 1), SC_PS);
     if (last_backward_of_chunk && m_buckets_total > 0 && grad_bytes > 0) {  // buckets fill through this backward pass
@@ -268,7 +270,7 @@ void StageProc::run_buckets() {
         const auto [ready, bytes] = m_buckets.front();
         m_buckets.pop_front();
         if (ready > sc_core::sc_time_stamp()) tick(ready - sc_core::sc_time_stamp());
-        collective({m_sim.job.zero_stage >= 1 ? Collective::ReduceScatter : Collective::AllReduce, CommScope::Data, bytes}, false);
+        collective({m_sim.job.gradient_reduction(), CommScope::Data, bytes}, false);
         ++m_buckets_finished;
     }
     m_buckets_done.notify(sc_core::SC_ZERO_TIME);
@@ -277,8 +279,7 @@ void StageProc::run_buckets() {
 void StageProc::send(int64_t to, size_t key, double bytes) {
     const JobModel& job = m_sim.job;
     const sc_time t0 = sc_core::sc_time_stamp();
-    CommGroup pair = job.tensor;
-    pair.ranks = 2, pair.ranks_per_node = job.p2p_inter_node ? 1 : 2;
+    const CommGroup pair = job.p2p_pair();
     const bool split = job.scatter_gather && job.p2p_inter_node && job.tp > 1;
     const CollectiveCost c = collective_cost(Collective::SendRecv, split ? bytes / double(job.tp) : bytes, pair);
     const sc_time a = transfer(job.p2p_inter_node ? inter_port : intra_port, c.inter_bytes + c.intra_bytes,
@@ -306,7 +307,7 @@ void StageProc::run_inference() {
         for (size_t j = 0; j < mbs; ++j) {
             const char* name = k == 0 ? "prefill" : "decode";
             const size_t key = k * mbs + j;
-            if (m_r > 0 || k > 0) wait_for(key, m_sim.tw ? m_sim.op_id(name, "pass") : 0);
+            if (m_r > 0 || k > 0) wait_for(key, m_sim.op_id(name, "pass"));
             run_pass(passes[k], false, 0, name);
             if (m_r == job.pp - 1) m_sim.pass_end_ps[k] = sc_core::sc_time_stamp().to_seconds() * 1e12;
             if (m_r < job.pp - 1) send(m_r + 1, key, passes[k].send_bytes);
@@ -323,7 +324,7 @@ void StageProc::run() {
     for (const PipeOp& op : m_sim.schedule[m_r]) {
         const bool first = m_r == 0 && op.chunk == 0, last = m_r == pp - 1 && op.chunk == v - 1;
         const char* name = op.forward ? "forward" : "backward";
-        if (op.forward ? !first : !last) wait_for(m_sim.key(op.forward, op.chunk, op.microbatch), m_sim.tw ? m_sim.op_id(name, "pass") : 0);
+        if (op.forward ? !first : !last) wait_for(m_sim.key(op.forward, op.chunk, op.microbatch), m_sim.op_id(name, "pass"));
         const ChunkCost& cc = st.chunks[op.chunk];
         run_pass(op.forward ? cc.forward : cc.backward, !op.forward && op.microbatch == m - 1, cc.grad_bytes, name);
         // the activation (gradient) to the stage that needs it next
@@ -350,16 +351,16 @@ void StageProc::run() {
             const double ps = (sc_core::sc_time_stamp() - t0).to_seconds() * 1e12;
             if (ps > 0) add_exposed(job.data.nodes() > 1 ? "data/inter" : "data/intra", ps);
             if (m_sim.tw)
-                m_sim.emit(EventKind::Stall, m_r, JobSim::Lane::Compute, m_sim.op_id(std::string("data/") + (job.zero_stage >= 1 ? "reduce_scatter" : "all_reduce"), "collective"),
+                m_sim.emit(EventKind::Stall, m_r, JobSim::Lane::Compute, m_sim.op_id(std::string("data/") + to_string(job.gradient_reduction()), "collective"),
                            t0.to_seconds() * 1e12, ps, 0, 0, "data_comm");
         } else {
-            collective({job.zero_stage >= 1 ? Collective::ReduceScatter : Collective::AllReduce, CommScope::Data, grads}, true);
+            collective({job.gradient_reduction(), CommScope::Data, grads}, true);
         }
     }
     double expert_grads = 0;
     for (const auto& c : st.chunks) expert_grads += c.expert_grad_bytes;
     if (job.expert_data.ranks > 1 && expert_grads > 0)
-        collective({job.zero_stage >= 1 ? Collective::ReduceScatter : Collective::AllReduce, CommScope::ExpertData, expert_grads}, true);
+        collective({job.gradient_reduction(), CommScope::ExpertData, expert_grads}, true);
     if (pp > 1 && (m_r == 0 || m_r == pp - 1) && st.embedding_grad_bytes > 0)
         collective({Collective::AllReduce, CommScope::Embedding, st.embedding_grad_bytes}, true);
     if (m_sim.tw) {

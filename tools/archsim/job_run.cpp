@@ -92,8 +92,9 @@ struct DeviceTask {
 void run_devices(const ParallelPlan& plan, const LlmJob& job, const ClusterConfig& cl, const std::string& dev_dir, const std::vector<DeviceTask>& tasks,
                  const std::string& precision, const std::string& runtime, const std::vector<std::string>& device_sets, int64_t split = 1) {
     const std::string self = fs::read_symlink("/proc/self/exe").string();
-    const std::string wl = dev_dir + "/workload.toml";
-    write_file_atomically(wl, workload_toml(job));
+    const std::string wl = dev_dir + "/workload.toml", text = workload_toml(job);
+    write_file_atomically(wl, text);
+    const std::string inputs = text + read_file(cl.device);  // what every run's signature starts with
     // each task's command line; with the workload text, what a finished run's signature must match
     auto command = [&](const DeviceTask& t) {
         const ChunkShape& sh = plan.kinds[t.kind];
@@ -110,7 +111,7 @@ void run_devices(const ParallelPlan& plan, const LlmJob& job, const ClusterConfi
         return a;
     };
     auto signature = [&](const std::vector<std::string>& a) {
-        std::string sig = workload_toml(job) + read_file(cl.device);
+        std::string sig = inputs;
         for (const auto& x : a) sig += "\n" + x;
         return sig;
     };
@@ -162,6 +163,13 @@ json comm_json(const JobResult& res) {
     return comm;
 }
 
+/// The job's custom keys, as given.
+json custom_json(const LlmJob& job) {
+    json custom = json::object();
+    for (const auto& [k, v] : job.custom) custom[k] = v;
+    return custom;
+}
+
 std::string si(double v, const char* unit) {
     const char* p[] = {"", "k", "M", "G", "T", "P"};
     int i = 0;
@@ -208,7 +216,7 @@ int run_inference(const LlmJob& job, const Target& target, const ClusterConfig& 
     const double tokens = double(s.dp * s.microbatch * m.generate);
     // a middle decode step as one microbatch's path through every stage: its compute, its
     // tensor-parallel collectives (the same cost model the simulation ran) and the hand-offs
-    const double e = m.activations_precision == "fp32" ? 4.0 : m.activations_precision == "fp8" ? 1.0 : 2.0;
+    const double e = double(m.activation_elem_bytes());
     double step_comm = 0, path = 0;
     const size_t mid = model.passes[0].size() / 2;
     for (const auto& st : model.passes) {
@@ -219,14 +227,12 @@ int run_inference(const LlmJob& job, const Target& target, const ClusterConfig& 
             if (op.scope == CommScope::Tensor) step_comm += t;
         }
     }
-    CommGroup pair = model.tensor;
-    pair.ranks = 2, pair.ranks_per_node = model.p2p_inter_node ? 1 : 2;
-    path += double(s.pp - 1) * collective_cost(Collective::SendRecv, double(s.microbatch / mbs) * double(m.hidden) * e, pair).time_ps;
+    path += double(s.pp - 1) * collective_cost(Collective::SendRecv, double(s.microbatch / mbs) * double(m.hidden) * e, model.p2p_pair()).time_ps;
     double energy = 0;
     for (const auto& st : res.stages) energy += st.energy_j;
     const double n = double(res.stages.size()), devices = double(s.devices());
     const double hd = double(m.hidden / m.heads), kv_local = double(std::max<int64_t>(1, m.kv_heads / s.tp));
-    const double weights = double(m.parameters()) / double(s.tp * s.pp) * (m.weights_precision == "fp32" ? 4.0 : m.weights_precision == "fp8" ? 1.0 : 2.0);
+    const double weights = double(m.parameters()) / double(s.tp * s.pp) * double(m.weight_elem_bytes());
     const double kv_cache = 2.0 * double(m.layers / s.pp) * double(s.microbatch) * double(m.prompt + m.generate) * kv_local * hd * e;
     json out;
     out["workload"] = job.where(), out["target"] = target.name, out["cluster"] = cl.file, out["device"] = cl.device, out["framework"] = job.framework;
@@ -260,9 +266,7 @@ int run_inference(const LlmJob& job, const Target& target, const ClusterConfig& 
     out["power_per_device_w"] = total > 0 ? energy / n / total : 0.0;
     out["not_modeled"] = {"static power while a stage waits", "continuous batching and request arrival (schedule.phases): one request batch end to end",
                           "activation memory of the prefill"};
-    json custom = json::object();
-    for (const auto& [k, v] : job.custom) custom[k] = v;
-    out["custom"] = custom;
+    out["custom"] = custom_json(job);
     out["simulation"] = {{"events", res.events}, {"wall_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()},
                          {"device_runs", tasks.size()}};
     write_file_atomically(args.out_dir + "/last_run.json", out.dump(2) + "\n");
@@ -328,9 +332,7 @@ static int run_phases(const LlmJob& job, const JobRunArgs& args, std::chrono::st
     for (const auto& [k, v] : weighted) out[k] = minutes > 0 ? v / minutes : 0.0;
     out["weighting"] = "each figure is the mean of the phases' weighted by duration_minutes";
     if (out.contains("tokens_per_s")) out["tokens_over_schedule"] = out["tokens_per_s"].get<double>() * minutes * 60.0;
-    json custom = json::object();
-    for (const auto& [k, v] : job.custom) custom[k] = v;
-    out["custom"] = custom;
+    out["custom"] = custom_json(job);
     out["simulation"] = {{"wall_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()}};
     write_file_atomically(args.out_dir + "/last_run.json", out.dump(2) + "\n");
     if (args.format == "json") {
@@ -353,7 +355,7 @@ int cmd_run_job(const JobRunArgs& args) {
     if (hash == std::string::npos)
         throw UserError("archsim run " + args.workload + " --target " + args.target,
                         "a parallel job is WORKLOADS.yaml#NAME, or FILE.toml#NAME of an llm entry with a parallelism table");
-    const std::string wfile = args.workload.substr(0, hash), wname = hash == std::string::npos ? "" : args.workload.substr(hash + 1);
+    const std::string wfile = args.workload.substr(0, hash), wname = args.workload.substr(hash + 1);
     const std::string ext = fs::path(wfile).extension().string();
     if (ext == ".toml" && !args.phase.empty()) throw UserError("--phase " + args.phase, "schedule phases are a workloads.yaml feature");
     LlmJob job = ext == ".toml" ? read_llm_job_toml(wfile, wname) : read_llm_job_yaml(wfile, wname, args.phase);
@@ -380,9 +382,7 @@ int cmd_run_job(const JobRunArgs& args) {
     if (job.tuning.fabric == "RoCE") csets.push_back("network.kind=\"roce\"");
     const ClusterConfig cl = load_cluster(target.cluster, csets);
     const ParallelPlan plan = make_parallel_plan(job.model, job.parallel, job.where());
-    if (plan.spec.devices() > cl.devices())
-        throw UserError(job.where(), "needs tp x pp x dp = " + std::to_string(plan.spec.devices()) + " devices; the target " + target.name +
-                                         " has " + std::to_string(cl.devices()));
+    check_placement(plan, cl, job.where());
     // the device runs
     const std::string dev_dir = args.out_dir + "/devices";
     fs::create_directories(dev_dir);
@@ -474,9 +474,7 @@ int cmd_run_job(const JobRunArgs& args) {
     nm.push_back("gradient clipping's norm all-reduce and the loss-scale check: small, not simulated");
     if (!job.phases.empty()) nm.push_back("schedule.phases: read and kept, not yet simulated phase by phase (the step is the steady state)");
     out["not_modeled"] = nm;
-    json custom = json::object();
-    for (const auto& [k, v] : job.custom) custom[k] = v;
-    out["custom"] = custom;
+    out["custom"] = custom_json(job);
     out["simulation"] = {{"events", res.events}, {"wall_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()},
                          {"device_runs", plan.kinds.size()}};
     write_file_atomically(args.out_dir + "/last_run.json", out.dump(2) + "\n");

@@ -60,7 +60,8 @@ int cmd_trace_summary(const std::string& path) {
     out += top("top 10 operators by energy", [](const OpMetrics& o) { return o.energy_pj; }, [&](const OpMetrics& o) {
         return fmt::format("{:>12.3f} uJ {:>5.1f}%", o.energy_pj * 1e-6, m.energy_pj > 0 ? 100 * o.energy_pj / m.energy_pj : 0.0);
     });
-    const bool is_job = !tr.attr_string("job_summary").empty();
+    const std::string job = tr.attr_string("job_summary");  // a parallel job's trace (sim/cluster): its split
+    const bool is_job = !job.empty();
     out += is_job ? "\nstall time by cause (summed over one device per pipeline stage)\n" : "\nstall time by cause\n";
     if (m.stall_cycles_by_cause.empty()) out += "  none\n";
     for (const auto& [cause, c] : m.stall_cycles_by_cause)
@@ -87,7 +88,6 @@ int cmd_trace_summary(const std::string& path) {
         for (const auto* c : compute)
             if (c->level != "compute") out += fmt::format("  {:<28} {:>6.2f}%  ({} ops)\n", c->name, 100 * c->utilization, c->ops);
     }
-    const std::string job = tr.attr_string("job_summary");  // a parallel job's trace (sim/cluster): its split
     if (is_job) out += "\njob: where the step went (compute, exposed communication, bubble) and the overlap\n" + job;
     out += "\nresolved config\n" + tr.attr_string("config");
     std::fputs(out.c_str(), stdout);

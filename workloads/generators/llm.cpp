@@ -6,6 +6,7 @@
 #include <map>
 
 #include "sim/common/error.h"
+#include "sim/common/precision.h"
 #include "workloads/generators/generator_args.h"
 #include "workloads/generators/moe.h"
 #include "workloads/generators/onnx_builder.h"
@@ -43,6 +44,13 @@ std::string swiglu(Emit& e, const std::string& x, const std::string& w, int64_t 
 }
 
 }  // namespace
+
+namespace {
+int64_t elem_bytes(const std::string& precision) { return operand_bytes(parse_precision(precision == "fp8" ? "int8" : precision, "precision")); }
+}  // namespace
+
+int64_t LlmShape::weight_elem_bytes() const { return elem_bytes(weights_precision); }
+int64_t LlmShape::activation_elem_bytes() const { return elem_bytes(activations_precision); }
 
 int64_t LlmShape::parameters() const {
     const int64_t hd = hidden / heads, d = hidden;
@@ -100,6 +108,8 @@ int64_t padded_vocab(int64_t vocab, int64_t tp) {
     return (vocab + unit - 1) / unit * unit;
 }
 
+int64_t vocab_shard(int64_t vocab, int64_t tp) { return tp > 1 ? padded_vocab(vocab, tp) / tp : vocab; }
+
 LlmShard read_llm_shard(const GeneratorArgs& a, const LlmShape& s) {
     LlmShard sh;
     sh.tp = a.integer_or("shard.tp", 1);
@@ -138,7 +148,7 @@ void build_llm(const GeneratorArgs& a, int64_t batch, onnx::ModelProto& model) {
     const double p_drop = train ? s.dropout : 0.0;
     const LlmShard sh = read_llm_shard(a, s);
     const int64_t d = s.hidden, hd = s.hidden / s.heads, heads = s.heads / sh.tp, kvh = std::max<int64_t>(1, s.kv_heads / sh.tp),
-                  grp = heads / kvh, ffn = s.ffn / sh.tp, vocab = sh.tp > 1 ? padded_vocab(s.vocab, sh.tp) / sh.tp : s.vocab;
+                  grp = heads / kvh, ffn = s.ffn / sh.tp, vocab = vocab_shard(s.vocab, sh.tp);
     const int64_t sq = decode ? 1 : s.prompt, t = decode ? kv_len + 1 : s.prompt;
     auto& g = gen::start_model(model, decode ? "llm_decode" : train ? "llm_train" : "llm_prefill");
     if (train) model.mutable_opset_import(0)->set_version(17);  // LayerNormalization

@@ -25,6 +25,10 @@ struct LlmShape {
     double dropout = 0;
     /// Parameters the model holds (embeddings, every layer, final norm, an untied LM head).
     int64_t parameters() const;
+    /// Bytes per element of the weights and of the activations (fp8 as an 8-bit operand, as the
+    /// runs take it: sim/common/precision.h's operand_bytes).
+    int64_t weight_elem_bytes() const;
+    int64_t activation_elem_bytes() const;
 };
 
 /// Reads an llm entry: `preset` (gpt2-small, gpt2-medium, llama2-7b, llama3-8b, mixtral-8x7b)
@@ -39,6 +43,10 @@ LlmShape read_llm_shape(const GeneratorArgs& args);
 /// The vocabulary Megatron-LM pads to under tensor parallelism `tp`: the next multiple of 128 x tp
 /// (megatron/tokenizer: _vocab_size_with_padding, --make-vocab-size-divisible-by 128).
 int64_t padded_vocab(int64_t vocab, int64_t tp);
+
+/// Rows of the vocabulary one of `tp` ranks holds: padded_vocab / tp, the whole unpadded
+/// vocabulary without tensor parallelism.
+int64_t vocab_shard(int64_t vocab, int64_t tp);
 
 /// One device's part of the model under tensor and pipeline parallelism (the entry's optional
 /// `shard` table): Megatron-LM's column/row splits give each of `tp` ranks heads/tp query heads

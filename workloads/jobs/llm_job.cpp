@@ -146,6 +146,20 @@ YAML::Node load_yaml(const std::string& file) {
 namespace {
 
 /// Sets `value` (YAML text) at dotted `key` of mapping `entry`, creating blocks on the way.
+/// Finds the first mapping of sequence `list` whose `name` is `name` into `found`, and lists
+/// every entry's name, comma-separated, in `known`. Returns whether one matched.
+bool find_named(const YAML::Node& list, const std::string& name, YAML::Node& found, std::string& known) {
+    bool have = false;
+    if (!list.IsSequence()) return false;
+    for (const auto& e : list) {
+        if (!e.IsMap() || !e["name"]) continue;
+        const std::string n = e["name"].as<std::string>();
+        known += (known.empty() ? "" : ", ") + n;
+        if (n == name && !have) found.reset(YAML::Node(e)), have = true;  // rebind: operator= would overwrite
+    }
+    return have;
+}
+
 void set_dotted(YAML::Node entry, const std::string& key, const std::string& value, const std::string& where) {
     YAML::Node n = entry;
     size_t start = 0;
@@ -169,35 +183,18 @@ LlmJob read_llm_job_yaml(const std::string& file, const std::string& name, const
     const YAML::Node root = load_yaml(file);
     const YAML::Node list = root.IsMap() && root["workloads"] ? root["workloads"] : root;
     if (!list.IsSequence()) throw UserError(file, "expected a list of workloads (a top-level `workloads:` list)");
-    std::vector<std::string> names;
     YAML::Node entry;
-    bool found = false;
-    for (const auto& e : list) {
-        if (!e.IsMap() || !e["name"]) continue;
-        names.push_back(e["name"].as<std::string>());
-        if (names.back() == name && !found) entry.reset(YAML::Node(e)), found = true;
-    }
-    if (!found) {
-        std::string known;
-        for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
-        throw UserError(file + "#" + name, "no such workload (the file has: " + known + ")");
-    }
+    std::string names;
+    if (!find_named(list, name, entry, names)) throw UserError(file + "#" + name, "no such workload (the file has: " + names + ")");
     LlmJob j;
     j.file = file, j.name = name;
     double phase_scale = 1.0;
     if (!phase.empty()) {  // the phase's overrides on a copy of the entry
         entry.reset(YAML::Clone(entry));
         const YAML::Node phases = entry["schedule"] && entry["schedule"]["phases"] ? entry["schedule"]["phases"] : YAML::Node();
-        std::string known;
+        std::string listed;
         YAML::Node ph;
-        bool have = false;
-        if (phases.IsSequence())
-            for (const auto& p : phases)
-                if (p.IsMap() && p["name"]) {
-                    known += (known.empty() ? "" : ", ") + p["name"].as<std::string>();
-                    if (p["name"].as<std::string>() == phase && !have) ph.reset(YAML::Node(p)), have = true;
-                }
-        if (!have) throw UserError(j.where() + "@" + phase, "no such phase in schedule.phases (" + (known.empty() ? "none" : known) + ")");
+        if (!find_named(phases, phase, ph, listed)) throw UserError(j.where() + "@" + phase, "no such phase in schedule.phases (" + (listed.empty() ? "none" : listed) + ")");
         const YamlFields pf(ph, j.where() + ".schedule.phases." + phase);
         phase_scale = pf.has("tokens_scale") ? pf.real("tokens_scale") : pf.has("autoscale_factor") ? pf.real("autoscale_factor") : 1.0;
         if (pf.has("overrides")) {
@@ -296,9 +293,10 @@ LlmJob read_llm_job_toml(const std::string& file, const std::string& name) {
     };
     const YamlFields f(to_yaml(*e), j.where());
     if (!(*e)["parallelism"].is_table()) throw UserError(j.where() + ".parallelism", "missing (a table {tp, pp, dp, ...})");
-    read_parallelism(YamlFields(to_yaml(*(*e)["parallelism"].as_table()), j.where() + ".parallelism"), j.parallel);
-    if ((*e)["runtime_tuning"].is_table()) read_tuning(YamlFields(to_yaml(*(*e)["runtime_tuning"].as_table()), j.where() + ".runtime_tuning"), j.tuning);
-    if ((*e)["training"].is_table()) read_training(YamlFields(to_yaml(*(*e)["training"].as_table()), j.where() + ".training"), j.parallel);
+    auto block = [&](const std::string& key) { return YamlFields(to_yaml(*(*e)[key].as_table()), j.where() + "." + key); };
+    read_parallelism(block("parallelism"), j.parallel);
+    if ((*e)["runtime_tuning"].is_table()) read_tuning(block("runtime_tuning"), j.tuning);
+    if ((*e)["training"].is_table()) read_training(block("training"), j.parallel);
     j.framework = f.str_or("framework", "megatron");
     j.track = "parity", j.dataloader = "synthetic";
     j.parallel.microbatch = j.tuning.microbatch > 0 ? j.tuning.microbatch : batch > 0 ? batch : 1;

@@ -62,9 +62,7 @@ ParallelPlan make_parallel_plan(const LlmShape& model, const ParallelismSpec& sp
             if (it == p.kinds.end()) p.kinds.push_back(k), it = p.kinds.end() - 1;
             p.kind_of[size_t(r)][size_t(c)] = size_t(it - p.kinds.begin());
         }
-    const std::string& prec = model.activations_precision;
-    p.activation_elem_bytes = prec == "fp32" ? 4 : prec == "fp8" || prec == "int8" ? 1 : 2;
-    p.activation_bytes = double(spec.microbatch) * double(model.prompt) * double(model.hidden) * double(p.activation_elem_bytes);
+    p.activation_bytes = double(spec.microbatch) * double(model.prompt) * double(model.hidden) * double(model.activation_elem_bytes());
     return p;
 }
 

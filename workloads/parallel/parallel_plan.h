@@ -52,7 +52,6 @@ struct ParallelPlan {
     /// the activations' bytes per element (a tensor-parallel all-reduce's size, and a pipeline
     /// message's).
     double activation_bytes = 0;
-    int64_t activation_elem_bytes = 2;
 };
 
 /// Checks `spec` against `model` and builds the plan. `where` names the job in errors

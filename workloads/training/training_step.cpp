@@ -190,6 +190,14 @@ bool residual_side(const OpGraph& g, int32_t t) {
     return computed(g, t) || (t >= 0 && g.tensors()[static_cast<size_t>(t)].role == TensorRole::Input);
 }
 
+/// Whether `op` is a residual sum: an Add or Sum of two residual sides.
+bool is_residual_sum(const OpGraph& g, const Operator& op) {
+    if (op.op_type != "Add" && op.op_type != "Sum") return false;
+    int sides = 0;
+    for (const int32_t x : op.inputs) sides += residual_side(g, x);
+    return sides >= 2;
+}
+
 /// Full recomputation's segments (Chen et al., 2016): the forward order is cut where exactly one
 /// computed tensor crosses; the cuts after a residual sum (an Add or Sum of two computed tensors,
 /// or of a model input and a computed tensor:
@@ -225,9 +233,7 @@ std::vector<RecomputeGroup> full_segments(const OpGraph& g) {
         const Operator& op = g.ops()[static_cast<size_t>(order[p])];
         if (g.producer(t) != order[p]) continue;  // the crossing tensor was made earlier: no new cut
         cuts.push_back(p);
-        int computed_inputs = 0;
-        for (const int32_t x : op.inputs) computed_inputs += residual_side(g, x);
-        if ((op.op_type == "Add" || op.op_type == "Sum") && computed_inputs >= 2) residual.push_back(p);
+        if (is_residual_sum(g, op)) residual.push_back(p);
     }
     std::vector<size_t> chosen = residual;
     if (chosen.empty() && !cuts.empty()) {
@@ -249,15 +255,10 @@ std::vector<RecomputeGroup> full_segments(const OpGraph& g) {
     }
     // A forward that ends in a residual sum (a pipeline stage's chunk of layers) recomputes its
     // last sublayer too: Megatron-LM's uniform checkpointing recomputes every layer of a stage.
-    if (!residual.empty() && begin < n) {
-        const Operator& tail = g.ops()[static_cast<size_t>(order[n - 1])];
-        int computed_inputs = 0;
-        for (const int32_t x : tail.inputs) computed_inputs += residual_side(g, x);
-        if ((tail.op_type == "Add" || tail.op_type == "Sum") && computed_inputs >= 2) {
-            RecomputeGroup grp;
-            for (size_t q = begin; q < n; ++q) grp.ops.push_back(order[q]);
-            groups.push_back(std::move(grp));
-        }
+    if (!residual.empty() && begin < n && is_residual_sum(g, g.ops()[static_cast<size_t>(order[n - 1])])) {
+        RecomputeGroup grp;
+        for (size_t q = begin; q < n; ++q) grp.ops.push_back(order[q]);
+        groups.push_back(std::move(grp));
     }
     return groups;
 }
