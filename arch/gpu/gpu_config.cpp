@@ -74,8 +74,22 @@ const ParamBinder<GpuConfig>& gpu_params() {
         dram.pj_per_byte = 31.2;      // HBM2 3.9 pJ/bit (O'Connor et al., MICRO 2017)
         declare_dram_params<C>(b, [](C& c) -> DramConfig& { return c.dram; }, dram,
                                "A100-SXM4-80GB HBM2e 2039 GB/s (datasheet); energy HBM2 3.9 pJ/bit, O'Connor et al. MICRO 2017");
+        at_most(above(b.real("dram.efficiency", [](C& c) -> double& { return c.dram_efficiency; }, 1.0, "fraction",
+                             "Fraction of dram.bandwidth_gbps that streaming kernels sustain (one load and one store stream at "
+                             "full occupancy, as RRZE-HPC gpu-benches' gpu-stream SCALE measures it); 1 = the datasheet peak, "
+                             "where no measurement is published"),
+                      0),
+                1);
         at_least(b.real("kernel.launch_overhead_us", [](C& c) -> double& { return c.launch_overhead_us; }, 2.0, "us",
-                        "Gap between back-to-back kernels on one stream (an assumption; CUDA graphs shorten it)"), 0);
+                        "Gap between back-to-back kernels launched one by one on a stream (RRZE-HPC gpu-benches "
+                        "gpu-small-kernels: the time per launch of a minimal kernel, which includes that kernel's own short "
+                        "run, so an upper bound)"), 0);
+        at_least(b.real("kernel.graph_launch_overhead_us", [](C& c) -> double& { return c.graph_launch_overhead_us; }, 1.0, "us",
+                        "The same gap when the kernels are launched as one CUDA graph (cudaGraphLaunch; the same benchmark "
+                        "with -graph)"), 0);
+        b.boolean("kernel.cuda_graphs", [](C& c) -> bool& { return c.cuda_graphs; }, false,
+                  "Kernels launched as a CUDA graph: kernel.graph_launch_overhead_us apart instead of kernel.launch_overhead_us "
+                  "(a job's runtime_tuning.cuda_graphs sets it)");
         at_least(b.integer("kernel.gemv_max_rows", [](C& c) -> int64_t& { return c.gemv_max_rows; }, 8, "rows",
                            "GEMMs with at most this many rows (M: tokens x batch, pixels) run as bandwidth-bound GEMV / "
                            "split-K kernels that stream the weights across all SMs, as cuBLAS and TensorRT choose for skinny "

@@ -30,8 +30,11 @@ struct GpuConfig {
     int64_t l2_mib = 0;
     double l2_bytes_per_cycle = 0;
     int64_t l2_latency_cycles = 0;
-    DramConfig dram;
-    double launch_overhead_us = 0;
+    DramConfig dram;                          ///< dram.bandwidth_gbps is the datasheet peak; the model runs at dram_efficiency of it
+    double dram_efficiency = 1.0;             ///< fraction of the datasheet DRAM bandwidth streaming kernels sustain
+    double launch_overhead_us = 0;            ///< gap between back-to-back kernels launched on one stream, us
+    double graph_launch_overhead_us = 0;      ///< the same gap when the kernels are launched as one CUDA graph, us
+    bool cuda_graphs = false;                 ///< kernels launched as CUDA graphs (graph_launch_overhead_us apart)
     int64_t gemv_max_rows = 0;                ///< GEMMs with at most this many rows run as bandwidth-bound GEMV kernels
     bool fuse_elementwise = true;
     PerPrecision mma_pj;                      ///< energy per tensor-core MAC (fp32: TF32), pJ
@@ -43,6 +46,15 @@ struct GpuConfig {
     double power_window_us = 1000;            ///< the power controller's averaging window, us
 
     double cycle_ps() const { return 1e6 / clock_mhz; }
+    /// The gap before each kernel, us: graph_launch_overhead_us under cuda_graphs, else launch_overhead_us.
+    double kernel_gap_us() const { return cuda_graphs ? graph_launch_overhead_us : launch_overhead_us; }
+    /// The DRAM the model simulates: `dram` with its bandwidth lowered to what streams sustain
+    /// (bandwidth_gbps x dram_efficiency).
+    DramConfig sustained_dram() const {
+        DramConfig d = dram;
+        d.bandwidth_gbps *= dram_efficiency;
+        return d;
+    }
     /// Tensor-core FMA per SM per cycle for the run's precision (TF32 for fp32 when allowed);
     /// 0 when the part has no tensor path for it (the contraction then runs on CUDA cores).
     double tensor_rate() const;

@@ -46,7 +46,7 @@ public:
         m_launch = m_rec.stall_cause("launch", "the gap before a kernel's first CTA (launch overhead)");
         m_operand_load = m_rec.stall_cause("operand_load", "CTAs waiting for operand tiles from L2/DRAM beyond their MMA time");
         m_write_drain = m_rec.stall_cause("write_drain", "a kernel's output stores still in flight after its last wave");
-        m_dram = std::make_unique<DramPort>(m_rec, cfg.dram, "l2_dram_port");
+        m_dram = std::make_unique<DramPort>(m_rec, cfg.sustained_dram(), "l2_dram_port");
         m_l2 = std::make_unique<L2Cache>("l2", cfg.l2_mib * 1024 * 1024, cfg.l2_bytes_per_cycle / cfg.cycle_ps(),
                                          cfg.l2_latency_cycles * cfg.cycle_ps(), trace, l2, m_rec.op_ref(), m_dram->dma());
         for (int64_t s = 0; s < cfg.sms; ++s) {
@@ -334,7 +334,7 @@ private:
     }
     void launch() {
         power_control();
-        const double gap = m_cfg.launch_overhead_us * 1e6;
+        const double gap = m_cfg.kernel_gap_us() * 1e6;
         if (gap <= 0) return;
         const double t = sim_now_ps();
         stall(t, gap, 0, m_launch);

@@ -180,3 +180,23 @@ TEST_CASE("the TPU and KPU run every lowered kernel's epilogue arithmetic", "[e2
         fs::remove_all(out);
     }
 }
+
+TEST_CASE("a runtime's device.sets change its kind's machine keys, under the user's --set, and no other kind's", "[e2e][runtime]") {
+    const std::string model = kSrc + "/workloads/models/resnet18.onnx";
+    auto config_of = [&](const std::string& arch, const std::string& extra) {
+        const std::string out = temp_dir("rt_device_sets");
+        const CliResult r = run_archsim("run " + model + " --arch " + arch + " --runtime megatron --format json --out " + out + extra);
+        REQUIRE(r.exit_code == 0);
+        return slurp(out + "/config.toml");
+    };
+    // the megatron profile: CUDA 11.1's GEMMs (sm.mma_efficiency = 0.7536) over the A100 config's 0.869
+    CHECK(config_of(kA100, "").find("mma_efficiency = 0.7536") != std::string::npos);
+    CHECK(config_of(kA100, " --set sm.mma_efficiency=0.5").find("mma_efficiency = 0.5") != std::string::npos);
+    // a CPU runs the profile's lowering without the GPU's keys
+    CHECK_NOTHROW(config_of(kSrc + "/configs/cpu/host.toml", ""));
+    // and the slower main loops make a batch of 32 (its convolutions MMA-bound) slower, nothing else changing
+    const json own = run_json_ok("run " + model + " --arch " + kA100 + " --batch 32 --runtime megatron --set sm.mma_efficiency=0.869");
+    const json stack = run_json_ok("run " + model + " --arch " + kA100 + " --batch 32 --runtime megatron");
+    CHECK(stack["total"]["latency_s"].get<double>() > own["total"]["latency_s"].get<double>());
+    CHECK(stack["total"]["macs"] == own["total"]["macs"]);
+}

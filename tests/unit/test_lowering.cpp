@@ -585,4 +585,11 @@ TEST_CASE("the megatron profile runs Megatron-LM's kernels: fused softmax, then 
     const std::string bad = (fs::temp_directory_path() / "archsim_bad_separate.toml").string();
     std::ofstream(bad) << "[passes]\nvector_separate = \"Softmax Dropout\"\n";
     CHECK_THROWS_WITH(load_runtime(bad, ""), Catch::Contains("not PRODUCER>CONSUMER"));
+    // its GEMM library's measured main-loop efficiency, for GPUs
+    CHECK(rt.device_kind == "gpu");
+    CHECK(rt.device_sets == std::vector<std::string>{"sm.mma_efficiency=0.7536"});
+    std::ofstream(bad) << "[device]\nkind = \"gpu\"\nsets = \"sm.mma_efficiency\"\n";
+    CHECK_THROWS_WITH(load_runtime(bad, ""), Catch::Contains("device.sets: 'sm.mma_efficiency' is not KEY=VALUE"));
+    std::ofstream(bad) << "[device]\nsets = \"sm.mma_efficiency=0.5\"\n";
+    CHECK_THROWS_WITH(load_runtime(bad, ""), Catch::Contains("give device.kind"));
 }

@@ -230,15 +230,24 @@ int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& o
     if (!w.runtime.empty()) overrides.push_back({"runtime=" + w.runtime, "--runtime"});
     if (reference && load_machine(arch, precision, overrides).kind->schema().find("dram.per_burst"))
         overrides.push_back({"dram.per_burst=true", "--reference"});
-    const MachineSetup machine = load_machine(arch, precision, overrides);
+    const MachineSetup as_given = load_machine(arch, precision, overrides);
     const RuntimeProfile runtime = [&] {
         try {
-            return load_runtime(machine.params.get_string("runtime"), runtimes_dir());
+            return load_runtime(as_given.params.get_string("runtime"), runtimes_dir());
         } catch (const UserError& e) {
             if (!w.runtime.empty()) throw;
             throw UserError(arch, e.what());  // the machine file's own `runtime` key
         }
     }();
+    std::optional<MachineSetup> stacked;
+    if (!runtime.device_sets.empty() && runtime.device_kind == as_given.kind->kind) {
+        // the software stack's device keys first, the user's --set over them
+        std::vector<KeyOverride> sets;
+        for (const auto& a : runtime.device_sets) sets.push_back({a, runtime.source + ": device.sets"});
+        sets.insert(sets.end(), overrides.begin(), overrides.end());
+        stacked.emplace(load_machine(arch, precision, sets));
+    }
+    const MachineSetup& machine = stacked ? *stacked : as_given;
 
     std::optional<TrainingStep> step;
     const std::string run_precision = machine.params.get_string("precision");

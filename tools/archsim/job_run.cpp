@@ -14,9 +14,11 @@
 #include <thread>
 
 #include "arch/cluster/cluster_config.h"
+#include "arch/common/machine.h"
 #include "arch/cluster/targets.h"
 #include "sim/cluster/job_builder.h"
 #include "sim/cluster/job_sim.h"
+#include "sim/engine/machine_setup.h"
 #include "sim/common/atomic_file.h"
 #include "sim/common/error.h"
 #include "tools/archsim/commands.h"
@@ -85,6 +87,9 @@ struct DeviceTask {
     std::string dir;
 };
 
+/// Whether the cluster's device model prices CUDA-graph launches (a GPU: kernel.cuda_graphs).
+bool device_launches_graphs(const ClusterConfig& cl) { return load_machine(cl.device).kind->kind == "gpu"; }
+
 /// Runs every task whose metrics.json is not there yet, or was made by another command or from
 /// other inputs (the job's workload text, the device config and the command line are kept in
 /// signature.txt beside it), up to one process per core: an interrupted job resumes where it
@@ -95,6 +100,7 @@ void run_devices(const ParallelPlan& plan, const LlmJob& job, const ClusterConfi
     const std::string wl = dev_dir + "/workload.toml", text = workload_toml(job);
     write_file_atomically(wl, text);
     const std::string inputs = text + read_file(cl.device);  // what every run's signature starts with
+    const bool graphs = job.tuning.cuda_graphs && device_launches_graphs(cl);
     // each task's command line; with the workload text, what a finished run's signature must match
     auto command = [&](const DeviceTask& t) {
         const ChunkShape& sh = plan.kinds[t.kind];
@@ -107,6 +113,7 @@ void run_devices(const ParallelPlan& plan, const LlmJob& job, const ClusterConfi
                  {"shard.embedding", sh.embedding ? "true" : "false"}, {"shard.head", sh.head ? "true" : "false"}})
             a.insert(a.end(), {"--workload-set", key + "=" + val});
         if (!runtime.empty()) a.insert(a.end(), {"--runtime", runtime});
+        if (graphs) a.insert(a.end(), {"--set", "kernel.cuda_graphs=true"});
         for (const auto& s : device_sets) a.insert(a.end(), {"--set", s});
         return a;
     };
@@ -467,7 +474,8 @@ int cmd_run_job(const JobRunArgs& args) {
     out["power_job_w"] = energy_job / step_s;
     out["link_bytes"] = {{"intra", res.intra_bytes}, {"inter", res.inter_bytes}, {"link_contention_s", res.link_queued_ps * 1e-12}};
     json nm = json::array();
-    if (job.tuning.cuda_graphs) nm.push_back("cuda_graphs: CUDA-graph launch savings are not modeled yet (kernels keep the device config's launch overhead)");
+    if (job.tuning.cuda_graphs && !device_launches_graphs(cl))
+        nm.push_back("cuda_graphs: this device model has no CUDA-graph launch cost (kernels keep its own launch overhead)");
     if (job.tuning.virt == "sriov") nm.push_back("virt = sriov: virtualization overheads are not modeled");
     if (cl.intra_pj_per_byte == 0 || cl.inter_pj_per_byte == 0) nm.push_back("link energy: the cluster gives no pJ/byte for a link level, so its transfers cost no energy");
     nm.push_back("device static/idle power during the bubble: the device configs model none (static_w = 0)");

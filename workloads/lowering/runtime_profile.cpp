@@ -62,6 +62,12 @@ const ParamBinder<RuntimeProfile>& runtime_params() {
                                    "that OpenBLAS's threads do not fight PyTorch's); 0 = every core"),
                          0),
                 1024);
+        b.string("device.kind", [](R& r) -> std::string& { return r.device_kind; }, "", {},
+                 "The machine kind device.sets belong to (gpu, cpu, tpu, kpu); a machine of another kind runs without them");
+        b.string("device.sets", [](R& r) -> std::string& { return r.device_sets_text; }, "", {},
+                 "Comma-separated KEY=VALUE machine config keys this software stack changes on a device.kind machine, "
+                 "applied before the user's --set (a GEMM library's measured main-loop efficiency: "
+                 "sm.mma_efficiency=0.7536); each must be a key of that kind");
         at_least(b.integer("blas.conv_max_input_elems", [](R& r) -> int64_t& { return r.blas_conv_max_input_elems; }, 0,
                            "elements",
                            "A batch-1, ungrouped convolution whose kernel is not larger than 3 in both dims and whose input "
@@ -130,6 +136,12 @@ RuntimeProfile load_runtime(const std::string& name_or_file, const std::string& 
             throw UserError(file, "passes.vector_separate: '" + pair + "' is not PRODUCER>CONSUMER (two op types)");
         r.vector_separate.push_back({pair.substr(0, gt), pair.substr(gt + 1)});
     }
+    r.device_sets = split_list(r.device_sets_text);
+    for (const auto& a : r.device_sets)
+        if (a.find('=') == std::string::npos || a.front() == '=')
+            throw UserError(file, "device.sets: '" + a + "' is not KEY=VALUE");
+    if (!r.device_sets.empty() && r.device_kind.empty())
+        throw UserError(file, "device.sets: give device.kind, the machine kind the keys belong to");
     for (const auto& p : r.blas_precisions)
         if (p != "fp32" && p != "bf16" && p != "fp16" && p != "int8")
             throw UserError(file, "blas.precisions: unknown precision '" + p + "' (fp32, bf16, fp16, int8)");

@@ -40,6 +40,13 @@ struct RuntimeProfile {
     std::vector<std::string> blas_precisions;  ///< blas_precisions_text split
     /// vector_separate_text split: (producer op type, consumer op type) pairs.
     std::vector<std::pair<std::string, std::string>> vector_separate;
+    /// The machine kind `device_sets` belong to ("gpu"); a machine of another kind runs without them.
+    std::string device_kind;
+    /// Machine config keys this software stack changes on a machine of `device_kind`, as KEY=VALUE
+    /// assignments applied before the user's --set (a library's measured GEMM efficiency):
+    /// device.sets split at commas.
+    std::vector<std::string> device_sets;
+    std::string device_sets_text;              ///< device.sets as written
 
     /// Whether blas.ops go to the BLAS in a run at `precision` ("fp32", ...).
     bool blas_at(const std::string& precision) const {
