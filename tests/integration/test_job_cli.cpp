@@ -116,6 +116,14 @@ training = { optimizer = "adam", recompute = "full" }
     REQUIRE(again.exit_code == 0);
     CHECK(slurp(out + "/devices/chunk0/signature.txt").find("--batch\n1") != std::string::npos);
     CHECK(json::parse(slurp(out + "/last_run.json"))["parallelism"]["microbatches_per_pipeline"] == 8);
+    // CUDA graphs: the GPU devices launch their kernels graph_launch_overhead_us apart, so the step shortens
+    const double streams_step = json::parse(slurp(out + "/last_run.json"))["step_time_s"].get<double>();
+    const CliResult graphs = run_archsim("run " + job_yaml() + "#tiny --target " + kTarget + " --out " + out + " --microbatch 1 --cuda-graphs on");
+    REQUIRE(graphs.exit_code == 0);
+    CHECK(slurp(out + "/devices/chunk0/signature.txt").find("kernel.cuda_graphs=true") != std::string::npos);
+    const json g = json::parse(slurp(out + "/last_run.json"));
+    CHECK(g["step_time_s"].get<double>() < streams_step);
+    CHECK(g["not_modeled"].dump().find("cuda_graphs") == std::string::npos);
 }
 
 TEST_CASE("a job's bad input is one line and exit code 2", "[e2e][cluster][bad_input]") {
