@@ -23,6 +23,8 @@ ImportResult load_workload(const std::string& path, const ImportOptions& options
     if (ref.generated()) return generate_workload(ref.file, ref.entry, options);
     if (!options.workload_sets.empty())
         throw UserError(path, "workload sets ('" + options.workload_sets.front() + "') apply to a generated workload (FILE.toml#NAME) only");
+    if (std::filesystem::is_directory(path))
+        throw UserError(path, "is a folder, not a model (give an .onnx file, a SCALE-Sim topology .csv, or FILE.toml#NAME)");
     const std::string ext = std::filesystem::path(path).extension().string();
     if (ext == ".onnx") return import_onnx(path, options);
     if (ext == ".csv") return ImportResult{read_scalesim_topology(path, options.batch.value_or(1)), {}, 0};

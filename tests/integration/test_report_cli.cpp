@@ -39,7 +39,20 @@ TEST_CASE("report prints the table and Pareto front and writes plots and report.
     REQUIRE(fs::exists(shot));
     CHECK(fs::file_size(shot) > 20000);  // a rendered page, not a blank one
     // bad filters and folders are one line
-    CHECK(run_archsim("report " + dir + "/out --where latency_s<abc").exit_code == 2);
+    CHECK(run_archsim("report " + dir + "/out --where 'latency_s<abc'").exit_code == 2);
     CHECK(run_archsim("report " + dir + "/nothing").exit_code == 2);
+    // a misspelled key is an error naming it, not an empty table
+    const CliResult typo = run_archsim("report " + dir + "/out --no-plots --where modle=resnet18");
+    CHECK(typo.exit_code == 2);
+    CHECK(typo.err.find("unknown column 'modle'") != std::string::npos);
+    CHECK(run_archsim("report " + dir + "/out --no-plots --sort latncy_s").exit_code == 2);
+    // the table's own headers are accepted, in the table's units (ms, mJ)
+    const CliResult shown = run_archsim("report " + dir + "/out --no-plots --sort energy_mJ --where 'latency_ms>0'");
+    INFO(shown.err);
+    CHECK(shown.exit_code == 0);
+    CHECK(shown.out.find("(6 shown, 0 failed)") != std::string::npos);
+    const CliResult none = run_archsim("report " + dir + "/out --no-plots --where 'latency_ms<0'");
+    CHECK(none.exit_code == 1);  // an empty answer is a warning and a non-zero exit, never silent
+    CHECK(none.err.find("matches none of the 6 finished points") != std::string::npos);
     fs::remove_all(dir);
 }

@@ -118,6 +118,19 @@ TEST_CASE("trace diff of a trace with itself is empty and shows moved time other
     REQUIRE(tl.exit_code == 0);
     CHECK(tl.out.find("events shown") != std::string::npos);
     CHECK(run_archsim("trace timeline " + a + "/trace.h5 --from 10xs").exit_code == 2);
+    CHECK(run_archsim("trace timeline " + a + "/trace.h5 --from 10").exit_code == 2);  // a time needs its unit
+    // a window past the end says where the trace ends and exits 1; a run's folder stands for its trace
+    CliResult past = run_archsim("trace timeline " + a + " --from 10s");
+    CHECK(past.exit_code == 1);
+    CHECK(past.err.find("the trace's events end at") != std::string::npos);
+    // the headers name the machine, and different models get a warning
+    CHECK(diff.out.find("resnet18 on T64 (kpu, t64.toml") != std::string::npos);
+    if (!have_shared()) return;
+    const std::string c = run_to("tdiffc", shared_path("models/mlp.onnx"), kSrc + "/configs/kpu/t64.toml");
+    CliResult other = run_archsim("trace diff " + a + " " + c);
+    CHECK(other.exit_code == 0);
+    CHECK(other.err.find("different models") != std::string::npos);
+    fs::remove_all(c);
     fs::remove_all(a);
     fs::remove_all(b);
 }

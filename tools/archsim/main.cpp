@@ -135,7 +135,7 @@ int main(int argc, char** argv) {
     sweep->add_option("--jobs", sw.jobs, "Parallel simulations (default: one per core; under MPI, per worker rank: 1)");
     sweep->add_flag("--list", sw.list, "Print the points (index, id, machine, model, axes) and run nothing");
     sweep->add_flag("--resume", sw.resume, "Continue the sweep in OUT: skip the points it has finished");
-    sweep->add_option("--traces", sw.traces, "Per-point output kept: none, summary (metrics.json) or full (trace.h5 too)")
+    sweep->add_option("--traces", sw.traces, "Per-point output kept: none, summary (metrics.json; the default, which the rooflines need) or full (trace.h5 too)")
         ->check(CLI::IsMember({"none", "summary", "full"}))
         ->capture_default_str();
 
@@ -237,6 +237,10 @@ int main(int argc, char** argv) {
         if (*metrics) return cli::cmd_metrics(format);
         if (*calibrate) return cli::cmd_calibrate(cal);
         if (*sweep) return cli::run_sweep(sw);
+        if (*trace) {
+            trace_file = cli::resolve_trace_path(trace_file);
+            if (!trace_b.empty()) trace_b = cli::resolve_trace_path(trace_b);
+        }
         if (*t_summary) return cli::cmd_trace_summary(trace_file);
         if (*t_ops) return cli::cmd_trace_ops(trace_file, sort_key, op_where, ops_by == "operator");
         if (*t_timeline) return cli::cmd_trace_timeline(trace_file, t_from, t_to, t_comp, t_limit);

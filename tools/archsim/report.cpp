@@ -52,7 +52,32 @@ std::optional<double> number_of(const SweepRow& r, const std::string& key) {
 
 struct Filter {
     std::string key, op, value;
+    double scale = 1;  ///< the shown column's scale: a filter on latency_ms compares latency_s x 1e3
 };
+
+/// A column a user may name in --where / --sort: a results column or a text column as is, or a
+/// column of the report's table by its shown header (latency_ms -> latency_s x 1e3).
+struct ColumnRef {
+    std::string key;
+    double scale = 1;
+};
+
+/// Resolves `name` against the columns the rows have; throws UserError naming `flag` and the
+/// known columns when no row has such a column.
+ColumnRef resolve_column(const std::string& name, const std::vector<SweepRow>& rows, const std::string& flag) {
+    for (const auto& d : metric_catalog())
+        if (!d.report.header.empty() && d.report.key.empty() && d.report.header == name && !d.sweep.empty())
+            return {d.sweep, d.report.scale};
+    for (const auto& r : rows)
+        if (text_of(r, name) || column_value(r, name)) return {name, 1};
+    if (rows.empty()) return {name, 1};
+    std::string shown, axes;
+    for (const auto& d : metric_catalog())
+        if (!d.report.header.empty() && d.report.key.empty() && !d.sweep.empty()) shown += ", " + d.report.header;
+    for (const auto& [k, v] : rows[0].axes) axes += ", " + k;
+    throw UserError(flag, "unknown column '" + name + "' (model, machine, kind, runtime, id, status" + axes + shown + ", " +
+                              sweep_column_names() + ")");
+}
 
 Filter parse_filter(const std::string& s) {
     for (const char* op : {"!=", "=", "<", ">"}) {
@@ -70,7 +95,7 @@ bool passes(const SweepRow& r, const Filter& f) {
             const auto n = number_of(r, f.key);
             char* end = nullptr;
             const double v = std::strtod(f.value.c_str(), &end);
-            eq = n && end && *end == '\0' && *n == v;
+            eq = n && end && *end == '\0' && *n * f.scale == v;
         }
         return f.op == "=" ? eq : !eq;
     }
@@ -78,7 +103,7 @@ bool passes(const SweepRow& r, const Filter& f) {
     char* end = nullptr;
     const double v = std::strtod(f.value.c_str(), &end);
     if (!end || *end != '\0') throw UserError("--where " + f.key + f.op + f.value, "not a number");
-    return n && (f.op == "<" ? *n < v : *n > v);
+    return n && (f.op == "<" ? *n * f.scale < v : *n * f.scale > v);
 }
 
 }  // namespace
@@ -86,9 +111,16 @@ bool passes(const SweepRow& r, const Filter& f) {
 int cmd_report(const ReportArgs& a) {
     const std::string journal = (fs::path(a.dir) / "results.jsonl").string();
     if (!fs::exists(journal)) throw UserError(a.dir, "no sweep results here (results.jsonl missing)");
-    std::vector<Filter> filters;
-    for (const auto& w : a.where) filters.push_back(parse_filter(w));
     std::vector<SweepRow> all = rows_from_journal(journal), rows;
+    std::vector<Filter> filters;
+    for (const auto& w : a.where) {
+        Filter f = parse_filter(w);
+        const ColumnRef c = resolve_column(f.key, all, "--where " + w);
+        f.key = c.key;
+        f.scale = c.scale;
+        filters.push_back(f);
+    }
+    const std::string sort_key = resolve_column(a.sort, all, "--sort " + a.sort).key;
     std::vector<std::string> axis_keys;
     for (const auto& r : all)
         for (const auto& [k, v] : r.axes)
@@ -98,13 +130,11 @@ int cmd_report(const ReportArgs& a) {
         if (r.status != "ok") { ++failed; continue; }
         if (std::all_of(filters.begin(), filters.end(), [&](const Filter& f) { return passes(r, f); })) rows.push_back(r);
     }
-    if (!rows.empty() && !number_of(rows[0], a.sort) && !text_of(rows[0], a.sort))
-        throw UserError("--sort " + a.sort, "unknown column (" + sweep_column_names() + ", model, machine, kind, id or an axis)");
     std::sort(rows.begin(), rows.end(), [](const SweepRow& x, const SweepRow& y) { return x.index < y.index; });
     std::stable_sort(rows.begin(), rows.end(), [&](const SweepRow& x, const SweepRow& y) {
-        const auto nx = number_of(x, a.sort), ny = number_of(y, a.sort);
+        const auto nx = number_of(x, sort_key), ny = number_of(y, sort_key);
         if (nx && ny) return *nx < *ny;
-        return text_of(x, a.sort).value_or("") < text_of(y, a.sort).value_or("");
+        return text_of(x, sort_key).value_or("") < text_of(y, sort_key).value_or("");
     });
     // the declared metrics with a report column, in declaration order
     std::vector<const MetricDecl*> shown;
@@ -151,10 +181,17 @@ int cmd_report(const ReportArgs& a) {
     out += table(pareto);
     std::fputs(out.c_str(), stdout);
     std::fflush(stdout);
+    if (rows.empty() && !filters.empty() && all.size() > failed) {
+        std::string w;
+        for (const auto& x : a.where) w += (w.empty() ? "" : " ") + std::string("--where ") + x;
+        std::fprintf(stderr, "archsim: warning: %s: %s matches none of the %zu finished points; nothing to report\n", a.dir.c_str(),
+                     w.c_str(), all.size() - failed);
+        return 1;
+    }
     if (!a.plots) return 0;
     std::vector<std::string> args = {std::string(ARCHSIM_SOURCE_DIR) + "/tools/plot_sweep.py", a.dir};
-    for (const auto& w : a.where)
-        if (w.find('=') != std::string::npos && w.find("!=") == std::string::npos) args.insert(args.end(), {"--where", w});
+    for (const auto& f : filters)  // the plots take the equality filters, by results column
+        if (f.op == "=" && f.scale == 1) args.insert(args.end(), {"--where", f.key + "=" + f.value});
     const pid_t pid = spawn_program("/usr/bin/python3", args);
     int status = 0;
     waitpid(pid, &status, 0);

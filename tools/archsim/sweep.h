@@ -12,7 +12,7 @@ struct SweepArgs {
     int jobs = 0;                 ///< parallel simulations; 0 = one per core
     bool resume = false;          ///< skip points already in DIR's journal
     bool list = false;            ///< print the plan and run nothing
-    std::string traces = "none";  ///< none | summary (metrics.json kept) | full (trace.h5 kept too)
+    std::string traces = "summary";  ///< none | summary (metrics.json kept; the default: rooflines need it) | full (trace.h5 kept too)
 };
 
 /// Runs the sweep on this machine with `jobs` child processes (one SystemC simulation each).

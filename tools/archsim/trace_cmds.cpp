@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fmt/format.h>
 #include <map>
 #include <set>
@@ -31,7 +32,30 @@ double op_dram_bytes(const OpMetrics& o) {
     return it == o.traffic_bytes.end() ? 0.0 : double(it->second);
 }
 
+/// Which run a trace holds, for a header: "MODEL on NAME (KIND, CONFIG FILE)", NAME the config's
+/// `name` key, so two traces of one kind on different machines read apart.
+std::string run_label(const TraceReader& tr, const Metrics& m) {
+    std::string name;
+    const std::string cfg = tr.attr_string("config");
+    const size_t at = cfg.find("\nname = \"");
+    if (at != std::string::npos) {
+        const size_t from = at + 9, to = cfg.find('"', from);
+        if (to != std::string::npos) name = cfg.substr(from, to - from);
+    }
+    const std::string file = std::filesystem::path(tr.attr_string("config_path")).filename().string();
+    return fmt::format("{} on {} ({}{}{}, {})", m.model, name.empty() ? m.machine : name, m.machine, file.empty() ? "" : ", ", file,
+                       m.precision);
+}
+
 }  // namespace
+
+std::string resolve_trace_path(const std::string& path) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(path, ec)) return path;
+    const std::string inside = (std::filesystem::path(path) / "trace.h5").string();
+    if (std::filesystem::is_regular_file(inside, ec)) return inside;
+    throw UserError(path, "is a folder with no trace.h5 in it (give a trace file, or a run's --out folder)");
+}
 
 int cmd_trace_summary(const std::string& path) {
     TraceReader tr(path);
@@ -185,11 +209,13 @@ int cmd_trace_timeline(const std::string& path, const std::string& from, const s
                                                         (comps.size() > 12 ? ", ..." : "") + ")");
     }
     uint64_t shown = 0, more = 0;
+    double last_ps = 0;  // the end of the trace's last event
     std::string out = fmt::format("{:>14} {:>12} {:<12} {:<18} {:<36} {:>12} {:>12} {:>10}  {}\n", "start_us", "dur_us", "kind", "component",
                                   "operator", "bytes", "ops", "cycles", "cause");
     tr.visit_events([&](const TraceEvent& e, const ComponentInfo& comp) {
         if (!want[e.component]) return;
         const double s = double(e.t_ps), f = double(e.t_ps + e.dur_ps);
+        last_ps = std::max(last_ps, f);
         if (!(f > t0 || (e.dur_ps == 0 && s >= t0)) || s >= t1) return;
         if (shown >= limit) {
             ++more;
@@ -204,6 +230,12 @@ int cmd_trace_timeline(const std::string& path, const std::string& from, const s
     out += fmt::format("{} events shown (in file order){}\n", shown,
                        more ? fmt::format("; {} more in the window (raise --limit or narrow --from/--to/--component)", more) : "");
     std::fputs(out.c_str(), stdout);
+    if (shown == 0) {
+        std::fprintf(stderr, "archsim: warning: %s: no event in the window %s to %s%s; the trace's events end at %.4f us\n", path.c_str(),
+                     from.empty() ? "0us" : from.c_str(), to.empty() ? "the end" : to.c_str(),
+                     component.empty() ? "" : (" on components " + component + "*").c_str(), us(last_ps));
+        return 1;
+    }
     return 0;
 }
 
@@ -242,7 +274,10 @@ int cmd_trace_diff(const std::string& a_path, const std::string& b_path, uint64_
         in_b.erase(it);
     }
     for (const auto& [n, o] : in_b) only_b.push_back(n);
-    std::string out = fmt::format("A {} ({} on {})\nB {} ({} on {})\n", a_path, a.model, a.machine, b_path, b.model, b.machine);
+    std::string out = fmt::format("A {}: {}\nB {}: {}\n", a_path, run_label(ta, a), b_path, run_label(tb, b));
+    if (a.model != b.model)
+        std::fprintf(stderr, "archsim: warning: A runs %s and B runs %s: different models, so only operators of the same name "
+                             "are compared and the rest are listed as only in A or B\n", a.model.c_str(), b.model.c_str());
     if (rows.empty() && only_a.empty() && only_b.empty() && a.latency_ps == b.latency_ps && a.energy_pj == b.energy_pj) {
         out += "no differences\n";
         std::fputs(out.c_str(), stdout);
