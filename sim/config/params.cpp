@@ -12,6 +12,14 @@
 
 namespace archsim {
 
+/// `v` printed with `digits` significant digits.
+static std::string format_value_digits(double v, int digits) {
+    std::ostringstream os;
+    os.precision(digits);
+    os << v;
+    return os.str();
+}
+
 std::string format_value(const ParamValue& v) {
     if (auto i = std::get_if<int64_t>(&v)) return std::to_string(*i);
     if (auto d = std::get_if<double>(&v)) {
@@ -224,7 +232,11 @@ int64_t ParamSet::get_int(const std::string& key) const { return std::get<int64_
 double ParamSet::get_real(const std::string& key) const {
     const ParamDecl* d = m_schema.find(key);
     if (!d || !d->derive || is_set(key)) return std::get<double>(m_values.at(key));
-    const double v = d->derive(*this);
+    // a derived default is a formula over figures of a few significant digits (Horowitz's pJ, a
+    // process-node scale): kept to 12 significant digits, so that 0.2 + 0.1 pJ reads 0.3 in every
+    // dump and every run uses that same value
+    const double raw = d->derive(*this);
+    const double v = std::isfinite(raw) && raw != 0 ? std::stod(format_value_digits(raw, 12)) : raw;
     if (!std::isfinite(v) || (d->min && (d->min_exclusive ? !(v > *d->min) : v < *d->min)) || (d->max && v > *d->max))
         throw std::logic_error("derived default of " + key + " out of its bounds: " + format_value(ParamValue(v)));
     return v;

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "sim/common/error.h"
+#include "sim/common/progress.h"
 #include "sim/common/version.h"
 #include "arch/common/machine.h"
 #include "traces/trace_writer.h"
@@ -20,8 +21,9 @@ namespace {
 class Scheduler : public sc_core::sc_module {
 public:
     SC_HAS_PROCESS(Scheduler);
-    Scheduler(sc_core::sc_module_name name, const OpGraph& graph, Machine& machine, TraceWriter& trace, const SimulationLimits& limits)
-        : sc_core::sc_module(name), m_graph(graph), m_machine(machine), m_trace(trace), m_limits(limits) {
+    Scheduler(sc_core::sc_module_name name, const OpGraph& graph, Machine& machine, TraceWriter& trace, const SimulationLimits& limits,
+              bool progress)
+        : sc_core::sc_module(name), m_graph(graph), m_machine(machine), m_trace(trace), m_limits(limits), m_progress(progress) {
         SC_THREAD(run);
     }
     /// The limit that stopped the run ("" if none).
@@ -29,7 +31,10 @@ public:
 
 private:
     void run() {
+        Progress progress("operators", m_graph.ops().size(), m_progress);
+        size_t done = 0;
         for (int32_t idx : m_graph.topo_order()) {
+            progress.update(done++, m_graph.ops()[static_cast<size_t>(idx)].name);
             const auto t0 = sc_core::sc_time_stamp().value();
             const std::string& next = m_graph.ops()[static_cast<size_t>(idx)].name;
             if (m_limits.max_events && m_trace.event_count() >= m_limits.max_events) {
@@ -57,6 +62,7 @@ private:
     Machine& m_machine;
     TraceWriter& m_trace;
     SimulationLimits m_limits;
+    bool m_progress;
     std::string m_stopped_by;
 };
 
@@ -92,7 +98,7 @@ SimulationResult simulate(const OpGraph& graph, const MachineKind& kind, const P
         throw UserError(path->second, e.what());
     }
     machine->set_memoize(options.memoize);
-    Scheduler scheduler("scheduler", graph, *machine, trace, limits);
+    Scheduler scheduler("scheduler", graph, *machine, trace, limits, options.progress);
 
     std::vector<OpInfo> ops;
     ops.reserve(graph.ops().size());

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <cctype>
 #include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -45,6 +46,18 @@ double number_after(const std::string& text, const std::string& label) {
     REQUIRE(at != std::string::npos);
     return std::stod(text.substr(at + label.size()));
 }
+
+/// The integer printed after `label` with its thousands grouped ("1,234,567"), as a number.
+double grouped_after(const std::string& text, const std::string& label) {
+    const size_t at = text.find(label);
+    REQUIRE(at != std::string::npos);
+    size_t i = text.find_first_not_of(' ', at + label.size());
+    std::string digits;
+    for (; i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == ','); ++i)
+        if (text[i] != ',') digits += text[i];
+    REQUIRE(!digits.empty());
+    return std::stod(digits);
+}
 }  // namespace
 
 TEST_CASE("trace summary totals equal metrics.json", "[e2e][trace]") {
@@ -61,7 +74,7 @@ TEST_CASE("trace summary totals equal metrics.json", "[e2e][trace]") {
         CHECK(number_after(r.out, "MACs         ") == m["total"]["macs"].get<double>());
         const std::string traffic = r.out.substr(r.out.find("traffic by memory level"));
         for (const auto& [level, bytes] : m["total"]["traffic_bytes"].items())
-            CHECK(number_after(traffic, "\n  " + level + std::string(28 - level.size(), ' ') + " ") == bytes.get<double>());
+            CHECK(grouped_after(traffic, "\n  " + level + std::string(28 - level.size(), ' ') + " ") == bytes.get<double>());
         for (const char* s : {"top 10 operators by time", "top 10 operators by energy", "stall time by cause",
                               "utilization per compute component", "resolved config"})
             CHECK(r.out.find(s) != std::string::npos);

@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "arch/cpu/cpu_config.h"
+#include "sim/common/atomic_file.h"
 #include "sim/common/error.h"
 #include "sim/config/machine_file.h"
 #include "tools/archsim/dnnl_measure.h"
@@ -458,8 +459,10 @@ int cmd_calibrate(const CalibrateArgs& a) {
                       fmt::format("archsim calibrate, {}", date));
         md += fmt::format("\n`--apply` wrote `{}`.\n", out);
     }
-    std::ofstream(a.out_dir + "/calibration.md") << md;
+    write_file_atomically(a.out_dir + "/calibration.md", md);
     std::fputs(md.c_str(), stdout);
+    std::fprintf(stderr, "archsim calibrate: wrote %s/calibration.md and %s/calibration.csv%s\n", a.out_dir.c_str(), a.out_dir.c_str(),
+                 a.apply ? (" and " + a.out_dir + "/" + fs::path(a.arch).stem().string() + ".calibrated.toml").c_str() : "");
     return 0;
 }
 

@@ -13,6 +13,7 @@
 
 #include "sim/common/atomic_file.h"
 #include "sim/common/error.h"
+#include "traces/display_units.h"
 #include "sim/common/precision.h"
 #include "sim/common/units.h"
 #include "sim/config/machine_file.h"
@@ -78,13 +79,6 @@ static std::string shapes(const OpGraph& g, const std::vector<int32_t>& ids) {
     return s;
 }
 
-static std::string human(double v) {
-    const char* unit[] = {"", "K", "M", "G", "T"};
-    int k = 0;
-    while (std::abs(v) >= 1000 && k < 4) { v /= 1000; ++k; }
-    return fmt::format("{:.2f}{}", v, unit[k]);
-}
-
 std::string runtimes_dir() { return std::string(ARCHSIM_SOURCE_DIR) + "/configs/runtimes"; }
 
 /// Where a kernel runs, for `graph --runtime`: "" (the machine's own path), "blas" with its
@@ -116,7 +110,11 @@ static int print_plan(const OpGraph& g, const std::string& name, ReportFormat f)
         std::fputs((j.dump(2) + "\n").c_str(), stdout);
         return 0;
     }
-    std::string out = fmt::format("{:<40} {:<28} {:<9} {:>10} {:>10}  {}\n", "kernel", "pattern", "path", "MACs", "bytes", "operators");
+    int64_t max_bytes = 0;
+    for (const auto& k : plan.ops()) max_bytes = std::max(max_bytes, k.cost.bytes_read + k.cost.bytes_written);
+    const DisplayUnit bu = count_unit(static_cast<double>(max_bytes), "B");
+    std::string out = fmt::format("{:<40} {:<28} {:<9} {:>15} {:>10}  {}\n", "kernel", "pattern", "path", "MACs", "bytes_" + bu.suffix,
+                                  "operators");
     size_t launched = 0, off_machine = 0;
     for (int32_t i : plan.topo_order()) {
         const auto& k = plan.ops()[static_cast<size_t>(i)];
@@ -124,13 +122,13 @@ static int print_plan(const OpGraph& g, const std::string& name, ReportFormat f)
         ++launched;
         std::string members;
         for (const auto& m : k.members) members += (members.empty() ? "" : " ") + m;
-        auto cut = [](std::string s, size_t n) { return s.size() > n ? s.substr(0, n - 3) + "..." : s; };
         off_machine += k.path != KernelPath::Machine;
-        out += fmt::format("{:<40} {:<28} {:<9} {:>10} {:>10}  {}\n", cut(k.name, 40), cut(k.op_type, 28), path_text(k),
-                           human(double(k.cost.macs)), human(double(k.cost.bytes_read + k.cost.bytes_written)), members);
+        out += fmt::format("{:<40} {:<28} {:<9} {:>15} {:>10}  {}\n", cut_middle(k.name, 40), cut_middle(k.op_type, 28), path_text(k),
+                           grouped(k.cost.macs), in_unit(double(k.cost.bytes_read + k.cost.bytes_written), bu), members);
     }
     out += fmt::format("\n{} under {}: {} kernels for {} operators ({} on the BLAS or a reference kernel), {} MACs (as the graph's {})\n",
-                       g.model_name(), rt.name, launched, g.ops().size(), off_machine, plan.total_macs(), g.total_macs());
+                       g.model_name(), rt.name, grouped(static_cast<int64_t>(launched)), grouped(static_cast<int64_t>(g.ops().size())),
+                       off_machine, grouped(plan.total_macs()), grouped(g.total_macs()));
     std::fputs(out.c_str(), stdout);
     return 0;
 }
@@ -192,26 +190,31 @@ int cmd_graph(const WorkloadArgs& w, const std::string& format) {
                    stdout);
         return 0;
     }
-    std::string out = fmt::format("{:<36} {:<16} {:<30} {:<18} {:>10} {:>10} {:>10} {:>8}\n", "operator", "op_type",
-                                  "inputs", "outputs", "MACs", "params", "bytes", "FLOP/B");
+    // the units policy (docs/units.md): counts as grouped integers, one engineering unit for the
+    // bytes column, names cut in the middle so that both ends stay
+    int64_t max_bytes = 0;
+    for (const auto& o : g.ops()) max_bytes = std::max(max_bytes, o.cost.bytes_read + o.cost.bytes_written);
+    const DisplayUnit bu = count_unit(static_cast<double>(max_bytes), "B");
+    std::string out = fmt::format("{:<44} {:<16} {:<30} {:<18} {:>15} {:>11} {:>10} {:>8}\n", "operator", "op_type", "inputs", "outputs",
+                                  "MACs", "params", "bytes_" + bu.suffix, "FLOP/B");
     for (int32_t i : g.topo_order()) {
         const auto& o = g.ops()[i];
-        auto cut = [](std::string s, size_t n) { return s.size() > n ? s.substr(0, n - 3) + "..." : s; };
-        out += fmt::format("{:<36} {:<16} {:<30} {:<18} {:>10} {:>10} {:>10} {:>8.2f}\n", cut(o.name, 36), o.op_type,
-                           cut(shapes(g, o.inputs), 30), cut(shapes(g, o.outputs), 18), human(double(o.cost.macs)),
-                           human(double(o.cost.params)), human(double(o.cost.bytes_read + o.cost.bytes_written)),
+        out += fmt::format("{:<44} {:<16} {:<30} {:<18} {:>15} {:>11} {:>10} {:>8.2f}\n", cut_middle(o.name, 44), cut_middle(o.op_type, 16),
+                           cut_middle(shapes(g, o.inputs), 30), cut_middle(shapes(g, o.outputs), 18), grouped(o.cost.macs),
+                           grouped(o.cost.params), in_unit(double(o.cost.bytes_read + o.cost.bytes_written), bu),
                            o.cost.arithmetic_intensity());
     }
-    out += fmt::format("\n{}: {} operators ({} folded away), {} MACs ({} GMAC), {} FLOPs, {} params, {} bytes moved\n",
-                       g.model_name(), g.ops().size(), r.folded_nodes, g.total_macs(), g.total_macs() * 1e-9,
-                       g.total_flops(), g.total_params(), bytes);
+    out += fmt::format("\n{}: {} operators ({} folded away), {} MACs ({}), {} FLOPs, {} params, {} moved\n", g.model_name(),
+                       grouped(static_cast<int64_t>(g.ops().size())), r.folded_nodes, grouped(g.total_macs()),
+                       with_unit(double(g.total_macs()), "MAC"), grouped(g.total_flops()), grouped(g.total_params()),
+                       with_unit(double(bytes), "B"));
     std::fputs(out.c_str(), stdout);
     return 0;
 }
 
 int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& out_dir, const std::string& precision,
             const std::vector<std::string>& sets, const std::string& format, uint64_t max_events, const std::string& max_sim_time,
-            const std::string& detail, bool reference) {
+            const std::string& detail, bool reference, bool quiet) {
     const ReportFormat f = parse_report_format(format);
     const TraceDetail trace_detail = parse_trace_detail(detail, "--detail");
     if (is_llm_workload(w.model)) {
@@ -219,7 +222,7 @@ int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& o
         std::string prec = precision;
         t.model = llm_training_workload(w.model, w.workload_sets, t.train, prec);
         if (t.train)  // --train, or an entry with generate = 0: one training step of NAME@train
-            return cmd_run(t, arch, out_dir, prec, sets, format, max_events, max_sim_time, detail, reference);
+            return cmd_run(t, arch, out_dir, prec, sets, format, max_events, max_sim_time, detail, reference, quiet);
         // serving: each phase is a run of its own, the runtime goes with it
         std::vector<std::string> phase_sets = sets;
         if (!w.runtime.empty()) phase_sets.push_back("runtime=" + w.runtime);
@@ -275,7 +278,7 @@ int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& o
     limits.max_sim_time_ps = max_sim_time.empty() ? 0 : parse_time_ps(max_sim_time, "--max-sim-time");
     SimulationResult sim = simulate(graph, *machine.kind, machine.params, trace_path,
                                     {{"config", resolved}, {"config_path", arch}, {"import_warnings", warnings}}, limits,
-                                    SimulationOptions{trace_detail, !reference});
+                                    SimulationOptions{trace_detail, !reference, !quiet});
     if (!sim.stopped_by.empty()) {
         std::fprintf(stderr, "archsim: error: %s: the run stopped: %s; the trace is kept, marked incomplete, and no metrics.json was written\n",
                      trace_path.c_str(), sim.stopped_by.c_str());

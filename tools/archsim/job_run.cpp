@@ -104,7 +104,7 @@ void run_devices(const ParallelPlan& plan, const LlmJob& job, const ClusterConfi
     // each task's command line; with the workload text, what a finished run's signature must match
     auto command = [&](const DeviceTask& t) {
         const ChunkShape& sh = plan.kinds[t.kind];
-        std::vector<std::string> a = {"run", wl + "#job@" + t.phase, "--arch", cl.device, "--out", t.dir, "--format", "json", "--detail", "kernel",
+        std::vector<std::string> a = {"run", wl + "#job@" + t.phase, "--arch", cl.device, "--out", t.dir, "--format", "json", "--quiet", "--detail", "kernel",
                                       "--batch", std::to_string(plan.spec.microbatch / split), "--precision", precision};
         if (t.phase == "train")
             a.insert(a.end(), {"--train", "--recompute", plan.spec.recompute, "--optimizer", plan.spec.optimizer, "--loss", sh.head ? "cross_entropy" : "mse"});

@@ -53,7 +53,7 @@ void run_phases(const std::string& self, std::vector<PhaseRun>& phases, const st
         while (next < phases.size() && running.size() < jobs) {
             const PhaseRun& p = phases[next];
             fs::create_directories(p.dir);
-            std::vector<std::string> args = {"run", p.model, "--arch", arch, "--out", p.dir, "--format", "json", "--batch",
+            std::vector<std::string> args = {"run", p.model, "--arch", arch, "--out", p.dir, "--format", "json", "--quiet", "--batch",
                                              std::to_string(batch), "--precision", precision, "--detail", detail};
             if (reference) args.push_back("--reference");
             for (const auto& s : sets) args.insert(args.end(), {"--set", s});

@@ -88,7 +88,7 @@ pid_t SweepSession::start(size_t i) {
             << p.resolved_config;
     }
     // a point whose trace is not kept writes per-operator sums only (the same metrics)
-    std::vector<std::string> args = {"run", p.model, "--arch", (dir / "machine.toml").string(), "--out", dir.string(), "--format", "json",
+    std::vector<std::string> args = {"run", p.model, "--arch", (dir / "machine.toml").string(), "--out", dir.string(), "--format", "json", "--quiet",
                                      "--detail", m_args.traces == "full" ? "full" : "kernel"};
     if (p.batch > 0) args.insert(args.end(), {"--batch", std::to_string(p.batch)});
     for (const auto& ws : p.workload_sets) args.insert(args.end(), {"--workload-set", ws});
@@ -138,10 +138,12 @@ void SweepSession::progress(const SweepRow& row) {
                      std::string(static_cast<size_t>(width - filled), '.').c_str(), m_done_now, m_to_run, rate, duration(eta).c_str());
         if (row.status != "ok") std::fprintf(stderr, "\n  point %s (%s on %s) failed: %s\n", row.id.c_str(), row.model.c_str(),
                                              row.machine.c_str(), row.error.c_str());
-    } else {
-        std::fprintf(stderr, "[%zu/%zu] %s %s on %s: %s (%.2f points/s, ETA %s)\n", m_done_now, m_to_run, row.id.c_str(),
-                     row.model.c_str(), row.machine.c_str(), row.status == "ok" ? "ok" : ("FAILED: " + row.error).c_str(), rate,
-                     duration(eta).c_str());
+    } else {  // a log: each line names the point by what was swept (its id is in results.csv)
+        std::string swept;
+        for (const auto& [k, v] : row.axes) swept += (swept.empty() ? "" : ", ") + k + "=" + v;
+        std::fprintf(stderr, "[%zu/%zu] %s on %s%s%s%s: %s (%.2f points/s, ETA %s)\n", m_done_now, m_to_run, row.model.c_str(),
+                     row.machine.c_str(), swept.empty() ? "" : " (", swept.c_str(), swept.empty() ? "" : ")",
+                     row.status == "ok" ? "ok" : ("FAILED: " + row.error).c_str(), rate, duration(eta).c_str());
     }
 }
 

@@ -10,6 +10,7 @@
 
 #include "sim/common/error.h"
 #include "sim/common/hash.h"
+#include "arch/common/machine.h"
 #include "sim/config/machine_file.h"
 #include "sim/config/params.h"
 #include "arch/common/machine.h"
@@ -76,6 +77,36 @@ void check_workload_sets(const StudySpec& study, const SweepPoint& p) {
 }
 
 }  // namespace
+
+/// A point that does not sweep axis `key` still has a value for it when its machine config has
+/// the key: the published design point's own (T256's 16 tiles a side on the fabric-size axis).
+/// Recorded among the point's axes so that tables and plots place it with the swept points; a
+/// zipped key ("tiles.rows,tiles.cols") whose keys differ reads "32x24".
+static void fill_own_axes(SweepPoint& p, const std::vector<std::string>& axis_keys, const MachineSetup& setup) {
+    for (const auto& key : axis_keys) {
+        if (key == "batch" || key.rfind(kWorkloadAxis, 0) == 0) continue;
+        if (std::any_of(p.axes.begin(), p.axes.end(), [&](const auto& a) { return a.first == key; })) continue;
+        std::vector<std::string> values;
+        for (size_t from = 0, comma = 0; comma != std::string::npos; from = comma + 1) {
+            comma = key.find(',', from);
+            const std::string k = key.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
+            const ParamDecl* d = setup.kind->schema().find(k);
+            if (!d) return;
+            switch (d->type) {  // as an axis value is written: 16, 1410, true, "os"
+                case ParamType::Int: values.push_back(std::to_string(setup.params.get_int(k))); break;
+                case ParamType::Real: values.push_back(fmt::format("{}", setup.params.get_real(k))); break;
+                case ParamType::Bool: values.push_back(setup.params.get_bool(k) ? "true" : "false"); break;
+                default: values.push_back(setup.params.get_string(k)); break;
+            }
+        }
+        bool same = true;
+        for (const auto& v : values) same = same && v == values[0];
+        std::string text = values[0];
+        if (!same)
+            for (size_t i = 1; i < values.size(); ++i) text += "x" + values[i];
+        p.axes.emplace_back(key, text);
+    }
+}
 
 SweepPlan plan_sweep(const StudySpec& study) {
     SweepPlan plan;
@@ -152,7 +183,9 @@ SweepPlan plan_sweep(const StudySpec& study) {
                 for (size_t si = 0; si < p.sets.size(); ++si)  // errors name where each came from: set = [...] or an axis
                     overrides.push_back({p.sets[si], where + ": " + (si < m.sets.size() ? "set" : "axis")});
                 try {
-                    p.resolved_config = load_machine(m.config, "", overrides).resolved_toml();
+                    const MachineSetup setup = load_machine(m.config, "", overrides);
+                    p.resolved_config = setup.resolved_toml();
+                    fill_own_axes(p, plan.axis_keys, setup);
                 } catch (const UserError& e) {  // a cross-key check of this point's config: name the study too
                     if (std::string(e.what()).rfind(where, 0) == 0) throw;
                     throw UserError(where, e.what());

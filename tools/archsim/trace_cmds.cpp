@@ -10,6 +10,7 @@
 
 #include "sim/common/error.h"
 #include "sim/common/units.h"
+#include "traces/display_units.h"
 #include "traces/perfetto_export.h"
 #include "traces/reducer.h"
 #include "traces/trace_reader.h"
@@ -93,16 +94,25 @@ int cmd_trace_summary(const std::string& path) {
                            m.latency_cycles ? 100.0 * c / m.latency_cycles : 0.0, cause_doc(tr, cause));
     out += "\ntraffic by memory level\n";
     for (const auto& [level, b] : m.traffic_bytes)
-        out += fmt::format("  {:<28} {:>16} bytes {:>12.2f} MiB  (read {:.2f}, write {:.2f} MiB)\n", level, b, b / 1048576.0,
-                           m.read_bytes.count(level) ? m.read_bytes.at(level) / 1048576.0 : 0.0,
-                           m.write_bytes.count(level) ? m.write_bytes.at(level) / 1048576.0 : 0.0);
+        out += fmt::format("  {:<28} {:>20} bytes {:>10}  (read {}, write {})\n", level, grouped(static_cast<int64_t>(b)), with_unit(double(b), "B"),
+                           with_unit(m.read_bytes.count(level) ? double(m.read_bytes.at(level)) : 0.0, "B"),
+                           with_unit(m.write_bytes.count(level) ? double(m.write_bytes.at(level)) : 0.0, "B"));
     out += "\nutilization per compute component\n";
     std::vector<const ComponentMetrics*> compute;
     for (const auto& c : m.components)
         if (c.level == "compute" || c.level == "vector") compute.push_back(&c);
     if (compute.size() <= 16) {
-        for (const auto* c : compute)
-            out += fmt::format("  {:<28} {:>6.2f}%  ({} ops, busy {:.3f} us)\n", c->name, 100 * c->utilization, c->ops, us(c->busy_ps));
+        for (const auto* c : compute) {
+            // busy_ps adds up the component's spans, which overlap where its tiles or lanes work
+            // at once: say so, and how many were at work on average, instead of a busy time
+            // longer than the run
+            const double overlap = lat > 0 ? c->busy_ps / lat : 0.0;
+            const std::string busy = overlap > 1.0 + 1e-9
+                                         ? fmt::format("its spans add up to {} over the {} run: {:.1f} at work at once on average",
+                                                       with_unit(c->busy_ps * 1e-12, "s"), with_unit(lat * 1e-12, "s"), overlap)
+                                         : fmt::format("busy {} of the {} run", with_unit(c->busy_ps * 1e-12, "s"), with_unit(lat * 1e-12, "s"));
+            out += fmt::format("  {:<28} {:>7}  ({} ops; {})\n", c->name, percent(c->utilization, 2), grouped(static_cast<int64_t>(c->ops)), busy);
+        }
     } else {  // many SMs or tiles: the spread
         double lo = 1e300, hi = 0, sum = 0;
         size_t n = 0;
