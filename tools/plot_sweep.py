@@ -1,17 +1,22 @@
 #!/usr/bin/python3
-"""Plots an `archsim sweep` output folder and writes a self-contained report.html.
+"""Plots one or more `archsim sweep` output folders and writes a self-contained report.html.
 
-Reads OUT/results.h5 (h5py) and, for the rooflines, each point's OUT/points/<id>/metrics.json and
-machine.toml (kept with --traces summary or full). Writes into OUT/plots/ as PNG and SVG:
-  latency_energy      latency vs energy of one run (the whole batch), one marker per machine, labelled
-  <metric>_vs_<axis>  each metric against each numeric axis, one line per model (and machine)
-  roofline_<machine>  a roofline per machine (peak FLOP/s, DRAM bandwidth) with every operator
-                      of every point placed on it by arithmetic intensity and achieved FLOP/s
-  energy_breakdown    energy of one run by component, stacked, one bar per point
-and OUT/report.html: the results table, the Pareto front of latency vs energy and every plot
-embedded (base64 PNG), viewable offline.
+Reads each OUT/results.h5 (h5py) and, for the rooflines, each point's OUT/points/<id>/metrics.json
+and machine.toml (kept with --traces summary, the default, or full). Writes into PLOTS (OUT/plots/,
+or --out DIR/plots for several studies) as PNG and SVG (text kept as text), every plot with a
+title, axis labels in the units of docs/units.md and a legend naming every series:
+  latency_energy      latency vs energy of one run (whole batch): colour = machine, marker = model,
+                      each point labelled with its swept values, the Pareto front per model
+  <metric>_vs_<axis>  each metric against each numeric axis, one line per model, machine and the
+                      other axes' values; machines that do not sweep the axis (published design
+                      points, e.g. T64/T256 on a fabric-size axis) are stars at their own value
+  roofline_<machine>  a roofline per machine: one roof per distinct peak and DRAM bandwidth (a
+                      swept fabric draws each size's roof), every operator of every point on it
+  energy_breakdown    energy of one run per point (log axis) and its split by component (%)
+and OUT/report.html: the results table (a `study` column for several studies), the Pareto front,
+and every plot embedded (base64 PNG) with its title as caption, viewable offline.
 
-Usage: /usr/bin/python3 tools/plot_sweep.py OUT [--where KEY=VALUE ...]
+Usage: /usr/bin/python3 tools/plot_sweep.py OUT [OUT2 ...] [--out DIR] [--where KEY=VALUE ...]
 Needs Debian's python3-h5py, python3-numpy and python3-matplotlib (tools/install-deps).
 """
 import base64
@@ -23,13 +28,19 @@ import re
 import sys
 import tomllib
 
-METRICS = [("latency_s", "latency of one run, whole batch (s)"), ("energy_j", "energy of one run, whole batch (J)"),
-           ("throughput_per_s", "throughput (inferences/s)"), ("utilization", "MAC utilization")]
-FIXED = {"index", "id", "model", "machine", "kind", "runtime", "status", "latency_s", "throughput_per_s", "energy_j", "macs",
-         "utilization", "stall_share", "peak_macs_per_cycle", "clock_hz", "trace", "error"}
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import archsim_units as U  # noqa: E402  (the unit policy, docs/units.md)
 
+FIXED = {"index", "id", "model", "machine", "kind", "runtime", "status", "latency_s", "throughput_per_s", "energy_j", "macs",
+         "utilization", "stall_share", "peak_macs_per_cycle", "clock_hz", "trace", "error", "study", "precision", "batch"}
+COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"]
+MARKERS = "osD^v<>phX*"
+
+
+# ---- input -----------------------------------------------------------------------------------
 
 def load(out):
+    """(study name, rows, axis keys) of one sweep folder; every row a dict of its columns."""
     import h5py
     import numpy as np
 
@@ -54,7 +65,13 @@ def load(out):
         axes = [a for a in axes.split("\n") if a]
     else:
         axes = [n for n in names if n not in FIXED and not n.startswith("traffic_") and not n.startswith("energy_")]
-    return study, names, rows, axes
+    for r in rows:
+        r["study"] = study
+        r["_out"] = out
+        for a in axes:  # a column holding "16" and "32x24" is text: numbers back where they are numbers
+            if isinstance(r.get(a), str) and _num(r[a]) is not None:
+                r[a] = _num(r[a])
+    return study, rows, axes
 
 
 def matches(row, where):
@@ -68,8 +85,35 @@ def matches(row, where):
 def _num(v):
     try:
         return float(v)
-    except ValueError:
+    except (TypeError, ValueError):
         return None
+
+
+def _numeric(v):
+    return isinstance(v, float) and not math.isnan(v)
+
+
+def _fmt_axis(v):
+    if isinstance(v, float):
+        return "" if math.isnan(v) else f"{v:g}"
+    return "" if v is None else str(v)
+
+
+def axis_title(a):
+    """A zipped axis "array.rows,array.cols" reads "array.rows = array.cols"."""
+    return " = ".join(a.split(","))
+
+
+def varying(rows, axes):
+    """The axes whose value differs between rows (the ones worth naming in a label)."""
+    return [a for a in axes if len({_fmt_axis(r.get(a)) for r in rows}) > 1]
+
+
+def label(row, axes, with_study=False):
+    """machine, model and the values of `axes`: "T256 resnet50 tiles=16"."""
+    parts = ([row["study"]] if with_study else []) + [row["machine"], row["model"]]
+    parts += [f"{axis_title(a)} = {_fmt_axis(row[a])}" for a in axes if _fmt_axis(row.get(a))]
+    return " ".join(parts)
 
 
 def pareto(rows):
@@ -85,97 +129,225 @@ def pareto(rows):
     return front
 
 
-def label(row, axes):
-    parts = [row["machine"], row["model"]] + [f"{a}={_fmt_axis(row[a])}" for a in axes if row.get(a) not in ("", None)
-                                              and not (isinstance(row[a], float) and math.isnan(row[a]))]
-    return " ".join(parts)
+def natural(text):
+    """Sort key that orders embedded numbers by value: w512 < w1024 < w16384."""
+    return [(0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", str(text)) if t]
 
 
-def _fmt_axis(v):
-    if isinstance(v, float):
-        return "" if math.isnan(v) else f"{v:g}"
-    return str(v)
+class Style:
+    """Colour by machine (or study and machine when several studies share a report), marker by model."""
+
+    def __init__(self, rows):
+        self.multi = len({r["study"] for r in rows}) > 1
+        self.machines = sorted({self.machine(r) for r in rows})
+        self.models = sorted({r["model"] for r in rows}, key=natural)
+
+    def machine(self, r):
+        return f"{r['machine']} ({r['study']})" if self.multi else r["machine"]
+
+    def colour(self, r):
+        if len(self.machines) == 1:  # one machine: colour by model, so the colour says something
+            return COLOURS[self.models.index(r["model"]) % len(COLOURS)]
+        return COLOURS[self.machines.index(self.machine(r)) % len(COLOURS)]
+
+    def marker(self, r):
+        return MARKERS[self.models.index(r["model"]) % len(MARKERS)]
+
+    def legends(self, ax, extra=None):
+        """Two legends: colours name the machines, markers the models; `extra` handles after."""
+        from matplotlib.lines import Line2D
+        if len(self.machines) == 1:  # colour and marker both by model
+            oh = [Line2D([], [], color=COLOURS[i % len(COLOURS)], marker=MARKERS[i % len(MARKERS)], ls="", label=m)
+                  for i, m in enumerate(self.models)]
+            ax.legend(handles=oh + (extra or []), title=f"model (on {self.machines[0]})", fontsize=7, title_fontsize=7,
+                      loc="upper left", bbox_to_anchor=(1.01, 1.0))
+            return
+        mh = [Line2D([], [], color=COLOURS[i % len(COLOURS)], marker="o", ls="", label=m) for i, m in enumerate(self.machines)]
+        oh = [Line2D([], [], color="0.3", marker=MARKERS[i % len(MARKERS)], ls="", label=m) for i, m in enumerate(self.models)]
+        first = ax.legend(handles=mh + (extra or []), title="machine", fontsize=7, title_fontsize=7, loc="upper left",
+                          bbox_to_anchor=(1.01, 1.0))
+        ax.add_artist(first)
+        ax.legend(handles=oh, title="model", fontsize=7, title_fontsize=7, loc="lower left", bbox_to_anchor=(1.01, 0.0))
 
 
-def save(fig, plots, name):
+def place_labels(fig, ax, points, fontsize=6.5):
+    """Labels `points` [(x, y, text, colour)] next to their markers without overlapping each other:
+    each takes the first of eight offsets whose box is clear; a label with no clear spot is left
+    out. Returns how many were left out."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    placed, dropped = [], 0
+    offsets = [(5, 4), (5, -11), (-8, 6), (-8, -12), (8, 14), (8, -20), (-12, 16), (-12, -22)]
+    for x, y, text, colour in points:
+        ok = False
+        for dx, dy in offsets:
+            ann = ax.annotate(text, (x, y), xytext=(dx, dy), textcoords="offset points", fontsize=fontsize, color=colour,
+                              ha="left" if dx > 0 else "right")
+            box = ann.get_window_extent(renderer).expanded(1.02, 1.1)
+            if not any(box.overlaps(b) for b in placed):
+                placed.append(box)
+                ok = True
+                break
+            ann.remove()
+        dropped += not ok
+    return dropped
+
+
+def save(fig, plots, name, title, captions):
+    from matplotlib.legend import Legend
+    legends = fig.findobj(Legend)  # every legend, those added as artists too, inside the saved box
     paths = []
     for ext in ("png", "svg"):
         p = os.path.join(plots, f"{name}.{ext}")
-        fig.savefig(p, dpi=110, bbox_inches="tight")
+        fig.savefig(p, dpi=110, bbox_inches="tight", bbox_extra_artists=legends)
         paths.append(p)
     import matplotlib.pyplot as plt
     plt.close(fig)
+    captions[paths[0]] = title
     return paths[0]
 
 
-def plot_scatter(rows, axes, plots):
+def prefix(rows):
+    studies = sorted({r["study"] for r in rows})
+    return " + ".join(studies)
+
+
+# ---- plots -----------------------------------------------------------------------------------
+
+def plot_scatter(rows, axes, plots, captions):
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 5))
-    machines = sorted({r["machine"] for r in rows})
-    markers = "osD^v<>ph*"
-    for i, m in enumerate(machines):
-        pts = [r for r in rows if r["machine"] == m]
-        ax.scatter([r["latency_s"] * 1e3 for r in pts], [r["energy_j"] * 1e3 for r in pts], marker=markers[i % len(markers)],
-                   label=m)
-        if len(rows) <= 40:
-            for r in pts:
-                ax.annotate(r["model"], (r["latency_s"] * 1e3, r["energy_j"] * 1e3), fontsize=7, alpha=0.7)
+    st = Style(rows)
+    vary = varying(rows, axes)
+    tu = U.time_unit([r["latency_s"] for r in rows])
+    eu = U.energy_unit([r["energy_j"] for r in rows])
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    for r in rows:
+        ax.scatter(r["latency_s"] * tu[1], r["energy_j"] * eu[1], color=st.colour(r), marker=st.marker(r), s=28, zorder=3)
     front = pareto(rows)
-    for i, model in enumerate(sorted({r["model"] for r in front})):
+    from matplotlib.lines import Line2D
+    for model in sorted({r["model"] for r in front}):
         pts = [r for r in front if r["model"] == model]
-        ax.plot([r["latency_s"] * 1e3 for r in pts], [r["energy_j"] * 1e3 for r in pts], "k--", lw=0.8,
-                label="Pareto front per model" if i == 0 else None)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("latency, whole batch (ms)")
-    ax.set_ylabel("energy, whole batch (mJ)")
-    ax.legend(fontsize=8)
+        ax.plot([r["latency_s"] * tu[1] for r in pts], [r["energy_j"] * eu[1] for r in pts], "k--", lw=0.7, zorder=2)
+    if U.spans_decades([r["latency_s"] for r in rows]):
+        ax.set_xscale("log")
+    if U.spans_decades([r["energy_j"] for r in rows]):
+        ax.set_yscale("log")
+    ax.set_xlabel(f"latency of one run, whole batch ({tu[0]})")
+    ax.set_ylabel(f"energy of one run, whole batch ({eu[0]})")
+    title = f"{prefix(rows)}: latency vs energy per point"
+    ax.set_title(title, fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
-    return save(fig, plots, "latency_energy")
+    st.legends(ax, [Line2D([], [], color="k", ls="--", lw=0.7, label="Pareto front per model")])
+    dropped = 0
+    if vary and len(rows) <= 60:
+        dropped = place_labels(fig, ax, [(r["latency_s"] * tu[1], r["energy_j"] * eu[1],
+                                          " ".join(_fmt_axis(r[a]) for a in vary if _fmt_axis(r.get(a))), st.colour(r)) for r in rows])
+    if vary:
+        ax.text(0.99, 0.01, "point labels: " + ", ".join(axis_title(a) for a in vary), transform=ax.transAxes, ha="right", va="bottom",
+                fontsize=7, color="0.3")
+    note = f"; points labelled with {', '.join(axis_title(a) for a in vary)}" if vary else ""
+    if dropped:
+        note += f" ({dropped} crowded labels left out: the table has every point)"
+    return save(fig, plots, "latency_energy", title + note, captions)
 
 
-def plot_axes(rows, axes, plots):
+METRICS = [("latency_s", "latency", "latency of one run, whole batch", "s"), ("energy_j", "energy", "energy of one run, whole batch", "J"),
+           ("throughput_per_s", "throughput", "throughput", "inferences/s"), ("utilization", "MAC utilization", "MAC utilization", "%")]
+
+
+def _scaled(key, unit_kind, values):
+    """(axis label unit, scale) for a metric by the unit policy."""
+    if unit_kind == "s":
+        return U.time_unit(values)
+    if unit_kind == "J":
+        return U.energy_unit(values)
+    if unit_kind == "%":
+        return "%", 100.0
+    return unit_kind, 1.0
+
+
+def plot_axes(rows, axes, plots, captions):
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
     out = []
+    st = Style(rows)
     for a in axes:
-        if not all(isinstance(r.get(a), float) for r in rows):
-            continue
-        vals = {r[a] for r in rows if not math.isnan(r[a])}
+        on_axis = [r for r in rows if _numeric(r.get(a))]
+        vals = sorted({r[a] for r in on_axis})
         if len(vals) < 2:
             continue
+        # a machine whose every row holds one value of `a` while others sweep it: a design point
+        per_machine = {}
+        for r in on_axis:
+            per_machine.setdefault(st.machine(r), set()).add(r[a])
+        swept = {m for m, v in per_machine.items() if len(v) > 1}
+        if not swept:
+            continue
+        design = [r for r in on_axis if st.machine(r) not in swept]
+        off_axis = sorted({st.machine(r) for r in rows if not _numeric(r.get(a)) and _fmt_axis(r.get(a))})
         others = [o for o in axes if o != a]
-        for key, title in METRICS:
-            fig, ax = plt.subplots(figsize=(6, 4))
-            # one line per model and machine, with every other axis held at one value
+        by_model = len(swept) == 1  # one swept machine: colour by model (its markers stay by model too)
+        model_colour = {m: COLOURS[i % len(COLOURS)] for i, m in enumerate(st.models)}
+        colour = (lambda r: model_colour[r["model"]]) if by_model else st.colour
+        for key, short, what, unit_kind in METRICS:
+            unit, scale = _scaled(key, unit_kind, [r[key] for r in on_axis])
+            fig, ax = plt.subplots(figsize=(7.5, 4.5))
             groups = {}
-            for r in rows:
-                if math.isnan(r[a]) if isinstance(r[a], float) else False:
+            for r in on_axis:
+                if st.machine(r) not in swept:
                     continue
                 held = tuple(_fmt_axis(r.get(o, "")) for o in others)
-                groups.setdefault((r["model"], r["machine"], held), []).append((r[a], r[key]))
-            one_machine = len({g[1] for g in groups}) == 1
+                groups.setdefault((r["model"], st.machine(r), held), []).append(r)
+            held_values = sorted({g[2] for g in groups})
+            styles = ["-", "--", ":", "-."]
             for (model, m, held), pts in sorted(groups.items()):
-                pts.sort()
-                extra = ", ".join(f"{o}={v}" for o, v in zip(others, held) if v)
-                name = model if one_machine else f"{model} ({m})"
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=name + (f" [{extra}]" if extra else ""))
-            ax.set_xlabel(a)
+                pts.sort(key=lambda r: r[a])
+                r0 = pts[0]
+                extra = ", ".join(f"{axis_title(o)}={v}" for o, v in zip(others, held)
+                                  if v and len({h[others.index(o)] for h in held_values}) > 1)
+                ax.plot([r[a] for r in pts], [r[key] * scale for r in pts], marker=st.marker(r0), color=colour(r0), ms=4, lw=1.1,
+                        ls=styles[held_values.index(held) % len(styles)], label=f"{model} on {m}" + (f", {extra}" if extra else ""))
+            # published design points: a star at their own value, in their model's colour, named
+            # by their machine beside it
+            named = set()
+            for r in design:
+                ax.scatter(r[a], r[key] * scale, marker="*", s=120, color=colour(r) if by_model else st.colour(r), edgecolor="k",
+                           linewidth=0.6, zorder=4)
+                if (st.machine(r), r[a]) not in named:
+                    named.add((st.machine(r), r[a]))
+                    top = max((x for x in design if st.machine(x) == st.machine(r)), key=lambda x: x[key])
+                    ax.annotate(st.machine(r), (top[a], top[key] * scale), xytext=(6, 6), textcoords="offset points", fontsize=8,
+                                fontweight="bold")
+            if design:
+                from matplotlib.lines import Line2D
+                ax.plot([], [], ls="", marker="*", ms=10, markerfacecolor="w", markeredgecolor="k",
+                        label="design points: " + ", ".join(sorted({f"{st.machine(r)} at {_fmt_axis(r[a])}" for r in design})))
+            ax.set_xlabel(axis_title(a))
             if min(vals) > 0 and max(vals) / min(vals) >= 8:
                 ax.set_xscale("log", base=2)
-            ax.set_ylabel(title)
-            if key in ("latency_s", "energy_j", "throughput_per_s"):
+            ax.xaxis.set_major_locator(FixedLocator(vals))  # the swept values themselves, as plain numbers
+            ax.xaxis.set_minor_locator(NullLocator())
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+            ax.set_ylabel(f"{what} ({unit})")
+            if key != "utilization" and U.spans_decades([r[key] for r in on_axis]):
                 ax.set_yscale("log")
-            ax.grid(True, alpha=0.3)
-            ax.legend(fontsize=7)
-            out.append(save(fig, plots, f"{key}_vs_" + re.sub("[^A-Za-z0-9]+", "_", a)))
+            title = f"{prefix(rows)}: {short} against {axis_title(a)}"
+            ax.set_title(title, fontsize=10)
+            ax.grid(True, which="both", alpha=0.3)
+            handles, labels = ax.get_legend_handles_labels()
+            ax.legend(handles, labels, fontsize=6.5, loc="upper left", bbox_to_anchor=(1.01, 1.0), ncol=1 if len(labels) <= 18 else 2)
+            note = f"; stars: machines that do not sweep {axis_title(a)}, at their own value" if design else ""
+            if off_axis:
+                note += f"; not on this axis: {', '.join(off_axis)} (no single value of it, see the table)"
+            out.append(save(fig, plots, f"{key}_vs_" + re.sub("[^A-Za-z0-9]+", "_", a), title + note, captions))
     return out
 
 
-def roofline_points(out, row):
-    """(peak FLOP/s, DRAM B/s, [(AI, achieved FLOP/s)]) of one point, or None without its files."""
-    d = os.path.join(out, "points", row["id"])
+def roofline_points(row):
+    """(peak ops/s, DRAM B/s, precision, [(AI, achieved ops/s)]) of one point, or None without its files."""
+    d = os.path.join(row["_out"], "points", row["id"])
     try:
         with open(os.path.join(d, "metrics.json")) as f:
             m = json.load(f)
@@ -190,123 +362,192 @@ def roofline_points(out, row):
         dram = o.get("traffic_bytes", {}).get("dram", 0)
         if o["macs"] > 0 and o["latency_s"] > 0 and dram > 0:
             ops.append((2 * o["macs"] / dram, 2 * o["macs"] / o["latency_s"]))
-    return peak, bw, ops
+    return peak, bw, m.get("precision", ""), ops
 
 
-def plot_rooflines(out, rows, plots):
+def plot_rooflines(rows, axes, plots, captions):
     import matplotlib.pyplot as plt
 
     made, missing = [], []
-    for m in sorted({r["machine"] for r in rows}):
-        pts = [(r, roofline_points(out, r)) for r in rows if r["machine"] == m]
+    st = Style(rows)
+    for m in st.machines:
+        pts = [(r, roofline_points(r)) for r in rows if st.machine(r) == m]
         pts = [(r, p) for r, p in pts if p]
         if not pts:
             missing.append(m)
             continue
-        fig, ax = plt.subplots(figsize=(6, 4.5))
-        peak = max(p[0] for _, p in pts)
-        bw = max(p[1] for _, p in pts)
-        xs = [x for _, p in pts for x, _ in p[2]] or [1.0]
-        lo, hi = min(xs + [peak / bw if bw else 1]) / 4, max(xs + [peak / bw if bw else 1]) * 4
+        base = U.rate_base(pts[0][1][2])
+        all_perf = [y for _, p in pts for _, y in p[3]] + [p[0] for _, p in pts]
+        unit, scale = U.count_unit(all_perf, base)
+        fig, ax = plt.subplots(figsize=(7.5, 5))
+        roofs = sorted({(p[0], p[1]) for _, p in pts})
+        xs = [x for _, p in pts for x, _ in p[3]] or [1.0]
+        ridges = [pk / bw for pk, bw in roofs if bw > 0]
+        lo, hi = min(xs + ridges) / 4, max(xs + ridges) * 4
         grid = [lo * (hi / lo) ** (i / 100) for i in range(101)]
-        if bw > 0:
-            ax.plot(grid, [min(peak, bw * x) for x in grid], "k-", lw=1.2, label=f"roof: {peak / 1e12:.1f} TFLOP/s, {bw / 1e9:.0f} GB/s")
+        vary = varying([r for r, _ in pts], axes)
+        op_word = "op" if base == "OPS" else "FLOP"
+        from matplotlib.lines import Line2D
+        handles = []
+        for i, (pk, bw) in enumerate(roofs):
+            own = [r for r, p in pts if (p[0], p[1]) == (pk, bw)]
+            name = ", ".join(f"{axis_title(a)} = {_fmt_axis(own[0][a])}" for a in vary if len({_fmt_axis(r[a]) for r in own}) == 1)
+            colour = COLOURS[i % len(COLOURS)] if len(roofs) > 1 else "k"
+            if bw > 0:
+                line, = ax.plot(grid, [min(pk, bw * x) * scale for x in grid], "-", color=colour, lw=1.2,
+                                label=(f"{name}: " if name and len(roofs) > 1 else "roof: ") +
+                                f"{U.sig(pk * scale)} {unit}, {U.sig(bw / 1e9)} GB/s")
+                handles.append(line)
+            for model in sorted({r["model"] for r in own}):
+                ai = [x for r, p in pts if r["model"] == model and (p[0], p[1]) == (pk, bw) for x, _ in p[3]]
+                perf = [y * scale for r, p in pts if r["model"] == model and (p[0], p[1]) == (pk, bw) for _, y in p[3]]
+                ax.scatter(ai, perf, s=9, alpha=0.55, marker=st.marker({"model": model}),
+                           color=colour if len(roofs) > 1 else COLOURS[st.models.index(model) % len(COLOURS)])
+        # the roofs by colour, then the models by marker (and by colour when there is one roof)
         for model in sorted({r["model"] for r, _ in pts}):
-            ai = [x for r, p in pts if r["model"] == model for x, _ in p[2]]
-            perf = [y for r, p in pts if r["model"] == model for _, y in p[2]]
-            ax.scatter(ai, perf, s=10, alpha=0.6, label=model)
+            handles.append(Line2D([], [], ls="", marker=st.marker({"model": model}), ms=5, label=model,
+                                  color="0.35" if len(roofs) > 1 else COLOURS[st.models.index(model) % len(COLOURS)]))
+        ax.legend(handles=handles, fontsize=6.5, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xlabel("arithmetic intensity (FLOP / DRAM byte)")
-        ax.set_ylabel("achieved FLOP/s")
-        ax.set_title(f"{m}: every operator of every point")
+        ax.set_xlabel(f"arithmetic intensity ({op_word}s per DRAM byte)")
+        ax.set_ylabel(f"achieved ({unit})")
+        title = f"{prefix(rows)}: roofline of {m}, every operator of every point"
+        ax.set_title(title, fontsize=10)
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
-        made.append(save(fig, plots, f"roofline_{m}"))
+        note = f"; one roof per {', '.join(axis_title(a) for a in vary)} value" if len(roofs) > 1 else ""
+        made.append(save(fig, plots, "roofline_" + re.sub("[^A-Za-z0-9]+", "_", m), title + note, captions))
     return made, missing
 
 
-def plot_energy(rows, axes, plots):
+def plot_energy(rows, axes, plots, captions):
     import matplotlib.pyplot as plt
 
+    st = Style(rows)
     parts = sorted({k[len("energy_"):-2] for r in rows for k in r if k.startswith("energy_") and k.endswith("_j")})
-    parts = [p for p in parts if any(r.get(f"energy_{p}_j", 0) > 0 for r in rows)]
-    fig, ax = plt.subplots(figsize=(max(6, 0.35 * len(rows)), 4.5))
-    bottom = [0.0] * len(rows)
-    for p in parts:
-        vals = [r.get(f"energy_{p}_j", 0) * 1e3 for r in rows]
-        ax.bar(range(len(rows)), vals, bottom=bottom, label=p)
-        bottom = [b + v for b, v in zip(bottom, vals)]
-    ax.set_xticks(range(len(rows)))
-    ax.set_xticklabels([label(r, axes) for r in rows], rotation=75, ha="right", fontsize=6)
-    ax.set_ylabel("energy, whole batch (mJ)")
-    ax.legend(fontsize=7)
-    return save(fig, plots, "energy_breakdown")
+    parts = [p for p in parts if any((r.get(f"energy_{p}_j") or 0) > 0 for r in rows)]
+    def axis_key(v):  # numbers in numeric order (2, 4, 8, 16), then text
+        return (0, v, "") if _numeric(v) else (1, 0.0, _fmt_axis(v))
+
+    order = sorted(rows, key=lambda r: (r["model"], st.machine(r), [axis_key(r.get(a)) for a in axes]))
+    vary = varying(rows, axes)
+    n = len(order)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, max(3.0, 0.24 * n + 1.2)), sharey=True,
+                                      gridspec_kw={"width_ratios": [1, 1.4]}, layout="constrained")
+    eu = U.energy_unit([r["energy_j"] for r in order])
+    ys = list(range(n))
+    left.barh(ys, [r["energy_j"] * eu[1] for r in order], color=[st.colour(r) for r in order])
+    if U.spans_decades([r["energy_j"] for r in order]):
+        left.set_xscale("log")
+    left.set_xlabel(f"energy of one run, whole batch ({eu[0]})")
+    left.set_yticks(ys)
+    left.set_yticklabels([label(r, vary, st.multi) for r in order], fontsize=7)
+    left.invert_yaxis()
+    left.grid(True, axis="x", which="both", alpha=0.3)
+    cmap = plt.get_cmap("tab20")
+    start = [0.0] * n
+    for i, p in enumerate(parts):
+        share = [100 * (r.get(f"energy_{p}_j") or 0) / r["energy_j"] if r["energy_j"] > 0 else 0 for r in order]
+        right.barh(ys, share, left=start, color=cmap(i % 20), label=p)
+        start = [s + v for s, v in zip(start, share)]
+    right.set_xlim(0, 100)
+    right.set_xlabel("share of the run's energy by component (%)")
+    right.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="component", title_fontsize=7)
+    title = f"{prefix(rows)}: energy per point and where it goes"
+    fig.suptitle(title, fontsize=10)
+    return save(fig, plots, "energy_breakdown", title + " (bar colour on the left: machine)", captions)
 
 
-def table_html(rows, axes, title):
-    head = ["machine", "model"] + axes + ["latency ms", "inferences/s", "energy mJ", "utilization", "DRAM MiB"]
+# ---- report.html -----------------------------------------------------------------------------
+
+def table_html(rows, axes, title, with_study):
+    tu = U.time_unit([r["latency_s"] for r in rows])
+    eu = U.energy_unit([r["energy_j"] for r in rows])
+    bu = U.count_unit([r.get("traffic_dram_bytes") or 0 for r in rows], "B")
+    head = (["study"] if with_study else []) + ["machine", "model"] + [axis_title(a) for a in axes] + \
+        [f"latency ({tu[0]})", "throughput (inferences/s)", f"energy ({eu[0]})", "MAC utilization (%)", f"DRAM traffic ({bu[0]})"]
     out = [f"<h2>{html.escape(title)}</h2><table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>"]
     for r in rows:
-        cells = [r["machine"], r["model"]] + [_fmt_axis(r.get(a, "")) for a in axes]
-        cells += [f"{r['latency_s'] * 1e3:.4g}", f"{r['throughput_per_s']:.4g}", f"{r['energy_j'] * 1e3:.4g}",
-                  f"{100 * r['utilization']:.1f}%", f"{r.get('traffic_dram_bytes', 0) / 2**20:.1f}"]
+        cells = ([r["study"]] if with_study else []) + [r["machine"], r["model"]] + [_fmt_axis(r.get(a, "")) or "-" for a in axes]
+        cells += [U.sig(r["latency_s"] * tu[1]), U.sig(r["throughput_per_s"]), U.sig(r["energy_j"] * eu[1]),
+                  f"{100 * r['utilization']:.1f}", U.sig((r.get("traffic_dram_bytes") or 0) * bu[1])]
         out.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>")
     return "".join(out) + "</table>"
 
 
 def main(argv):
-    if len(argv) < 2 or argv[1] in ("-h", "--help"):
+    args = argv[1:]
+    if not args or args[0] in ("-h", "--help"):
         print(__doc__, file=sys.stderr)
         return 2
-    out = argv[1]
-    where = [argv[i + 1] for i in range(2, len(argv) - 1) if argv[i] == "--where"]
+    where, outs, dest = [], [], None
+    i = 0
+    while i < len(args):
+        if args[i] == "--where" and i + 1 < len(args):
+            where.append(args[i + 1])
+            i += 2
+        elif args[i] == "--out" and i + 1 < len(args):
+            dest = args[i + 1]
+            i += 2
+        else:
+            outs.append(args[i])
+            i += 1
+    dest = dest or outs[0]
     try:
         import matplotlib
         matplotlib.use("Agg")
+        matplotlib.rcParams["svg.fonttype"] = "none"  # SVG text stays text: searchable, and checked by the tests
     except ImportError:
         print("plot_sweep.py: matplotlib is missing: apt-get install python3-matplotlib", file=sys.stderr)
         return 1
-    try:
-        study, names, rows, axes = load(out)
-    except (OSError, KeyError) as e:
-        print(f"plot_sweep.py: {out}/results.h5: {e}", file=sys.stderr)
-        return 1
-    failed = [r for r in rows if r["status"] != "ok"]
-    rows = [r for r in rows if r["status"] == "ok" and matches(r, where)]
+    rows, axes, failed, studies = [], [], [], []
+    for out in outs:
+        try:
+            study, rs, ax = load(out)
+        except (OSError, KeyError) as e:
+            print(f"plot_sweep.py: {out}/results.h5: {e}", file=sys.stderr)
+            return 1
+        studies.append(study)
+        failed += [r for r in rs if r["status"] != "ok"]
+        rows += [r for r in rs if r["status"] == "ok" and matches(r, where)]
+        axes += [a for a in ax if a not in axes]
     if not rows:
-        print(f"plot_sweep.py: {out}: no finished point matches", file=sys.stderr)
+        print(f"plot_sweep.py: {', '.join(outs)}: no finished point matches", file=sys.stderr)
         return 1
-    plots = os.path.join(out, "plots")
+    with_study = len(outs) > 1
+    plots = os.path.join(dest, "plots")
     os.makedirs(plots, exist_ok=True)
-    images = [plot_scatter(rows, axes, plots)] + plot_axes(rows, axes, plots)
-    roofs, missing = plot_rooflines(out, rows, plots)
-    images += roofs + [plot_energy(rows, axes, plots)]
+    captions = {}
+    images = [plot_scatter(rows, axes, plots, captions)] + plot_axes(rows, axes, plots, captions)
+    roofs, missing = plot_rooflines(rows, axes, plots, captions)
+    images += roofs + [plot_energy(rows, axes, plots, captions)]
 
-    body = [f"<h1>archsim sweep: {html.escape(study)}</h1>",
+    title = " + ".join(studies)
+    body = [f"<h1>archsim sweep: {html.escape(title)}</h1>",
             f"<p>{len(rows)} finished points shown" + (f" (filter: {html.escape(' '.join(where))})" if where else "") +
-            f", {len(failed)} failed.</p>"]
-    body.append(table_html(sorted(rows, key=lambda r: r["latency_s"]), axes, "Results (by latency)"))
-    body.append(table_html(pareto(rows), axes, "Pareto front per model: latency vs energy"))
+            f", {len(failed)} failed. Units: docs/units.md (one engineering unit per column, named in its header).</p>"]
+    body.append(table_html(sorted(rows, key=lambda r: r["latency_s"]), axes, "Results (by latency)", with_study))
+    body.append(table_html(pareto(rows), axes, "Pareto front per model: latency vs energy", with_study))
     if missing:
         body.append("<p>No roofline for " + html.escape(", ".join(missing)) +
-                    ": its points kept no metrics.json (run the sweep with --traces summary or full).</p>")
+                    ": its points kept no metrics.json (run the sweep with --traces summary, the default, or full).</p>")
     for img in images:
         with open(img, "rb") as f:
             data = base64.b64encode(f.read()).decode()
-        body.append(f"<figure><img src='data:image/png;base64,{data}' alt='{html.escape(os.path.basename(img))}'>"
-                    f"<figcaption>{html.escape(os.path.basename(img)[:-4])}</figcaption></figure>")
+        cap = captions.get(img, os.path.basename(img))
+        body.append(f"<figure><img src='data:image/png;base64,{data}' alt='{html.escape(cap)}'>"
+                    f"<figcaption>{html.escape(cap)} <small>({html.escape(os.path.basename(img))})</small></figcaption></figure>")
     if failed:
         body.append("<h2>Failed points</h2><ul>" + "".join(
             f"<li>{html.escape(r['machine'])} {html.escape(r['model'])}: {html.escape(r['error'])}</li>" for r in failed) + "</ul>")
     style = ("body{font-family:sans-serif;margin:2em;max-width:1200px}table{border-collapse:collapse;font-size:12px;margin:1em 0}"
              "td,th{border:1px solid #bbb;padding:2px 6px;text-align:right}th{background:#eee}img{max-width:100%}"
-             "figure{margin:1.5em 0}")
-    page = f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(study)}</title><style>{style}</style></head>" \
+             "figure{margin:1.5em 0}figcaption{font-size:13px}")
+    page = f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title><style>{style}</style></head>" \
            f"<body>{''.join(body)}</body></html>"
-    with open(os.path.join(out, "report.html"), "w") as f:
+    with open(os.path.join(dest, "report.html"), "w") as f:
         f.write(page)
-    print(f"plot_sweep.py: wrote {len(images)} plots to {plots} and {os.path.join(out, 'report.html')}", file=sys.stderr)
+    print(f"plot_sweep.py: wrote {len(images)} plots to {plots} and {os.path.join(dest, 'report.html')}", file=sys.stderr)
     return 0
 
 

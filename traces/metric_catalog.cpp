@@ -104,7 +104,7 @@ std::vector<MetricDecl> declare_all() {
         Declare(S::Total, "traffic_bytes", "bytes", "bytes read + written per memory level",
                 run([](const Metrics& m) { return MetricCounts(m.traffic_bytes.begin(), m.traffic_bytes.end()); }))
             .sweep("traffic_{}_bytes")
-            .report("DRAM_MiB", 10, 1.0 / (1024 * 1024), 1, "dram"),
+            .report("DRAM_MB", 10, 1e-6, 1, "dram"),
         Declare(S::Total, "read_bytes", "bytes", "bytes read per memory level (a mover's transfers count as reads)",
                 run([](const Metrics& m) { return MetricCounts(m.read_bytes.begin(), m.read_bytes.end()); })),
         Declare(S::Total, "write_bytes", "bytes", "bytes written per memory level",

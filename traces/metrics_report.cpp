@@ -1,5 +1,9 @@
 #include "traces/metrics_report.h"
 
+#include <cmath>
+
+#include "traces/display_units.h"
+
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -240,15 +244,16 @@ std::string table_cell(double value, const TableColumn& c) {
     const double x = value * c.scale;
     const bool integral = x == static_cast<double>(static_cast<int64_t>(x));
     const std::string s = c.decimals >= 0   ? fmt::format("{:.{}f}", x, c.decimals)
-                          : c.decimals == -2 ? fmt::format("{:.5g}", x)
-                          : integral         ? fmt::format("{}", static_cast<int64_t>(x))
+                          : c.decimals == -2 ? (std::fabs(x) >= 1e5 ? grouped(static_cast<int64_t>(std::llround(x)))  // no exponent
+                                                                   : in_unit(x, DisplayUnit{"", 1}, 5))
+                          : integral         ? grouped(static_cast<int64_t>(x))  // a count: thousands grouped
                                              : fmt::format("{}", x);
     return c.width < 0 ? fmt::format("{:<{}}", s, -c.width) : fmt::format("{:>{}}", s, c.width);
 }
 
 std::string table_cell(const std::string& text, const TableColumn& c) {
     const size_t w = static_cast<size_t>(c.width < 0 ? -c.width : c.width);
-    const std::string s = text.size() > w && w > 3 ? text.substr(0, w - 3) + "..." : text;
+    const std::string s = cut_middle(text, w);  // both ends stay: operator names differ at their ends
     return c.width < 0 ? fmt::format("{:<{}}", s, w) : fmt::format("{:>{}}", s, w);
 }
 

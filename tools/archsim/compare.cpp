@@ -23,7 +23,7 @@ int cmd_compare(const std::string& study_file, const std::string& out_dir, int j
     a.resume = fs::exists(journal);  // an interrupted (or finished) study resumes: its points are reused
     const int rc = run_sweep(a);
     ReportArgs r;
-    r.dir = out_dir;
+    r.dirs = {out_dir};
     r.plots = false;
     const int shown = cmd_report(r);
     return rc ? rc : shown;

@@ -143,7 +143,8 @@ int main(int argc, char** argv) {
     cli::ReportArgs rep;
     auto* report = app.add_subcommand("report", "Tabulate a sweep's results, its Pareto front (latency vs energy), "
                                                 "and write plots and a self-contained report.html");
-    report->add_option("dir", rep.dir, "A sweep's --out folder")->required();
+    report->add_option("dirs", rep.dirs, "Sweeps' --out folders: one study, or several side by side (a study column)")->required();
+    report->add_option("--out", rep.out_dir, "Where plots/ and report.html go (default: the folder; required for several)");
     report->add_option("--where", rep.where, "Filter: KEY=VALUE, KEY!=VALUE, KEY<NUMBER or KEY>NUMBER (repeatable)");
     report->add_option("--sort", rep.sort, "Column to sort by")->capture_default_str();
     auto* no_plots = report->add_flag("--no-plots", "Print the tables only");

@@ -13,8 +13,10 @@
 
 #include "sim/common/error.h"
 #include "tools/archsim/spawn.h"
+#include "traces/display_units.h"
 #include "traces/metric_catalog.h"
 #include "traces/metrics_report.h"
+#include "tools/archsim/study.h"
 #include "tools/archsim/sweep_results.h"
 
 namespace archsim::cli {
@@ -25,6 +27,7 @@ namespace {
 
 /// A column of a row: text (model, machine, axes, ...) or a number (totals, numeric axes).
 std::optional<std::string> text_of(const SweepRow& r, const std::string& key) {
+    if (key == "study") return r.study;
     if (key == "model") return r.model;
     if (key == "machine") return r.machine;
     if (key == "kind") return r.kind;
@@ -65,9 +68,20 @@ struct ColumnRef {
 /// Resolves `name` against the columns the rows have; throws UserError naming `flag` and the
 /// known columns when no row has such a column.
 ColumnRef resolve_column(const std::string& name, const std::vector<SweepRow>& rows, const std::string& flag) {
-    for (const auto& d : metric_catalog())
-        if (!d.report.header.empty() && d.report.key.empty() && d.report.header == name && !d.sweep.empty())
-            return {d.sweep, d.report.scale};
+    // a table header in any unit the policy may pick for it: latency_us, latency_ms, energy_uJ, DRAM_GB
+    static const std::vector<DisplayUnit> times = {{"s", 1}, {"ms", 1e3}, {"us", 1e6}, {"ns", 1e9}, {"ps", 1e12}};
+    static const std::vector<DisplayUnit> energies = {{"J", 1}, {"mJ", 1e3}, {"uJ", 1e6}, {"nJ", 1e9}, {"pJ", 1e12}};
+    static const std::vector<DisplayUnit> bytes = {{"B", 1}, {"kB", 1e-3}, {"MB", 1e-6}, {"GB", 1e-9}, {"TB", 1e-12}};
+    for (const auto& d : metric_catalog()) {
+        if (d.report.header.empty() || d.sweep.empty()) continue;
+        const std::string col = d.report.key.empty() ? d.sweep : column_for(d.sweep, d.report.key);
+        if (d.report.header == name) return {col, d.report.scale};
+        const std::vector<DisplayUnit>* ladder = d.unit == "s" ? &times : d.unit == "J" ? &energies : d.unit == "bytes" ? &bytes : nullptr;
+        if (!ladder) continue;
+        const std::string stem = d.report.header.substr(0, d.report.header.rfind('_') + 1);
+        for (const auto& u : *ladder)
+            if (name == stem + u.suffix) return {col, u.scale};
+    }
     for (const auto& r : rows)
         if (text_of(r, name) || column_value(r, name)) return {name, 1};
     if (rows.empty()) return {name, 1};
@@ -108,10 +122,34 @@ bool passes(const SweepRow& r, const Filter& f) {
 
 }  // namespace
 
+/// The study a sweep folder holds: the `name` of its study.toml copy, else the folder's name.
+std::string study_name(const std::string& dir) {
+    const fs::path copy = fs::path(dir) / "study.toml";
+    try {
+        if (fs::exists(copy)) return load_study(copy.string()).name;
+    } catch (const UserError&) {
+        // a study whose models moved since: the folder's name still tells the studies apart
+    }
+    return fs::path(dir).lexically_normal().filename().string();
+}
+
 int cmd_report(const ReportArgs& a) {
-    const std::string journal = (fs::path(a.dir) / "results.jsonl").string();
-    if (!fs::exists(journal)) throw UserError(a.dir, "no sweep results here (results.jsonl missing)");
-    std::vector<SweepRow> all = rows_from_journal(journal), rows;
+    if (a.dirs.empty()) throw UserError("report", "give a sweep's --out folder");
+    if (a.dirs.size() > 1 && a.out_dir.empty() && a.plots)
+        throw UserError("report " + a.dirs[0] + " " + a.dirs[1], "several studies: give --out DIR for their plots and report.html");
+    std::vector<SweepRow> all, rows;
+    std::vector<std::string> studies;
+    for (const auto& dir : a.dirs) {
+        const std::string journal = (fs::path(dir) / "results.jsonl").string();
+        if (!fs::exists(journal)) throw UserError(dir, "no sweep results here (results.jsonl missing)");
+        const std::string study = study_name(dir);
+        studies.push_back(study);
+        for (SweepRow& r : rows_from_journal(journal)) {
+            r.study = study;
+            all.push_back(std::move(r));
+        }
+    }
+    const bool several = a.dirs.size() > 1;
     std::vector<Filter> filters;
     for (const auto& w : a.where) {
         Filter f = parse_filter(w);
@@ -140,17 +178,41 @@ int cmd_report(const ReportArgs& a) {
     std::vector<const MetricDecl*> shown;
     for (const auto& d : metric_catalog())
         if (!d.report.header.empty()) shown.push_back(&d);
+    // the unit policy (docs/units.md): a column of times, energies or bytes takes the engineering
+    // unit its largest value needs, named in its header (latency_us, energy_mJ, DRAM_MB)
+    auto column_unit = [&](const MetricDecl& d, const std::vector<SweepRow>& rs) -> TableColumn {
+        TableColumn c = d.report;
+        const std::string col = d.report.key.empty() ? d.sweep : column_for(d.sweep, d.report.key);
+        double max_v = 0;
+        for (const auto& r : rs)
+            if (auto v = column_value(r, col)) max_v = std::max(max_v, std::fabs(*v));
+        DisplayUnit u;
+        if (d.unit == "s") u = time_unit(max_v);
+        else if (d.unit == "J") u = energy_unit(max_v);
+        else if (d.unit == "bytes") u = count_unit(max_v, "B");
+        else return c;
+        c.header = c.header.substr(0, c.header.rfind('_') + 1) + u.suffix;
+        c.scale = u.scale;
+        c.decimals = -2;
+        return c;
+    };
     auto table = [&](const std::vector<SweepRow>& rs) {
-        std::string head = fmt::format("{:<18} {:<20}", "machine", "model");
+        size_t sw = 5;
+        for (const auto& r : rs) sw = std::max(sw, r.study.size());
+        std::string head = (several ? fmt::format("{:<{}} ", "study", sw) : "") + fmt::format("{:<18} {:<20}", "machine", "model");
         for (const auto& k : axis_keys) head += fmt::format(" {:>{}}", k, std::max<size_t>(12, k.size()));
-        for (const MetricDecl* d : shown) head += " " + table_cell(d->report.header, d->report);
+        std::vector<TableColumn> cols;
+        for (const MetricDecl* d : shown) cols.push_back(column_unit(*d, rs));
+        for (const auto& c : cols) head += " " + table_cell(c.header, c);
         std::string out = head + "\n";
         for (const auto& r : rs) {
+            if (several) out += fmt::format("{:<{}} ", r.study, sw);
             out += fmt::format("{:<18} {:<20}", r.machine, r.model);
             for (const auto& k : axis_keys) out += fmt::format(" {:>{}}", text_of(r, k).value_or("-"), std::max<size_t>(12, k.size()));
-            for (const MetricDecl* d : shown) {
+            for (size_t i = 0; i < shown.size(); ++i) {
+                const MetricDecl* d = shown[i];
                 const auto v = column_value(r, d->report.key.empty() ? d->sweep : column_for(d->sweep, d->report.key));
-                out += " " + (v ? table_cell(*v, d->report) : table_cell(std::string("-"), d->report));
+                out += " " + (v ? table_cell(*v, cols[i]) : table_cell(std::string("-"), cols[i]));
             }
             out += "\n";
         }
@@ -175,7 +237,13 @@ int cmd_report(const ReportArgs& a) {
         for (const auto& r : front)
             if (energy(r) < best) { pareto.push_back(r); best = energy(r); }
     }
-    std::string out = fmt::format("{} finished points ({} shown, {} failed), sorted by {}\n\n", all.size() - failed, rows.size(), failed, a.sort);
+    std::string out;
+    if (several) {
+        out += "studies:";
+        for (size_t i = 0; i < a.dirs.size(); ++i) out += fmt::format(" {} ({})", studies[i], a.dirs[i]);
+        out += "\n";
+    }
+    out += fmt::format("{} finished points ({} shown, {} failed), sorted by {}\n\n", all.size() - failed, rows.size(), failed, a.sort);
     out += table(rows);
     out += fmt::format("\nPareto front per model, latency vs energy ({} points):\n", pareto.size());
     out += table(pareto);
@@ -184,12 +252,17 @@ int cmd_report(const ReportArgs& a) {
     if (rows.empty() && !filters.empty() && all.size() > failed) {
         std::string w;
         for (const auto& x : a.where) w += (w.empty() ? "" : " ") + std::string("--where ") + x;
-        std::fprintf(stderr, "archsim: warning: %s: %s matches none of the %zu finished points; nothing to report\n", a.dir.c_str(),
+        std::fprintf(stderr, "archsim: warning: %s: %s matches none of the %zu finished points; nothing to report\n", a.dirs[0].c_str(),
                      w.c_str(), all.size() - failed);
         return 1;
     }
     if (!a.plots) return 0;
-    std::vector<std::string> args = {std::string(ARCHSIM_SOURCE_DIR) + "/tools/plot_sweep.py", a.dir};
+    std::vector<std::string> args = {std::string(ARCHSIM_SOURCE_DIR) + "/tools/plot_sweep.py"};
+    args.insert(args.end(), a.dirs.begin(), a.dirs.end());
+    if (!a.out_dir.empty()) {
+        fs::create_directories(a.out_dir);
+        args.insert(args.end(), {"--out", a.out_dir});
+    }
     for (const auto& f : filters)  // the plots take the equality filters, by results column
         if (f.op == "=" && f.scale == 1) args.insert(args.end(), {"--where", f.key + "=" + f.value});
     const pid_t pid = spawn_program("/usr/bin/python3", args);
@@ -199,7 +272,7 @@ int cmd_report(const ReportArgs& a) {
         std::fprintf(stderr, "archsim report: the plots failed (tools/plot_sweep.py; needs python3-matplotlib and python3-h5py)\n");
         return 1;
     }
-    std::fprintf(stderr, "archsim report: wrote %s/report.html\n", a.dir.c_str());
+    std::fprintf(stderr, "archsim report: wrote %s/report.html and its plots/\n", (a.out_dir.empty() ? a.dirs[0] : a.out_dir).c_str());
     return 0;
 }
 

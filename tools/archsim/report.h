@@ -7,18 +7,22 @@ namespace archsim::cli {
 
 /// Options of `archsim report`.
 struct ReportArgs {
-    std::string dir;                  ///< a sweep's --out folder
+    std::vector<std::string> dirs;    ///< sweeps' --out folders: one study, or several side by side
+    std::string out_dir;              ///< where plots/ and report.html go: the folder itself for one
+                                      ///< study; required for several
     std::vector<std::string> where;   ///< filters: KEY=VALUE, KEY!=VALUE, KEY<NUMBER, KEY>NUMBER
     std::string sort = "latency_s";   ///< column to sort the table by (ascending)
     bool plots = true;                ///< run tools/plot_sweep.py for the plots and report.html
 };
 
-/// Prints the finished points of DIR (from its journal) that pass every filter, sorted, and, per
-/// model, the Pareto front of latency vs energy among them; then writes DIR/plots/ and DIR/report.html with
-/// tools/plot_sweep.py (Debian's python3-matplotlib and python3-h5py). Keys are model, machine,
-/// kind, status, any axis key and the numeric totals (latency_s, energy_j, throughput_per_s,
-/// utilization, macs). Throws UserError for a folder without results, a malformed filter or an
-/// unknown sort key; returns 1 if the plotting script fails.
+/// Prints the finished points of each folder (from its journal) that pass every filter, sorted,
+/// and, per model, the Pareto front of latency vs energy among them; with several folders each
+/// row names its study (the study file's `name`) in a `study` column. Then writes plots/ and
+/// report.html under the folder (or --out for several) with tools/plot_sweep.py (Debian's
+/// python3-matplotlib and python3-h5py). Keys are model, machine, kind, study, any axis key, the
+/// results columns and the table's own headers in its units (latency_ms). Throws UserError for a
+/// folder without results, a malformed filter, an unknown column or several folders without
+/// --out; returns 1 when the filters leave nothing of finished points, or the plotting fails.
 int cmd_report(const ReportArgs& a);
 
 }  // namespace archsim::cli

@@ -17,6 +17,7 @@ struct SweepRow {
     /// The runtime profile whose kernels ran (metrics.json `runtime`); a failed point: its
     /// `runtime` axis value, "" without one.
     std::string runtime;
+    std::string study;  ///< set by `report` from the folder's study file; not in the journal
     std::vector<std::pair<std::string, std::string>> axes;
     std::map<std::string, std::string> tags;  ///< the generated workload's user tags
     std::string status, error, trace;
