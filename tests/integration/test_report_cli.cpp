@@ -72,7 +72,7 @@ std::string svg_text(const std::string& svg) {
 
 }  // namespace
 
-TEST_CASE("every plot of the bundled KPU fabric study stands alone: title, units, legend; report.html renders in Chromium",
+TEST_CASE("every plot of the bundled KPU fabric study stands alone (title, units, legend) and report.html renders in Chromium",
           "[e2e][sweep][report][plots]") {
     if (!have_shared()) {
         WARN("../shared not present; skipped");

@@ -123,12 +123,12 @@ bool passes(const SweepRow& r, const Filter& f) {
 }  // namespace
 
 /// The study a sweep folder holds: the `name` of its study.toml copy, else the folder's name.
-std::string study_name(const std::string& dir) {
+std::string study_of(const std::string& dir) {
     const fs::path copy = fs::path(dir) / "study.toml";
     try {
-        if (fs::exists(copy)) return load_study(copy.string()).name;
+        if (fs::exists(copy)) return study_name(copy.string());
     } catch (const UserError&) {
-        // a study whose models moved since: the folder's name still tells the studies apart
+        // an unreadable copy: the folder's name still tells the studies apart
     }
     return fs::path(dir).lexically_normal().filename().string();
 }
@@ -142,7 +142,7 @@ int cmd_report(const ReportArgs& a) {
     for (const auto& dir : a.dirs) {
         const std::string journal = (fs::path(dir) / "results.jsonl").string();
         if (!fs::exists(journal)) throw UserError(dir, "no sweep results here (results.jsonl missing)");
-        const std::string study = study_name(dir);
+        const std::string study = study_of(dir);
         studies.push_back(study);
         for (SweepRow& r : rows_from_journal(journal)) {
             r.study = study;
@@ -183,13 +183,16 @@ int cmd_report(const ReportArgs& a) {
     auto column_unit = [&](const MetricDecl& d, const std::vector<SweepRow>& rs) -> TableColumn {
         TableColumn c = d.report;
         const std::string col = d.report.key.empty() ? d.sweep : column_for(d.sweep, d.report.key);
-        double max_v = 0;
+        // a table's unit suits its typical row: the median's (a plot's axis takes its largest value's)
+        std::vector<double> vals;
         for (const auto& r : rs)
-            if (auto v = column_value(r, col)) max_v = std::max(max_v, std::fabs(*v));
+            if (auto v = column_value(r, col)) vals.push_back(std::fabs(*v));
+        std::sort(vals.begin(), vals.end());
+        const double mid = vals.empty() ? 0.0 : vals[vals.size() / 2];
         DisplayUnit u;
-        if (d.unit == "s") u = time_unit(max_v);
-        else if (d.unit == "J") u = energy_unit(max_v);
-        else if (d.unit == "bytes") u = count_unit(max_v, "B");
+        if (d.unit == "s") u = time_unit(mid);
+        else if (d.unit == "J") u = energy_unit(mid);
+        else if (d.unit == "bytes") u = count_unit(mid, "B");
         else return c;
         c.header = c.header.substr(0, c.header.rfind('_') + 1) + u.suffix;
         c.scale = u.scale;

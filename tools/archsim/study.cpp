@@ -83,6 +83,12 @@ std::string resolve(const fs::path& base, const std::string& p) {
 
 }  // namespace
 
+std::string study_name(const std::string& file) {
+    if (!fs::is_regular_file(file)) throw UserError(file, "no such study file");
+    const toml::table root = detail::parse_toml_file(file);
+    return root["name"].value_or(fs::path(file).stem().string());
+}
+
 StudySpec load_study(const std::string& file) {
     if (!fs::is_regular_file(file)) throw UserError(file, "no such study file");
     const toml::table root = detail::parse_toml_file(file);

@@ -57,4 +57,9 @@ struct StudySpec {
 /// file, or zipped axes of different lengths.
 StudySpec load_study(const std::string& file);
 
+/// The `name` of study file `file` (its stem when it has none), without checking the rest: a
+/// sweep folder's copy of its study, whose relative model paths no longer resolve. Throws
+/// UserError for a missing file or a TOML syntax error.
+std::string study_name(const std::string& file);
+
 }  // namespace archsim
