@@ -14,9 +14,10 @@ title, axis labels in the units of docs/units.md and a legend naming every serie
                       swept fabric draws each size's roof), every operator of every point on it
   energy_breakdown    energy of one run per point (log axis) and its split by component (%)
 and OUT/report.html: the results table (a `study` column for several studies), the Pareto front,
-and every plot embedded (base64 PNG) with its title as caption, viewable offline.
+and every plot embedded (base64 PNG) with its title as caption, viewable offline; PLOTS/captions.json
+holds each plot's caption (tools/make_gallery builds docs/gallery/ from it).
 
-Usage: /usr/bin/python3 tools/plot_sweep.py OUT [OUT2 ...] [--out DIR] [--where KEY=VALUE ...]
+Usage: /usr/bin/python3 tools/plot_sweep.py OUT [OUT2 ...] [--out DIR] [--where KEY=VALUE ...] [--dpi N]
 Needs Debian's python3-h5py, python3-numpy and python3-matplotlib (tools/install-deps).
 """
 import base64
@@ -35,6 +36,7 @@ FIXED = {"index", "id", "model", "machine", "kind", "runtime", "status", "latenc
          "utilization", "stall_share", "peak_macs_per_cycle", "clock_hz", "trace", "error", "study", "precision", "batch"}
 COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"]
 MARKERS = "osD^v<>phX*"
+DPI = 110  # --dpi: the PNGs' resolution (the SVGs are resolution-free)
 
 
 # ---- input -----------------------------------------------------------------------------------
@@ -137,15 +139,25 @@ def natural(text):
 class Style:
     """Colour by machine (or study and machine when several studies share a report), marker by model."""
 
-    def __init__(self, rows):
+    def __init__(self, rows, axes=()):
         self.multi = len({r["study"] for r in rows}) > 1
         self.machines = sorted({self.machine(r) for r in rows})
         self.models = sorted({r["model"] for r in rows}, key=natural)
+        # one machine and one model: colour by the swept axis with the fewest values (2 to 10)
+        self.by_axis, self.axis_values = None, []
+        if len(self.machines) == 1 and len(self.models) == 1:
+            counts = [(len({_fmt_axis(r.get(a)) for r in rows}), a) for a in axes]
+            counts = [c for c in counts if 2 <= c[0] <= 10]
+            if counts:
+                self.by_axis = min(counts)[1]
+                self.axis_values = sorted({_fmt_axis(r.get(self.by_axis)) for r in rows}, key=natural)
 
     def machine(self, r):
         return f"{r['machine']} ({r['study']})" if self.multi else r["machine"]
 
     def colour(self, r):
+        if self.by_axis:
+            return COLOURS[self.axis_values.index(_fmt_axis(r.get(self.by_axis))) % len(COLOURS)]
         if len(self.machines) == 1:  # one machine: colour by model, so the colour says something
             return COLOURS[self.models.index(r["model"]) % len(COLOURS)]
         return COLOURS[self.machines.index(self.machine(r)) % len(COLOURS)]
@@ -156,6 +168,11 @@ class Style:
     def legends(self, ax, extra=None):
         """Two legends: colours name the machines, markers the models; `extra` handles after."""
         from matplotlib.lines import Line2D
+        if self.by_axis:
+            h = [Line2D([], [], color=COLOURS[i % len(COLOURS)], marker=MARKERS[0], ls="", label=v) for i, v in enumerate(self.axis_values)]
+            ax.legend(handles=h + (extra or []), title=f"{axis_title(self.by_axis)} ({self.models[0]} on {self.machines[0]})", fontsize=7,
+                      title_fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+            return
         if len(self.machines) == 1:  # colour and marker both by model
             oh = [Line2D([], [], color=COLOURS[i % len(COLOURS)], marker=MARKERS[i % len(MARKERS)], ls="", label=m)
                   for i, m in enumerate(self.models)]
@@ -195,11 +212,12 @@ def place_labels(fig, ax, points, fontsize=6.5):
 
 def save(fig, plots, name, title, captions):
     from matplotlib.legend import Legend
-    legends = fig.findobj(Legend)  # every legend, those added as artists too, inside the saved box
+    # every legend (those added as artists too) and the usual extras (a suptitle) inside the saved box
+    legends = fig.get_default_bbox_extra_artists() + [x for x in fig.findobj(Legend)]
     paths = []
     for ext in ("png", "svg"):
         p = os.path.join(plots, f"{name}.{ext}")
-        fig.savefig(p, dpi=110, bbox_inches="tight", bbox_extra_artists=legends)
+        fig.savefig(p, dpi=DPI, bbox_inches="tight", bbox_extra_artists=legends)
         paths.append(p)
     import matplotlib.pyplot as plt
     plt.close(fig)
@@ -217,7 +235,7 @@ def prefix(rows):
 def plot_scatter(rows, axes, plots, captions):
     import matplotlib.pyplot as plt
 
-    st = Style(rows)
+    st = Style(rows, varying(rows, axes))
     vary = varying(rows, axes)
     tu = U.time_unit([r["latency_s"] for r in rows])
     eu = U.energy_unit([r["energy_j"] for r in rows])
@@ -240,13 +258,15 @@ def plot_scatter(rows, axes, plots, captions):
     ax.grid(True, which="both", alpha=0.3)
     st.legends(ax, [Line2D([], [], color="k", ls="--", lw=0.7, label="Pareto front per model")])
     dropped = 0
-    if vary and len(rows) <= 60:
+    labelled = bool(vary) and len(rows) <= 60
+    if labelled:
         dropped = place_labels(fig, ax, [(r["latency_s"] * tu[1], r["energy_j"] * eu[1],
                                           " ".join(_fmt_axis(r[a]) for a in vary if _fmt_axis(r.get(a))), st.colour(r)) for r in rows])
-    if vary:
         ax.text(0.99, 0.01, "point labels: " + ", ".join(axis_title(a) for a in vary), transform=ax.transAxes, ha="right", va="bottom",
                 fontsize=7, color="0.3")
-    note = f"; points labelled with {', '.join(axis_title(a) for a in vary)}" if vary else ""
+    note = f"; points labelled with {', '.join(axis_title(a) for a in vary)}" if labelled else ""
+    if st.by_axis:
+        note += f"; colour: {axis_title(st.by_axis)}"
     if dropped:
         note += f" ({dropped} crowded labels left out: the table has every point)"
     return save(fig, plots, "latency_energy", title + note, captions)
@@ -291,6 +311,17 @@ def plot_axes(rows, axes, plots, captions):
         by_model = len(swept) == 1  # one swept machine: colour by model (its markers stay by model too)
         model_colour = {m: COLOURS[i % len(COLOURS)] for i, m in enumerate(st.models)}
         colour = (lambda r: model_colour[r["model"]]) if by_model else st.colour
+        # too many combinations of the other axes for one legend: hold each at its middle value
+        held_note = ""
+        combos = {tuple(_fmt_axis(r.get(o, "")) for o in others) for r in on_axis if st.machine(r) in swept}
+        if len(combos) > 8:
+            keep = {}
+            for o in others:
+                vs = sorted({r.get(o) for r in on_axis if _fmt_axis(r.get(o))}, key=lambda v: (0, v, "") if _numeric(v) else (1, 0.0, str(v)))
+                if len(vs) > 1:
+                    keep[o] = vs[len(vs) // 2]
+            on_axis = [r for r in on_axis if all(r.get(o) == v for o, v in keep.items()) or st.machine(r) not in swept]
+            held_note = "; other axes held at " + ", ".join(f"{axis_title(o)} = {_fmt_axis(v)}" for o, v in keep.items())
         for key, short, what, unit_kind in METRICS:
             unit, scale = _scaled(key, unit_kind, [r[key] for r in on_axis])
             fig, ax = plt.subplots(figsize=(7.5, 4.5))
@@ -302,7 +333,7 @@ def plot_axes(rows, axes, plots, captions):
                 groups.setdefault((r["model"], st.machine(r), held), []).append(r)
             held_values = sorted({g[2] for g in groups})
             styles = ["-", "--", ":", "-."]
-            for (model, m, held), pts in sorted(groups.items()):
+            for (model, m, held), pts in sorted(groups.items(), key=lambda g: (natural(g[0][0]), g[0][1], g[0][2])):
                 pts.sort(key=lambda r: r[a])
                 r0 = pts[0]
                 extra = ", ".join(f"{axis_title(o)}={v}" for o, v in zip(others, held)
@@ -325,10 +356,13 @@ def plot_axes(rows, axes, plots, captions):
                 ax.plot([], [], ls="", marker="*", ms=10, markerfacecolor="w", markeredgecolor="k",
                         label="design points: " + ", ".join(sorted({f"{st.machine(r)} at {_fmt_axis(r[a])}" for r in design})))
             ax.set_xlabel(axis_title(a))
-            if min(vals) > 0 and max(vals) / min(vals) >= 8:
-                ax.set_xscale("log", base=2)
-            ax.xaxis.set_major_locator(FixedLocator(vals))  # the swept values themselves, as plain numbers
-            ax.xaxis.set_minor_locator(NullLocator())
+            ratios = sorted(b / x for x, b in zip(vals, vals[1:]) if x > 0)
+            if min(vals) > 0 and max(vals) / min(vals) >= 8 and ratios and ratios[len(ratios) // 2] >= 1.5:
+                ax.set_xscale("log", base=2)  # geometric steps (2, 4, 8, ...): equal spacing
+            # the swept values themselves as ticks, plain numbers; at most about eight labelled
+            step = max(1, math.ceil(len(vals) / 8))
+            ax.xaxis.set_major_locator(FixedLocator(vals[::step]))
+            ax.xaxis.set_minor_locator(FixedLocator(vals) if step > 1 else NullLocator())
             ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
             ax.set_ylabel(f"{what} ({unit})")
             if key != "utilization" and U.spans_decades([r[key] for r in on_axis]):
@@ -337,8 +371,9 @@ def plot_axes(rows, axes, plots, captions):
             ax.set_title(title, fontsize=10)
             ax.grid(True, which="both", alpha=0.3)
             handles, labels = ax.get_legend_handles_labels()
-            ax.legend(handles, labels, fontsize=6.5, loc="upper left", bbox_to_anchor=(1.01, 1.0), ncol=1 if len(labels) <= 18 else 2)
-            note = f"; stars: machines that do not sweep {axis_title(a)}, at their own value" if design else ""
+            ax.legend(handles, labels, fontsize=6.5, loc="upper left", bbox_to_anchor=(1.01, 1.0), ncol=1 if len(labels) <= 18 else 2,
+                      title=("held at " + held_note[len("; other axes held at "):]) if held_note else None, title_fontsize=6.5)
+            note = held_note + (f"; stars: machines that do not sweep {axis_title(a)}, at their own value" if design else "")
             if off_axis:
                 note += f"; not on this axis: {', '.join(off_axis)} (no single value of it, see the table)"
             out.append(save(fig, plots, f"{key}_vs_" + re.sub("[^A-Za-z0-9]+", "_", a), title + note, captions))
@@ -426,11 +461,29 @@ def plot_energy(rows, axes, plots, captions):
     st = Style(rows)
     parts = sorted({k[len("energy_"):-2] for r in rows for k in r if k.startswith("energy_") and k.endswith("_j")})
     parts = [p for p in parts if any((r.get(f"energy_{p}_j") or 0) > 0 for r in rows)]
+
     def axis_key(v):  # numbers in numeric order (2, 4, 8, 16), then text
         return (0, v, "") if _numeric(v) else (1, 0.0, _fmt_axis(v))
 
-    order = sorted(rows, key=lambda r: (r["model"], st.machine(r), [axis_key(r.get(a)) for a in axes]))
     vary = varying(rows, axes)
+    subset_note = ""
+    if len(rows) > 60:  # a bar per point stops being readable: the Pareto front, each model's fastest
+        # point on each machine, and points spread evenly over the rest by latency, 40 in all
+        pick = {r["id"] + r["study"]: r for r in pareto(rows)}
+        for key in {(r["model"], st.machine(r)) for r in rows}:
+            best = min((r for r in rows if (r["model"], st.machine(r)) == key), key=lambda r: r["latency_s"])
+            pick.setdefault(best["id"] + best["study"], best)
+        ranked = sorted(rows, key=lambda r: r["latency_s"])
+        for i in range(40):
+            if len(pick) >= 40:
+                break
+            r = ranked[round(i * (len(ranked) - 1) / 39)]
+            pick.setdefault(r["id"] + r["study"], r)
+        chosen = list(pick.values())[:60]
+        subset_note = (f"; {len(chosen)} of {len(rows)} points: the Pareto front, each model's fastest point on each machine, "
+                       "and points spread evenly over the rest by latency")
+        rows = chosen
+    order = sorted(rows, key=lambda r: (natural(r["model"]), st.machine(r), [axis_key(r.get(a)) for a in axes]))
     n = len(order)
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, max(3.0, 0.24 * n + 1.2)), sharey=True,
                                       gridspec_kw={"width_ratios": [1, 1.4]}, layout="constrained")
@@ -442,7 +495,7 @@ def plot_energy(rows, axes, plots, captions):
     left.set_xlabel(f"energy of one run, whole batch ({eu[0]})")
     left.set_yticks(ys)
     left.set_yticklabels([label(r, vary, st.multi) for r in order], fontsize=7)
-    left.invert_yaxis()
+    left.set_ylim(n - 0.5, -0.5)  # first row on top, no empty margin
     left.grid(True, axis="x", which="both", alpha=0.3)
     cmap = plt.get_cmap("tab20")
     start = [0.0] * n
@@ -455,7 +508,7 @@ def plot_energy(rows, axes, plots, captions):
     right.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="component", title_fontsize=7)
     title = f"{prefix(rows)}: energy per point and where it goes"
     fig.suptitle(title, fontsize=10)
-    return save(fig, plots, "energy_breakdown", title + " (bar colour on the left: machine)", captions)
+    return save(fig, plots, "energy_breakdown", title + " (bar colour on the left: machine)" + subset_note, captions)
 
 
 # ---- report.html -----------------------------------------------------------------------------
@@ -485,6 +538,10 @@ def main(argv):
     while i < len(args):
         if args[i] == "--where" and i + 1 < len(args):
             where.append(args[i + 1])
+            i += 2
+        elif args[i] == "--dpi" and i + 1 < len(args):
+            global DPI
+            DPI = int(args[i + 1])
             i += 2
         elif args[i] == "--out" and i + 1 < len(args):
             dest = args[i + 1]
@@ -547,6 +604,8 @@ def main(argv):
            f"<body>{''.join(body)}</body></html>"
     with open(os.path.join(dest, "report.html"), "w") as f:
         f.write(page)
+    with open(os.path.join(plots, "captions.json"), "w") as f:  # each plot's title and notes, for galleries
+        json.dump({os.path.basename(k)[:-4]: v for k, v in captions.items()}, f, indent=1)
     print(f"plot_sweep.py: wrote {len(images)} plots to {plots} and {os.path.join(dest, 'report.html')}", file=sys.stderr)
     return 0
 

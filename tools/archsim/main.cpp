@@ -136,6 +136,7 @@ int main(int argc, char** argv) {
     sweep->add_option("--jobs", sw.jobs, "Parallel simulations (default: one per core; under MPI, per worker rank: 1)");
     sweep->add_flag("--list", sw.list, "Print the points (index, id, machine, model, axes) and run nothing");
     sweep->add_flag("--resume", sw.resume, "Continue the sweep in OUT: skip the points it has finished");
+    sweep->add_flag("--quiet", sw.quiet, "No progress (a bar on a terminal, a line per point otherwise); the final summary stays");
     sweep->add_option("--traces", sw.traces, "Per-point output kept: none, summary (metrics.json; the default, which the rooflines need) or full (trace.h5 too)")
         ->check(CLI::IsMember({"none", "summary", "full"}))
         ->capture_default_str();

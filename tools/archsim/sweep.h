@@ -11,6 +11,7 @@ struct SweepArgs {
     std::string out_dir = "out/sweep";
     int jobs = 0;                 ///< parallel simulations; 0 = one per core
     bool resume = false;          ///< skip points already in DIR's journal
+    bool quiet = false;           ///< no progress lines or bar (--quiet); the summary line stays
     bool list = false;            ///< print the plan and run nothing
     std::string traces = "summary";  ///< none | summary (metrics.json kept; the default: rooflines need it) | full (trace.h5 kept too)
 };

@@ -58,7 +58,7 @@ SweepSession::SweepSession(const SweepArgs& a, bool writer)
         m_journal_fd = ::open(m_journal.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
         if (m_journal_fd < 0) throw UserError(m_journal, "cannot open for appending");
         fs::copy_file(a.study, fs::path(a.out_dir) / "study.toml", fs::copy_options::overwrite_existing, ec);
-        m_tty = isatty(2);
+        m_tty = isatty(2) && !a.quiet;
     }
     m_to_run = todo().size();
 }
@@ -129,6 +129,7 @@ void SweepSession::record(const SweepRow& row) {
 }
 
 void SweepSession::progress(const SweepRow& row) {
+    if (m_args.quiet && row.status == "ok") return;  // a failure is still reported as it happens
     const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_t0).count();
     const double rate = el > 0 ? m_done_now / el : 0;
     const double eta = rate > 0 ? (m_to_run - m_done_now) / rate : 0;
