@@ -1,5 +1,6 @@
 #include "traces/metrics_report.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "traces/display_units.h"
@@ -104,10 +105,30 @@ std::string render_csv(const Metrics& m) {
     return out;
 }
 
+/// One number of the human summary by the unit policy (docs/units.md): times and energies in an
+/// engineering unit with six significant digits, clocks in MHz or GHz, fractions as %, counts
+/// (MACs, FLOPs, cycles, bytes, events) as grouped integers; `name` tells a fraction from a count
+/// among the unit-"1" metrics.
+std::string summary_number(double x, const std::string& unit, const std::string& name) {
+    if (unit == "s") {
+        const DisplayUnit u = time_unit(x);
+        return in_unit(x, u, 6) + " " + u.suffix;
+    }
+    if (unit == "J") {
+        const DisplayUnit u = energy_unit(x);
+        return in_unit(x, u, 6) + " " + u.suffix;
+    }
+    if (unit == "Hz") return x >= 1e9 ? in_unit(x, {"GHz", 1e-9}, 4) + " GHz" : in_unit(x, {"MHz", 1e-6}, 4) + " MHz";
+    if (unit == "1" && name != "events") return percent(x, 2);
+    if (unit == "W") return in_unit(x, {"W", 1}, 4) + " W";
+    if (x == std::floor(x) && std::fabs(x) < 9.2e18) return grouped(static_cast<int64_t>(x)) + (unit.empty() || unit == "1" ? "" : " " + unit);
+    return fmt::format("{:.7g}{}", x, unit.empty() || unit == "1" ? "" : " " + unit);
+}
+
 /// A Run or Total value as one line of the human summary.
-std::string summary_value(const MetricValue& v, const std::string& unit) {
+std::string summary_value(const MetricValue& v, const std::string& unit, const std::string& name) {
     const std::string u = unit.empty() || unit == "1" ? "" : " " + unit;
-    if (auto n = metric_number(v)) return fmt::format("{:.7g}{}", *n, u);
+    if (auto n = metric_number(v)) return summary_number(*n, unit, name);
     if (auto s = std::get_if<std::string>(&v)) return *s;
     if (auto l = std::get_if<std::vector<std::string>>(&v)) {
         std::string s = l->empty() ? "none" : "";
@@ -116,9 +137,14 @@ std::string summary_value(const MetricValue& v, const std::string& unit) {
     }
     std::string s;
     if (auto c = std::get_if<MetricCounts>(&v))
-        for (const auto& [k, x] : *c) s += fmt::format("{}{} {}", s.empty() ? "" : ", ", k, x);
-    if (auto r = std::get_if<MetricReals>(&v))
-        for (const auto& [k, x] : *r) s += fmt::format("{}{} {:.7g}", s.empty() ? "" : ", ", k, x);
+        for (const auto& [k, x] : *c) s += fmt::format("{}{} {}", s.empty() ? "" : ", ", k, grouped(static_cast<int64_t>(x)));
+    if (auto r = std::get_if<MetricReals>(&v)) {  // one unit for the whole list: the largest part's
+        double top = 0;
+        for (const auto& [k, x] : *r) top = std::max(top, std::fabs(x));
+        const DisplayUnit du = unit == "J" ? energy_unit(top) : unit == "s" ? time_unit(top) : DisplayUnit{unit, 1};
+        for (const auto& [k, x] : *r) s += fmt::format("{}{} {}", s.empty() ? "" : ", ", k, in_unit(x, du, 4));
+        return (s.empty() ? "none" : s) + (du.suffix.empty() ? "" : " " + du.suffix);
+    }
     return (s.empty() ? "none" : s) + u;
 }
 
@@ -127,23 +153,31 @@ std::string render_table(const Metrics& m) {
     for (const MetricDecl* d : metrics_of(MetricScope::Op))
         if (!d->table.header.empty()) cols.push_back(d);
     auto trim = [](std::string s) { return s.erase(s.find_last_not_of(' ') + 1) + "\n"; };
+    // each time or energy column in the unit its typical operator needs (docs/units.md)
+    std::vector<TableColumn> shown;
+    for (const MetricDecl* d : cols) {
+        std::vector<double> vals;
+        for (size_t i = 0; i < m.ops.size(); ++i)
+            if (const auto n = metric_number(d->get(m, i))) vals.push_back(*n);
+        shown.push_back(column_in_unit(d->table, d->unit, std::move(vals)));
+    }
     std::string head;
-    for (const MetricDecl* d : cols) head += (head.empty() ? "" : " ") + table_cell(d->table.header, d->table);
+    for (const auto& c : shown) head += (head.empty() ? "" : " ") + table_cell(c.header, c);
     std::string out = trim(head);
     for (size_t i = 0; i < m.ops.size(); ++i) {
         std::string line;
-        for (const MetricDecl* d : cols) {
-            const MetricValue v = d->get(m, i);
+        for (size_t c = 0; c < cols.size(); ++c) {
+            const MetricValue v = cols[c]->get(m, i);
             const auto n = metric_number(v);
             const auto s = std::get_if<std::string>(&v);
-            line += (line.empty() ? "" : " ") + (n ? table_cell(*n, d->table) : table_cell(s ? *s : std::string(), d->table));
+            line += (line.empty() ? "" : " ") + (n ? table_cell(*n, shown[c]) : table_cell(s ? *s : std::string(), shown[c]));
         }
         out += trim(line);
     }
     out += "\n";
     for (MetricScope scope : {MetricScope::Run, MetricScope::Total})
         for (const MetricDecl* d : metrics_of(scope))
-            if (const MetricValue v = d->get(m, 0); has_value(v)) out += fmt::format("{:<22} {}\n", d->name, summary_value(v, d->unit));
+            if (const MetricValue v = d->get(m, 0); has_value(v)) out += fmt::format("{:<22} {}\n", d->name, summary_value(v, d->unit, d->name));
     if (m.static_power_w == 0) out += "NOT MODELED  static energy (energy.static_w = 0)\n";
     if (m.approximations != "none")
         out += fmt::format("APPROXIMATE  {} (bounded, not exact; `run --reference` for full detail)\n", m.approximations);
@@ -249,6 +283,22 @@ std::string table_cell(double value, const TableColumn& c) {
                           : integral         ? grouped(static_cast<int64_t>(x))  // a count: thousands grouped
                                              : fmt::format("{}", x);
     return c.width < 0 ? fmt::format("{:<{}}", s, -c.width) : fmt::format("{:>{}}", s, c.width);
+}
+
+TableColumn column_in_unit(const TableColumn& c, const std::string& unit, std::vector<double> values) {
+    for (double& v : values) v = std::fabs(v);
+    std::sort(values.begin(), values.end());
+    const double mid = values.empty() ? 0.0 : values[values.size() / 2];
+    DisplayUnit u;
+    if (unit == "s") u = time_unit(mid);
+    else if (unit == "J") u = energy_unit(mid);
+    else if (unit == "bytes") u = count_unit(mid, "B");
+    else return c;
+    TableColumn out = c;
+    out.header = c.header.substr(0, c.header.rfind('_') + 1) + u.suffix;
+    out.scale = u.scale;
+    out.decimals = -2;
+    return out;
 }
 
 std::string table_cell(const std::string& text, const TableColumn& c) {

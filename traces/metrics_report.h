@@ -38,7 +38,11 @@ std::optional<double> metric_number(const MetricValue& v);
 /// A number formatted for a table column: scaled, `decimals` after the point (-1: as is, -2: 5
 /// significant digits), padded to the column's width.
 std::string table_cell(double value, const TableColumn& c);
-/// A text padded (or cut with "...") to the column's width.
+/// A text padded (or cut in its middle with "...") to the column's width.
 std::string table_cell(const std::string& text, const TableColumn& c);
+/// Column `c` of a metric in `unit` ("s", "J", "bytes") re-expressed in the engineering unit its
+/// typical (median) value of `values` needs (docs/units.md): header "latency_us" becomes
+/// "latency_ms" with the matching scale and five significant digits. Other units: `c` unchanged.
+TableColumn column_in_unit(const TableColumn& c, const std::string& unit, std::vector<double> values);
 
 }  // namespace archsim

@@ -79,6 +79,9 @@ TEST_CASE("trace summary totals equal metrics.json", "[e2e][trace]") {
                               "utilization per compute component", "resolved config"})
             CHECK(r.out.find(s) != std::string::npos);
         // ops: one row per operator, sorted, filtered
+        const CliResult none = run_archsim("trace ops " + out + " --where op_type=NoSuchOp");  // a run folder stands for its trace
+        CHECK(none.exit_code == 1);  // an empty answer is a warning and a non-zero exit, never silent
+        CHECK(none.err.find("matches none of the") != std::string::npos);
         CliResult ops = run_archsim("trace ops " + out + "/trace.h5 --sort macs --where op_type=Conv");
         REQUIRE(ops.exit_code == 0);
         CHECK(ops.out.find(" operators\n") != std::string::npos);

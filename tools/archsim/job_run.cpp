@@ -21,6 +21,7 @@
 #include "sim/engine/machine_setup.h"
 #include "sim/common/atomic_file.h"
 #include "sim/common/error.h"
+#include "sim/common/progress.h"
 #include "tools/archsim/commands.h"
 #include "tools/archsim/spawn.h"
 #include "workloads/jobs/llm_job.h"
@@ -95,7 +96,8 @@ bool device_launches_graphs(const ClusterConfig& cl) { return load_machine(cl.de
 /// signature.txt beside it), up to one process per core: an interrupted job resumes where it
 /// stopped, and an edited one reruns what changed.
 void run_devices(const ParallelPlan& plan, const LlmJob& job, const ClusterConfig& cl, const std::string& dev_dir, const std::vector<DeviceTask>& tasks,
-                 const std::string& precision, const std::string& runtime, const std::vector<std::string>& device_sets, int64_t split = 1) {
+                 const std::string& precision, const std::string& runtime, const std::vector<std::string>& device_sets, bool quiet,
+                 int64_t split = 1) {
     const std::string self = fs::read_symlink("/proc/self/exe").string();
     const std::string wl = dev_dir + "/workload.toml", text = workload_toml(job);
     write_file_atomically(wl, text);
@@ -128,7 +130,8 @@ void run_devices(const ParallelPlan& plan, const LlmJob& job, const ClusterConfi
         if (!fs::exists(t.dir + "/metrics.json") || read_file(t.dir + "/signature.txt") != signature(command(t))) todo.push_back(&t);
     const size_t jobs = std::max(1u, std::thread::hardware_concurrency());
     std::map<pid_t, const DeviceTask*> running;
-    size_t next = 0;
+    size_t next = 0, done = 0;
+    Progress progress("device runs", todo.size(), !quiet);
     while (next < todo.size() || !running.empty()) {
         while (next < todo.size() && running.size() < jobs) {
             const DeviceTask& t = *todo[next++];
@@ -139,11 +142,19 @@ void run_devices(const ParallelPlan& plan, const LlmJob& job, const ClusterConfi
             running[spawn_self(self, a, t.dir + "/report.json", t.dir + "/stderr.log")] = &t;
         }
         int status = 0;
-        const pid_t pid = waitpid(-1, &status, 0);
+        const pid_t pid = waitpid(-1, &status, WNOHANG);
+        if (pid == 0) {  // all still running: report, then look again shortly
+            std::string now;
+            for (const auto& [p, t] : running) now += (now.empty() ? "" : ", ") + fs::path(t->dir).filename().string();
+            progress.update(done, now);
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            continue;
+        }
         auto it = running.find(pid);
         if (it == running.end()) continue;
         const DeviceTask& t = *it->second;
         running.erase(it);
+        ++done;
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
             throw UserError(job.where(), "the device simulation " + t.dir + " failed: " + last_line(read_file(t.dir + "/stderr.log")) +
                                              " (log: " + t.dir + "/stderr.log)");
@@ -202,7 +213,7 @@ int run_inference(const LlmJob& job, const Target& target, const ClusterConfig& 
         tasks.push_back({"prefill", k, dev_dir + "/prefill" + std::to_string(k)});
         for (int64_t kv : kvs) tasks.push_back({"decode=" + std::to_string(kv), k, dev_dir + "/decode" + std::to_string(k) + "_kv" + std::to_string(kv)});
     }
-    run_devices(plan, job, cl, dev_dir, tasks, precision, runtime, args.device_sets, mbs);
+    run_devices(plan, job, cl, dev_dir, tasks, precision, runtime, args.device_sets, args.quiet, mbs);
     std::vector<ChunkServeRun> runs(plan.kinds.size());
     double peak = 0;
     for (size_t k = 0; k < plan.kinds.size(); ++k) {
@@ -399,7 +410,7 @@ int cmd_run_job(const JobRunArgs& args) {
     if (!job.training()) return run_inference(job, target, cl, plan, args, dev_dir, precision, runtime, t0);
     std::vector<DeviceTask> tasks;
     for (size_t k = 0; k < plan.kinds.size(); ++k) tasks.push_back({"train", k, dev_dir + "/chunk" + std::to_string(k)});
-    run_devices(plan, job, cl, dev_dir, tasks, precision, runtime, args.device_sets);
+    run_devices(plan, job, cl, dev_dir, tasks, precision, runtime, args.device_sets, args.quiet);
     std::vector<ChunkRun> runs;
     for (size_t k = 0; k < plan.kinds.size(); ++k) runs.push_back(read_chunk_run(dev_dir + "/chunk" + std::to_string(k) + "/metrics.json"));
     JobOptions opt;

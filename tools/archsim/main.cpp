@@ -225,6 +225,7 @@ int main(int argc, char** argv) {
             int rc = 0;
             if (!job.target.empty() || is_llm_job(wl.model)) {
                 job.workload = wl.model, job.out_dir = out_dir, job.format = format, job.device_sets = sets, job.runtime = wl.runtime, job.detail = detail;
+                job.quiet = quiet;
                 rc = cli::cmd_run_job(job);
             } else {
                 rc = cli::cmd_run(wl, arch, out_dir, precision, sets, format, run_max_events, max_sim_time, detail, reference, quiet);

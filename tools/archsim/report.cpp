@@ -179,25 +179,13 @@ int cmd_report(const ReportArgs& a) {
     for (const auto& d : metric_catalog())
         if (!d.report.header.empty()) shown.push_back(&d);
     // the unit policy (docs/units.md): a column of times, energies or bytes takes the engineering
-    // unit its largest value needs, named in its header (latency_us, energy_mJ, DRAM_MB)
+    // unit its typical (median) value needs, named in its header (latency_us, energy_mJ, DRAM_MB)
     auto column_unit = [&](const MetricDecl& d, const std::vector<SweepRow>& rs) -> TableColumn {
-        TableColumn c = d.report;
         const std::string col = d.report.key.empty() ? d.sweep : column_for(d.sweep, d.report.key);
-        // a table's unit suits its typical row: the median's (a plot's axis takes its largest value's)
         std::vector<double> vals;
         for (const auto& r : rs)
-            if (auto v = column_value(r, col)) vals.push_back(std::fabs(*v));
-        std::sort(vals.begin(), vals.end());
-        const double mid = vals.empty() ? 0.0 : vals[vals.size() / 2];
-        DisplayUnit u;
-        if (d.unit == "s") u = time_unit(mid);
-        else if (d.unit == "J") u = energy_unit(mid);
-        else if (d.unit == "bytes") u = count_unit(mid, "B");
-        else return c;
-        c.header = c.header.substr(0, c.header.rfind('_') + 1) + u.suffix;
-        c.scale = u.scale;
-        c.decimals = -2;
-        return c;
+            if (auto v = column_value(r, col)) vals.push_back(*v);
+        return column_in_unit(d.report, d.unit, std::move(vals));
     };
     auto table = [&](const std::vector<SweepRow>& rs) {
         size_t sw = 5;

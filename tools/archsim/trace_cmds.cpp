@@ -197,6 +197,12 @@ int cmd_trace_ops(const std::string& path, const std::string& sort, const std::v
     }
     out += fmt::format("{} of {} operators\n", rows.size(), m.ops.size());
     std::fputs(out.c_str(), stdout);
+    if (rows.empty() && !where.empty() && !m.ops.empty()) {
+        std::string w;
+        for (const auto& x : where) w += (w.empty() ? "" : " ") + std::string("--where ") + x;
+        std::fprintf(stderr, "archsim: warning: %s: %s matches none of the %zu operators\n", path.c_str(), w.c_str(), m.ops.size());
+        return 1;
+    }
     return 0;
 }
 

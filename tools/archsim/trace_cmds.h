@@ -19,7 +19,8 @@ int cmd_trace_summary(const std::string& trace);
 /// `trace ops`: one row per operator (start, duration, compute and stall shares, MACs, achieved
 /// vs peak MAC rate, arithmetic intensity in FLOPs per DRAM byte, the bound), sorted by `sort`
 /// (latency | energy | macs | stall, largest first) and kept when every `where` (KEY=VALUE on
-/// name, op_type, op_class or bound) holds. Throws UserError for an unknown sort or filter key.
+/// name, op_type, op_class or bound) holds. Throws UserError for an unknown sort or filter key;
+/// filters that keep no operator print a warning and return 1.
 int cmd_trace_ops(const std::string& trace, const std::string& sort, const std::vector<std::string>& where, bool by_operator = false);
 
 /// `trace timeline`: the events overlapping [from, to) (times with their unit: 12.5us, 3ms, 400ns,
