@@ -6,6 +6,7 @@
 #include <set>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <nlohmann/json.hpp>
 
 #include "tests/support/cli.h"
@@ -238,4 +239,30 @@ TEST_CASE("a memory-bound layer runs at the DRAM bandwidth", "[e2e][tpu]") {
 }
 TEST_CASE("CPU metrics.json equals an independent sum over the trace's events", "[e2e][trace][cpu]") {
     check_metrics_equal_event_sums(kSrc + "/configs/cpu/host.toml");
+}
+
+TEST_CASE("what a person reads follows the unit policy: grouped counts, engineering units, percentages, no exponents",
+          "[e2e][cli][units]") {
+    // graph: integer counts grouped, the total MACs in an engineering unit, no 288.00 or 2.88e-07
+    const CliResult g = run_archsim("graph " + kBundled);
+    REQUIRE(g.exit_code == 0);
+    CHECK(g.out.find("1,814,073,344 MACs (1.81 GMAC)") != std::string::npos);
+    CHECK(g.out.find("e-0") == std::string::npos);
+    CHECK(g.out.find("e+0") == std::string::npos);
+    // run: totals with their units, fractions as %, the resolved config without float noise
+    const std::string out = temp_dir("units_run");
+    const CliResult r = run_archsim("run " + kBundled + " --arch " + kSrc + "/configs/kpu/t64.toml --out " + out);
+    REQUIRE(r.exit_code == 0);
+    CHECK(std::regex_search(r.out, std::regex(R"(\nlatency_s +[0-9.]+ us\n)")));
+    CHECK(std::regex_search(r.out, std::regex(R"(\nutilization +[0-9.]+%\n)")));
+    CHECK(std::regex_search(r.out, std::regex(R"(\nclock_hz +[0-9.]+ MHz\n)")));
+    // the KPU fabric's busy time says it adds up overlapping tiles, not a busy time longer than the run
+    const CliResult s = run_archsim("trace summary " + out);
+    REQUIRE(s.exit_code == 0);
+    CHECK(s.out.find("at work at once on average") != std::string::npos);
+    const std::string tpu = temp_dir("units_tpu");
+    REQUIRE(run_archsim("run " + kBundled + " --arch " + kWs128 + " --out " + tpu).exit_code == 0);
+    CHECK(slurp(tpu + "/config.toml").find("0000000000") == std::string::npos);  // 0.3, not 0.30000000000000004
+    fs::remove_all(out);
+    fs::remove_all(tpu);
 }
