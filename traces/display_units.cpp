@@ -16,16 +16,31 @@ DisplayUnit pick(double max_v, const std::vector<DisplayUnit>& ladder) {
     return ladder.back();
 }
 
+/// Decimal prefixes P ... (none) on `base`, largest first (k for bytes, K for other counts).
+std::vector<DisplayUnit> prefixed(const std::string& base) {
+    const std::string k = base == "B" ? "k" : "K";
+    return {{"P" + base, 1e-15}, {"T" + base, 1e-12}, {"G" + base, 1e-9}, {"M" + base, 1e-6}, {k + base, 1e-3}, {base, 1}};
+}
+
 }  // namespace
 
-DisplayUnit time_unit(double max_s) { return pick(max_s, {{"s", 1}, {"ms", 1e3}, {"us", 1e6}, {"ns", 1e9}, {"ps", 1e12}}); }
-
-DisplayUnit energy_unit(double max_j) { return pick(max_j, {{"J", 1}, {"mJ", 1e3}, {"uJ", 1e6}, {"nJ", 1e9}, {"pJ", 1e12}}); }
-
-DisplayUnit count_unit(double max_count, const std::string& base) {
-    const std::string k = base == "B" ? "k" : "K";
-    return pick(max_count, {{"P" + base, 1e-15}, {"T" + base, 1e-12}, {"G" + base, 1e-9}, {"M" + base, 1e-6}, {k + base, 1e-3}, {base, 1}});
+std::vector<DisplayUnit> unit_ladder(const std::string& unit) {
+    if (unit == "s") return {{"s", 1}, {"ms", 1e3}, {"us", 1e6}, {"ns", 1e9}, {"ps", 1e12}};
+    if (unit == "J") return {{"J", 1}, {"mJ", 1e3}, {"uJ", 1e6}, {"nJ", 1e9}, {"pJ", 1e12}};
+    if (unit == "bytes" || unit == "B") return prefixed("B");
+    return {};
 }
+
+DisplayUnit unit_for(double v, const std::string& unit) {
+    const std::vector<DisplayUnit> ladder = unit_ladder(unit);
+    return ladder.empty() ? DisplayUnit{"", 0} : pick(v, ladder);
+}
+
+DisplayUnit time_unit(double max_s) { return pick(max_s, unit_ladder("s")); }
+
+DisplayUnit energy_unit(double max_j) { return pick(max_j, unit_ladder("J")); }
+
+DisplayUnit count_unit(double max_count, const std::string& base) { return pick(max_count, prefixed(base)); }
 
 std::string in_unit(double v, const DisplayUnit& unit, int digits) {
     const double x = v * unit.scale;
@@ -39,12 +54,9 @@ std::string in_unit(double v, const DisplayUnit& unit, int digits) {
     return fmt::format("{:.{}f}", x, decimals);
 }
 
-std::string with_unit(double v, const std::string& kind) {
-    DisplayUnit u;
-    if (kind == "s") u = time_unit(v);
-    else if (kind == "J") u = energy_unit(v);
-    else u = count_unit(v, kind);
-    return in_unit(v, u) + " " + u.suffix;
+std::string with_unit(double v, const std::string& kind, int digits) {
+    const DisplayUnit u = unit_ladder(kind).empty() ? count_unit(v, kind) : unit_for(v, kind);
+    return in_unit(v, u, digits) + " " + u.suffix;
 }
 
 std::string grouped(int64_t n) {

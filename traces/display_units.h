@@ -25,10 +25,17 @@ DisplayUnit energy_unit(double max_j);
 /// ("GMAC"); B uses the same decimal prefixes (kB, MB, GB: 1 GB = 1e9 B).
 DisplayUnit count_unit(double max_count, const std::string& base);
 
+/// Every unit a quantity in metric unit `unit` may be shown in, largest first: "s" (s ... ps),
+/// "J" (J ... pJ), "bytes" or "B" (PB ... B); empty for any other unit (shown as it is).
+std::vector<DisplayUnit> unit_ladder(const std::string& unit);
+/// The unit of `unit_ladder(unit)` for a typical value `v`: time_unit, energy_unit or
+/// count_unit(v, "B"); an empty suffix (scale 0) when the unit has no ladder.
+DisplayUnit unit_for(double v, const std::string& unit);
+
 /// `v` in `unit` with `digits` significant digits, no exponent ("12.3", "0.0450").
 std::string in_unit(double v, const DisplayUnit& unit, int digits = 3);
-/// `v` with its own engineering unit: "2.88 GMAC", "450 us", "1.2 mJ" (three significant digits).
-std::string with_unit(double v, const std::string& kind);
+/// `v` with its own engineering unit: "2.88 GMAC", "450 us", "1.2 mJ" (`digits` significant digits).
+std::string with_unit(double v, const std::string& kind, int digits = 3);
 /// A count as an integer with thousands grouped by commas: 1234567 -> "1,234,567".
 std::string grouped(int64_t n);
 /// A fraction (0..1) as a percentage with `decimals` places: 0.1234 -> "12.3%".

@@ -110,14 +110,7 @@ std::string render_csv(const Metrics& m) {
 /// (MACs, FLOPs, cycles, bytes, events) as grouped integers; `name` tells a fraction from a count
 /// among the unit-"1" metrics.
 std::string summary_number(double x, const std::string& unit, const std::string& name) {
-    if (unit == "s") {
-        const DisplayUnit u = time_unit(x);
-        return in_unit(x, u, 6) + " " + u.suffix;
-    }
-    if (unit == "J") {
-        const DisplayUnit u = energy_unit(x);
-        return in_unit(x, u, 6) + " " + u.suffix;
-    }
+    if (unit == "s" || unit == "J") return with_unit(x, unit, 6);
     if (unit == "Hz") return x >= 1e9 ? in_unit(x, {"GHz", 1e-9}, 4) + " GHz" : in_unit(x, {"MHz", 1e-6}, 4) + " MHz";
     if (unit == "1" && name != "events") return percent(x, 2);
     if (unit == "W") return in_unit(x, {"W", 1}, 4) + " W";
@@ -141,7 +134,7 @@ std::string summary_value(const MetricValue& v, const std::string& unit, const s
     if (auto r = std::get_if<MetricReals>(&v)) {  // one unit for the whole list: the largest part's
         double top = 0;
         for (const auto& [k, x] : *r) top = std::max(top, std::fabs(x));
-        const DisplayUnit du = unit == "J" ? energy_unit(top) : unit == "s" ? time_unit(top) : DisplayUnit{unit, 1};
+        const DisplayUnit du = unit == "J" || unit == "s" ? unit_for(top, unit) : DisplayUnit{unit, 1};
         for (const auto& [k, x] : *r) s += fmt::format("{}{} {}", s.empty() ? "" : ", ", k, in_unit(x, du, 4));
         return (s.empty() ? "none" : s) + (du.suffix.empty() ? "" : " " + du.suffix);
     }
@@ -288,12 +281,8 @@ std::string table_cell(double value, const TableColumn& c) {
 TableColumn column_in_unit(const TableColumn& c, const std::string& unit, std::vector<double> values) {
     for (double& v : values) v = std::fabs(v);
     std::sort(values.begin(), values.end());
-    const double mid = values.empty() ? 0.0 : values[values.size() / 2];
-    DisplayUnit u;
-    if (unit == "s") u = time_unit(mid);
-    else if (unit == "J") u = energy_unit(mid);
-    else if (unit == "bytes") u = count_unit(mid, "B");
-    else return c;
+    const DisplayUnit u = unit_for(values.empty() ? 0.0 : values[values.size() / 2], unit);
+    if (u.suffix.empty()) return c;
     TableColumn out = c;
     out.header = c.header.substr(0, c.header.rfind('_') + 1) + u.suffix;
     out.scale = u.scale;

@@ -94,15 +94,16 @@ bool device_launches_graphs(const ClusterConfig& cl) { return load_machine(cl.de
 /// Runs every task whose metrics.json is not there yet, or was made by another command or from
 /// other inputs (the job's workload text, the device config and the command line are kept in
 /// signature.txt beside it), up to one process per core: an interrupted job resumes where it
-/// stopped, and an edited one reruns what changed.
+/// stopped, and an edited one reruns what changed. `device_prices_graphs`: the device model prices
+/// CUDA-graph launches (device_launches_graphs), so a job's cuda_graphs is passed on to it.
 void run_devices(const ParallelPlan& plan, const LlmJob& job, const ClusterConfig& cl, const std::string& dev_dir, const std::vector<DeviceTask>& tasks,
                  const std::string& precision, const std::string& runtime, const std::vector<std::string>& device_sets, bool quiet,
-                 int64_t split = 1) {
+                 bool device_prices_graphs, int64_t split = 1) {
     const std::string self = fs::read_symlink("/proc/self/exe").string();
     const std::string wl = dev_dir + "/workload.toml", text = workload_toml(job);
     write_file_atomically(wl, text);
     const std::string inputs = text + read_file(cl.device);  // what every run's signature starts with
-    const bool graphs = job.tuning.cuda_graphs && device_launches_graphs(cl);
+    const bool graphs = job.tuning.cuda_graphs && device_prices_graphs;
     // each task's command line; with the workload text, what a finished run's signature must match
     auto command = [&](const DeviceTask& t) {
         const ChunkShape& sh = plan.kinds[t.kind];
@@ -213,7 +214,7 @@ int run_inference(const LlmJob& job, const Target& target, const ClusterConfig& 
         tasks.push_back({"prefill", k, dev_dir + "/prefill" + std::to_string(k)});
         for (int64_t kv : kvs) tasks.push_back({"decode=" + std::to_string(kv), k, dev_dir + "/decode" + std::to_string(k) + "_kv" + std::to_string(kv)});
     }
-    run_devices(plan, job, cl, dev_dir, tasks, precision, runtime, args.device_sets, args.quiet, mbs);
+    run_devices(plan, job, cl, dev_dir, tasks, precision, runtime, args.device_sets, args.quiet, device_launches_graphs(cl), mbs);
     std::vector<ChunkServeRun> runs(plan.kinds.size());
     double peak = 0;
     for (size_t k = 0; k < plan.kinds.size(); ++k) {
@@ -410,7 +411,8 @@ int cmd_run_job(const JobRunArgs& args) {
     if (!job.training()) return run_inference(job, target, cl, plan, args, dev_dir, precision, runtime, t0);
     std::vector<DeviceTask> tasks;
     for (size_t k = 0; k < plan.kinds.size(); ++k) tasks.push_back({"train", k, dev_dir + "/chunk" + std::to_string(k)});
-    run_devices(plan, job, cl, dev_dir, tasks, precision, runtime, args.device_sets, args.quiet);
+    const bool gpu_graphs = device_launches_graphs(cl);
+    run_devices(plan, job, cl, dev_dir, tasks, precision, runtime, args.device_sets, args.quiet, gpu_graphs);
     std::vector<ChunkRun> runs;
     for (size_t k = 0; k < plan.kinds.size(); ++k) runs.push_back(read_chunk_run(dev_dir + "/chunk" + std::to_string(k) + "/metrics.json"));
     JobOptions opt;
@@ -485,7 +487,7 @@ int cmd_run_job(const JobRunArgs& args) {
     out["power_job_w"] = energy_job / step_s;
     out["link_bytes"] = {{"intra", res.intra_bytes}, {"inter", res.inter_bytes}, {"link_contention_s", res.link_queued_ps * 1e-12}};
     json nm = json::array();
-    if (job.tuning.cuda_graphs && !device_launches_graphs(cl))
+    if (job.tuning.cuda_graphs && !gpu_graphs)
         nm.push_back("cuda_graphs: this device model has no CUDA-graph launch cost (kernels keep its own launch overhead)");
     if (job.tuning.virt == "sriov") nm.push_back("virt = sriov: virtualization overheads are not modeled");
     if (cl.intra_pj_per_byte == 0 || cl.inter_pj_per_byte == 0) nm.push_back("link energy: the cluster gives no pJ/byte for a link level, so its transfers cost no energy");

@@ -68,18 +68,13 @@ struct ColumnRef {
 /// Resolves `name` against the columns the rows have; throws UserError naming `flag` and the
 /// known columns when no row has such a column.
 ColumnRef resolve_column(const std::string& name, const std::vector<SweepRow>& rows, const std::string& flag) {
-    // a table header in any unit the policy may pick for it: latency_us, latency_ms, energy_uJ, DRAM_GB
-    static const std::vector<DisplayUnit> times = {{"s", 1}, {"ms", 1e3}, {"us", 1e6}, {"ns", 1e9}, {"ps", 1e12}};
-    static const std::vector<DisplayUnit> energies = {{"J", 1}, {"mJ", 1e3}, {"uJ", 1e6}, {"nJ", 1e9}, {"pJ", 1e12}};
-    static const std::vector<DisplayUnit> bytes = {{"B", 1}, {"kB", 1e-3}, {"MB", 1e-6}, {"GB", 1e-9}, {"TB", 1e-12}};
+    // a table header in any unit the policy may pick for it (column_in_unit): latency_us, energy_uJ, DRAM_GB
     for (const auto& d : metric_catalog()) {
         if (d.report.header.empty() || d.sweep.empty()) continue;
         const std::string col = d.report.key.empty() ? d.sweep : column_for(d.sweep, d.report.key);
         if (d.report.header == name) return {col, d.report.scale};
-        const std::vector<DisplayUnit>* ladder = d.unit == "s" ? &times : d.unit == "J" ? &energies : d.unit == "bytes" ? &bytes : nullptr;
-        if (!ladder) continue;
         const std::string stem = d.report.header.substr(0, d.report.header.rfind('_') + 1);
-        for (const auto& u : *ladder)
+        for (const auto& u : unit_ladder(d.unit))
             if (name == stem + u.suffix) return {col, u.scale};
     }
     for (const auto& r : rows)

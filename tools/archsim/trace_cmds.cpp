@@ -10,6 +10,7 @@
 
 #include "sim/common/error.h"
 #include "sim/common/units.h"
+#include "sim/config/toml_load.h"
 #include "traces/display_units.h"
 #include "traces/perfetto_export.h"
 #include "traces/reducer.h"
@@ -37,11 +38,9 @@ double op_dram_bytes(const OpMetrics& o) {
 /// `name` key, so two traces of one kind on different machines read apart.
 std::string run_label(const TraceReader& tr, const Metrics& m) {
     std::string name;
-    const std::string cfg = tr.attr_string("config");
-    const size_t at = cfg.find("\nname = \"");
-    if (at != std::string::npos) {
-        const size_t from = at + 9, to = cfg.find('"', from);
-        if (to != std::string::npos) name = cfg.substr(from, to - from);
+    try {  // the resolved config the trace keeps; a trace without one falls back to the kind
+        name = detail::parse_toml_string(tr.attr_string("config"), "config")["name"].value_or(std::string());
+    } catch (const UserError&) {
     }
     const std::string file = std::filesystem::path(tr.attr_string("config_path")).filename().string();
     return fmt::format("{} on {} ({}{}{}, {})", m.model, name.empty() ? m.machine : name, m.machine, file.empty() ? "" : ", ", file,
