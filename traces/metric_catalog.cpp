@@ -116,6 +116,32 @@ std::vector<MetricDecl> declare_all() {
                 run([](const Metrics& m) { return m.peak_macs_per_cycle; }))
             .sweep("peak_macs_per_cycle"),
         Declare(S::Total, "static_power_w", "W", "the machine's static power (energy.static_w)", run([](const Metrics& m) { return m.static_power_w; })),
+        Declare(S::Total, "power_avg_w", "W", "energy_j / latency_s: the run's average power, static included",
+                run([](const Metrics& m) { return m.power_avg_w; }))
+            .sweep("power_avg_w")
+            .report("avg_W", 9, 1, -2),
+        Declare(S::Total, "power_breakdown_w", "W", "energy_breakdown_j / latency_s: average power by part",
+                run([](const Metrics& m) { return MetricReals(m.power_w_by_part.begin(), m.power_w_by_part.end()); }))
+            .sweep("power_{}_w"),
+        Declare(S::Total, "power_peak_w", "W",
+                "the highest average over one power-controller window (power.window_us); power_avg_w where the machine has no controller",
+                run([](const Metrics& m) { return m.power_peak_w; }))
+            .sweep("power_peak_w"),
+        Declare(S::Total, "power_limit_w", "W", "the limit the clock was lowered to fit (GPU power.tdp_w, KPU power.<mode>_w); 0 = none",
+                run([](const Metrics& m) { return m.power_limit_w; }))
+            .sweep("power_limit_w"),
+        Declare(S::Total, "power_unthrottled_w", "W",
+                "what the run would have drawn at its nominal clock: each controller window's work at the nominal clock and voltage, "
+                "its time scaled by clock / nominal (time ~ 1/f); power_avg_w when nothing throttled",
+                run([](const Metrics& m) { return m.power_unthrottled_w; }))
+            .sweep("power_unthrottled_w"),
+        Declare(S::Total, "clock_mean_hz", "Hz", "operators' clocks weighted by their latency (the power controller's choice)",
+                run([](const Metrics& m) { return m.clock_mean_mhz * 1e6; }))
+            .sweep("clock_mean_hz"),
+        Declare(S::Total, "clock_min_hz", "Hz", "the lowest clock an operator ran at", run([](const Metrics& m) { return m.clock_min_mhz * 1e6; })),
+        Declare(S::Total, "throttled_share", "1", "share of operator time run below the nominal clock (clock_hz)",
+                run([](const Metrics& m) { return m.throttled_fraction; }))
+            .sweep("throttled_share"),
         Declare(S::Total, "events", "1", "events in the trace", run([](const Metrics& m) { return m.events; })),
         Declare(S::Total, "unmodeled_ops", "", "operators imported with --allow-unsupported, costed as zero",
                 run([](const Metrics& m) { return m.unmodeled_ops; })),
@@ -127,6 +153,23 @@ std::vector<MetricDecl> declare_all() {
             })
             .sweep("throughput_per_s")
             .report("inf/s", 12, 1, -2),
+        Declare(S::Point, "energy_per_inference_j", "J", "energy_j / batch: energy per sample (a Pareto axis that compares batch sizes)", nullptr)
+            .derive([](const std::map<std::string, double>& totals, double batch) { return totals.at("energy_j") / batch; })
+            .sweep("energy_per_inference_j")
+            .report("mJ/inf", 10, 1e3, -2),
+        Declare(S::Point, "inferences_per_j", "1/J", "batch / energy_j: samples per joule (perf/W: samples/s per W)", nullptr)
+            .derive([](const std::map<std::string, double>& totals, double batch) {
+                const double e = totals.at("energy_j");
+                return e > 0 ? batch / e : 0.0;
+            })
+            .sweep("inferences_per_j"),
+        Declare(S::Point, "ops_per_j", "1/J", "2 x macs / energy_j: operations (FLOPs, or integer ops) per joule; / 1e12 = TOPS/W or TFLOP/s/W", nullptr)
+            .derive([](const std::map<std::string, double>& totals, double) {
+                const double e = totals.at("energy_j");
+                return e > 0 ? 2.0 * totals.at("macs") / e : 0.0;
+            })
+            .sweep("ops_per_j")
+            .report("TOPS/W", 9, 1e-12, -2),
         // ---- a training step (run --train: metrics.json's `training`, tools/archsim/training_report.h)
         Declare(S::Training, "step_time_s", "s", "the training step's time: total.latency_s less the setup's when --setup ran it", nullptr)
             .sweep("train_step_s"),
@@ -166,6 +209,8 @@ std::vector<MetricDecl> declare_all() {
                 op([](const OpMetrics& o) { return o.energy_pj * kJoulesPerPj; }))
             .table("energy_uJ", 12, 1e6, 3)
             .csv("energy_j"),
+        Declare(S::Op, "power_w", "W", "energy_j / latency_s over its span (0 for a zero-time operator)",
+                op([](const OpMetrics& o) { return o.latency_ps > 0 ? o.energy_pj / o.latency_ps : 0.0; })),
         Declare(S::Op, "traffic_bytes", "bytes", "bytes read + written per memory level",
                 op([](const OpMetrics& o) { return MetricCounts(o.traffic_bytes.begin(), o.traffic_bytes.end()); }))
             .csv("bytes_{}"),

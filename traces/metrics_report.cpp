@@ -172,6 +172,9 @@ std::string render_table(const Metrics& m) {
         for (const MetricDecl* d : metrics_of(scope))
             if (const MetricValue v = d->get(m, 0); has_value(v)) out += fmt::format("{:<22} {}\n", d->name, summary_value(v, d->unit, d->name));
     if (m.static_power_w == 0) out += "NOT MODELED  static energy (energy.static_w = 0)\n";
+    if (m.power_limit_w > 0 && m.power_avg_w > m.power_limit_w)
+        out += fmt::format("OVER LIMIT   average power {:.1f} W exceeds power_limit_w {:.1f} W: the controller reacts one window late and "
+                           "acts only between operators\n", m.power_avg_w, m.power_limit_w);
     if (m.approximations != "none")
         out += fmt::format("APPROXIMATE  {} (bounded, not exact; `run --reference` for full detail)\n", m.approximations);
     if (!m.unmodeled_ops.empty())

@@ -8,6 +8,30 @@
 
 namespace archsim {
 
+/// The power figures of `m` (its energies and operator spans already reduced).
+static void reduce_power(const TraceTables& t, Metrics& m) {
+    if (m.latency_ps <= 0) return;
+    m.power_avg_w = m.energy_pj / m.latency_ps;  // pJ per ps = W
+    for (const auto& [part, pj] : m.energy_pj_by_part) m.power_w_by_part[part] = pj / m.latency_ps;
+    m.power_limit_w = t.power_limit_w;
+    m.power_timeline = t.power_timeline;
+    m.power_peak_w = t.power_peak_w > 0 ? t.power_peak_w : m.power_avg_w;
+    m.power_unthrottled_w = t.power_unthrottled_w > 0 ? t.power_unthrottled_w : m.power_avg_w;
+    const double nominal_mhz = t.clock_hz * 1e-6;
+    double weighted = 0, time = 0, below = 0;
+    m.clock_min_mhz = nominal_mhz;
+    for (size_t i = 0; i < m.ops.size(); ++i) {
+        const double mhz = i < t.op_clock_mhz.size() ? t.op_clock_mhz[i] : nominal_mhz;
+        const double lat = m.ops[i].latency_ps;
+        if (lat <= 0) continue;
+        weighted += mhz * lat, time += lat;
+        m.clock_min_mhz = std::min(m.clock_min_mhz, mhz);
+        if (mhz < nominal_mhz * (1 - 1e-9)) below += lat;
+    }
+    m.clock_mean_mhz = time > 0 ? weighted / time : nominal_mhz;
+    m.throttled_fraction = time > 0 ? below / time : 0;
+}
+
 Metrics reduce_sums(const TraceTables& t, const std::string& where) {
     Metrics m;
     m.model = t.model;
@@ -64,7 +88,8 @@ Metrics reduce_sums(const TraceTables& t, const std::string& where) {
                 break;
         }
         end_ps = std::max<uint64_t>(end_ps, r.end_ps);
-        const double pj = event_sum_energy_pj(r, c);
+        const double scale = r.op < t.op_energy_scale.size() && c.level != "dram" ? t.op_energy_scale[r.op] : 1.0;
+        const double pj = event_sum_energy_pj(r, c) * scale;
         switch (static_cast<EventKind>(r.kind)) {
             case EventKind::Op:
                 o.start_ps = static_cast<double>(r.first_ps);
@@ -121,6 +146,7 @@ Metrics reduce_sums(const TraceTables& t, const std::string& where) {
         const double cycles = o.latency_ps * m.clock_hz * 1e-12;
         o.utilization = (cycles > 0 && m.peak_macs_per_cycle > 0) ? o.macs / (cycles * m.peak_macs_per_cycle) : 0;
     }
+    reduce_power(t, m);
     for (size_t i = 0; i < comps.size(); ++i)
         if (comps[i].peak_ops_per_cycle > 0 && m.latency_cycles > 0)
             m.components[i].utilization = static_cast<double>(m.components[i].ops) /

@@ -64,6 +64,16 @@ struct Metrics {
     double peak_macs_per_cycle = 0;
     double utilization = 0;                         ///< macs / (latency_cycles * peak)
     double static_power_w = 0;
+    // Power (arch/power): averages are energy over latency, so energy = power x latency exactly.
+    double power_avg_w = 0;                         ///< energy_pj / latency_ps
+    std::map<std::string, double> power_w_by_part;  ///< energy_pj_by_part / latency_ps
+    double power_peak_w = 0;        ///< highest power-controller window (power_avg_w when none was recorded)
+    double power_limit_w = 0;       ///< the limit the clock was lowered to fit; 0 = none
+    double power_unthrottled_w = 0; ///< the run's draw at the nominal clock, as the controller estimates it (power_avg_w unthrottled)
+    double clock_mean_mhz = 0;      ///< operators' clocks weighted by their latency
+    double clock_min_mhz = 0;       ///< lowest clock an operator ran at
+    double throttled_fraction = 0;  ///< share of operator time below the nominal clock
+    std::vector<PowerWindow> power_timeline;
     uint64_t events = 0;
     std::vector<OpMetrics> ops;
     std::vector<ComponentMetrics> components;       ///< in the trace's component order
@@ -77,6 +87,12 @@ struct TraceTables {
     std::string model, machine, precision, runtime, approximations;
     double clock_hz = 0;
     double static_power_w = 0;
+    double power_limit_w = 0;        ///< attribute power.limit_w: the limit the clock was lowered to fit (0: none)
+    double power_peak_w = 0;         ///< attribute power.peak_w: the highest controller window's average
+    double power_unthrottled_w = 0;  ///< attribute power.unthrottled_w: the controller's estimate at the nominal clock
+    std::vector<double> op_clock_mhz;     ///< per operator (empty: every one at clock_hz)
+    std::vector<double> op_energy_scale;  ///< per operator, factor on its on-chip event energies (empty: 1)
+    std::vector<PowerWindow> power_timeline;
     uint64_t events = 0;  ///< events the run emitted (whatever the trace's detail kept)
     std::vector<ComponentInfo> components;
     std::vector<OpInfo> ops;
@@ -85,7 +101,8 @@ struct TraceTables {
 };
 
 /// Prices the event sums with the component table: compute energy = ops x pJ/op, memory energy
-/// = bytes x pJ/byte (read or write), static energy = static_power_w x latency. Latency is the
+/// = bytes x pJ/byte (read or write), each times its operator's voltage factor (op_energy_scale)
+/// except at level "dram" (off chip), static energy = static_power_w x latency. Latency is the
 /// end of the last event; an operator's span is its op event. Throws UserError(`where`, ...) for
 /// a row naming a component, operator or kind outside the tables (a corrupt trace).
 Metrics reduce_sums(const TraceTables& t, const std::string& where = "");

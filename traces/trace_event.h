@@ -104,6 +104,14 @@ inline double event_energy_pj(const TraceEvent& e, const ComponentInfo& c) {
 }
 
 /// One operator as recorded in the trace (static information from the operator graph).
+/// One averaging window of a machine's power controller (arch/power/power_controller.h).
+struct PowerWindow {
+    double t_ps = 0;       ///< window start, ps
+    double dur_ps = 0;     ///< its length, ps
+    double power_w = 0;    ///< average power over it, static included, W
+    double clock_mhz = 0;  ///< the clock it ran at, MHz
+};
+
 struct OpInfo {
     std::string name;
     std::string op_type;

@@ -1,5 +1,6 @@
 #include "traces/trace_reader.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "sim/common/error.h"
@@ -20,6 +21,19 @@ static std::vector<Record> read_table(hid_t file, const char* name, hid_t type, 
     if (n[0] && H5Dread(d.get(), t.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, recs.data()) < 0)
         throw UserError(path, std::string("cannot read ") + name);
     return recs;
+}
+
+/// Every double of dataset `name` (1-D, or n x k read row by row); empty when the trace has none
+/// (traces written before it existed).
+static std::vector<double> read_doubles(hid_t file, const char* name, const std::string& path) {
+    if (H5Lexists(file, name, H5P_DEFAULT) <= 0) return {};
+    h5::Handle d(H5Dopen2(file, name, H5P_DEFAULT), H5Dclose);
+    h5::Handle space(H5Dget_space(d.get()), H5Sclose);
+    const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+    std::vector<double> v(static_cast<size_t>(std::max<hssize_t>(0, n)));
+    if (!v.empty() && H5Dread(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
+        throw UserError(path, std::string("cannot read ") + name);
+    return v;
 }
 
 struct TraceReadHandles {
@@ -78,6 +92,13 @@ TraceReader::TraceReader(const std::string& path) : m_path(path), m_h(std::make_
         });
         m_sums = summer.rows();
     }
+    m_op_clock_mhz = read_doubles(m_h->file.get(), "op_clock_mhz", path);
+    m_op_energy_scale = read_doubles(m_h->file.get(), "op_energy_scale", path);
+    if ((!m_op_clock_mhz.empty() && m_op_clock_mhz.size() != m_ops.size()) || m_op_energy_scale.size() != m_op_clock_mhz.size())
+        throw UserError(path, "corrupt trace: op_clock_mhz / op_energy_scale do not have one row per operator");
+    const std::vector<double> timeline = read_doubles(m_h->file.get(), "power_timeline", path);
+    for (size_t i = 0; i + 3 < timeline.size(); i += 4)
+        m_power_timeline.push_back({timeline[i], timeline[i + 1], timeline[i + 2], timeline[i + 3]});
     h5::Handle cause_type(h5::stall_cause_type(), H5Tclose);
     auto causes = read_table<h5::StallCauseRecord>(m_h->file.get(), "stall_causes", H5Tcopy(cause_type.get()), path);
     for (const auto& r : causes) m_stall_causes.push_back({s(r.name), s(r.doc)});
@@ -111,6 +132,11 @@ TraceTables TraceReader::tables() const {
     t.approximations = attr_string("approximations");
     t.clock_hz = attr_double("clock_hz");
     t.static_power_w = attr_double("static_power_w");
+    t.power_limit_w = attr_double("power.limit_w", 0);
+    t.power_peak_w = attr_double("power.peak_w", 0);
+    t.power_unthrottled_w = attr_double("power.unthrottled_w", 0);
+    t.op_clock_mhz = m_op_clock_mhz, t.op_energy_scale = m_op_energy_scale;
+    t.power_timeline = m_power_timeline;
     t.events = m_emitted;
     t.components = m_components;
     t.ops = m_ops;

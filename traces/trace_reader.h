@@ -83,6 +83,8 @@ private:
     uint64_t m_emitted = 0;
     TraceDetail m_detail = TraceDetail::Full;
     std::vector<EventSum> m_sums;
+    std::vector<double> m_op_clock_mhz, m_op_energy_scale;
+    std::vector<PowerWindow> m_power_timeline;
 };
 
 }  // namespace archsim

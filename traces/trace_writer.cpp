@@ -67,6 +67,7 @@ TraceWriter::~TraceWriter() {
 
 uint16_t TraceWriter::add_component(const ComponentInfo& c) {
     m_components.push_back(c);
+    m_offchip.push_back(c.level == "dram" ? 1 : 0);
     return static_cast<uint16_t>(m_components.size() - 1);
 }
 
@@ -104,27 +105,32 @@ void TraceWriter::begin_capture() {
     m_capture_sums = EventSummer();
 }
 
-void TraceWriter::end_capture(uint64_t origin_ps, std::vector<TraceEvent>& events, std::vector<EventSum>& sums, double& dynamic_pj) {
+void TraceWriter::end_capture(uint64_t origin_ps, std::vector<TraceEvent>& events, std::vector<EventSum>& sums, double& dynamic_pj,
+                              double& offchip_pj) {
     m_capturing = false;
-    dynamic_pj = 0;
+    dynamic_pj = 0, offchip_pj = 0;
     for (auto& e : m_capture) e.t_ps -= origin_ps;
     events = std::move(m_capture);
     m_capture.clear();
     sums = m_capture_sums.rows();
     for (auto& r : sums) {
         r.first_ps -= origin_ps, r.end_ps -= origin_ps;
-        dynamic_pj += event_sum_energy_pj(r, m_components[r.component]);
+        const double pj = event_sum_energy_pj(r, m_components[r.component]);
+        dynamic_pj += pj;
+        if (m_offchip[r.component]) offchip_pj += pj;
     }
 }
 
-void TraceWriter::replay(const std::vector<TraceEvent>& events, const std::vector<EventSum>& sums, double dynamic_pj, uint32_t op,
-                         uint64_t origin_ps) {
+void TraceWriter::replay(const std::vector<TraceEvent>& events, const std::vector<EventSum>& sums, double dynamic_pj,
+                         double offchip_pj, uint32_t op, uint64_t origin_ps) {
     if (m_detail == TraceDetail::Full) {
         for (TraceEvent e : events) {
             e.op = op;
             e.t_ps += origin_ps;
-            emit(e);
+            record(e);
         }
+        m_dynamic_pj += dynamic_pj;
+        m_offchip_pj += offchip_pj;
         return;
     }
     for (const EventSum& r : sums) {
@@ -132,6 +138,18 @@ void TraceWriter::replay(const std::vector<TraceEvent>& events, const std::vecto
         m_emitted += r.count;
     }
     m_dynamic_pj += dynamic_pj;
+    m_offchip_pj += offchip_pj;
+}
+
+void TraceWriter::set_op_power(uint32_t op, double clock_mhz, double energy_scale) {
+    if (m_op_clock_mhz.size() < m_ops.size()) {
+        const double nominal_mhz = m_num_attrs.count("clock_hz") ? m_num_attrs.at("clock_hz") * 1e-6 : 0.0;
+        m_op_clock_mhz.resize(m_ops.size(), nominal_mhz);
+        m_op_energy_scale.resize(m_ops.size(), 1.0);
+    }
+    if (op >= m_op_clock_mhz.size()) return;
+    m_op_clock_mhz[op] = clock_mhz;
+    m_op_energy_scale[op] = energy_scale;
 }
 
 TraceTables TraceWriter::tables() const {
@@ -141,6 +159,9 @@ TraceTables TraceWriter::tables() const {
     t.model = str("model"), t.machine = str("machine"), t.precision = str("precision"), t.runtime = str("runtime");
     t.approximations = str("approximations");
     t.clock_hz = num("clock_hz"), t.static_power_w = num("static_power_w");
+    t.power_limit_w = num("power.limit_w"), t.power_peak_w = num("power.peak_w"), t.power_unthrottled_w = num("power.unthrottled_w");
+    t.op_clock_mhz = m_op_clock_mhz, t.op_energy_scale = m_op_energy_scale;
+    t.power_timeline = m_power_timeline;
     t.events = m_emitted;
     t.components = m_components;
     t.ops = m_ops;
@@ -175,6 +196,16 @@ void TraceWriter::flush() {
         throw UserError(m_tmp_path, "writing events failed (disk full?)");
     m_written += n;
     m_buffer.clear();
+}
+
+/// A 1-D dataset of doubles (or an n x `cols` one); nothing when `v` is empty.
+static void write_doubles(hid_t f, const char* name, const std::vector<double>& v, hsize_t cols, const std::string& path) {
+    if (v.empty()) return;
+    hsize_t dims[2] = {v.size() / cols, cols};
+    h5::Handle space(H5Screate_simple(cols == 1 ? 1 : 2, dims, nullptr), H5Sclose);
+    h5::Handle d(H5Dcreate2(f, name, H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
+    if (!d.valid() || H5Dwrite(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
+        throw UserError(path, std::string("writing ") + name + " failed (disk full?)");
 }
 
 void TraceWriter::finish(bool complete) {
@@ -231,6 +262,13 @@ void TraceWriter::finish(bool complete) {
         h5::Handle space(H5Screate_simple(1, dims, nullptr), H5Sclose);
         h5::Handle d(H5Dcreate2(f, "stall_causes", type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
         if (!recs.empty()) H5Dwrite(d.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, recs.data());
+    }
+    write_doubles(f, "op_clock_mhz", m_op_clock_mhz, 1, m_tmp_path);
+    write_doubles(f, "op_energy_scale", m_op_energy_scale, 1, m_tmp_path);
+    {
+        std::vector<double> rows;
+        for (const auto& w : m_power_timeline) rows.insert(rows.end(), {w.t_ps, w.dur_ps, w.power_w, w.clock_mhz});
+        write_doubles(f, "power_timeline", rows, 4, m_tmp_path);
     }
     write_num_attr(f, "schema_version", H5T_NATIVE_INT64, static_cast<int64_t>(kTraceSchemaVersion));
     write_num_attr(f, "event_count", H5T_NATIVE_INT64, static_cast<int64_t>(m_written));

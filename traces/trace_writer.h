@@ -44,7 +44,51 @@ public:
 
     /// Appends one event (buffered; a full buffer is written as one chunk).
     void emit(const TraceEvent& e) {
-        m_dynamic_pj += event_energy_pj(e, m_components[e.component]);
+        const double pj = event_energy_pj(e, m_components[e.component]);
+        m_dynamic_pj += pj;
+        if (m_offchip[e.component]) m_offchip_pj += pj;
+        record(e);
+    }
+    /// Starts recording what is emitted from now on (a kernel being memoized): its events when
+    /// the trace keeps every event, and always their sums.
+    void begin_capture();
+    /// Stops recording and hands over the events (empty at kernel detail) and their sums, with
+    /// times relative to `origin_ps` (the kernel's start), and their dynamic energy, pJ.
+    /// `offchip_pj`: the part of it spent off chip (components of level "dram").
+    void end_capture(uint64_t origin_ps, std::vector<TraceEvent>& events, std::vector<EventSum>& sums, double& dynamic_pj,
+                     double& offchip_pj);
+    /// Replays a recorded kernel as operator `op` from `origin_ps`: every event shifted (a trace
+    /// that keeps every event) or only their sums; event counts as if emitted, and the recorded
+    /// energy added as one sum at either detail (so both give the power controller the same
+    /// numbers, to the bit).
+    void replay(const std::vector<TraceEvent>& events, const std::vector<EventSum>& sums, double dynamic_pj, double offchip_pj,
+                uint32_t op, uint64_t origin_ps);
+    /// Events emitted so far (whether or not the detail level stores them).
+    uint64_t event_count() const { return m_emitted; }
+    /// The run so far as the reducer reads it: attributes, tables and event sums (reduce_sums()).
+    TraceTables tables() const;
+    TraceDetail detail() const { return m_detail; }
+    /// Dynamic energy of the events emitted so far, pJ, priced as the reducer prices them
+    /// (event_energy_pj): what a machine reads to estimate its own power while it runs.
+    double dynamic_energy_pj() const { return m_dynamic_pj; }
+    /// The part of dynamic_energy_pj() spent off chip (components of level "dram"), pJ: energy
+    /// that does not scale with the core's voltage.
+    double offchip_energy_pj() const { return m_offchip_pj; }
+    /// Records the clock operator `op` ran at, MHz, and the factor on its on-chip event energies
+    /// (the supply voltage's (V / V_ref)^2, arch/power/power_spec.h); operators not recorded ran
+    /// at the nominal clock (attribute clock_hz) with factor 1.
+    void set_op_power(uint32_t op, double clock_mhz, double energy_scale);
+    /// Records the power controller's closed windows (stored as /power_timeline: t_ps, dur_ps,
+    /// power_w, clock_mhz per row).
+    void set_power_timeline(std::vector<PowerWindow> windows) { m_power_timeline = std::move(windows); }
+    /// Writes what is buffered, the tables and `complete` (1, or 0 when `complete` is false: a run
+    /// stopped by a limit, whose trace readers then refuse), closes and renames. Idempotent.
+    void finish(bool complete = true);
+    const std::string& path() const { return m_path; }
+
+private:
+    /// emit() less the energy accounting: sums, capture and the buffer.
+    void record(const TraceEvent& e) {
         m_sums.add(e);
         ++m_emitted;
         if (m_capturing) {
@@ -55,30 +99,6 @@ public:
         m_buffer.push_back(e);
         if (m_buffer.size() == kChunkEvents) flush();
     }
-    /// Starts recording what is emitted from now on (a kernel being memoized): its events when
-    /// the trace keeps every event, and always their sums.
-    void begin_capture();
-    /// Stops recording and hands over the events (empty at kernel detail) and their sums, with
-    /// times relative to `origin_ps` (the kernel's start), and their dynamic energy, pJ.
-    void end_capture(uint64_t origin_ps, std::vector<TraceEvent>& events, std::vector<EventSum>& sums, double& dynamic_pj);
-    /// Replays a recorded kernel as operator `op` from `origin_ps`: every event shifted (a trace
-    /// that keeps every event) or only their sums; event counts and energy as if emitted.
-    void replay(const std::vector<TraceEvent>& events, const std::vector<EventSum>& sums, double dynamic_pj, uint32_t op,
-                uint64_t origin_ps);
-    /// Events emitted so far (whether or not the detail level stores them).
-    uint64_t event_count() const { return m_emitted; }
-    /// The run so far as the reducer reads it: attributes, tables and event sums (reduce_sums()).
-    TraceTables tables() const;
-    TraceDetail detail() const { return m_detail; }
-    /// Dynamic energy of the events emitted so far, pJ, priced as the reducer prices them
-    /// (event_energy_pj): what a machine reads to estimate its own power while it runs.
-    double dynamic_energy_pj() const { return m_dynamic_pj; }
-    /// Writes what is buffered, the tables and `complete` (1, or 0 when `complete` is false: a run
-    /// stopped by a limit, whose trace readers then refuse), closes and renames. Idempotent.
-    void finish(bool complete = true);
-    const std::string& path() const { return m_path; }
-
-private:
     void flush();
     std::string m_path;
     std::string m_tmp_path;
@@ -96,7 +116,10 @@ private:
     std::vector<OpInfo> m_ops;
     std::vector<StallCauseInfo> m_stall_causes{{"none", "not a stall"}};
     uint64_t m_written = 0;
-    double m_dynamic_pj = 0;
+    double m_dynamic_pj = 0, m_offchip_pj = 0;
+    std::vector<uint8_t> m_offchip;  ///< per component: 1 for level "dram"
+    std::vector<double> m_op_clock_mhz, m_op_energy_scale;
+    std::vector<PowerWindow> m_power_timeline;
     bool m_finished = false;
 };
 

@@ -61,6 +61,7 @@ struct MemoEntry {
     std::vector<TraceEvent> events;
     std::vector<EventSum> sums;
     double dynamic_pj = 0;
+    double offchip_pj = 0;  ///< the part of dynamic_pj spent off chip (level "dram")
     std::any post_state;
 };
 

@@ -41,6 +41,9 @@ public:
     /// The fast paths this run used whose numbers are bounded rather than exact (cache set
     /// sampling, steady-state fast-forward), in one line for the report; empty: none.
     virtual std::string approximations() const { return {}; }
+    /// Called once after the last operator, at the run's end: a model records what it summed
+    /// over the run (the power controller's last window, peak and unthrottled power).
+    virtual void end_of_run() {}
 };
 
 /// How a machine kind is created: its parameter schema and its factory.

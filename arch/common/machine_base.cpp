@@ -53,8 +53,31 @@ void MachineBase::attention(const Operator& op, const OpGraph& graph) {
     throw std::logic_error("kernel '" + op.name + "': fused attention on a machine without its cost model");
 }
 
+void MachineBase::enable_power(const PowerSpec& spec) {
+    m_power = std::make_unique<PowerController>(spec);
+    if (spec.limit_w > 0) m_rec.trace().set_attr("power.limit_w", spec.limit_w);
+    if (m_power->clock_mhz() != spec.nominal_mhz) set_clock_mhz(m_power->clock_mhz());
+}
+
+void MachineBase::end_of_run() {
+    if (!m_power) return;
+    TraceWriter& trace = m_rec.trace();
+    const double offchip = trace.offchip_energy_pj();
+    m_power->finish(sim_now_ps(), trace.dynamic_energy_pj() - offchip, offchip);
+    trace.set_attr("power.peak_w", m_power->peak_w());
+    trace.set_attr("power.unthrottled_w", m_power->unthrottled_w());
+    trace.set_power_timeline(m_power->timeline());
+}
+
 void MachineBase::execute(uint32_t op_index, const Operator& op, const OpGraph& graph) {
     m_rec.set_op(op_index);
+    if (m_power) {
+        TraceWriter& trace = m_rec.trace();
+        const double offchip = trace.offchip_energy_pj();
+        const double now = cycle_timed() ? static_cast<double>(m_clock.to_ps(m_clock.now_cycle())) : sim_now_ps();
+        if (m_power->at_boundary(now, trace.dynamic_energy_pj() - offchip, offchip)) set_clock_mhz(m_power->clock_mhz());
+        if (m_power->spec().limit_w > 0) trace.set_op_power(op_index, m_power->clock_mhz(), m_power->energy_scale());
+    }
     const Route r = route(op, graph, m_rules);
     if (r == Route::Skip) return;
     // an operator fused into its producer depends on the graph around it: simulated, unless the
@@ -67,6 +90,7 @@ bool MachineBase::run_memoized(uint32_t op_index, const Operator& op, const OpGr
     const std::vector<int32_t> slots = kernel_slots(op);
     MemoKey key;
     key.add(uint64_t(r));
+    if (m_power) key.add(m_power->clock_mhz());  // a kernel's timing depends on the clock it runs at
     add_kernel_signature(key, op, graph, slots);
     if (!memo_state(op, graph, slots, key)) return false;
     TraceWriter& trace = m_rec.trace();
@@ -86,13 +110,14 @@ bool MachineBase::run_memoized(uint32_t op_index, const Operator& op, const OpGr
     const bool has_loose = !e && memo_loose_state(op, graph, slots, loose);
     if (has_loose) {
         loose.add(uint64_t(0x4C005E)).add(uint64_t(r));  // never equal to an exact key
+        if (m_power) loose.add(m_power->clock_mhz());
         add_kernel_signature(loose, op, graph, slots);
         exact = false;
         e = replayable(loose.value(), false);
     }
     if (e) {
         ++m_memo.hits;
-        trace.replay(e->events, e->sums, e->dynamic_pj, op_index, origin_ps);
+        trace.replay(e->events, e->sums, e->dynamic_pj, e->offchip_pj, op_index, origin_ps);
         const double end_ps = cycles ? static_cast<double>(m_clock.to_ps(start_cycle + e->dur_cycles)) : static_cast<double>(origin_ps + e->dur_ps);
         sim_wait_until_ps(end_ps);
         memo_restore(e->post_state, op, graph, slots, end_ps, exact);
@@ -102,7 +127,7 @@ bool MachineBase::run_memoized(uint32_t op_index, const Operator& op, const OpGr
     trace.begin_capture();
     run(op, graph, r);
     auto rec = std::make_shared<MemoEntry>();
-    trace.end_capture(origin_ps, rec->events, rec->sums, rec->dynamic_pj);
+    trace.end_capture(origin_ps, rec->events, rec->sums, rec->dynamic_pj, rec->offchip_pj);
     const double end_ps = sim_now_ps();
     rec->dur_ps = static_cast<uint64_t>(end_ps) - origin_ps;
     if (cycles) rec->dur_cycles = m_clock.cycle_at_or_after(end_ps) - start_cycle;

@@ -8,6 +8,7 @@
 #include "arch/common/kernel_memo.h"
 #include "arch/common/kernel_repeats.h"
 #include "arch/common/recorder.h"
+#include "arch/power/power_controller.h"
 #include "sim/common/precision.h"
 #include "arch/common/machine.h"
 #include "workloads/graph/op_graph.h"
@@ -69,8 +70,17 @@ public:
     void set_memoize(bool on) final { m_memoize = on; }
     uint64_t memo_hits() const final { return m_memo.hits; }
     uint64_t memo_misses() const final { return m_memo.misses; }
+    void end_of_run() override;
 
 protected:
+    /// Puts the run under a power controller (arch/power/power_controller.h) acting at operator
+    /// boundaries: it lowers the clock, through set_clock_mhz(), whenever a window's power
+    /// exceeds spec.limit_w, records each operator's clock and voltage factor in the trace, and
+    /// the power timeline, peak and unthrottled power at the end. Call from the most-derived
+    /// constructor (it may call set_clock_mhz() at once when the spec starts below nominal).
+    void enable_power(const PowerSpec& spec);
+    /// Runs everything from now on at `mhz`: a model under a power controller overrides it.
+    virtual void set_clock_mhz(double mhz) {}
     /// Whether the fast paths are on (set_memoize(); off under `run --reference`).
     bool memoize() const { return m_memoize; }
     /// Before the operator's kernel (skipped operators get no call).
@@ -167,6 +177,7 @@ private:
     std::vector<size_t> m_position;         ///< execution position by operator index
     uint64_t m_memo_events = 0;  ///< events held by m_memo's entries
     double m_static_w;
+    std::unique_ptr<PowerController> m_power;  ///< null: no power control or timeline
     std::string m_precision_name;
     RoutingRules m_rules;
 };

@@ -71,9 +71,9 @@ const ParamBinder<GpuConfig>& gpu_params() {
         dram.latency_ns = 400.0;
         dram.channels = 1;            // transactions are whole tile loads: one device-wide server
         dram.transaction_bytes = 65536;
-        dram.pj_per_byte = 31.2;      // HBM2 3.9 pJ/bit (O'Connor et al., MICRO 2017)
+        dram.pj_per_byte = 8 * 3.97;  // HBM2 3.97 pJ/bit, activation, on-die movement and I/O (O'Connor et al., MICRO 2017)
         declare_dram_params<C>(b, [](C& c) -> DramConfig& { return c.dram; }, dram,
-                               "A100-SXM4-80GB HBM2e 2039 GB/s (datasheet); energy HBM2 3.9 pJ/bit, O'Connor et al. MICRO 2017");
+                               "A100-SXM4-80GB HBM2e 2039 GB/s (datasheet); energy: HBM2 3.97 pJ/bit (O'Connor et al., MICRO 2017, Table 3)");
         at_most(above(b.real("dram.efficiency", [](C& c) -> double& { return c.dram_efficiency; }, 1.0, "fraction",
                              "Fraction of dram.bandwidth_gbps that streaming kernels sustain (one load and one store stream at "
                              "full occupancy, as RRZE-HPC gpu-benches' gpu-stream SCALE measures it); 1 = the datasheet peak, "
@@ -100,11 +100,19 @@ const ParamBinder<GpuConfig>& gpu_params() {
                   "epilogues, as TensorRT and cuDNN do); false: each is its own kernel");
         declare_process_node<C>(b, [](C& c) -> ProcessNode& { return c.node; }, {7.0, 0.75},
                                 "A100: TSMC N7; 0.75 V an assumption (NVIDIA publishes no core voltage)");
-        declare_per_precision<C>(b, "energy.pj_per_mac", [](C& c) -> PerPrecision& { return c.mma_pj; }, {}, "pJ/MAC",
-                                 "Energy of one tensor-core MAC (FMA)", "", {"", "", "", "TF32"});
+        // Tensor-core MACs: NVIDIA's own per-instruction energies (W. Dally, "Hardware for Deep
+        // Learning", Hot Chips 2023 keynote): HMMA 110 pJ for 128 FP16 ops (64 FMAs), IMMA 160 pJ
+        // for 1024 INT8 ops (512 MACs), each plus about 30 pJ of instruction fetch, decode and
+        // operand fetch. Applied as published (the keynote names no node).
+        declare_per_precision<C>(b, "energy.pj_per_mac", [](C& c) -> PerPrecision& { return c.mma_pj; },
+                                 {(160.0 + 30.0) / 512.0, (110.0 + 30.0) / 64.0, (110.0 + 30.0) / 64.0,
+                                  (110.0 + 30.0) / 64.0 * horowitz::tf32_mac_pj() / horowitz::mac_pj(Precision::Fp16)},
+                                 "pJ/MAC", "Energy of one tensor-core MAC (FMA), its instruction's overhead included", "",
+                                 {"IMMA (160 + 30 pJ) / 512 MACs (Dally, Hot Chips 2023)", "HMMA (110 + 30 pJ) / 64 FMAs (Dally, Hot Chips 2023)",
+                                  "as FP16: HMMA (110 + 30 pJ) / 64 FMAs (Dally, Hot Chips 2023)",
+                                  "TF32: FP16's HMMA energy x Horowitz's TF32/FP16 MAC ratio (1.67 / 2.0)"});
         for (const char* p : {"int8", "fp16", "bf16"}) b.rename(std::string("energy.mma_pj_") + p, std::string("energy.pj_per_mac.") + p);
         b.rename("energy.mma_pj_tf32", "energy.pj_per_mac.fp32");
-        derive_mac_energies_at_node(b, "energy.pj_per_mac", true);
         mac_at_node(at_least(b.real("energy.pj_per_cuda_mac", [](C& c) -> double& { return c.cuda_mac_pj; }, 0, "pJ/MAC",
                                     "Energy of one FP32 FMA on the CUDA cores (vector operations are charged half of it)"),
                              0),
@@ -115,18 +123,46 @@ const ParamBinder<GpuConfig>& gpu_params() {
                               0),
                      [](const ParamSet&) { return 8.0 * 1024; }, "one 8 KiB register-file bank");
         b.rename("energy.rf_pj_per_byte", "registers.pj_per_byte");
-        sram_at_node(at_least(b.real("smem.pj_per_byte", [](C& c) -> double& { return c.smem_pj_per_byte; }, 0, "pJ/byte",
-                                     "Shared-memory access energy"),
-                              0),
-                     [](const ParamSet& p) { return 1024.0 * static_cast<double>(p.get_int("sm.smem_kib")); }, "sm.smem_kib");
+        // Shared memory / L1 and L2: the per-level energies measured on an A100-SXM4-40GB with
+        // microbenchmarks (Antepara et al., "Benchmark-driven Models for Energy Analysis and
+        // Attribution of GPU-Accelerated Supercomputing", SC'25, Table 3: L1 1.59 pJ/bit, L2
+        // 4.71 pJ/bit, access path included), moved to another node by the Dennard rule
+        // (node_scale(node, vdd) / node_scale(7 nm, 0.75 V): 1 on the A100 itself).
+        auto from_a100 = [](double pj_per_bit) {
+            return [pj_per_bit](const ParamSet& p) { return 8.0 * pj_per_bit * node_scale_of(p) / horowitz::node_scale(7.0, 0.75); };
+        };
+        derived(at_least(b.real("smem.pj_per_byte", [](C& c) -> double& { return c.smem_pj_per_byte; }, 0, "pJ/byte",
+                                "Shared-memory / L1 access energy"), 0),
+                from_a100(1.59), "1.59 pJ/bit measured on an A100 (Antepara et al., SC'25) scaled to energy.node_nm and energy.vdd_v");
         b.rename("energy.smem_pj_per_byte", "smem.pj_per_byte");
-        sram_at_node(at_least(b.real("l2.pj_per_byte", [](C& c) -> double& { return c.l2_pj_per_byte; }, 0, "pJ/byte", "L2 access energy"), 0),
-                     [](const ParamSet& p) { return 1024.0 * 1024.0 * static_cast<double>(p.get_int("l2.mib")); }, "l2.mib");
+        derived(at_least(b.real("l2.pj_per_byte", [](C& c) -> double& { return c.l2_pj_per_byte; }, 0, "pJ/byte", "L2 access energy"), 0),
+                from_a100(4.71), "4.71 pJ/bit measured on an A100 (Antepara et al., SC'25) scaled to energy.node_nm and energy.vdd_v");
         b.rename("energy.l2_pj_per_byte", "l2.pj_per_byte");
-        at_least(b.real("energy.static_w", [](C& c) -> double& { return c.static_w; }, 0.0, "W", "Static power; 0 = not modeled (no vendor figure)"), 0);
-        at_least(b.real("power.tdp_w", [](C& c) -> double& { return c.tdp_w; }, 0.0, "W",
-                        "Board power limit the SM clock is lowered to fit (GpuMachine's power controller); 0 = no limit"),
+        at_least(b.real("energy.static_w", [](C& c) -> double& { return c.static_w; }, 54.0, "W",
+                        "Idle board power, drawn whatever runs (leakage, HBM refresh, the board's fixed draw): an A100's constant "
+                        "power, 54 W (Antepara et al., SC'25; nvidia-smi reads 50-62 W on an idle A100 SXM4)"), 0);
+        at_least(b.real("power.tdp_w", [](C& c) -> double& { return c.tdp_w; }, 400.0, "W",
+                        "Board power limit the SM clock is lowered to fit (arch/power/power_controller.h; A100 SXM4 datasheet: "
+                        "400 W); 0 = no limit"),
                  0);
+        above(b.real("power.min_mhz", [](C& c) -> double& { return c.power_min_mhz; }, 210.0, "MHz",
+                     "Lowest clock the power controller may set (A100: its lowest supported graphics clock, 210 MHz, where an idle "
+                     "A100 SXM4 sits in nvidia-smi)"), 0);
+        const std::string m4 = "A100-SXM4-80GB, nvidia-smi -q under load: seven boards at 1410 MHz read 893.75-931.25 mV, "
+                               "one at 1155 MHz 743.75 mV (huggingface/m4-logs, tr_141-hanging/.../gpu.query.all.txt); idle at 210 MHz "
+                               "706.25-712.5 mV";
+        at_least(b.real("voltage.floor_mhz", [](C& c) -> double& { return c.vf_floor_mhz; }, 210.0, "MHz",
+                        "Clock of the lowest voltage-frequency point: below it the voltage stays at voltage.floor_v (" + m4 + ")"), 0);
+        at_least(b.real("voltage.floor_v", [](C& c) -> double& { return c.vf_floor_v; }, 0.709, "V", "Core voltage at voltage.floor_mhz (" + m4 + ")"), 0);
+        at_least(b.real("voltage.knee_mhz", [](C& c) -> double& { return c.vf_knee_mhz; }, 1155.0, "MHz",
+                        "Clock of a middle voltage-frequency point, where the voltage starts to rise steeply; 0 = none (" + m4 + ")"), 0);
+        at_least(b.real("voltage.knee_v", [](C& c) -> double& { return c.vf_knee_v; }, 0.744, "V", "Core voltage at voltage.knee_mhz (" + m4 + ")"), 0);
+        at_least(b.real("voltage.boost_v", [](C& c) -> double& { return c.vf_boost_v; }, 0.9125, "V",
+                        "Core voltage at clock_mhz, where the energies hold; 0 = no published voltage: the voltage is taken as fixed "
+                        "and power as proportional to the clock (" + m4 + ": their mean, 912.5 mV)"), 0);
+        at_least(b.real("power.clock_step_mhz", [](C& c) -> double& { return c.power_step_mhz; }, 15.0, "MHz",
+                        "Step between the clocks the power controller may set below clock_mhz (A100: its supported graphics clocks, "
+                        "nvidia-smi -q -d SUPPORTED_CLOCKS, lie 15 MHz apart); 0 = any clock"), 0);
         above(b.real("power.window_us", [](C& c) -> double& { return c.power_window_us; }, 1000.0, "us",
                      "Window the power controller averages power over before it sets the next clock (assumption: GPU Boost "
                      "reacts on millisecond scales; no vendor figure)"),
@@ -139,6 +175,15 @@ const ParamBinder<GpuConfig>& gpu_params() {
 GpuConfig make_gpu_config(const ParamSet& p) {
     GpuConfig c = gpu_params().build(p);
     c.precision = parse_precision(c.precision_name, "precision");
+    if (c.power_min_mhz > c.clock_mhz)
+        throw UserError("power.min_mhz", "the lowest clock (" + std::to_string(c.power_min_mhz) + " MHz) is above clock_mhz (" +
+                                             std::to_string(c.clock_mhz) + " MHz)");
+    if (c.vf_boost_v > 0 && c.vf_knee_mhz > 0 && !(c.vf_floor_mhz < c.vf_knee_mhz && c.vf_knee_mhz < c.clock_mhz))
+        throw UserError("voltage.knee_mhz", "the voltage-frequency points must rise: voltage.floor_mhz (" + std::to_string(c.vf_floor_mhz) +
+                                                ") < voltage.knee_mhz (" + std::to_string(c.vf_knee_mhz) + ") < clock_mhz (" +
+                                                std::to_string(c.clock_mhz) + ")");
+    if (c.vf_boost_v > 0 && !(c.vf_floor_mhz < c.clock_mhz))
+        throw UserError("voltage.floor_mhz", "is not below clock_mhz (" + std::to_string(c.clock_mhz) + " MHz)");
     if (c.tdp_w > 0 && c.tdp_w <= c.static_w)
         throw UserError("power.tdp_w", "a limit of " + std::to_string(c.tdp_w) + " W leaves nothing above energy.static_w (" +
                                            std::to_string(c.static_w) + " W) for the SMs to run on");

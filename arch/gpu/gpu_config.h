@@ -5,6 +5,7 @@
 
 #include "arch/energy/process_node.h"
 #include "arch/memory/dram_config.h"
+#include "arch/power/power_spec.h"
 #include "sim/common/precision.h"
 #include "sim/config/params.h"
 #include "sim/config/per_precision.h"
@@ -41,9 +42,29 @@ struct GpuConfig {
     ProcessNode node;                         ///< what the Horowitz-derived energy defaults are scaled to
     double cuda_mac_pj = 0;                   ///< energy per CUDA-core FP32 FMA, pJ
     double rf_pj_per_byte = 0, smem_pj_per_byte = 0, l2_pj_per_byte = 0;
-    double static_w = 0;
+    double static_w = 0;                      ///< idle board power, W (energy.static_w)
     double tdp_w = 0;                         ///< board power limit, W; 0 = none
     double power_window_us = 1000;            ///< the power controller's averaging window, us
+    double power_min_mhz = 0;                 ///< the lowest clock the controller may set, MHz
+    double power_step_mhz = 0;                ///< step between the clocks it may set, MHz
+    double vf_floor_mhz = 0, vf_floor_v = 0;  ///< lowest voltage-frequency point (voltage.floor_*)
+    double vf_knee_mhz = 0, vf_knee_v = 0;    ///< middle point (voltage.knee_*); 0 = none
+    double vf_boost_v = 0;                    ///< voltage at clock_mhz; 0 = unknown: fixed voltage
+
+    /// The board's power envelope for MachineBase::enable_power: static_w, the limit tdp_w, the
+    /// nominal (boost) clock down to power_min_mhz, and the voltage-frequency points (floor, knee,
+    /// clock_mhz at vf_boost_v; none when vf_boost_v is 0: power then ~ clock).
+    PowerSpec power_spec() const {
+        PowerSpec s;
+        s.static_w = static_w, s.limit_w = tdp_w, s.window_us = power_window_us, s.nominal_mhz = clock_mhz, s.min_mhz = power_min_mhz;
+        s.step_mhz = power_step_mhz;
+        if (vf_boost_v > 0) {
+            s.points.push_back({vf_floor_mhz, vf_floor_v});
+            if (vf_knee_mhz > 0) s.points.push_back({vf_knee_mhz, vf_knee_v});
+            s.points.push_back({clock_mhz, vf_boost_v});
+        }
+        return s;
+    }
 
     double cycle_ps() const { return 1e6 / clock_mhz; }
     /// The gap before each kernel, us: graph_launch_overhead_us under cuda_graphs, else launch_overhead_us.

@@ -53,16 +53,15 @@ public:
             m_sms.push_back(std::make_unique<SmPort>(("sm" + std::to_string(s)).c_str(), cfg.sm_l2_bytes_per_cycle / cfg.cycle_ps()));
             m_sms.back()->socket.bind(m_l2->socket);
         }
+        enable_power(cfg.power_spec());
     }
 
 protected:
     // ---- kernel memoization (arch/common/kernel_memo.h) ---------------------------------------
-    // What a kernel depends on beyond its signature: the SM clock (the power controller's), the
-    // L2's contents in LRU order (tiles of the kernel's tensors by slot and place, others by
-    // size), when the L2 and each SM port are next free and the DRAM's state, all relative to
-    // the kernel's start. A power-control window that ends inside a kernel changes the clock:
-    // such a kernel is not recorded, and a recorded one is not replayed where a window would end.
-    // The L2 keeps older layers' tiles, so its exact contents repeat late: as on the KPU, a looser
+    // What a kernel depends on beyond its signature: the SM clock (the power controller's, which
+    // changes only between operators), the L2's contents in LRU order (tiles of the kernel's
+    // tensors by slot and place, others by size), when the L2 and each SM port are next free and
+    // the DRAM's state, all relative to the kernel's start. The L2 keeps older layers' tiles, so its exact contents repeat late: as on the KPU, a looser
     // key keeps only which of the kernel's tiles it holds, and a replay under it first runs the
     // recorded kernel's L2 lookups and inserts (its journal) on a copy of the L2.
     struct MemoChange {
@@ -82,7 +81,6 @@ protected:
         m_memo_common = common.value();
         key.add(m_memo_common);
         m_l2_memo.begin(m_l2->lines(), slots, key);
-        m_memo_window_start_ps = m_window_start_ps;
         m_memo_l2_hits = m_l2->hits(), m_memo_l2_misses = m_l2->misses();
         return true;
     }
@@ -92,10 +90,6 @@ protected:
         return true;
     }
     std::any memo_save(const Operator&, const OpGraph&, const std::vector<int32_t>&, double end_ps) override {
-        if (m_window_start_ps != m_memo_window_start_ps) {  // the clock changed inside it
-            m_l2->lines().journal(nullptr, 0);
-            return {};
-        }
         auto l2 = m_l2_memo.save(m_l2->lines());
         if (!l2) return {};
         MemoChange c{std::move(*l2), m_l2->free_ps() - end_ps, {}, m_l2->hits() - m_memo_l2_hits, m_l2->misses() - m_memo_l2_misses,
@@ -113,9 +107,7 @@ protected:
             if (c.port_busy_after_ps[s] > 0) m_sms[s]->set_free_ps(end_ps + c.port_busy_after_ps[s]);
         m_dram->memo_restore(c.dram, end_ps);
     }
-    bool memo_replayable(const std::any& change, double start_ps, uint64_t dur_ps, bool exact) override {
-        // the power controller acts at a launch once its window has passed
-        if (m_cfg.tdp_w > 0 && start_ps + static_cast<double>(dur_ps) - m_window_start_ps >= m_cfg.power_window_us * 1e6) return false;
+    bool memo_replayable(const std::any& change, double, uint64_t, bool exact) override {
         return exact || m_l2_memo.check(std::any_cast<const MemoChange&>(change).l2, m_l2->lines());
     }
 
@@ -310,30 +302,11 @@ private:
     void stall(double from_ps, double dur_ps, uint32_t seq, StallCauseId cause) {
         m_rec.emit(EventKind::Stall, m_gpu, ps_span(from_ps, dur_ps), {0, 0, m_clock.cycles_of(dur_ps)}, seq, cause);
     }
-    /// The power controller, run at each kernel launch: once power.window_us has passed, the
-    /// window's average power (the dynamic energy of its events, priced as the reducer prices
-    /// them, over its length, plus static_w) sets the SM clock for what follows. The rule: at a
-    /// fixed energy per operation dynamic power is proportional to the clock (P = C V^2 f at
-    /// fixed V: Weste & Harris, CMOS VLSI Design, 4th ed., sec. 5.1), so the clock that fits the
-    /// limit is f = f_boost x min(1, (tdp - static) / P_dyn(f_boost)). Real DVFS also lowers the
-    /// voltage, which this rule does not (it throttles more than a part would). The L2, the SM
-    /// ports and HBM keep their rates; cycles in the trace stay counted at the boost clock.
-    void power_control() {
-        if (m_cfg.tdp_w <= 0) return;
-        const double now = sim_now_ps(), window_ps = m_cfg.power_window_us * 1e6;
-        if (now - m_window_start_ps < window_ps) return;
-        const double pj = m_rec.trace().dynamic_energy_pj();
-        const double p_dyn_w = (pj - m_window_pj) / (now - m_window_start_ps);  // pJ per ps = W
-        const double p_dyn_at_boost_w = p_dyn_w * m_boost_mhz / m_cfg.clock_mhz;
-        const double budget_w = m_cfg.tdp_w - m_cfg.static_w;
-        m_cfg.clock_mhz = p_dyn_at_boost_w > budget_w ? m_boost_mhz * budget_w / p_dyn_at_boost_w : m_boost_mhz;
-        m_min_clock_mhz = std::min(m_min_clock_mhz, m_cfg.clock_mhz);
-        m_rec.trace().set_attr("power.min_clock_mhz", m_min_clock_mhz);
-        m_window_start_ps = now;
-        m_window_pj = pj;
-    }
+    /// The power controller's clock (MachineBase::enable_power): the SMs' main loops, epilogues
+    /// and L2 latency run at it; the L2, the SM ports and HBM keep their rates. Cycles in the
+    /// trace stay counted at the nominal clock.
+    void set_clock_mhz(double mhz) override { m_cfg.clock_mhz = mhz; }
     void launch() {
-        power_control();
         const double gap = m_cfg.kernel_gap_us() * 1e6;
         if (gap <= 0) return;
         const double t = sim_now_ps();
@@ -490,8 +463,6 @@ private:
     }
 
     GpuConfig m_cfg;
-    double m_boost_mhz = m_cfg.clock_mhz, m_min_clock_mhz = m_cfg.clock_mhz;  ///< the power controller's clocks
-    double m_window_start_ps = 0, m_window_pj = 0;                            ///< its current window
     uint16_t m_gpu = 0, m_cuda = 0, m_smem = 0, m_rf = 0;
     StallCauseId m_launch = 0, m_operand_load = 0, m_write_drain = 0;
     std::vector<uint16_t> m_sm_comp;
@@ -500,7 +471,6 @@ private:
     std::vector<std::unique_ptr<SmPort>> m_sms;
     uint64_t m_memo_common = 0;  ///< the key part both memo keys hold
     BufferMemo m_l2_memo;        ///< the L2's tiles as the kernel memo sees them
-    double m_memo_window_start_ps = 0;
     uint64_t m_memo_l2_hits = 0, m_memo_l2_misses = 0;
 };
 

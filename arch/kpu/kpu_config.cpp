@@ -16,6 +16,15 @@ double KpuConfig::power_envelope_w() const {
     return power_mode == "low" ? power_low_w : power_mode == "high" ? power_high_w : power_mid_w;
 }
 
+PowerSpec KpuConfig::power_spec() const {
+    PowerSpec s;
+    s.static_w = static_w, s.limit_w = power_envelope_w(), s.window_us = power_window_us, s.nominal_mhz = clock_mhz();
+    s.ref_vdd_v = vdd_mid_v, s.step_mhz = power_step_mhz;
+    s.points = {{clock_low_mhz, vdd_low_v}, {clock_mid_mhz, vdd_mid_v}, {clock_high_mhz, vdd_high_v}};
+    s.initial_onchip_w = peak_macs_per_second() * mac_pj_now() * 1e-12;
+    return s;
+}
+
 double KpuConfig::macs_per_pe() const {
     return pe_macs.at(precision);
 }
@@ -43,9 +52,22 @@ const ParamBinder<KpuConfig>& kpu_params() {
         above(b.real("clock.low_mhz", [](C& c) -> double& { return c.clock_low_mhz; }, 450.0, "MHz", "Clock at power_mode = low (" + sw + ")"), 0);
         above(b.real("clock.mid_mhz", [](C& c) -> double& { return c.clock_mid_mhz; }, 600.0, "MHz", "Clock at power_mode = mid (" + sw + ")"), 0);
         above(b.real("clock.high_mhz", [](C& c) -> double& { return c.clock_high_mhz; }, 700.0, "MHz", "Clock at power_mode = high (" + sw + ")"), 0);
-        at_least(b.real("power.low_w", [](C& c) -> double& { return c.power_low_w; }, 15.0, "W", "Published power envelope at low (" + sw + "); reported, not simulated"), 0);
-        at_least(b.real("power.mid_w", [](C& c) -> double& { return c.power_mid_w; }, 30.0, "W", "Published power envelope at mid (" + sw + "); reported, not simulated"), 0);
-        at_least(b.real("power.high_w", [](C& c) -> double& { return c.power_high_w; }, 50.0, "W", "Published power envelope at high (" + sw + "); reported, not simulated"), 0);
+        const std::string lim = "; the power controller lowers the clock, along the voltage-frequency points of the three modes, "
+                                "whenever a window's power would exceed it";
+        at_least(b.real("power.low_w", [](C& c) -> double& { return c.power_low_w; }, 15.0, "W", "Power envelope at low (" + sw + ")" + lim + "; 0 = no limit"), 0);
+        at_least(b.real("power.mid_w", [](C& c) -> double& { return c.power_mid_w; }, 30.0, "W", "Power envelope at mid (" + sw + ")" + lim + "; 0 = no limit"), 0);
+        at_least(b.real("power.high_w", [](C& c) -> double& { return c.power_high_w; }, 50.0, "W", "Power envelope at high (" + sw + ")" + lim + "; 0 = no limit"), 0);
+        const std::string cat = "Stillwater's catalogue, branes-ai/embodied-schemas kpus/stillwater/kpu_t256_32x32_lp5x16_16nm_tsmc_ffp.yaml power profiles";
+        above(b.real("voltage.low_v", [](C& c) -> double& { return c.vdd_low_v; }, 0.60, "V", "Supply voltage at power_mode = low (" + cat + ")"), 0);
+        above(b.real("voltage.mid_v", [](C& c) -> double& { return c.vdd_mid_v; }, 0.75, "V",
+                     "Supply voltage at power_mode = mid, the one the energy.* and *.pj_per_byte energies hold at (" + cat + ")"), 0);
+        above(b.real("voltage.high_v", [](C& c) -> double& { return c.vdd_high_v; }, 0.90, "V", "Supply voltage at power_mode = high (" + cat + ")"), 0);
+        at_least(b.real("power.clock_step_mhz", [](C& c) -> double& { return c.power_step_mhz; }, 25.0, "MHz",
+                        "Step between the clocks the power controller may set below the mode's clock (not published; an "
+                        "assumption: a PLL's steps); 0 = any clock"), 0);
+        above(b.real("power.window_us", [](C& c) -> double& { return c.power_window_us; }, 10.0, "us",
+                     "Window the power controller averages over before it sets the next clock (not published; an assumption: "
+                     "an on-die controller acting within tens of microseconds)"), 0);
         b.string("precision", [](C& c) -> std::string& { return c.precision_name; }, "int8", {"int8", "fp16", "bf16", "fp32"},
                  "Operand precision (operand bytes, PE rate and MAC energy; accumulators are 32-bit)");
         at_most(at_least(b.integer("tiles.rows", [](C& c) -> int64_t& { return c.tile_rows; }, 16, "tiles", "Rows of the tile mesh (" + sw + ")"), 1), 256);
@@ -62,11 +84,13 @@ const ParamBinder<KpuConfig>& kpu_params() {
         }
         at_most(at_least(b.integer("pe.rows", [](C& c) -> int64_t& { return c.pe_rows; }, 32, "PEs", "PE rows R per tile (" + sw + ")"), 1), 1024);
         at_most(at_least(b.integer("pe.cols", [](C& c) -> int64_t& { return c.pe_cols; }, 32, "PEs", "PE columns C per tile (" + sw + ")"), 1), 1024);
-        declare_per_precision<C>(b, "pe.macs_per_cycle", [](C& c) -> PerPrecision& { return c.pe_macs; }, {1.0, 1.0, 1.0, 1.0},
+        declare_per_precision<C>(b, "pe.macs_per_cycle", [](C& c) -> PerPrecision& { return c.pe_macs; }, {1.0, 0.5, 0.5, 0.25},
                                  "MACs/PE/cycle", "MACs per PE per cycle; 0 = the fabric cannot run this precision",
                                  "pe.macs_per_cycle_{}",
-                                 {"T256's published ~315 TOPS = 262144 PEs x 2 x 600 MHz x 1", "not published; assumed one, like INT8",
-                                  "not published; assumed one, like INT8", "not published; assumed one, like INT8"});
+                                 {"T256's published ~315 TOPS = 262144 PEs x 2 x 600 MHz x 1",
+                                  "half the INT8 rate, as BF16 (Stillwater's catalogue: 157.3 BF16 TFLOPS against 314.6 INT8 TOPS)",
+                                  "half the INT8 rate (Stillwater's catalogue: 157.3 BF16 TFLOPS against 314.6 INT8 TOPS)",
+                                  "not published; assumed half the BF16 rate"});
         at_least(b.integer("pipeline.fill_cycles", [](C& c) -> int64_t& { return c.fill_cycles; }, 32, "cycles",
                            "Pipeline fill charged once per operator pass, before the first wavefront (" + sw + ")"), 0);
         at_least(b.integer("pipeline.drain_cycles", [](C& c) -> int64_t& { return c.drain_cycles; }, 32, "cycles",
@@ -103,13 +127,17 @@ const ParamBinder<KpuConfig>& kpu_params() {
         at_least(b.real("dma.pj_per_byte", [](C& c) -> double& { return c.dma_pj_per_byte; }, 1.5, "pJ/byte", "DMA engine, DRAM <-> L3 (" + sm + ")"), 0);
         at_least(b.real("block_mover.pj_per_byte", [](C& c) -> double& { return c.block_mover_pj_per_byte; }, 0.8, "pJ/byte", "Block mover, L3 -> L2 (" + sm + ")"), 0);
         at_least(b.real("streamer.pj_per_byte", [](C& c) -> double& { return c.streamer_pj_per_byte; }, 0.3, "pJ/byte", "Streamer, L2 -> L1 (" + sm + ")"), 0);
-        at_least(b.real("noc.pj_per_byte_hop", [](C& c) -> double& { return c.noc_pj_per_byte_hop; }, 0.5, "pJ/(byte*hop)",
-                        "Tile-mesh network per byte per hop (" + sm + " gives 0.5 pJ/hop; per byte is our reading)"), 0);
+        at_least(b.real("noc.pj_per_flit_hop", [](C& c) -> double& { return c.noc_pj_per_flit_hop; }, 0.5, "pJ/(flit*hop)",
+                        "Tile-mesh network energy per flit per hop (Stillwater's energy table, branes-ai/graphs "
+                        "kpu_yaml_loader.py: 0.5 pJ per flit per hop)"), 0);
+        at_least(b.integer("noc.flit_bytes", [](C& c) -> int64_t& { return c.noc_flit_bytes; }, 16, "bytes",
+                           "Width of one network flit (Stillwater's catalogue: 16 B, 128 bit, on the 16 nm parts)"), 1);
         for (const char* lvl : {"l1", "l2", "l3", "dma", "block_mover", "streamer"})
             b.rename(std::string("energy.") + lvl + "_pj_per_byte", std::string(lvl) + ".pj_per_byte");
-        b.rename("energy.noc_pj_per_byte_hop", "noc.pj_per_byte_hop");
-        at_least(b.real("energy.static_w", [](C& c) -> double& { return c.static_w; }, 0.0, "W",
-                        "Static power over the whole run; 0 = not modeled (Stillwater publishes only total envelopes)"), 0);
+        b.rename("energy.noc_pj_per_byte_hop", "noc.pj_per_flit_hop");
+        b.rename("noc.pj_per_byte_hop", "noc.pj_per_flit_hop");
+        at_least(b.real("energy.static_w", [](C& c) -> double& { return c.static_w; }, 1.79, "W",
+                        "Static power drawn whatever runs: the part's idle power (" + cat + ": 1.79 W, 6.0% of the 30 W default)"), 0);
         return b;
     }();
     return b;
@@ -118,6 +146,13 @@ const ParamBinder<KpuConfig>& kpu_params() {
 KpuConfig make_kpu_config(const ParamSet& p) {
     KpuConfig c = kpu_params().build(p);
     c.precision = parse_precision(c.precision_name, "precision");
+    if (!(c.clock_low_mhz < c.clock_mid_mhz && c.clock_mid_mhz < c.clock_high_mhz))
+        throw UserError("clock.low_mhz", "the modes' clocks must rise from low to mid to high (" + std::to_string(c.clock_low_mhz) + ", " +
+                                             std::to_string(c.clock_mid_mhz) + ", " + std::to_string(c.clock_high_mhz) + " MHz)");
+    if (c.power_envelope_w() > 0 && c.power_envelope_w() <= c.static_w)
+        throw UserError("power." + c.power_mode + "_w", "an envelope of " + std::to_string(c.power_envelope_w()) +
+                                                            " W leaves nothing above energy.static_w (" + std::to_string(c.static_w) +
+                                                            " W) for the fabric to run on");
     if (c.macs_per_pe() <= 0)
         throw UserError("pe.macs_per_cycle." + c.precision_name, "is 0: this fabric has no " + c.precision_name +
                                                                       " MAC rate (choose another precision)");

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "arch/memory/dram_config.h"
+#include "arch/power/power_spec.h"
 #include "sim/common/precision.h"
 #include "sim/config/params.h"
 #include "sim/config/per_precision.h"
@@ -16,7 +17,10 @@ struct KpuConfig {
     std::string name;
     std::string power_mode;                 ///< "low" | "mid" | "high": selects clock and power envelope
     double clock_low_mhz = 0, clock_mid_mhz = 0, clock_high_mhz = 0;
-    double power_low_w = 0, power_mid_w = 0, power_high_w = 0;
+    double power_low_w = 0, power_mid_w = 0, power_high_w = 0;  ///< envelopes, W: the controller's limit
+    double vdd_low_v = 0, vdd_mid_v = 0, vdd_high_v = 0;        ///< supply voltage per mode, V (energies hold at mid)
+    double power_window_us = 10;                                ///< the power controller's window, us
+    double power_step_mhz = 25;                                 ///< step between the clocks it may set, MHz
     std::string precision_name;
     Precision precision = Precision::Int8;
     int64_t tile_rows = 0, tile_cols = 0;   ///< tiles in the mesh
@@ -33,8 +37,16 @@ struct KpuConfig {
     PerPrecision mac_pj;           ///< energy per MAC by precision (energy.pj_per_mac.<p>), pJ
     double l1_pj_per_byte = 0, l2_pj_per_byte = 0, l3_pj_per_byte = 0;
     double dma_pj_per_byte = 0, block_mover_pj_per_byte = 0, streamer_pj_per_byte = 0;
-    double noc_pj_per_byte_hop = 0;
-    double static_w = 0;
+    double noc_pj_per_flit_hop = 0;  ///< network energy per flit per hop, pJ
+    int64_t noc_flit_bytes = 16;     ///< flit width, bytes
+    double static_w = 0;             ///< idle power, W
+
+    /// Network energy per byte per hop, pJ: a flit's energy over its width.
+    double noc_pj_per_byte_hop() const { return noc_pj_per_flit_hop / static_cast<double>(noc_flit_bytes); }
+    /// The envelope for MachineBase::enable_power: static_w, the mode's envelope as the limit, the
+    /// three modes as voltage-frequency points, energies at mid's voltage, and a first window at
+    /// the clock that fits the fabric's full-rate MAC power.
+    PowerSpec power_spec() const;
 
     /// Tiles in the mesh.
     int64_t tiles() const { return tile_rows * tile_cols; }

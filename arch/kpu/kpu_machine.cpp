@@ -44,10 +44,15 @@ public:
         m_streamer = m_rec.memory("streamer", cfg.streamer_pj_per_byte);
         m_l1c = m_rec.memory("l1", cfg.l1_pj_per_byte);
         // L3 slices are spread over the mesh: a block's operands cross mean_mesh_hops() on average
-        m_noc = m_rec.compute("noc", "noc", cfg.noc_pj_per_byte_hop, 0);
+        m_noc = m_rec.compute("noc", "noc", cfg.noc_pj_per_byte_hop(), 0);
         m_mover_late = m_rec.stall_cause("block_mover", "the L3 -> L2 block movers could not deliver a wave's operands in time");
         m_streamer_late = m_rec.stall_cause("streamer", "the L2 -> L1 streamers could not feed the wavefront at its rate");
+        enable_power(cfg.power_spec());
     }
+
+    /// The power controller's clock (MachineBase::enable_power): the fabric, movers and
+    /// streamers count cycles of it from the next cycle boundary; DRAM keeps its rate.
+    void set_clock_mhz(double mhz) override { m_clock.retime(1e6 / mhz); }
 
     // ---- the pipeline's stage (arch/common/operand_pipeline.h) --------------------------------
     /// Issues `w`'s DRAM reads now; returns the cycle its operands are in L3.

@@ -121,6 +121,7 @@ SimulationResult simulate(const OpGraph& graph, const MachineKind& kind, const P
     for (const auto& [k, v] : attrs) trace.set_attr(k, v);
 
     sc_core::sc_start();
+    if (scheduler.stopped_by().empty()) machine->end_of_run();
     if (const std::string a = machine->approximations(); !a.empty()) trace.set_attr("approximations", a);
     SimulationResult r;
     r.simulated_ps = static_cast<double>(sc_core::sc_time_stamp().value());

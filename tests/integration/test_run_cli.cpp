@@ -51,14 +51,16 @@ TEST_CASE("version and help flags answer", "[e2e][cli]") {
 }
 
 namespace {
-/// Runs the bundled model on `config` and recomputes every total of metrics.json from the raw
-/// trace events, independently of the reducer.
-void check_metrics_equal_event_sums(const std::string& config) {
+/// Runs the bundled model on `config` (with `extra` flags) and recomputes every total of
+/// metrics.json from the raw trace events, independently of the reducer: each on-chip event priced
+/// with its operator's voltage factor (/op_energy_scale), the static part static_power_w x latency.
+void check_metrics_equal_event_sums(const std::string& config, const std::string& extra = "") {
     const std::string out = temp_dir("sum");
-    json m = run_ok("run " + kBundled + " --arch " + config, out);
+    json m = run_ok("run " + kBundled + " --arch " + config + extra, out);
     const json& t = m["total"];
     TraceReader tr(out + "/trace.h5");
     const auto& comps = tr.components();
+    const std::vector<double> scales = tr.tables().op_energy_scale;
     uint64_t end_ps = 0, macs = 0, compute_cycles = 0, stall_cycles = 0;
     std::map<std::string, uint64_t> traffic;
     std::map<std::string, double> energy_pj;
@@ -66,17 +68,18 @@ void check_metrics_equal_event_sums(const std::string& config) {
         for (size_t i = 0; i < n; ++i) {
             const TraceEvent& e = ev[i];
             const auto& c = comps.at(e.component);
+            const double v = c.level == "dram" || scales.empty() ? 1.0 : scales.at(e.op);
             end_ps = std::max<uint64_t>(end_ps, e.t_ps + e.dur_ps);
             switch (static_cast<EventKind>(e.kind)) {
-                case EventKind::Fold: macs += e.ops; compute_cycles += e.cycles; energy_pj[c.level] += e.ops * c.pj_per_op; break;
-                case EventKind::Vector: compute_cycles += e.cycles; energy_pj[c.level] += e.ops * c.pj_per_op; break;
+                case EventKind::Fold: macs += e.ops; compute_cycles += e.cycles; energy_pj[c.level] += v * e.ops * c.pj_per_op; break;
+                case EventKind::Vector: compute_cycles += e.cycles; energy_pj[c.level] += v * e.ops * c.pj_per_op; break;
                 case EventKind::Stall: stall_cycles += e.cycles; break;
                 case EventKind::DramRead: case EventKind::SramRead:
-                    traffic[c.level] += e.bytes; energy_pj[c.level] += e.bytes * c.pj_per_byte_read; break;
+                    traffic[c.level] += e.bytes; energy_pj[c.level] += v * e.bytes * c.pj_per_byte_read; break;
                 case EventKind::DramWrite: case EventKind::SramWrite:
-                    traffic[c.level] += e.bytes; energy_pj[c.level] += e.bytes * c.pj_per_byte_write; break;
+                    traffic[c.level] += e.bytes; energy_pj[c.level] += v * e.bytes * c.pj_per_byte_write; break;
                 case EventKind::Transfer:
-                    traffic[c.level] += e.bytes; energy_pj[c.level] += e.bytes * c.pj_per_byte_read + e.ops * c.pj_per_op; break;
+                    traffic[c.level] += e.bytes; energy_pj[c.level] += v * (e.bytes * c.pj_per_byte_read + e.ops * c.pj_per_op); break;
                 default: break;
             }
         }
@@ -92,7 +95,13 @@ void check_metrics_equal_event_sums(const std::string& config) {
         parts += j.get<double>();
         if (part != "static") CHECK(j.get<double>() == Approx(energy_pj[part] * 1e-12));
     }
+    CHECK(t["energy_breakdown_j"]["static"].get<double>() == Approx(tr.attr_double("static_power_w") * end_ps * 1e-12));
     CHECK(t["energy_j"].get<double>() == Approx(parts));
+    // power: energy over latency, part by part, and the limit held on average
+    CHECK(t["power_avg_w"].get<double>() == Approx(t["energy_j"].get<double>() / t["latency_s"].get<double>()));
+    for (const auto& [part, w] : t["power_breakdown_w"].items())
+        CHECK(w.get<double>() == Approx(t["energy_breakdown_j"][part].get<double>() / t["latency_s"].get<double>()));
+    if (t["power_limit_w"].get<double>() > 0) CHECK(t["power_avg_w"].get<double>() <= t["power_limit_w"].get<double>() * (1 + 1e-9));
     // required report fields
     for (const char* k : {"latency_s", "latency_cycles", "energy_j", "macs", "utilization"}) CHECK(t.contains(k));
     REQUIRE(m["ops"].size() == tr.ops().size());  // one row per kernel the runtime launched
@@ -124,6 +133,13 @@ TEST_CASE("KPU metrics.json equals an independent sum over the trace's events", 
 
 TEST_CASE("GPU metrics.json equals an independent sum over the trace's events", "[e2e][trace][gpu]") {
     check_metrics_equal_event_sums(kSrc + "/configs/gpu/a100_sxm4_80gb.toml");
+}
+
+TEST_CASE("under a power limit that binds, metrics.json still equals the events priced at each operator's voltage", "[e2e][trace][power]") {
+    // the KPU T768 draws far more than its 60 W envelope unthrottled (docs/power_validation.md); a
+    // T4 capped at 30 W: both run at lower clocks and voltages for most operators
+    check_metrics_equal_event_sums(kSrc + "/configs/kpu/t768.toml");
+    check_metrics_equal_event_sums(kSrc + "/configs/gpu/t4.toml", " --set power.tdp_w=30 --set power.window_us=20");
 }
 
 TEST_CASE("ideal DRAM never stalls, and a starved DRAM stalls and records why", "[e2e][tpu]") {

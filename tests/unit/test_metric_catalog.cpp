@@ -53,7 +53,7 @@ std::vector<std::string> declared(MetricScope s) {
 }  // namespace
 
 TEST_CASE("every metric is declared once, with a unit, a doc and a scope", "[unit][metrics]") {
-    const std::set<std::string> units = {"", "s", "J", "cycles", "MAC", "FLOP", "bytes", "W", "Hz", "MAC/cycle", "1", "1/s"};
+    const std::set<std::string> units = {"", "s", "J", "cycles", "MAC", "FLOP", "bytes", "W", "Hz", "MAC/cycle", "1", "1/s", "1/J"};
     std::set<std::pair<int, std::string>> names;
     std::set<std::string> sweep_columns;
     for (const auto& d : metric_catalog()) {
