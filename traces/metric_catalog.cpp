@@ -211,6 +211,8 @@ std::vector<MetricDecl> declare_all() {
             .csv("energy_j"),
         Declare(S::Op, "power_w", "W", "energy_j / latency_s over its span (0 for a zero-time operator)",
                 op([](const OpMetrics& o) { return o.latency_ps > 0 ? o.energy_pj / o.latency_ps : 0.0; })),
+        Declare(S::Op, "clock_hz", "Hz", "the clock it ran at: the nominal clock, or the one the power controller set",
+                op([](const OpMetrics& o) { return o.clock_mhz * 1e6; })),
         Declare(S::Op, "traffic_bytes", "bytes", "bytes read + written per memory level",
                 op([](const OpMetrics& o) { return MetricCounts(o.traffic_bytes.begin(), o.traffic_bytes.end()); }))
             .csv("bytes_{}"),

@@ -23,6 +23,7 @@ static void reduce_power(const TraceTables& t, Metrics& m) {
     for (size_t i = 0; i < m.ops.size(); ++i) {
         const double mhz = i < t.op_clock_mhz.size() ? t.op_clock_mhz[i] : nominal_mhz;
         const double lat = m.ops[i].latency_ps;
+        m.ops[i].clock_mhz = mhz;
         if (lat <= 0) continue;
         weighted += mhz * lat, time += lat;
         m.clock_min_mhz = std::min(m.clock_min_mhz, mhz);

@@ -30,6 +30,7 @@ struct OpMetrics {
     double energy_pj = 0;         ///< dynamic energy of its events + static power over its span
     std::map<std::string, uint64_t> traffic_bytes;  ///< bytes by memory level (reads + writes)
     double utilization = 0;       ///< macs / (latency cycles * peak MACs per cycle)
+    double clock_mhz = 0;         ///< the clock it ran at (the power controller's), MHz
 };
 
 /// What one component did over the run (compute units: ops and busy time; memories: bytes).

@@ -45,7 +45,8 @@ struct KpuConfig {
     double noc_pj_per_byte_hop() const { return noc_pj_per_flit_hop / static_cast<double>(noc_flit_bytes); }
     /// The envelope for MachineBase::enable_power: static_w, the mode's envelope as the limit, the
     /// three modes as voltage-frequency points, energies at mid's voltage, and a first window at
-    /// the clock that fits the fabric's full-rate MAC power.
+    /// the clock that fits the fabric's upper bound (every unit at its peak rate at once), so a
+    /// run shorter than a window never exceeds the envelope.
     PowerSpec power_spec() const;
 
     /// Tiles in the mesh.

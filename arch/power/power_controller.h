@@ -15,11 +15,13 @@ namespace archsim {
 /// part (DRAM) as it is, plus static_w. PowerSpec::fit_clock_mhz() then extrapolates from that
 /// operating point (on-chip power ~ f V(f)^2, off-chip held) to the clock for the next window: a
 /// feedback loop that settles where a steady load meets the limit, lowering the clock when a
-/// window was over and raising it back towards nominal when one was under. Its target for the
-/// next window is 98% of the limit (a guard band for the last window, which nothing pays back)
-/// less the energy the run has drawn above that x time so far, spread
-/// over the next window (taken to be as long as the last), so that an overshoot (it reacts one window late) is paid back and the run's
-/// average returns within the limit. Without a limit it only measures (the power timeline and peak).
+/// window was over and raising it back towards nominal when one was under. It aims 2% below the
+/// limit (a guard band for the last window, which nothing after it pays back), less what the run
+/// has drawn above that so far, spread over the next window, so an overshoot (it reacts one
+/// window late) is paid back. A part that knows its worst case (spec.bound_onchip_w) also never
+/// runs at a clock where that worst case, over the longest window seen, would draw more than the
+/// aim plus the headroom banked below it: its average cannot exceed the limit however its load
+/// changes. Without a limit the controller only measures (the power timeline and peak).
 class PowerController {
 public:
     explicit PowerController(PowerSpec spec);
@@ -52,6 +54,7 @@ private:
     std::vector<PowerWindow> m_samples;
     double m_unthrottled_j = 0, m_unthrottled_s = 0;
     double m_energy_j = 0, m_time_s = 0;  ///< the run so far: energy (static included) and time of the closed windows
+    double m_longest_s = 0;               ///< the longest window so far
 };
 
 }  // namespace archsim

@@ -27,10 +27,14 @@ struct PowerSpec {
     double step_mhz = 0;          ///< clocks below nominal are whole steps of this, MHz (0: any clock)
     double ref_vdd_v = 0;         ///< voltage at which the per-event energies are given, V (0: V(nominal))
     std::vector<VfPoint> points;  ///< ascending clock
-    /// On-chip dynamic power expected at the nominal clock before any window has been measured,
-    /// W: the first window runs at the clock that fits it (a part that starts at a safe clock and
-    /// raises it when the measured power allows); 0 = the first window runs at nominal.
-    double initial_onchip_w = 0;
+    /// An upper bound on the on-chip dynamic power at the nominal clock (every unit at its peak
+    /// rate at once), W; 0 = none. With one, the first window runs at the clock at which the
+    /// bound fits the limit, and no later window at a clock where the bound would exceed the
+    /// limit plus the headroom the run has banked so far: the run's average cannot exceed the
+    /// limit, however its load changes from one window to the next (a part whose controller
+    /// knows its worst case).
+    double bound_onchip_w = 0;
+    double bound_offchip_w = 0;  ///< the off-chip power at that bound (DRAM at its peak bandwidth), W
 
     /// Supply voltage at `mhz`, V (0 when no points are given).
     double vdd_at(double mhz) const;
