@@ -118,16 +118,22 @@ def label(row, axes, with_study=False):
     return " ".join(parts)
 
 
+def per_sample_j(r):
+    """Energy per sample (the sweep's energy_per_inference_j; energy_j in results written before it)."""
+    return r.get("energy_per_inference_j", r["energy_j"])
+
+
 def pareto(rows):
-    """Per model, the points no other point of that model beats on both latency and energy, by
-    increasing latency (machines compete on the same workload)."""
+    """Per model, the points no other point of that model beats on both latency and energy per
+    sample, by increasing latency (machines compete on the same workload; per sample, so that
+    points of different batch sizes compare)."""
     front = []
     for model in sorted({r["model"] for r in rows}):
         best = math.inf
-        for r in sorted((r for r in rows if r["model"] == model), key=lambda r: (r["latency_s"], r["energy_j"])):
-            if r["energy_j"] < best:
+        for r in sorted((r for r in rows if r["model"] == model), key=lambda r: (r["latency_s"], per_sample_j(r))):
+            if per_sample_j(r) < best:
                 front.append(r)
-                best = r["energy_j"]
+                best = per_sample_j(r)
     return front
 
 
@@ -238,29 +244,29 @@ def plot_scatter(rows, axes, plots, captions):
     st = Style(rows, varying(rows, axes))
     vary = varying(rows, axes)
     tu = U.time_unit([r["latency_s"] for r in rows])
-    eu = U.energy_unit([r["energy_j"] for r in rows])
+    eu = U.energy_unit([per_sample_j(r) for r in rows])
     fig, ax = plt.subplots(figsize=(8, 5.5))
     for r in rows:
-        ax.scatter(r["latency_s"] * tu[1], r["energy_j"] * eu[1], color=st.colour(r), marker=st.marker(r), s=28, zorder=3)
+        ax.scatter(r["latency_s"] * tu[1], per_sample_j(r) * eu[1], color=st.colour(r), marker=st.marker(r), s=28, zorder=3)
     front = pareto(rows)
     from matplotlib.lines import Line2D
     for model in sorted({r["model"] for r in front}):
         pts = [r for r in front if r["model"] == model]
-        ax.plot([r["latency_s"] * tu[1] for r in pts], [r["energy_j"] * eu[1] for r in pts], "k--", lw=0.7, zorder=2)
+        ax.plot([r["latency_s"] * tu[1] for r in pts], [per_sample_j(r) * eu[1] for r in pts], "k--", lw=0.7, zorder=2)
     if U.spans_decades([r["latency_s"] for r in rows]):
         ax.set_xscale("log")
-    if U.spans_decades([r["energy_j"] for r in rows]):
+    if U.spans_decades([per_sample_j(r) for r in rows]):
         ax.set_yscale("log")
     ax.set_xlabel(f"latency of one run, whole batch ({tu[0]})")
-    ax.set_ylabel(f"energy of one run, whole batch ({eu[0]})")
-    title = f"{prefix(rows)}: latency vs energy per point"
+    ax.set_ylabel(f"energy per sample ({eu[0]})")
+    title = f"{prefix(rows)}: latency vs energy per sample"
     ax.set_title(title, fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
     st.legends(ax, [Line2D([], [], color="k", ls="--", lw=0.7, label="Pareto front per model")])
     dropped = 0
     labelled = bool(vary) and len(rows) <= 60
     if labelled:
-        dropped = place_labels(fig, ax, [(r["latency_s"] * tu[1], r["energy_j"] * eu[1],
+        dropped = place_labels(fig, ax, [(r["latency_s"] * tu[1], per_sample_j(r) * eu[1],
                                           " ".join(_fmt_axis(r[a]) for a in vary if _fmt_axis(r.get(a))), st.colour(r)) for r in rows])
         ax.text(0.99, 0.01, "point labels: " + ", ".join(axis_title(a) for a in vary), transform=ax.transAxes, ha="right", va="bottom",
                 fontsize=7, color="0.3")
@@ -584,7 +590,7 @@ def main(argv):
             f"<p>{len(rows)} finished points shown" + (f" (filter: {html.escape(' '.join(where))})" if where else "") +
             f", {len(failed)} failed. Units: docs/units.md (one engineering unit per column, named in its header).</p>"]
     body.append(table_html(sorted(rows, key=lambda r: r["latency_s"]), axes, "Results (by latency)", with_study))
-    body.append(table_html(pareto(rows), axes, "Pareto front per model: latency vs energy", with_study))
+    body.append(table_html(pareto(rows), axes, "Pareto front per model: latency vs energy per sample", with_study))
     if missing:
         body.append("<p>No roofline for " + html.escape(", ".join(missing)) +
                     ": its points kept no metrics.json (run the sweep with --traces summary, the default, or full).</p>")

@@ -158,6 +158,13 @@ PerfettoStats export_perfetto(const TraceReader& trace, const std::string& out_p
                            compute_comps ? busy_ps[b] / (bin_ps * double(compute_comps)) : 0.0);
         st.counters_out += 2;
     }
+    // the power controller's windows (traces/README.md, /power_timeline): power and clock as counters
+    for (const PowerWindow& w : trace.tables().power_timeline) {
+        buf += fmt::format(",\n{{\"ph\":\"C\",\"pid\":1,\"name\":\"power (W)\",\"ts\":{:.6f},\"args\":{{\"W\":{:.4f}}}}}", w.t_ps * 1e-6, w.power_w);
+        buf += fmt::format(",\n{{\"ph\":\"C\",\"pid\":1,\"name\":\"clock (MHz)\",\"ts\":{:.6f},\"args\":{{\"MHz\":{:.1f}}}}}", w.t_ps * 1e-6,
+                           w.clock_mhz);
+        st.counters_out += 2;
+    }
     std::string dropped;
     for (const auto& [k, v] : st.dropped_by_kind) dropped += (dropped.empty() ? "" : ",") + fmt::format("\"{}\":{}", k, v);
     buf += fmt::format("\n],\"metadata\":{{\"events_in_trace\":{},\"slices_written\":{},\"dropped_by_kind\":{{{}}}}}}}\n", st.events_in,

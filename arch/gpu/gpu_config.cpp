@@ -176,17 +176,17 @@ GpuConfig make_gpu_config(const ParamSet& p) {
     GpuConfig c = gpu_params().build(p);
     c.precision = parse_precision(c.precision_name, "precision");
     if (c.power_min_mhz > c.clock_mhz)
-        throw UserError("power.min_mhz", "the lowest clock (" + std::to_string(c.power_min_mhz) + " MHz) is above clock_mhz (" +
-                                             std::to_string(c.clock_mhz) + " MHz)");
+        throw UserError("power.min_mhz", "the lowest clock (" + format_value(c.power_min_mhz) + " MHz) is above clock_mhz (" +
+                                             format_value(c.clock_mhz) + " MHz)");
     if (c.vf_boost_v > 0 && c.vf_knee_mhz > 0 && !(c.vf_floor_mhz < c.vf_knee_mhz && c.vf_knee_mhz < c.clock_mhz))
-        throw UserError("voltage.knee_mhz", "the voltage-frequency points must rise: voltage.floor_mhz (" + std::to_string(c.vf_floor_mhz) +
-                                                ") < voltage.knee_mhz (" + std::to_string(c.vf_knee_mhz) + ") < clock_mhz (" +
-                                                std::to_string(c.clock_mhz) + ")");
+        throw UserError("voltage.knee_mhz", "the voltage-frequency points must rise: voltage.floor_mhz (" + format_value(c.vf_floor_mhz) +
+                                                ") < voltage.knee_mhz (" + format_value(c.vf_knee_mhz) + ") < clock_mhz (" +
+                                                format_value(c.clock_mhz) + ")");
     if (c.vf_boost_v > 0 && !(c.vf_floor_mhz < c.clock_mhz))
-        throw UserError("voltage.floor_mhz", "is not below clock_mhz (" + std::to_string(c.clock_mhz) + " MHz)");
+        throw UserError("voltage.floor_mhz", "is not below clock_mhz (" + format_value(c.clock_mhz) + " MHz)");
     if (c.tdp_w > 0 && c.tdp_w <= c.static_w)
-        throw UserError("power.tdp_w", "a limit of " + std::to_string(c.tdp_w) + " W leaves nothing above energy.static_w (" +
-                                           std::to_string(c.static_w) + " W) for the SMs to run on");
+        throw UserError("power.tdp_w", "a limit of " + format_value(c.tdp_w) + " W leaves nothing above energy.static_w (" +
+                                           format_value(c.static_w) + " W) for the SMs to run on");
     return c;
 }
 

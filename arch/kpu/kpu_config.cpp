@@ -158,11 +158,11 @@ KpuConfig make_kpu_config(const ParamSet& p) {
     KpuConfig c = kpu_params().build(p);
     c.precision = parse_precision(c.precision_name, "precision");
     if (!(c.clock_low_mhz < c.clock_mid_mhz && c.clock_mid_mhz < c.clock_high_mhz))
-        throw UserError("clock.low_mhz", "the modes' clocks must rise from low to mid to high (" + std::to_string(c.clock_low_mhz) + ", " +
-                                             std::to_string(c.clock_mid_mhz) + ", " + std::to_string(c.clock_high_mhz) + " MHz)");
+        throw UserError("clock.low_mhz", "the modes' clocks must rise from low to mid to high (" + format_value(c.clock_low_mhz) + ", " +
+                                             format_value(c.clock_mid_mhz) + ", " + format_value(c.clock_high_mhz) + " MHz)");
     if (c.power_envelope_w() > 0 && c.power_envelope_w() <= c.static_w)
-        throw UserError("power." + c.power_mode + "_w", "an envelope of " + std::to_string(c.power_envelope_w()) +
-                                                            " W leaves nothing above energy.static_w (" + std::to_string(c.static_w) +
+        throw UserError("power." + c.power_mode + "_w", "an envelope of " + format_value(c.power_envelope_w()) +
+                                                            " W leaves nothing above energy.static_w (" + format_value(c.static_w) +
                                                             " W) for the fabric to run on");
     if (c.macs_per_pe() <= 0)
         throw UserError("pe.macs_per_cycle." + c.precision_name, "is 0: this fabric has no " + c.precision_name +

@@ -205,7 +205,8 @@ int cmd_report(const ReportArgs& a) {
         return out;
     };
     // Pareto fronts, one per model (machines compete on the same workload): no other point of the
-    // model is at least as good on both latency and energy and better on one
+    // model is at least as good on both latency and energy per sample and better on one (energy
+    // per sample, not per run, so that points of different batch sizes compare)
     std::vector<SweepRow> pareto;
     std::vector<std::string> models;
     for (const auto& r : rows)
@@ -215,7 +216,7 @@ int cmd_report(const ReportArgs& a) {
         for (const auto& r : rows)
             if (r.model == model) front.push_back(r);
         auto latency = [](const SweepRow& r) { return r.values.at("latency_s"); };
-        auto energy = [](const SweepRow& r) { return r.values.at("energy_j"); };
+        auto energy = [](const SweepRow& r) { return r.values.at("energy_per_inference_j"); };
         std::sort(front.begin(), front.end(), [&](const SweepRow& x, const SweepRow& y) {
             return latency(x) != latency(y) ? latency(x) < latency(y) : energy(x) < energy(y);
         });
@@ -231,7 +232,7 @@ int cmd_report(const ReportArgs& a) {
     }
     out += fmt::format("{} finished points ({} shown, {} failed), sorted by {}\n\n", all.size() - failed, rows.size(), failed, a.sort);
     out += table(rows);
-    out += fmt::format("\nPareto front per model, latency vs energy ({} points):\n", pareto.size());
+    out += fmt::format("\nPareto front per model, latency vs energy per sample ({} points):\n", pareto.size());
     out += table(pareto);
     std::fputs(out.c_str(), stdout);
     std::fflush(stdout);
