@@ -23,6 +23,7 @@ struct ChunkRun {
     double workspace_bytes = 0;
     double peak_macs_per_s = 0;          ///< the device's dense peak at the run's precision
     double capacity_bytes = 0;           ///< the device's memory (dram.capacity_gib)
+    double static_w = 0;                 ///< the device's static power (metrics.json total.static_power_w), W
 };
 
 /// What the job asks of the runtime beyond the plan (the workload's runtime_tuning).

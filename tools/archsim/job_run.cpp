@@ -72,6 +72,7 @@ ChunkRun read_chunk_run(const std::string& metrics_path) {
     r.recompute_macs = phase(t, "recompute", "macs"), r.backward_macs = phase(t, "backward", "macs");
     r.params = t.value("params", 0.0);
     r.model_flops = t.value("model_flops", 0.0);
+    r.static_w = m.at("total").value("static_power_w", 0.0);
     const json& largest = t.at("memory").at("largest");
     r.weights_bytes = largest.value("weights_bytes", 0.0), r.gradients_bytes = largest.value("gradients_bytes", 0.0);
     r.optimizer_state_bytes = largest.value("optimizer_state_bytes", 0.0);
@@ -283,7 +284,8 @@ int run_inference(const LlmJob& job, const Target& target, const ClusterConfig& 
     out["energy_per_device_j"] = energy / n, out["energy_job_j"] = energy / n * devices;
     out["energy_per_token_j"] = tokens > 0 ? energy / n * devices / tokens : 0.0;
     out["power_per_device_w"] = total > 0 ? energy / n / total : 0.0;
-    out["not_modeled"] = {"static power while a stage waits", "continuous batching and request arrival (schedule.phases): one request batch end to end",
+    out["not_modeled"] = {"static power while a stage waits (the training report adds it; a serving job not yet)",
+                          "per-node overheads (host CPUs, NICs, switches): no cited per-part figures yet", "continuous batching and request arrival (schedule.phases): one request batch end to end",
                           "activation memory of the prefill"};
     out["custom"] = custom_json(job);
     out["simulation"] = {{"events", res.events}, {"wall_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()},
@@ -442,6 +444,11 @@ int cmd_run_job(const JobRunArgs& args) {
         for (const auto& [k, v] : st.exposed_by) exposed_by[k] += v * 1e-12 / double(res.stages.size());
     }
     const double n = double(res.stages.size());
+    // a device draws its static power through the whole step: its device runs charge it only while
+    // they compute, so the rest of the step (bubbles, exposed communication) is added here
+    double waiting_static_j = 0;
+    for (const auto& st : res.stages) waiting_static_j += runs[0].static_w * std::max(0.0, res.step_ps - st.compute_ps) * 1e-12;
+    energy_dev += waiting_static_j;
     const double energy_job = energy_dev / n * devices;
     json out;
     out["workload"] = job.where();
@@ -482,6 +489,7 @@ int cmd_run_job(const JobRunArgs& args) {
     out["memory_per_device_bytes"] = *std::max_element(mem.begin(), mem.end());
     out["memory_capacity_bytes"] = runs[0].capacity_bytes;
     out["energy_per_device_j"] = energy_dev / n;
+    out["static_while_waiting_per_device_j"] = waiting_static_j / n;
     out["energy_job_j"] = energy_job;
     out["power_per_device_w"] = energy_dev / n / step_s;
     out["power_job_w"] = energy_job / step_s;
@@ -491,7 +499,8 @@ int cmd_run_job(const JobRunArgs& args) {
         nm.push_back("cuda_graphs: this device model has no CUDA-graph launch cost (kernels keep its own launch overhead)");
     if (job.tuning.virt == "sriov") nm.push_back("virt = sriov: virtualization overheads are not modeled");
     if (cl.intra_pj_per_byte == 0 || cl.inter_pj_per_byte == 0) nm.push_back("link energy: the cluster gives no pJ/byte for a link level, so its transfers cost no energy");
-    nm.push_back("device static/idle power during the bubble: the device configs model none (static_w = 0)");
+    if (runs[0].static_w == 0) nm.push_back("device static/idle power: this device config models none (energy.static_w = 0)");
+    nm.push_back("per-node overheads (host CPUs, NICs, switches): no cited per-part figures yet");
     nm.push_back("gradient clipping's norm all-reduce and the loss-scale check: small, not simulated");
     if (!job.phases.empty()) nm.push_back("schedule.phases: read and kept, not yet simulated phase by phase (the step is the steady state)");
     out["not_modeled"] = nm;
