@@ -31,7 +31,8 @@ PowerSpec KpuConfig::power_spec() const {
                                 tiles_n * block_mover_bytes_per_cycle *
                                     (block_mover_pj_per_byte + l3_pj_per_byte + l2_pj_per_byte +
                                      noc_pj_per_byte_hop() * mean_mesh_hops(tile_rows, tile_cols));
-    s.bound_onchip_w = (per_cycle_pj * hz + dram_bps * (dma_pj_per_byte + l3_pj_per_byte)) * 1e-12;
+    // (the energies hold at mid's voltage: the bound at the mode's own voltage)
+    s.bound_onchip_w = (per_cycle_pj * hz + dram_bps * (dma_pj_per_byte + l3_pj_per_byte)) * 1e-12 * s.energy_scale(s.nominal_mhz);
     s.bound_offchip_w = dram_bps * dram.pj_per_byte * 1e-12;
     return s;
 }
@@ -47,10 +48,11 @@ int64_t KpuConfig::compute_tiles() const {
 
 double KpuConfig::mac_pj_now() const { return mac_pj.at(precision); }
 
-// Defaults are Stillwater's T256 design point (a published proposal, not silicon) and the
-// energies of Stillwater's own analytical KPU model (see shared/reference/README.md). Numbers
-// Stillwater does not publish (per-precision PE rates other than INT8, mover bandwidths, the
-// unit of the network energy) are marked as assumptions in their docs.
+// Defaults are Stillwater's T256 design point (a published proposal, not silicon), the energies
+// of Stillwater's catalogue and analytical KPU model (see shared/reference/README.md and
+// docs/power_validation.md) and the catalogue's mode voltages, idle power and flit width. Numbers
+// Stillwater does not publish (the FP32 rate, mover bandwidths, the power controller's window and
+// clock steps) are marked as assumptions in their docs.
 const ParamBinder<KpuConfig>& kpu_params() {
     static const ParamBinder<KpuConfig> b = [] {
         ParamBinder<KpuConfig> b;

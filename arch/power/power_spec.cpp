@@ -24,7 +24,7 @@ double PowerSpec::energy_scale(double mhz) const {
 
 double PowerSpec::fit_clock_mhz(double onchip_w, double offchip_w, double at_mhz, double target_w) const {
     if (limit_w <= 0 || nominal_mhz <= 0 || at_mhz <= 0) return nominal_mhz;
-    const double limit = target_w > 0 ? target_w : limit_w;
+    const double limit = target_w >= 0 ? target_w : limit_w;
     const double e_at = energy_scale(at_mhz);
     auto power_at = [&](double f) { return static_w + offchip_w + onchip_w * (f / at_mhz) * energy_scale(f) / e_at; };
     if (power_at(nominal_mhz) <= limit) return nominal_mhz;

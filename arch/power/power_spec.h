@@ -27,8 +27,8 @@ struct PowerSpec {
     double step_mhz = 0;          ///< clocks below nominal are whole steps of this, MHz (0: any clock)
     double ref_vdd_v = 0;         ///< voltage at which the per-event energies are given, V (0: V(nominal))
     std::vector<VfPoint> points;  ///< ascending clock
-    /// An upper bound on the on-chip dynamic power at the nominal clock (every unit at its peak
-    /// rate at once), W; 0 = none. With one, the first window runs at the clock at which the
+    /// An upper bound on the on-chip dynamic power at the nominal clock and its voltage (every
+    /// unit at its peak rate at once), W; 0 = none. With one, the first window runs at the clock at which the
     /// bound fits the limit, and no later window at a clock where the bound would exceed the
     /// limit plus the headroom the run has banked so far: the run's average cannot exceed the
     /// limit, however its load changes from one window to the next (a part whose controller
@@ -42,13 +42,13 @@ struct PowerSpec {
     double energy_scale(double mhz) const;
     /// The highest clock <= nominal_mhz at which the power, extrapolated from what was measured
     /// at `at_mhz`, stays within limit_w: static_w + `offchip_w` + `onchip_w` x (f / at_mhz) x
-    /// energy_scale(f) / energy_scale(at_mhz) (within `target_w` instead when it is > 0), found by
+    /// energy_scale(f) / energy_scale(at_mhz) (within `target_w` instead when it is >= 0), found by
     /// bisection to 1e-6 of the nominal clock.
     /// `onchip_w`: on-chip dynamic power measured at `at_mhz` (its voltage included); `offchip_w`:
     /// power that does not scale with the core clock or voltage (DRAM). nominal_mhz when there is
     /// no limit or it is met there; min_mhz (or 1% of nominal) when even that does not fit;
     /// rounded down to a whole step_mhz below nominal (a clock's discrete steps).
-    double fit_clock_mhz(double onchip_w, double offchip_w, double at_mhz, double target_w = 0) const;
+    double fit_clock_mhz(double onchip_w, double offchip_w, double at_mhz, double target_w = -1) const;
 };
 
 }  // namespace archsim
