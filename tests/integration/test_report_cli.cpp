@@ -84,13 +84,15 @@ TEST_CASE("every plot of the bundled KPU fabric study stands alone (title, units
     INFO(sw.err);
     REQUIRE(sw.exit_code == 0);
     // the log names each point by its swept values, not its hash
-    CHECK(sw.err.find("on fabric (tiles.rows,tiles.cols=16)") != std::string::npos);
+    CHECK(sw.err.find("on fabric (tiles.rows,tiles.cols=16, power_mode=mid)") != std::string::npos);
     const CliResult rep = run_archsim("report " + dir + "/fabric");
     INFO(rep.err);
     REQUIRE(rep.exit_code == 0);
     // the published design points carry their own fabric size in the table
-    CHECK(std::regex_search(rep.out, std::regex(R"(\nT256 +resnet50 +16 )")));
-    CHECK(std::regex_search(rep.out, std::regex(R"(\nT768 +resnet50 +32x24 )")));
+    CHECK(std::regex_search(rep.out, std::regex(R"(\nT256 +resnet50 +(low|mid|high) +16 )")));
+    CHECK(std::regex_search(rep.out, std::regex(R"(\nT768 +resnet50 +(low|mid|high) +32x24 )")));
+    // each published part in each of its power modes, every point inside its mode's envelope
+    CHECK(std::regex_search(rep.out, std::regex(R"(\nT64 +resnet50 +low +8 )")));
     std::vector<std::string> svgs;
     for (const auto& e : fs::directory_iterator(dir + "/fabric/plots"))
         if (e.path().extension() == ".svg") svgs.push_back(e.path().string());
