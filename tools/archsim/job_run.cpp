@@ -362,9 +362,10 @@ static int run_phases(const LlmJob& job, const JobRunArgs& args, std::chrono::st
     }
     std::printf("%s on %s: %zu phases over %g minutes\n", job.where().c_str(), args.target.c_str(), job.phases.size(), minutes);
     for (const auto& p : phases)
-        std::printf("  %-16s %6g min  x%-5g %-12s tokens/s %s\n", p["name"].get<std::string>().c_str(), p["duration_minutes"].get<double>(),
-                    p["tokens_scale"].get<double>(), p["request_profile"].get<std::string>().c_str(),
-                    p.contains("tokens_per_s") ? fmt::format("{:.1f}", p["tokens_per_s"].get<double>()).c_str() : "-");
+        std::printf("  %-16s %6g min  x%-5g %-12s tokens/s %s  power %s per device\n", p["name"].get<std::string>().c_str(),
+                    p["duration_minutes"].get<double>(), p["tokens_scale"].get<double>(), p["request_profile"].get<std::string>().c_str(),
+                    p.contains("tokens_per_s") ? fmt::format("{:.1f}", p["tokens_per_s"].get<double>()).c_str() : "-",
+                    p.contains("power_per_device_w") ? fmt::format("{:.1f} W", p["power_per_device_w"].get<double>()).c_str() : "-");
     if (out.contains("tokens_per_s")) std::printf("  weighted by duration: %.1f tokens/s\n", out["tokens_per_s"].get<double>());
     std::printf("  wrote %s/last_run.json (each phase under %s/phases/)\n", args.out_dir.c_str(), args.out_dir.c_str());
     return 0;
