@@ -173,6 +173,12 @@ std::pair<double, double> run_total(const std::string& dir, double* macs = nullp
     return {m.at("total").at("latency_s").get<double>() * 1e12, m.at("total").at("energy_j").get<double>()};
 }
 
+/// The device's static power a finished device run charged, W (metrics.json total.static_power_w).
+double static_power_of(const std::string& dir) {
+    std::ifstream in(dir + "/metrics.json");
+    return json::parse(in).at("total").value("static_power_w", 0.0);
+}
+
 /// The job's collectives, one row per scope, collective, algorithm and protocol.
 json comm_json(const JobResult& res) {
     json comm = json::array();
@@ -250,6 +256,12 @@ int run_inference(const LlmJob& job, const Target& target, const ClusterConfig& 
     path += double(s.pp - 1) * collective_cost(Collective::SendRecv, double(s.microbatch / mbs) * double(m.hidden) * e, model.p2p_pair()).time_ps;
     double energy = 0;
     for (const auto& st : res.stages) energy += st.energy_j;
+    // a device draws its static power through the whole request: its device runs charge it only
+    // while they compute, so the rest (waiting for the other stages, exposed communication) is added
+    const double static_w = static_power_of(dev_dir + "/prefill0");
+    double waiting_static_j = 0;
+    for (const auto& st : res.stages) waiting_static_j += static_w * std::max(0.0, total - st.compute_ps * 1e-12);
+    energy += waiting_static_j;
     const double n = double(res.stages.size()), devices = double(s.devices());
     const double hd = double(m.hidden / m.heads), kv_local = double(std::max<int64_t>(1, m.kv_heads / s.tp));
     const double weights = double(m.parameters()) / double(s.tp * s.pp) * double(m.weight_elem_bytes());
@@ -282,10 +294,10 @@ int run_inference(const LlmJob& job, const Target& target, const ClusterConfig& 
     out["memory_per_device_bytes"] = weights + kv_cache;
     out["memory"] = {{"weights_bytes", weights}, {"kv_cache_bytes", kv_cache}};
     out["energy_per_device_j"] = energy / n, out["energy_job_j"] = energy / n * devices;
+    out["static_while_waiting_per_device_j"] = waiting_static_j / n;
     out["energy_per_token_j"] = tokens > 0 ? energy / n * devices / tokens : 0.0;
     out["power_per_device_w"] = total > 0 ? energy / n / total : 0.0;
-    out["not_modeled"] = {"static power while a stage waits (the training report adds it; a serving job not yet)",
-                          "per-node overheads (host CPUs, NICs, switches): no cited per-part figures yet", "continuous batching and request arrival (schedule.phases): one request batch end to end",
+    out["not_modeled"] = {"per-node overheads (host CPUs, NICs, switches): no cited per-part figures yet", "continuous batching and request arrival (schedule.phases): one request batch end to end",
                           "activation memory of the prefill"};
     out["custom"] = custom_json(job);
     out["simulation"] = {{"events", res.events}, {"wall_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()},
