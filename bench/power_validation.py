@@ -17,7 +17,7 @@
 Usage: bench/power_validation.py [ARCHSIM] [--skip-kpu-models]
 No constant in configs/ was fitted to these numbers (docs/power_validation.md lists the sources).
 """
-import csv, json, os, subprocess, sys, tempfile
+import csv, json, os, subprocess, sys, tempfile, tomllib
 from collections import defaultdict
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -79,9 +79,9 @@ def idle():
              "gpu/t4.toml": "8-9 W (nvidia-smi, P8)", "gpu/a30.toml": "27-43 W (nvidia-smi)", "gpu/h100_sxm5_80gb.toml": "68-75 W (nvidia-smi, P0)"}
     print("Idle board power (energy.static_w) against NVML readings")
     for cfg, reading in cited.items():
-        with open(os.path.join(SRC, "configs", cfg)) as f:
-            static = next(l.split("=")[1].split("#")[0].strip() for l in f if l.startswith("static_w"))
-        print(f"  {cfg:<26} model {float(static):>5.1f} W   NVML {reading}")
+        with open(os.path.join(SRC, "configs", cfg), "rb") as f:
+            static = tomllib.load(f)["energy"]["static_w"]
+        print(f"  {cfg:<26} model {static:>5.1f} W   NVML {reading}")
     print()
 
 

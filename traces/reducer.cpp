@@ -89,7 +89,7 @@ Metrics reduce_sums(const TraceTables& t, const std::string& where) {
                 break;
         }
         end_ps = std::max<uint64_t>(end_ps, r.end_ps);
-        const double scale = r.op < t.op_energy_scale.size() && c.level != "dram" ? t.op_energy_scale[r.op] : 1.0;
+        const double scale = r.op < t.op_energy_scale.size() && !off_chip(c) ? t.op_energy_scale[r.op] : 1.0;
         const double pj = event_sum_energy_pj(r, c) * scale;
         switch (static_cast<EventKind>(r.kind)) {
             case EventKind::Op:

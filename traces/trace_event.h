@@ -85,6 +85,12 @@ struct ComponentInfo {
 /// pj_per_op, a read's or write's bytes at the component's per-byte energy, a Transfer's bytes
 /// (read side) plus its operations (byte-hops on a network); 0 for spans and stalls. The one
 /// pricing rule the reducer and a machine's power estimate share.
+inline double event_energy_pj(const TraceEvent& e, const ComponentInfo& c);
+
+/// Whether `c` is off chip (level "dram"): its energy does not scale with the core's supply
+/// voltage (arch/power/power_spec.h), so no operator's voltage factor applies to it.
+inline bool off_chip(const ComponentInfo& c) { return c.level == "dram"; }
+
 inline double event_energy_pj(const TraceEvent& e, const ComponentInfo& c) {
     switch (static_cast<EventKind>(e.kind)) {
         case EventKind::Fold:

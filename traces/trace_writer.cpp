@@ -67,7 +67,7 @@ TraceWriter::~TraceWriter() {
 
 uint16_t TraceWriter::add_component(const ComponentInfo& c) {
     m_components.push_back(c);
-    m_offchip.push_back(c.level == "dram" ? 1 : 0);
+    m_offchip.push_back(off_chip(c) ? 1 : 0);
     return static_cast<uint16_t>(m_components.size() - 1);
 }
 

@@ -68,7 +68,7 @@ void check_metrics_equal_event_sums(const std::string& config, const std::string
         for (size_t i = 0; i < n; ++i) {
             const TraceEvent& e = ev[i];
             const auto& c = comps.at(e.component);
-            const double v = c.level == "dram" || scales.empty() ? 1.0 : scales.at(e.op);
+            const double v = archsim::off_chip(c) || scales.empty() ? 1.0 : scales.at(e.op);
             end_ps = std::max<uint64_t>(end_ps, e.t_ps + e.dur_ps);
             switch (static_cast<EventKind>(e.kind)) {
                 case EventKind::Fold: macs += e.ops; compute_cycles += e.cycles; energy_pj[c.level] += v * e.ops * c.pj_per_op; break;

@@ -163,20 +163,24 @@ void run_devices(const ParallelPlan& plan, const LlmJob& job, const ClusterConfi
     }
 }
 
-/// A finished device run's total latency (ps) and energy (J); its MACs and the device's peak
-/// MACs/s into `macs` and `peak` when given.
-std::pair<double, double> run_total(const std::string& dir, double* macs = nullptr, double* peak = nullptr) {
+/// A finished device run's total latency (ps) and energy (J); its MACs, the device's peak MACs/s
+/// and its static power (W) into `macs`, `peak` and `static_w` when given.
+std::pair<double, double> run_total(const std::string& dir, double* macs = nullptr, double* peak = nullptr, double* static_w = nullptr) {
     std::ifstream in(dir + "/metrics.json");
     const json m = json::parse(in);
     if (macs) *macs = m.at("total").value("macs", 0.0);
     if (peak) *peak = m.at("total").value("peak_macs_per_cycle", 0.0) * m.value("clock_hz", 0.0);
+    if (static_w) *static_w = m.at("total").value("static_power_w", 0.0);
     return {m.at("total").at("latency_s").get<double>() * 1e12, m.at("total").at("energy_j").get<double>()};
 }
 
-/// The device's static power a finished device run charged, W (metrics.json total.static_power_w).
-double static_power_of(const std::string& dir) {
-    std::ifstream in(dir + "/metrics.json");
-    return json::parse(in).at("total").value("static_power_w", 0.0);
+/// The static energy one device per stage draws while it does not compute, J: `static_w` over the
+/// part of `span_ps` (a training step, a serving request) outside the stage's compute. Its device
+/// runs charge static power only while they compute; the device draws it through the whole span.
+double waiting_static_j(const JobResult& res, double static_w, double span_ps) {
+    double j = 0;
+    for (const auto& st : res.stages) j += static_w * std::max(0.0, span_ps - st.compute_ps) * 1e-12;
+    return j;
 }
 
 /// The job's collectives, one row per scope, collective, algorithm and protocol.
@@ -223,9 +227,10 @@ int run_inference(const LlmJob& job, const Target& target, const ClusterConfig& 
     }
     run_devices(plan, job, cl, dev_dir, tasks, precision, runtime, args.device_sets, args.quiet, device_launches_graphs(cl), mbs);
     std::vector<ChunkServeRun> runs(plan.kinds.size());
-    double peak = 0;
+    double peak = 0, static_w = 0;
     for (size_t k = 0; k < plan.kinds.size(); ++k) {
-        std::tie(runs[k].prefill_ps, runs[k].prefill_j) = run_total(dev_dir + "/prefill" + std::to_string(k), &runs[k].prefill_macs, &peak);
+        std::tie(runs[k].prefill_ps, runs[k].prefill_j) =
+            run_total(dev_dir + "/prefill" + std::to_string(k), &runs[k].prefill_macs, &peak, &static_w);
         for (int64_t kv : kvs) {
             double macs = 0;
             runs[k].decode.push_back({kv, run_total(dev_dir + "/decode" + std::to_string(k) + "_kv" + std::to_string(kv), &macs)});
@@ -256,12 +261,8 @@ int run_inference(const LlmJob& job, const Target& target, const ClusterConfig& 
     path += double(s.pp - 1) * collective_cost(Collective::SendRecv, double(s.microbatch / mbs) * double(m.hidden) * e, model.p2p_pair()).time_ps;
     double energy = 0;
     for (const auto& st : res.stages) energy += st.energy_j;
-    // a device draws its static power through the whole request: its device runs charge it only
-    // while they compute, so the rest (waiting for the other stages, exposed communication) is added
-    const double static_w = static_power_of(dev_dir + "/prefill0");
-    double waiting_static_j = 0;
-    for (const auto& st : res.stages) waiting_static_j += static_w * std::max(0.0, total - st.compute_ps * 1e-12);
-    energy += waiting_static_j;
+    const double waiting_j = waiting_static_j(res, static_w, res.pass_end_ps.back());  // waiting for the other stages
+    energy += waiting_j;
     const double n = double(res.stages.size()), devices = double(s.devices());
     const double hd = double(m.hidden / m.heads), kv_local = double(std::max<int64_t>(1, m.kv_heads / s.tp));
     const double weights = double(m.parameters()) / double(s.tp * s.pp) * double(m.weight_elem_bytes());
@@ -294,7 +295,7 @@ int run_inference(const LlmJob& job, const Target& target, const ClusterConfig& 
     out["memory_per_device_bytes"] = weights + kv_cache;
     out["memory"] = {{"weights_bytes", weights}, {"kv_cache_bytes", kv_cache}};
     out["energy_per_device_j"] = energy / n, out["energy_job_j"] = energy / n * devices;
-    out["static_while_waiting_per_device_j"] = waiting_static_j / n;
+    out["static_while_waiting_per_device_j"] = waiting_j / n;
     out["energy_per_token_j"] = tokens > 0 ? energy / n * devices / tokens : 0.0;
     out["power_per_device_w"] = total > 0 ? energy / n / total : 0.0;
     out["not_modeled"] = {"per-node overheads (host CPUs, NICs, switches): no cited per-part figures yet", "continuous batching and request arrival (schedule.phases): one request batch end to end",
@@ -457,11 +458,8 @@ int cmd_run_job(const JobRunArgs& args) {
         for (const auto& [k, v] : st.exposed_by) exposed_by[k] += v * 1e-12 / double(res.stages.size());
     }
     const double n = double(res.stages.size());
-    // a device draws its static power through the whole step: its device runs charge it only while
-    // they compute, so the rest of the step (bubbles, exposed communication) is added here
-    double waiting_static_j = 0;
-    for (const auto& st : res.stages) waiting_static_j += runs[0].static_w * std::max(0.0, res.step_ps - st.compute_ps) * 1e-12;
-    energy_dev += waiting_static_j;
+    const double waiting_j = waiting_static_j(res, runs[0].static_w, res.step_ps);  // bubbles, exposed communication
+    energy_dev += waiting_j;
     const double energy_job = energy_dev / n * devices;
     json out;
     out["workload"] = job.where();
@@ -502,7 +500,7 @@ int cmd_run_job(const JobRunArgs& args) {
     out["memory_per_device_bytes"] = *std::max_element(mem.begin(), mem.end());
     out["memory_capacity_bytes"] = runs[0].capacity_bytes;
     out["energy_per_device_j"] = energy_dev / n;
-    out["static_while_waiting_per_device_j"] = waiting_static_j / n;
+    out["static_while_waiting_per_device_j"] = waiting_j / n;
     out["energy_job_j"] = energy_job;
     out["power_per_device_w"] = energy_dev / n / step_s;
     out["power_job_w"] = energy_job / step_s;
