@@ -73,6 +73,8 @@ std::vector<MetricDecl> declare_all() {
                 "fast paths the run used whose numbers are bounded rather than exact, and where (none = every number as "
                 "`run --reference` gives it, or exact to < 1 ps per event)",
                 run([](const Metrics& m) { return m.approximations; })),
+        Declare(S::Run, "not_modeled", "", "what the machine's model leaves out that moves its numbers (none = nothing it knows of)",
+                run([](const Metrics& m) { return m.not_modeled; })),
         Declare(S::Run, "clock_hz", "Hz", "the machine's clock (cycles are counted at it)", run([](const Metrics& m) { return m.clock_hz; }))
             .sweep("clock_hz"),
         // ---- totals
@@ -127,7 +129,7 @@ std::vector<MetricDecl> declare_all() {
                 "the highest average over one power-controller window (power.window_us); power_avg_w where the machine has no controller",
                 run([](const Metrics& m) { return m.power_peak_w; }))
             .sweep("power_peak_w"),
-        Declare(S::Total, "power_limit_w", "W", "the limit the clock was lowered to fit (GPU power.tdp_w, KPU power.<mode>_w); 0 = none",
+        Declare(S::Total, "power_limit_w", "W", "the part's power limit (power.tdp_w; KPU power.<mode>_w): the clock is lowered to fit it where the model can (GPU, KPU), else it is checked (CPU, TPU, roofline); 0 = none",
                 run([](const Metrics& m) { return m.power_limit_w; }))
             .sweep("power_limit_w"),
         Declare(S::Total, "power_unthrottled_w", "W",

@@ -172,9 +172,8 @@ std::string render_table(const Metrics& m) {
         for (const MetricDecl* d : metrics_of(scope))
             if (const MetricValue v = d->get(m, 0); has_value(v)) out += fmt::format("{:<22} {}\n", d->name, summary_value(v, d->unit, d->name));
     if (m.static_power_w == 0) out += "NOT MODELED  static energy (energy.static_w = 0)\n";
-    if (m.power_limit_w > 0 && m.power_avg_w > m.power_limit_w)
-        out += fmt::format("OVER LIMIT   average power {:.1f} W exceeds power_limit_w {:.1f} W: the controller reacts one window late and "
-                           "acts only between operators\n", m.power_avg_w, m.power_limit_w);
+    if (m.power_limit_w > 0 && m.power_avg_w > m.power_limit_w) out += over_limit_line(m) + "\n";
+    if (m.not_modeled != "none") out += fmt::format("NOT MODELED  {}\n", m.not_modeled);
     if (m.approximations != "none")
         out += fmt::format("APPROXIMATE  {} (bounded, not exact; `run --reference` for full detail)\n", m.approximations);
     if (!m.unmodeled_ops.empty())
@@ -201,6 +200,15 @@ std::string metrics_to_json(const Metrics& m) {
     j["components"] = ojson::array();
     for (size_t i = 0; i < m.components.size(); ++i) j["components"].push_back(object_of(m, component_decls, i));
     return j.dump(2) + "\n";
+}
+
+std::string over_limit_line(const Metrics& m) {
+    const std::string why = m.power_clock_fixed
+                                ? "this model cannot lower the part's clock, so the latency is what the part would reach without its limit "
+                                  "(it would throttle)"
+                                : "the controller reacts one window late and acts only between operators";
+    return fmt::format("OVER LIMIT   average power {:.1f} W exceeds power_limit_w {:.1f} W by {:.1f}%: {}", m.power_avg_w, m.power_limit_w,
+                       100 * (m.power_avg_w / m.power_limit_w - 1), why);
 }
 
 std::string render_metrics(const Metrics& m, ReportFormat f) {

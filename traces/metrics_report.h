@@ -29,6 +29,12 @@ std::string render_metrics(const Metrics& m, ReportFormat f);
 /// appears (metrics.json path, CSV and results columns) and doc; as a table, JSON or CSV.
 std::string describe_metrics(ReportFormat f);
 
+/// The warning for a run whose average power exceeds its part's limit (m.power_limit_w > 0 and
+/// m.power_avg_w above it), one line without a newline: by how much, and why the limit did not
+/// hold (a controller that reacts a window late, or a model that cannot lower the clock, whose
+/// latency is then what the part would reach only without its limit).
+std::string over_limit_line(const Metrics& m);
+
 /// `s` as one CSV field (RFC 4180): quoted when it holds a comma, quote or newline, quotes
 /// doubled, newlines turned into spaces.
 std::string csv_field(const std::string& s);

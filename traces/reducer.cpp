@@ -14,6 +14,7 @@ static void reduce_power(const TraceTables& t, Metrics& m) {
     m.power_avg_w = m.energy_pj / m.latency_ps;  // pJ per ps = W
     for (const auto& [part, pj] : m.energy_pj_by_part) m.power_w_by_part[part] = pj / m.latency_ps;
     m.power_limit_w = t.power_limit_w;
+    m.power_clock_fixed = t.power_clock_fixed;
     m.power_timeline = t.power_timeline;
     m.power_peak_w = t.power_peak_w > 0 ? t.power_peak_w : m.power_avg_w;
     m.power_unthrottled_w = t.power_unthrottled_w > 0 ? t.power_unthrottled_w : m.power_avg_w;
@@ -40,6 +41,7 @@ Metrics reduce_sums(const TraceTables& t, const std::string& where) {
     m.precision = t.precision;
     m.runtime = t.runtime.empty() ? "none" : t.runtime;  // traces of schema 2 and older ran the graph as imported
     m.approximations = t.approximations.empty() ? "none" : t.approximations;  // traces before it: none used
+    m.not_modeled = t.not_modeled.empty() ? "none" : t.not_modeled;
     m.clock_hz = t.clock_hz;
     m.static_power_w = t.static_power_w;
     m.events = t.events;

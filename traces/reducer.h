@@ -50,6 +50,7 @@ struct Metrics {
     std::string precision;
     std::string runtime;  ///< the runtime profile whose kernels ran ("none": the graph as imported)
     std::string approximations;  ///< bounded (not exact) fast paths the run used ("none": every number as full detail)
+    std::string not_modeled;     ///< what the machine's model leaves out that moves its numbers ("none": nothing it knows of)
     double clock_hz = 0;
     double latency_ps = 0;
     uint64_t latency_cycles = 0;
@@ -70,6 +71,7 @@ struct Metrics {
     std::map<std::string, double> power_w_by_part;  ///< energy_pj_by_part / latency_ps
     double power_peak_w = 0;        ///< highest power-controller window (power_avg_w when none was recorded)
     double power_limit_w = 0;       ///< the limit the clock was lowered to fit; 0 = none
+    bool power_clock_fixed = false; ///< the model cannot lower this part's clock: the limit is checked, not enforced
     double power_unthrottled_w = 0; ///< the run's draw at the nominal clock, as the controller estimates it (power_avg_w unthrottled)
     double clock_mean_mhz = 0;      ///< operators' clocks weighted by their latency
     double clock_min_mhz = 0;       ///< lowest clock an operator ran at
@@ -85,10 +87,11 @@ struct Metrics {
 /// per-operator event sums (traces/event_sums.h), whether they come from a trace file or from the
 /// writer of a run still in memory.
 struct TraceTables {
-    std::string model, machine, precision, runtime, approximations;
+    std::string model, machine, precision, runtime, approximations, not_modeled;
     double clock_hz = 0;
     double static_power_w = 0;
     double power_limit_w = 0;        ///< attribute power.limit_w: the limit the clock was lowered to fit (0: none)
+    bool power_clock_fixed = false;  ///< attribute power.fixed_clock: the limit is only checked (PowerSpec::fixed_clock)
     double power_peak_w = 0;         ///< attribute power.peak_w: the highest controller window's average
     double power_unthrottled_w = 0;  ///< attribute power.unthrottled_w: the controller's estimate at the nominal clock
     std::vector<double> op_clock_mhz;     ///< per operator (empty: every one at clock_hz)

@@ -130,9 +130,11 @@ TraceTables TraceReader::tables() const {
     t.precision = attr_string("precision");
     t.runtime = attr_string("runtime");
     t.approximations = attr_string("approximations");
+    t.not_modeled = attr_string("not_modeled");
     t.clock_hz = attr_double("clock_hz");
     t.static_power_w = attr_double("static_power_w");
     t.power_limit_w = attr_double("power.limit_w", 0);
+    t.power_clock_fixed = attr_double("power.fixed_clock", 0) != 0;
     t.power_peak_w = attr_double("power.peak_w", 0);
     t.power_unthrottled_w = attr_double("power.unthrottled_w", 0);
     t.op_clock_mhz = m_op_clock_mhz, t.op_energy_scale = m_op_energy_scale;

@@ -62,6 +62,11 @@ const ParamBinder<ClusterConfig>& cluster_params() {
                         "Leaf downlink over uplink bandwidth (1 = non-blocking, as Selene's fat tree)"), 1);
         at_least(b.real("network.pj_per_byte", [](C& c) -> double& { return c.inter_pj_per_byte; }, 0.0, "pJ/byte",
                         "Energy of one byte sent over the network; 0 = not modeled (reported as such)"), 0);
+        at_least(b.real("node.host_w", [](C& c) -> double& { return c.host_w; }, 0.0, "W",
+                        "Power of one node outside its devices and NICs while a job runs (host CPUs; the config says what its source "
+                        "includes); reported apart from device power; 0 = not modeled (reported as such)"), 0);
+        at_least(b.real("network.nic_w", [](C& c) -> double& { return c.nic_w; }, 0.0, "W",
+                        "Power of one compute-fabric NIC (the adapter's typical power from its datasheet); 0 = not modeled (reported as such)"), 0);
         return b;
     }();
     return b;

@@ -36,6 +36,14 @@ struct ClusterConfig {
     int64_t switch_hops = 3;             ///< switch hops between two nodes (leaf-spine-leaf: 3)
     double oversubscription = 1.0;       ///< bandwidth divisor above the leaf (1 = non-blocking)
     double inter_pj_per_byte = 0;        ///< energy of one byte over the network; 0 = not modeled
+    // power outside the devices
+    double host_w = 0;                   ///< per node: host CPUs (and what the config's source counts with them), W; 0 = not modeled
+    double nic_w = 0;                    ///< per compute-fabric NIC, W; 0 = not modeled
+
+    /// Nodes a job of `devices` devices occupies (whole nodes).
+    int64_t nodes_for(int64_t devices) const { return (devices + devices_per_node - 1) / devices_per_node; }
+    /// Power one node draws outside its devices, W: host_w + nics x nic_w (switches not modeled).
+    double node_overhead_w() const { return host_w + double(nics_per_node) * nic_w; }
 
     /// Devices in the cluster.
     int64_t devices() const { return nodes * devices_per_node; }

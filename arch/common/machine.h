@@ -41,6 +41,9 @@ public:
     /// The fast paths this run used whose numbers are bounded rather than exact (cache set
     /// sampling, steady-state fast-forward), in one line for the report; empty: none.
     virtual std::string approximations() const { return {}; }
+    /// What this model leaves out that moves its numbers, in one line for the report (e.g. the
+    /// CPU's per-instruction core energy); empty: nothing it knows of.
+    virtual std::string not_modeled() const { return {}; }
     /// Called once after the last operator, at the run's end: a model records what it summed
     /// over the run (the power controller's last window, peak and unthrottled power).
     virtual void end_of_run() {}

@@ -56,6 +56,7 @@ void MachineBase::attention(const Operator& op, const OpGraph& graph) {
 void MachineBase::enable_power(const PowerSpec& spec) {
     m_power = std::make_unique<PowerController>(spec);
     if (spec.limit_w > 0) m_rec.trace().set_attr("power.limit_w", spec.limit_w);
+    if (spec.limit_w > 0 && spec.fixed_clock) m_rec.trace().set_attr("power.fixed_clock", 1.0);
     if (m_power->clock_mhz() != spec.nominal_mhz) set_clock_mhz(m_power->clock_mhz());
 }
 

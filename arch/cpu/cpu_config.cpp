@@ -6,6 +6,7 @@
 #include "arch/common/runtime_key.h"
 #include "arch/energy/process_node.h"
 #include "arch/memory/dram_params.h"
+#include "arch/power/power_limit.h"
 #include "sim/common/error.h"
 
 namespace archsim {
@@ -188,6 +189,7 @@ const ParamBinder<CpuConfig>& cpu_params() {
         b.rename("energy.mac_pj_int8", "energy.pj_per_mac.int8");
         derive_mac_energies_at_node(b, "energy.pj_per_mac");
         at_least(b.real("energy.static_w", [](C& c) -> double& { return c.static_w; }, 0.0, "W", "Static power; 0 = not modeled"), 0);
+        declare_checked_limit(b, &C::tdp_w, "The vendor's TDP (EPYC 9654: 360 W).");
         return b;
     }();
     return b;
@@ -211,6 +213,7 @@ CpuConfig make_cpu_config(const ParamSet& p) {
                                      "-way sets of " + std::to_string(c.line_bytes) + "-byte lines");
     if (c.vector_bits % 128 != 0) throw UserError("core.vector_bits", std::to_string(c.vector_bits) + " is not a multiple of 128");
     if (c.lanes() < 1) throw UserError("core.vector_bits", "narrower than one " + c.precision_name + " element");
+    check_limit_above_static("power.tdp_w", c.tdp_w, c.static_w);
     return c;
 }
 

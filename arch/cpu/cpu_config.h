@@ -53,6 +53,7 @@ struct CpuConfig {
     ProcessNode node;        ///< what the Horowitz-derived energy defaults are scaled to
     PerPrecision mac_pj_by;  ///< energy of one SIMD or AMX MAC (FMA) by precision (energy.pj_per_mac.<p>), pJ
     double static_w = 0;
+    double tdp_w = 0;  ///< package power limit, W, checked not enforced (power.tdp_w); 0 = none
 
     double cycle_ps() const { return 1e6 / clock_mhz; }
     /// MACs per core per cycle a contraction gets in the run's precision: AMX where the part has

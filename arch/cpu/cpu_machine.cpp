@@ -21,6 +21,7 @@
 #include "arch/cpu/stream_plan.h"
 #include "arch/cpu/tensor_layout.h"
 #include "arch/cpu/unit_replay.h"
+#include "arch/power/power_limit.h"
 
 namespace archsim {
 
@@ -87,6 +88,7 @@ public:
         m_units = std::make_unique<UnitReplay>(std::move(cores), &m_ff);
         m_sample = SetSample::spread(cfg.sample_ratio(), cfg.sample_modulus());
         m_launch = m_rec.stall_cause("launch", "a primitive's dispatch and thread fork/join (core.op_overhead_us)");
+        if (cfg.tdp_w > 0) enable_power(checked_limit_spec(cfg.static_w, cfg.tdp_w, cfg.clock_mhz));
     }
 
     uint64_t units_replayed() const override { return m_units->units_replayed(); }
@@ -102,6 +104,11 @@ public:
             out += (out.empty() ? "" : "; ") + std::string("steady-state fast-forward skipped ") + std::to_string(m_ff.units_skipped) +
                    " of " + std::to_string(m_ff.units_skipped + m_ff.units_run) + " GEMM loop units";
         return out;
+    }
+
+    std::string not_modeled() const override {
+        return "per-instruction core energy (fetch, decode, out-of-order scheduling, register files, clock tree): dynamic energy "
+               "is the SIMD datapath's, the caches' and DRAM's only, far below a loaded CPU's (docs/power_validation.md)";
     }
 
 protected:

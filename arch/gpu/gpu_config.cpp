@@ -7,6 +7,7 @@
 #include "arch/common/runtime_key.h"
 #include "arch/energy/process_node.h"
 #include "arch/memory/dram_params.h"
+#include "arch/power/power_limit.h"
 #include "sim/config/per_precision.h"
 
 namespace archsim {
@@ -184,9 +185,7 @@ GpuConfig make_gpu_config(const ParamSet& p) {
                                                 format_value(c.clock_mhz) + ")");
     if (c.vf_boost_v > 0 && !(c.vf_floor_mhz < c.clock_mhz))
         throw UserError("voltage.floor_mhz", "is not below clock_mhz (" + format_value(c.clock_mhz) + " MHz)");
-    if (c.tdp_w > 0 && c.tdp_w <= c.static_w)
-        throw UserError("power.tdp_w", "a limit of " + format_value(c.tdp_w) + " W leaves nothing above energy.static_w (" +
-                                           format_value(c.static_w) + " W) for the SMs to run on");
+    check_limit_above_static("power.tdp_w", c.tdp_w, c.static_w);
     return c;
 }
 

@@ -15,7 +15,7 @@ constexpr double kBankWindows = 10;
 PowerController::PowerController(PowerSpec spec)
     : m_spec(std::move(spec)), m_clock_mhz(m_spec.nominal_mhz), m_scale(m_spec.energy_scale(m_spec.nominal_mhz)),
       m_scale_nominal(m_scale) {
-    if (m_spec.bound_onchip_w > 0 && m_spec.limit_w > 0) {
+    if (m_spec.bound_onchip_w > 0 && m_spec.limit_w > 0 && !m_spec.fixed_clock) {
         m_clock_mhz = m_spec.fit_clock_mhz(m_spec.bound_onchip_w, m_spec.bound_offchip_w, m_spec.nominal_mhz, m_spec.limit_w * (1 - kGuardBand));
         m_scale = m_spec.energy_scale(m_clock_mhz);
     }
@@ -34,7 +34,7 @@ void PowerController::close(double now_ps, double onchip_ref_pj, double offchip_
     m_unthrottled_s += t_nominal_s;
     m_energy_j += (on_pj + off_pj) * 1e-12 + m_spec.static_w * dt_ps * 1e-12;
     m_time_s += dt_ps * 1e-12;
-    if (m_spec.limit_w > 0) {
+    if (m_spec.limit_w > 0 && !m_spec.fixed_clock) {
         const double aim_w = m_spec.limit_w * (1 - kGuardBand), dt_s = dt_ps * 1e-12;
         const double floor_w = m_spec.static_w * (1 + 1e-9);
         m_longest_s = std::max(m_longest_s, dt_s);

@@ -21,7 +21,8 @@ namespace archsim {
 /// window late) is paid back. A part that knows its worst case (spec.bound_onchip_w) also never
 /// runs at a clock where that worst case, over the longest window seen, would draw more than the
 /// aim plus the headroom banked below it: its average cannot exceed the limit however its load
-/// changes. Without a limit the controller only measures (the power timeline and peak).
+/// changes. Without a limit, or on a part whose clock the model cannot change
+/// (PowerSpec::fixed_clock), the controller only measures (the power timeline and peak).
 class PowerController {
 public:
     explicit PowerController(PowerSpec spec);

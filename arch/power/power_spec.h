@@ -35,6 +35,9 @@ struct PowerSpec {
     /// knows its worst case).
     double bound_onchip_w = 0;
     double bound_offchip_w = 0;  ///< the off-chip power at that bound (DRAM at its peak bandwidth), W
+    /// The model cannot change this part's clock (a CPU, TPU or roofline model today): the limit
+    /// is checked, not enforced; the run stays at nominal_mhz and reports where it draws more.
+    bool fixed_clock = false;
 
     /// Supply voltage at `mhz`, V (0 when no points are given).
     double vdd_at(double mhz) const;

@@ -2,6 +2,7 @@
 
 #include "arch/common/runtime_key.h"
 #include "arch/energy/process_node.h"
+#include "arch/power/power_limit.h"
 #include "sim/common/error.h"
 
 namespace archsim {
@@ -36,6 +37,7 @@ const ParamBinder<RooflineConfig>& roofline_params() {
                                 "the on-chip level every operand passes once (global buffer, L2 or LLC)", "not modeled", true);
         at_least(b.real("energy.static_w", [](C& c) -> double& { return c.static_w; }, 0.0, "W",
                         "Static power, charged over the whole run; 0 = not modeled"), 0);
+        declare_checked_limit(b, &C::tdp_w, "The part's TDP or board power limit (A100 SXM4: 400 W).");
         return b;
     }();
     return b;
@@ -47,6 +49,7 @@ RooflineConfig make_roofline_config(const ParamSet& p) {
     if (c.macs_per_cycle.at(c.precision) <= 0)
         throw UserError("compute.macs_per_cycle." + c.precision_name, "is 0: this device has no " + c.precision_name +
                                                                            " MAC rate (choose another precision)");
+    check_limit_above_static("power.tdp_w", c.tdp_w, c.static_w);
     return c;
 }
 

@@ -24,6 +24,7 @@ struct RooflineConfig {
     MemoryLevel dram;             ///< off-chip memory
     MemoryLevel sram;             ///< the on-chip level every operand passes (bandwidth 0: not modeled)
     double static_w = 0;
+    double tdp_w = 0;             ///< power limit, W, checked not enforced (power.tdp_w); 0 = none
 };
 
 /// The declared parameters of kind "roofline".

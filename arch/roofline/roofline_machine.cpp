@@ -7,6 +7,7 @@
 #include "arch/common/machine_base.h"
 #include "arch/common/registry.h"
 #include "arch/common/run_bytes.h"
+#include "arch/power/power_limit.h"
 #include "arch/roofline/roofline_config.h"
 
 namespace archsim {
@@ -31,6 +32,7 @@ public:
         if (cfg.sram.bandwidth_gbps > 0)
             m_levels.push_back({m_rec.memory("sram", cfg.sram.pj_per_byte), cfg.sram, EventKind::SramRead, EventKind::SramWrite});
         m_memory_bound = m_rec.stall_cause("memory_bound", "the operator's bytes at its slowest memory level took longer than its compute");
+        if (cfg.tdp_w > 0) enable_power(checked_limit_spec(cfg.static_w, cfg.tdp_w, cfg.clock_mhz));
     }
 
 protected:

@@ -3,6 +3,7 @@
 #include "arch/common/runtime_key.h"
 #include "arch/energy/process_node.h"
 #include "arch/memory/dram_params.h"
+#include "arch/power/power_limit.h"
 #include "sim/config/per_precision.h"
 
 namespace archsim {
@@ -66,6 +67,7 @@ const ParamBinder<TpuConfig>& tpu_params() {
         b.rename("energy.vector_op_pj", "energy.pj_per_vector_op");
         at_least(b.real("energy.static_w", [](C& c) -> double& { return c.static_w; }, 0.0, "W",
                         "Static (leakage + idle) power, charged over the whole run; 0 = not modeled"), 0);
+        declare_checked_limit(b, &C::tdp_w, "TPU v1: 75 W (Jouppi et al., ISCA 2017, Table 2).");
         return b;
     }();
     return b;
@@ -75,6 +77,7 @@ TpuConfig make_tpu_config(const ParamSet& p) {
     TpuConfig c = tpu_params().build(p);
     c.precision = parse_precision(c.precision_name, "precision");
     c.dataflow = c.dataflow_name == "os" ? Dataflow::OS : c.dataflow_name == "is" ? Dataflow::IS : Dataflow::WS;
+    check_limit_above_static("power.tdp_w", c.tdp_w, c.static_w);
     return c;
 }
 

@@ -32,6 +32,7 @@ struct TpuConfig {
     double sram_pj_per_byte[3] = {0, 0, 0};  ///< access energy of the ifmap, filter and ofmap buffers, pJ/byte
     double vector_op_pj = 0;       ///< energy of one vector-unit operation, pJ
     double static_w = 0;
+    double tdp_w = 0;              ///< power limit, W, checked not enforced (power.tdp_w); 0 = none
 
     /// ps per clock cycle.
     double cycle_ps() const { return 1e6 / clock_mhz; }

@@ -8,6 +8,7 @@
 #include "arch/common/operand_pipeline.h"
 #include "arch/common/run_bytes.h"
 #include "arch/memory/tile_buffer.h"
+#include "arch/power/power_limit.h"
 #include "arch/tpu/systolic_mapper.h"
 
 namespace archsim {
@@ -36,6 +37,7 @@ public:
         m_dram = std::make_unique<DramPort>(m_rec, cfg.dram);
         const char* names[3] = {"sram.ifmap", "sram.filter", "sram.ofmap"};
         for (int b = 0; b < 3; ++b) m_sram[b] = m_rec.memory(names[b], cfg.sram_pj_per_byte[b]);
+        if (cfg.tdp_w > 0) enable_power(checked_limit_spec(cfg.static_w, cfg.tdp_w, cfg.clock_mhz));
     }
 
     // ---- the pipeline's stage (arch/common/operand_pipeline.h) --------------------------------

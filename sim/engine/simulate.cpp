@@ -123,6 +123,7 @@ SimulationResult simulate(const OpGraph& graph, const MachineKind& kind, const P
     sc_core::sc_start();
     if (scheduler.stopped_by().empty()) machine->end_of_run();
     if (const std::string a = machine->approximations(); !a.empty()) trace.set_attr("approximations", a);
+    if (const std::string n = machine->not_modeled(); !n.empty()) trace.set_attr("not_modeled", n);
     SimulationResult r;
     r.simulated_ps = static_cast<double>(sc_core::sc_time_stamp().value());
     r.events = trace.event_count();

@@ -77,6 +77,15 @@ TEST_CASE("a tp x pp x dp training job writes last_run.json whose parts add up",
     CHECK(j["custom"]["global_batch"] == "16");
     CHECK(j["memory_per_device_bytes"].get<double>() > 0);
     CHECK(j["energy_job_j"].get<double>() == Approx(j["energy_per_device_j"].get<double>() * 8));
+    // the nodes' power outside the devices, reported apart: 8 devices fill one DGX A100 node, whose
+    // file cites 2 x 65 W of host CPUs and 8 NICs of 16.7 W
+    const json& nodes = j["node_overhead_power"];
+    CHECK(nodes["nodes"] == 1);
+    CHECK(nodes["per_node_w"].get<double>() == Approx(130 + 8 * 16.7));
+    CHECK(nodes["total_w"].get<double>() == Approx(nodes["per_node_w"].get<double>()));
+    CHECK(nodes["job_with_nodes_w"].get<double>() == Approx(j["power_job_w"].get<double>() + nodes["total_w"].get<double>()));
+    CHECK(nodes["not_modeled"] == "network switches");
+    CHECK(r.out.find("nodes' overhead") != std::string::npos);
     // the trace: a lane per stage and per link; its summary gives the split and the overlap
     const CliResult sum = run_archsim("trace summary " + out + "/trace.h5");
     INFO(sum.err);
@@ -176,6 +185,11 @@ TEST_CASE("a tensor x pipeline parallel inference job reports TTFT, time per tok
     CHECK(tpot > 0);
     CHECK(req == Approx(ttft + 7 * tpot));                   // the prefill's token, then 7 decode steps
     CHECK(j["tokens_per_s"].get<double>() == Approx(2 * 8 / req));
+    // 4 devices occupy one DGX H100 node: its hosts (147 W) and 8 ConnectX-7 NICs (24.9 W) draw beside them
+    CHECK(j["node_overhead_power"]["nodes"] == 1);
+    CHECK(j["node_overhead_power"]["total_w"].get<double>() == Approx(147 + 8 * 24.9));
+    CHECK(j["node_overhead_power"]["job_with_nodes_w"].get<double>() ==
+          Approx(j["power_per_device_w"].get<double>() * 4 + j["node_overhead_power"]["total_w"].get<double>()));
     // the batch of 2 flows through the 2 stages as 2 microbatches (pipelined prefill and decode);
     // per microbatch and pass: the embedding's all-reduce and two per layer (4 layers over the two
     // stages), and the LM head's logits all-gather; 8 passes (the prefill and 7 decode steps)

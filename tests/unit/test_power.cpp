@@ -4,7 +4,9 @@
 
 #include "arch/common/clock.h"
 #include "arch/power/power_controller.h"
+#include "arch/power/power_limit.h"
 #include "arch/power/power_spec.h"
+#include "sim/common/error.h"
 
 using namespace archsim;
 
@@ -101,4 +103,21 @@ TEST_CASE("a clock retimed at a boundary counts on at its new period", "[unit][p
     CHECK(c.cycle_at_or_after(10000) == 5);
     CHECK(c.cycle_at_or_after(10001) == 6);
     CHECK(c.span(2, 3).dur_ps == 6000);
+}
+
+TEST_CASE("a part whose clock the model cannot change only measures against its limit", "[unit][power]") {
+    PowerSpec s = checked_limit_spec(/*static_w=*/10, /*limit_w=*/50, /*nominal_mhz=*/1000);
+    CHECK(s.fixed_clock);
+    s.window_us = 1;
+    PowerController c(s);
+    // 2 us at 100 W on chip: far over the limit, and the clock stays where it was
+    CHECK_FALSE(c.at_boundary(2e6, 2e8, 0));
+    CHECK(c.clock_mhz() == 1000);
+    CHECK(c.energy_scale() == 1.0);
+    CHECK(c.peak_w() == Approx(110));
+    CHECK(c.unthrottled_w() == Approx(110));
+    // the limit must leave something above the static power
+    CHECK_THROWS_AS(check_limit_above_static("power.tdp_w", 10, 10), UserError);
+    CHECK_NOTHROW(check_limit_above_static("power.tdp_w", 0, 10));  // 0: no limit
+    CHECK_NOTHROW(check_limit_above_static("power.tdp_w", 11, 10));
 }

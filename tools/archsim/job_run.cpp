@@ -183,6 +183,20 @@ double waiting_static_j(const JobResult& res, double static_w, double span_ps) {
     return j;
 }
 
+/// Power drawn outside the devices by the nodes a job of `devices` devices occupies
+/// (ClusterConfig::node_overhead_w: host CPUs and NICs, as the cluster file cites them), beside
+/// `devices_w` (the devices' power, W): {"nodes", "per_node_w", "host_w", "nics_w", "total_w",
+/// "job_with_nodes_w", "not_modeled"}.
+json node_power_json(const ClusterConfig& cl, int64_t devices, double devices_w) {
+    const int64_t nodes = cl.nodes_for(devices);
+    const double total = double(nodes) * cl.node_overhead_w();
+    std::string nm = "network switches";
+    if (cl.host_w == 0) nm += ", host CPUs (node.host_w = 0)";
+    if (cl.nic_w == 0) nm += ", NICs (network.nic_w = 0)";
+    return {{"nodes", nodes}, {"per_node_w", cl.node_overhead_w()}, {"host_w", cl.host_w}, {"nics_w", double(cl.nics_per_node) * cl.nic_w},
+            {"total_w", total}, {"job_with_nodes_w", devices_w + total}, {"not_modeled", nm}};
+}
+
 /// The job's collectives, one row per scope, collective, algorithm and protocol.
 json comm_json(const JobResult& res) {
     json comm = json::array();
@@ -205,6 +219,18 @@ std::string si(double v, const char* unit) {
     int i = 0;
     while (std::abs(v) >= 1000 && i < 5) v /= 1000, ++i;
     return fmt::format("{:.3g} {}{}", v, p[i], unit);
+}
+
+/// Prints a job's power lines from its last_run.json figures `out`: per device, and the nodes'
+/// overhead beside the devices' total.
+void print_power_lines(const json& out) {
+    const json& o = out["node_overhead_power"];
+    std::printf("  power                %s per device; nodes' overhead %s (%lld node(s) x %s: host %s, NICs %s; not modeled: %s); "
+                "devices and nodes %s\n",
+                si(out["power_per_device_w"].get<double>(), "W").c_str(), si(o["total_w"].get<double>(), "W").c_str(),
+                (long long)o["nodes"].get<int64_t>(), si(o["per_node_w"].get<double>(), "W").c_str(), si(o["host_w"].get<double>(), "W").c_str(),
+                si(o["nics_w"].get<double>(), "W").c_str(), o["not_modeled"].get<std::string>().c_str(),
+                si(o["job_with_nodes_w"].get<double>(), "W").c_str());
 }
 
 /// The inference half of cmd_run_job: prefill and decode device runs per chunk kind, the request
@@ -298,7 +324,8 @@ int run_inference(const LlmJob& job, const Target& target, const ClusterConfig& 
     out["static_while_waiting_per_device_j"] = waiting_j / n;
     out["energy_per_token_j"] = tokens > 0 ? energy / n * devices / tokens : 0.0;
     out["power_per_device_w"] = total > 0 ? energy / n / total : 0.0;
-    out["not_modeled"] = {"per-node overheads (host CPUs, NICs, switches): no cited per-part figures yet", "continuous batching and request arrival (schedule.phases): one request batch end to end",
+    out["node_overhead_power"] = node_power_json(cl, s.devices(), total > 0 ? energy / n * devices / total : 0.0);
+    out["not_modeled"] = {"node overheads: " + out["node_overhead_power"]["not_modeled"].get<std::string>(), "continuous batching and request arrival (schedule.phases): one request batch end to end",
                           "activation memory of the prefill"};
     out["custom"] = custom_json(job);
     out["simulation"] = {{"events", res.events}, {"wall_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()},
@@ -315,6 +342,7 @@ int run_inference(const LlmJob& job, const Target& target, const ClusterConfig& 
                 si(ttft, "s").c_str(), si(tpot, "s").c_str(), si(step_comm * 1e-12, "s").c_str(), path > 0 ? 100 * step_comm / path : 0.0);
     std::printf("  tokens per second     %.1f (all replicas)\n  memory per device     %s (weights %s, KV cache %s)\n", total > 0 ? tokens / total : 0.0,
                 si(weights + kv_cache, "B").c_str(), si(weights, "B").c_str(), si(kv_cache, "B").c_str());
+    print_power_lines(out);
     std::printf("  wrote %s/last_run.json\n", args.out_dir.c_str());
     return 0;
 }
@@ -504,6 +532,7 @@ int cmd_run_job(const JobRunArgs& args) {
     out["energy_job_j"] = energy_job;
     out["power_per_device_w"] = energy_dev / n / step_s;
     out["power_job_w"] = energy_job / step_s;
+    out["node_overhead_power"] = node_power_json(cl, s.devices(), energy_job / step_s);
     out["link_bytes"] = {{"intra", res.intra_bytes}, {"inter", res.inter_bytes}, {"link_contention_s", res.link_queued_ps * 1e-12}};
     json nm = json::array();
     if (job.tuning.cuda_graphs && !gpu_graphs)
@@ -511,7 +540,7 @@ int cmd_run_job(const JobRunArgs& args) {
     if (job.tuning.virt == "sriov") nm.push_back("virt = sriov: virtualization overheads are not modeled");
     if (cl.intra_pj_per_byte == 0 || cl.inter_pj_per_byte == 0) nm.push_back("link energy: the cluster gives no pJ/byte for a link level, so its transfers cost no energy");
     if (runs[0].static_w == 0) nm.push_back("device static/idle power: this device config models none (energy.static_w = 0)");
-    nm.push_back("per-node overheads (host CPUs, NICs, switches): no cited per-part figures yet");
+    nm.push_back("node overheads: " + out["node_overhead_power"]["not_modeled"].get<std::string>());
     nm.push_back("gradient clipping's norm all-reduce and the loss-scale check: small, not simulated");
     if (!job.phases.empty()) nm.push_back("schedule.phases: read and kept, not yet simulated phase by phase (the step is the steady state)");
     out["not_modeled"] = nm;
@@ -539,8 +568,8 @@ int cmd_run_job(const JobRunArgs& args) {
     const double most = out["memory_per_device_bytes"].get<double>();
     std::printf("  memory per device    %s (peak stage)%s\n", si(most, "B").c_str(),
                 runs[0].capacity_bytes > 0 && most > runs[0].capacity_bytes ? fmt::format(": over the device's {}", si(runs[0].capacity_bytes, "B")).c_str() : "");
-    std::printf("  energy               %s per device, %s per job; power %s per device\n", si(energy_dev / n, "J").c_str(), si(energy_job, "J").c_str(),
-                si(energy_dev / n / step_s, "W").c_str());
+    std::printf("  energy               %s per device, %s per job\n", si(energy_dev / n, "J").c_str(), si(energy_job, "J").c_str());
+    print_power_lines(out);
     std::printf("  wrote %s/last_run.json and %s/trace.h5 (archsim trace summary / export --perfetto)\n", args.out_dir.c_str(), args.out_dir.c_str());
     return 0;
 }

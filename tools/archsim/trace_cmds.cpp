@@ -9,6 +9,7 @@
 #include <set>
 
 #include "sim/common/error.h"
+#include "traces/metrics_report.h"
 #include "sim/common/units.h"
 #include "sim/config/toml_load.h"
 #include "traces/display_units.h"
@@ -65,6 +66,7 @@ int cmd_trace_summary(const std::string& path) {
                                   tr.attr_string("model_path"), m.machine, m.precision, m.clock_hz * 1e-6,
                                   tr.attr_string("archsim_version"), m.events);
     if (m.approximations != "none") out += fmt::format("approximate  {} (bounded, not exact)\n\n", m.approximations);
+    if (m.not_modeled != "none") out += fmt::format("not modeled  {}\n\n", m.not_modeled);
     out += fmt::format("latency      {:.6f} ms ({} cycles)\nenergy       {:.6f} mJ\nMACs         {} ({:.3f} GMAC)\nutilization  {:.2f}% of {:.0f} MACs/cycle\n",
                        lat * 1e-9, m.latency_cycles, m.energy_pj * 1e-9, m.macs, m.macs * 1e-9, 100 * m.utilization,
                        m.peak_macs_per_cycle);
@@ -76,13 +78,15 @@ int cmd_trace_summary(const std::string& path) {
         for (const auto& [part, w] : m.power_w_by_part) parts += fmt::format("{}{} {:.2f} W", parts.empty() ? "" : ", ", part, w);
         out += fmt::format("power parts  {}\n", parts);
     }
-    if (m.power_limit_w > 0)
+    if (m.power_limit_w > 0 && m.power_clock_fixed)
+        out += fmt::format("clock        {:.0f} MHz throughout: this model cannot lower it, the limit is checked, not enforced\n",
+                           m.clock_hz * 1e-6);
+    else if (m.power_limit_w > 0)
         out += fmt::format("clock        {:.0f} MHz mean, {:.0f} MHz lowest, {:.1f}% of the time below {:.0f} MHz; at {:.0f} MHz throughout "
                            "it would draw about {:.2f} W\n",
                            m.clock_mean_mhz, m.clock_min_mhz, 100 * m.throttled_fraction, m.clock_hz * 1e-6, m.clock_hz * 1e-6,
                            m.power_unthrottled_w);
-    if (m.power_limit_w > 0 && m.power_avg_w > m.power_limit_w)
-        out += fmt::format("OVER LIMIT   the average exceeds the limit by {:.1f}%\n", 100 * (m.power_avg_w / m.power_limit_w - 1));
+    if (m.power_limit_w > 0 && m.power_avg_w > m.power_limit_w) out += over_limit_line(m) + "\n";
     auto top = [&](const char* title, auto key, auto fmt_value) {
         std::vector<const OpMetrics*> v;
         for (const auto& o : m.ops) v.push_back(&o);
