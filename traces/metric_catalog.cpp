@@ -178,7 +178,10 @@ std::vector<MetricDecl> declare_all() {
         Declare(S::Training, "samples_per_s", "1/s", "samples per step / step_time_s", nullptr).sweep("train_samples_per_s"),
         Declare(S::Training, "model_flops", "FLOP", "2 x the MACs the step needs: forward and gradient operators, no recomputation", nullptr)
             .sweep("train_model_flops"),
-        Declare(S::Training, "mfu", "1", "model FLOPs / (step_time_s x the machine's peak FLOP/s)", nullptr).sweep("train_mfu"),
+        Declare(S::Training, "mfu", "1", "model FLOPs utilization: model FLOPs (no recomputation) / (step_time_s x the machine's peak FLOP/s) "
+                "(Korthikanti et al. 2022)", nullptr).sweep("train_mfu"),
+        Declare(S::Training, "hfu", "1", "hardware FLOPs utilization: hardware_flops (recomputation included) / (step_time_s x the machine's "
+                "peak FLOP/s) (Korthikanti et al. 2022)", nullptr).sweep("train_hfu"),
         Declare(S::Training, "memory.peak_bytes", "bytes", "the step's memory peak: weights, gradients, optimizer state, saved "
                                                            "activations and workspace live at once", nullptr)
             .sweep("train_memory_peak_bytes"),

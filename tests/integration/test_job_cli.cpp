@@ -58,7 +58,13 @@ TEST_CASE("a tp x pp x dp training job writes last_run.json whose parts add up",
     const double F = 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
     CHECK(j["model_flops_per_iteration"].get<double>() == Approx(F));
     CHECK(j["tflops_per_device"].get<double>() == Approx(F / 8 / step / 1e12));
-    CHECK(j["mfu"].get<double>() == Approx(j["tflops_per_device"].get<double>() / j["peak_tflops_per_device"].get<double>()));
+    // MFU counts model FLOPs (no recomputation: Korthikanti et al. 2022), HFU the hardware FLOPs,
+    // with full recomputation Megatron's formula
+    const double model_F = 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+    const double peak = j["peak_tflops_per_device"].get<double>() * 1e12;
+    CHECK(j["mfu"].get<double>() == Approx(model_F / 8 / step / peak));
+    CHECK(j["hfu"].get<double>() == Approx(j["tflops_per_device"].get<double>() / j["peak_tflops_per_device"].get<double>()));
+    CHECK(j["mfu"].get<double>() < j["hfu"].get<double>());
     // every stage's time is its compute, the communication it waited on and its bubble
     for (const auto& st : j["stages"])
         CHECK(st["compute_s"].get<double>() + st["exposed_communication_s"].get<double>() + st["bubble_s"].get<double>() == Approx(step));

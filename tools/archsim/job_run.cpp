@@ -471,13 +471,23 @@ int cmd_run_job(const JobRunArgs& args) {
     const double step_s = res.step_ps * 1e-12, devices = double(s.devices());
     // model FLOPs: Megatron's formula for a GPT (what its paper and table count), else the device
     // runs' own (2 x forward and gradient MACs of each chunk, per microbatch)
-    double run_flops = 0;
+    double run_flops = 0, run_recompute_flops = 0;
     for (int64_t st = 0; st < s.pp; ++st)
-        for (int64_t c = 0; c < s.virtual_stages; ++c) run_flops += runs[plan.kind_of[size_t(st)][size_t(c)]].model_flops;
+        for (int64_t c = 0; c < s.virtual_stages; ++c) {
+            const auto& r = runs[plan.kind_of[size_t(st)][size_t(c)]];
+            run_flops += r.model_flops, run_recompute_flops += 2.0 * r.recompute_macs;
+        }
     run_flops *= double(plan.microbatches) * double(s.tp * s.dp);
+    run_recompute_flops *= double(plan.microbatches) * double(s.tp * s.dp);
     const bool megatron = job.model.model_family == "gpt";
     const double flops = megatron ? megatron_flops_per_iteration(job.model, s.global_batch) : run_flops;
     const double per_dev = flops / devices / step_s, peak = runs[0].peak_macs_per_s * 2.0;
+    // MFU and HFU as Korthikanti et al. (2022) define them: model FLOPs (no recomputation) and
+    // hardware FLOPs (recomputation included) over the peak
+    const double model_flops = megatron ? gpt_model_flops_per_iteration(job.model, s.global_batch) : run_flops;
+    const double hardware_flops =
+        megatron ? gpt_hardware_flops_per_iteration(job.model, s.global_batch, s.recompute) : run_flops + run_recompute_flops;
+    const double mfu = peak > 0 ? model_flops / devices / step_s / peak : 0.0, hfu = peak > 0 ? hardware_flops / devices / step_s / peak : 0.0;
     const size_t crit = size_t(std::max_element(res.stages.begin(), res.stages.end(), [](auto& a, auto& b) { return a.end_ps < b.end_ps; }) - res.stages.begin());
     double compute = 0, exposed = 0, idle = 0, energy_dev = 0;
     std::map<std::string, double> exposed_by;
@@ -510,7 +520,12 @@ int cmd_run_job(const JobRunArgs& args) {
     out["model_flops_from_device_runs"] = run_flops;
     out["tflops_per_device"] = per_dev / 1e12;
     out["peak_tflops_per_device"] = peak / 1e12;
-    out["mfu"] = peak > 0 ? per_dev / peak : 0.0;
+    out["mfu"] = mfu;
+    out["hfu"] = hfu;
+    out["mfu_formula"] = megatron ? "model FLOPs, recomputation excluded: 72 B s l h^2 (1 + s/(6h) + V/(12 l h)) (Korthikanti et al. 2022)"
+                                  : "the device runs' model FLOPs (recomputation excluded)";
+    out["hfu_formula"] = megatron ? "hardware FLOPs with recompute = " + s.recompute + " (Korthikanti et al. 2022; full: Megatron's formula)"
+                                  : "the device runs' model FLOPs plus their recomputation's forward FLOPs";
     out["breakdown_s"] = {{"compute", compute * 1e-12 / n}, {"exposed_communication", exposed * 1e-12 / n}, {"bubble", idle * 1e-12 / n},
                           {"exposed_by", exposed_by}, {"note", "mean over the pipeline stages' devices; compute + exposed + bubble = step"}};
     out["pipeline"] = {{"schedule", s.schedule}, {"bubble_fraction_ideal", bubble_fraction(s.pp, s.virtual_stages, plan.microbatches)},
@@ -557,8 +572,8 @@ int cmd_run_job(const JobRunArgs& args) {
                 (long long)s.devices(), (long long)s.tp, (long long)s.pp, (long long)s.dp, s.schedule.c_str(), (long long)plan.microbatches,
                 (long long)s.microbatch);
     std::printf("  step time            %s\n", si(step_s, "s").c_str());
-    std::printf("  per-device           %.1f TFLOP/s (%s), MFU %.1f%%\n", per_dev / 1e12, megatron ? "Megatron's formula" : "model FLOPs of the device runs",
-                peak > 0 ? 100 * per_dev / peak : 0.0);
+    std::printf("  per-device           %.1f TFLOP/s (%s), MFU %.1f%% (model FLOPs), HFU %.1f%% (recomputation included)\n", per_dev / 1e12,
+                megatron ? "Megatron's formula" : "model FLOPs of the device runs", 100 * mfu, 100 * hfu);
     std::printf("  split (mean device)  compute %s, exposed communication %s, bubble %s\n", si(compute * 1e-12 / n, "s").c_str(),
                 si(exposed * 1e-12 / n, "s").c_str(), si(idle * 1e-12 / n, "s").c_str());
     for (const auto& [k, v] : exposed_by) std::printf("    exposed %-14s %s\n", k.c_str(), si(v, "s").c_str());

@@ -68,6 +68,7 @@ nlohmann::ordered_json training_json(const TrainingStep& step, const OpGraph& pl
     j["hardware_flops"] = 2 * m.macs;
     j["recompute_flops"] = 2 * step.recompute_macs;
     j["mfu"] = step_s > 0 && peak_flops > 0 ? static_cast<double>(model_flops) / (step_s * peak_flops) : 0.0;
+    j["hfu"] = step_s > 0 && peak_flops > 0 ? static_cast<double>(2 * m.macs) / (step_s * peak_flops) : 0.0;
     j["energy_j"] = (m.energy_pj - (step.setup ? phases[TrainingPhase::Setup].energy_pj : 0.0)) * 1e-12;
     nlohmann::ordered_json ph;
     for (const auto& [p, v] : phases)
@@ -103,8 +104,9 @@ std::string training_text(const nlohmann::ordered_json& t) {
                                   t["setup_included"].get<bool>() ? " after the setup (total.latency_s covers both)" : "",
                                   t["samples_per_s"].get<double>());
     if (t.contains("tokens_per_s")) out += fmt::format(", {:.6g} tokens/s", t["tokens_per_s"].get<double>());
-    out += fmt::format(", model {:.6g} GFLOP, hardware {:.6g} GFLOP, MFU {:.2f}%\n", t["model_flops"].get<int64_t>() * 1e-9,
-                       t["hardware_flops"].get<int64_t>() * 1e-9, 100 * t["mfu"].get<double>());
+    out += fmt::format(", model {:.6g} GFLOP, hardware {:.6g} GFLOP, MFU {:.2f}% (model FLOPs), HFU {:.2f}% (hardware FLOPs)\n",
+                       t["model_flops"].get<int64_t>() * 1e-9, t["hardware_flops"].get<int64_t>() * 1e-9, 100 * t["mfu"].get<double>(),
+                       100 * t["hfu"].get<double>());
     out += fmt::format("  {:<10} {:>12} {:>12} {:>16} {:>16} {:>8} {:>14}\n", "phase", "time ms", "energy mJ", "MACs", "FLOPs", "util",
                        "compute-bound");
     for (const auto& [name, p] : t["phases"].items())

@@ -1,6 +1,7 @@
 #include "workloads/parallel/parallel_plan.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "sim/common/error.h"
 #include "workloads/parallel/pipeline_schedule.h"
@@ -10,6 +11,19 @@ namespace archsim {
 double megatron_flops_per_iteration(const LlmShape& m, int64_t global_batch) {
     const double B = double(global_batch), s = double(m.prompt), l = double(m.layers), h = double(m.hidden), V = double(m.vocab);
     return 96.0 * B * s * l * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * l * h));
+}
+
+double gpt_model_flops_per_iteration(const LlmShape& m, int64_t global_batch) {
+    const double B = double(global_batch), s = double(m.prompt), l = double(m.layers), h = double(m.hidden), V = double(m.vocab);
+    return 72.0 * B * s * l * h * h * (1.0 + s / (6.0 * h) + V / (12.0 * l * h));
+}
+
+double gpt_hardware_flops_per_iteration(const LlmShape& m, int64_t global_batch, const std::string& recompute) {
+    if (recompute == "full") return megatron_flops_per_iteration(m, global_batch);
+    if (recompute == "none") return gpt_model_flops_per_iteration(m, global_batch);
+    if (recompute != "selective") throw std::invalid_argument("recompute '" + recompute + "': none, selective or full");
+    const double B = double(global_batch), s = double(m.prompt), l = double(m.layers), h = double(m.hidden), V = double(m.vocab);
+    return 72.0 * B * s * l * h * h * (1.0 + s / (3.0 * h) + V / (12.0 * l * h));
 }
 
 ParallelPlan make_parallel_plan(const LlmShape& model, const ParallelismSpec& spec, const std::string& where) {

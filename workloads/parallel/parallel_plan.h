@@ -66,4 +66,15 @@ ParallelPlan make_parallel_plan(const LlmShape& model, const ParallelismSpec& sp
 /// SC21, eq. 3): 96 B s l h^2 (1 + s / (6 h) + V / (16 l h)); B the global batch.
 double megatron_flops_per_iteration(const LlmShape& model, int64_t global_batch);
 
+/// Model FLOPs per iteration of a GPT, recomputation excluded (Korthikanti et al., "Reducing
+/// Activation Recomputation in Large Transformer Models", 2022, sec. 6): 72 B s l h^2 (1 + s / (6 h)
+/// + V / (12 l h)); what MFU divides by the peak.
+double gpt_model_flops_per_iteration(const LlmShape& model, int64_t global_batch);
+
+/// Hardware FLOPs per iteration of a GPT, the forward recomputation included (Korthikanti et al.
+/// 2022, sec. 6): `recompute` "full" adds a whole forward, 96 B s l h^2 (1 + s / (6 h) + V / (16 l h));
+/// "selective" only the attention's s^2 terms, 72 B s l h^2 (1 + s / (3 h) + V / (12 l h)); "none"
+/// the model FLOPs. What HFU divides by the peak. Throws std::invalid_argument for another value.
+double gpt_hardware_flops_per_iteration(const LlmShape& model, int64_t global_batch, const std::string& recompute);
+
 }  // namespace archsim
