@@ -5,6 +5,8 @@
 #include <memory>
 #include <vector>
 
+#include "arch/common/clock.h"
+#include "arch/common/data_ready.h"
 #include "arch/common/kernel_memo.h"
 
 #include "arch/common/recorder.h"
@@ -29,6 +31,17 @@ public:
     /// Moves `bytes` through the DMA (`write` = towards DRAM), issued `issue_delay_ps` from now;
     /// returns the absolute completion time, ps (see Dma::transfer).
     double transfer(int64_t bytes, bool write, double issue_delay_ps = 0.0) { return m_dma->transfer(bytes, write, issue_delay_ps); }
+    /// A transfer of data the machine itself writes and reads back, named `data_id`: a write
+    /// records when the data is there (data()); a read is checked to start no earlier (a
+    /// std::logic_error otherwise: see DataReady). Returns the completion time, ps.
+    double transfer(int64_t bytes, bool write, double issue_delay_ps, uint64_t data_id) {
+        if (!write) m_data.read_at(data_id, sim_now_ps() + issue_delay_ps);
+        const double done = m_dma->transfer(bytes, write, issue_delay_ps);
+        if (write) m_data.written(data_id, done);
+        return done;
+    }
+    /// The data written through transfer(..., data_id) in the current operator.
+    DataReady& data() { return m_data; }
     Dma& dma() { return *m_dma; }
 
     /// The DRAM's state change over one kernel (kernel memoization): each channel's busy time
@@ -83,6 +96,7 @@ private:
     uint16_t m_component;
     std::unique_ptr<Dram> m_dram;
     std::unique_ptr<Dma> m_dma;
+    DataReady m_data;
 };
 
 }  // namespace archsim

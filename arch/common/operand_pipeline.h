@@ -18,6 +18,9 @@ namespace archsim {
 ///   uint64_t run(Item&, uint64_t start_cycle, uint32_t seq, bool last)
 ///                                     records the item's events from `start_cycle`; returns its cycles
 ///   void     retire(Item&)            at the item's end (TPU: its output writes, via note_write)
+///   uint64_t issue_dependent(Item&)   after the previous item retired (at once for the first item):
+///                                     issues the item's loads of data earlier items wrote to DRAM,
+///                                     each once its write completed; returns the cycle they are on chip (0: none)
 ///   uint16_t stall_component(const Item&)  the component its operand-load stalls are recorded on
 /// A late item records an `operand_load` stall from the previous item's end to its operands'
 /// arrival; drain() records a `write_drain` stall while writes noted with note_write are still
@@ -40,7 +43,7 @@ public:
     void push(Item item) {
         if (!m_cur) {
             m_cur.emplace(std::move(item));
-            m_cur_ready = m_stage.issue(*m_cur);
+            m_cur_ready = std::max(m_stage.issue(*m_cur), m_stage.issue_dependent(*m_cur));
             m_stage.first_issued();
             return;
         }
@@ -76,6 +79,7 @@ private:
         ++m_seq;
         m_clock.wait_until(end);
         m_stage.retire(*m_cur);
+        if (next) m_next_ready = std::max(m_next_ready, m_stage.issue_dependent(*next));  // what `cur` wrote and `next` reads
         m_prev_end = end;
     }
 

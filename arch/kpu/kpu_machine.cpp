@@ -110,6 +110,8 @@ public:
         return d;
     }
     void retire(Wave&) {}
+    /// A wave reads nothing an earlier wave of its operator wrote to DRAM: spills are written after a flush().
+    uint64_t issue_dependent(Wave&) { return 0; }
     uint16_t stall_component(const Wave&) const { return m_fabric; }
 
 protected:

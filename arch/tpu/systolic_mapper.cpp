@@ -90,9 +90,10 @@ void for_each_fold(const GemmView& gemm, int gemm_index, const TpuConfig& cfg,
                             w.sram_write_bytes[2] = psum_elems * ab;
                             if (!first) w.sram_read_bytes[2] = psum_elems * ab;
                             if (!psum_resident && !first)
-                                w.loads[w.n_loads++] = {mix_key(mix_key(p_base, j), i), psum_elems * ab, Buffer::Ofmap, false};
+                                w.loads[w.n_loads++] = {mix_key(mix_key(p_base, j), i), psum_elems * ab, Buffer::Ofmap, false,
+                                                        mix_key(mix_key(p_base, j), i)};
                             if (last) w.dram_write_bytes = psum_elems * eb;
-                            else if (!psum_resident) w.dram_write_bytes = psum_elems * ab;
+                            else if (!psum_resident) w.dram_write_bytes = psum_elems * ab, w.write_id = mix_key(mix_key(p_base, j), i + 1);
                             emit(w);
                         }
                     }

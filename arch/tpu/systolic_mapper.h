@@ -39,6 +39,9 @@ struct TileLoad {
     int64_t dram_bytes = 0;   ///< bytes fetched from DRAM on a miss
     Buffer buffer = Buffer::Ifmap;
     bool cacheable = true;
+    /// Nonzero: data this operator wrote to DRAM itself (a spilled partial sum, spilled scores),
+    /// under this data id (DataReady): read only after the previous item retired, once that write completed.
+    uint64_t after = 0;
 };
 
 /// The work of one fold: compute, operand tiles, array-side buffer traffic and DRAM writes.
@@ -48,6 +51,7 @@ struct FoldWork {
     TileLoad loads[3];
     int n_loads = 0;
     int64_t dram_write_bytes = 0;       ///< outputs or spilled partial sums, written at fold end
+    uint64_t write_id = 0;              ///< data id of that write when this operator reads it back (TileLoad::after); 0: not read back
     int64_t sram_read_bytes[3] = {0, 0, 0};   ///< by Buffer, array side
     int64_t sram_write_bytes[3] = {0, 0, 0};  ///< by Buffer, array side
 };

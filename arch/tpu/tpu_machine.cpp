@@ -47,12 +47,26 @@ public:
         for (int l = 0; l < it.w.n_loads; ++l) {
             TileLoad& t = it.w.loads[l];
             TileBuffer& buf = m_buffers[static_cast<int>(t.buffer)];
-            if ((t.cacheable && buf.hit(t.key)) || t.dram_bytes <= 0) continue;
+            if (t.after || (t.cacheable && buf.hit(t.key)) || t.dram_bytes <= 0) continue;  // `after`: issue_dependent()
             ready_ps = std::max(ready_ps, m_dram->transfer(t.dram_bytes, /*write=*/false));
             it.w.sram_write_bytes[static_cast<int>(t.buffer)] += t.dram_bytes;
             if (t.cacheable) buf.insert(t.key, t.dram_bytes);
         }
         return m_clock.cycle_at_or_after(ready_ps);
+    }
+    /// Issues the reads of data earlier items wrote (TileLoad::after), each delayed until its write completed.
+    uint64_t issue_dependent(TpuItem& it) {
+        double ready_ps = 0;
+        for (int l = 0; l < it.w.n_loads; ++l) {
+            TileLoad& t = it.w.loads[l];
+            TileBuffer& buf = m_buffers[static_cast<int>(t.buffer)];
+            if (!t.after || (t.cacheable && buf.hit(t.key)) || t.dram_bytes <= 0) continue;
+            const double delay_ps = std::max(0.0, m_dram->data().ready_ps(t.after) - sim_now_ps());
+            ready_ps = std::max(ready_ps, m_dram->transfer(t.dram_bytes, /*write=*/false, delay_ps, t.after));
+            it.w.sram_write_bytes[static_cast<int>(t.buffer)] += t.dram_bytes;
+            if (t.cacheable) buf.insert(t.key, t.dram_bytes);
+        }
+        return ready_ps > 0 ? m_clock.cycle_at_or_after(ready_ps) : 0;
     }
     void first_issued() {}
     uint64_t run(TpuItem& it, uint64_t start, uint32_t seq, bool last) {
@@ -71,7 +85,10 @@ public:
         return cycles;
     }
     void retire(TpuItem& it) {
-        if (it.w.dram_write_bytes > 0) m_pipe.note_write(m_clock.cycle_at_or_after(m_dram->transfer(it.w.dram_write_bytes, /*write=*/true)));
+        if (it.w.dram_write_bytes <= 0) return;
+        const double done_ps = it.w.write_id ? m_dram->transfer(it.w.dram_write_bytes, /*write=*/true, 0.0, it.w.write_id)
+                                             : m_dram->transfer(it.w.dram_write_bytes, /*write=*/true);
+        m_pipe.note_write(m_clock.cycle_at_or_after(done_ps));
     }
     uint16_t stall_component(const TpuItem& it) const { return it.vector ? m_vector : m_array; }
 
@@ -92,6 +109,7 @@ protected:
 
     void begin_op(const Operator&, const OpGraph&, Route) override {
         for (auto& b : m_buffers) b.clear();
+        m_dram->data().clear();
         m_clock.wait_until(m_clock.now_cycle());
         m_pipe.begin();
     }
@@ -110,6 +128,8 @@ protected:
     /// the same way, the softmax recomputed after S and the score gradient dS formed after dP on
     /// the vector unit (half of the kernel's vector operations each).
     void attention(const Operator& op, const OpGraph&) override {
+        // the data id of spilled score matrices (S, P, dP, dS): every later read waits for every earlier write
+        constexpr uint64_t kScoresId = 0x5c07e5;
         const AttentionView& a = op.cost.attention.at(0);
         const int64_t eb = operand_bytes(m_cfg.precision);
         const int64_t head_scores_bytes = a.q_len * a.kv_len * eb, scores_bytes = a.batch * head_scores_bytes;
@@ -122,9 +142,10 @@ protected:
             v.cycles = static_cast<int64_t>(std::ceil(static_cast<double>(ops) / (double(m_cfg.vector_lanes) * m_cfg.vector_ops_per_lane)));
             v.sram_read_bytes[static_cast<int>(Buffer::Ofmap)] = v.sram_write_bytes[static_cast<int>(Buffer::Ofmap)] = scores_bytes;
             if (!on_chip) {
-                v.loads[0] = {0, scores_bytes, Buffer::Ofmap, false};
+                v.loads[0] = {0, scores_bytes, Buffer::Ofmap, false, kScoresId};
                 v.n_loads = 1;
                 v.dram_write_bytes = scores_bytes;
+                v.write_id = kScoresId;
             }
             m_pipe.push({v, true});
         };
@@ -137,9 +158,13 @@ protected:
         for (size_t gi = 0; gi < gemms.size(); ++gi) {
             for_each_fold(gemms[gi], static_cast<int>(gi), m_cfg, [&](FoldWork w) {
                 if (on_chip && gemms[gi].c.tensor < 0) w.dram_write_bytes = 0;  // scores stay in the ofmap buffer
-                if (on_chip && gemms[gi].a.tensor < 0)
+                if (!on_chip && gemms[gi].c.tensor < 0 && w.dram_write_bytes > 0 && !w.write_id) w.write_id = kScoresId;
+                if (gemms[gi].a.tensor < 0)
                     for (int l = 0; l < w.n_loads; ++l)
-                        if (w.loads[l].buffer == Buffer::Ifmap) w.loads[l].dram_bytes = 0;
+                        if (w.loads[l].buffer == Buffer::Ifmap) {
+                            if (on_chip) w.loads[l].dram_bytes = 0;
+                            else w.loads[l].after = kScoresId;  // read once the pass producing them wrote them
+                        }
                 m_pipe.push({w, false});
             });
             if (gi == 0) vector_pass(a.backward ? ops / 2 : ops);  // the softmax (its recomputation)

@@ -166,6 +166,34 @@ TEST_CASE("a part whose clock the model cannot lower reports a limit it exceeds,
     for (const auto& p : {a, b, c}) fs::remove_all(p);
 }
 
+TEST_CASE("a spilled partial sum is read back only after its spill write completes", "[e2e][tpu][causality]") {
+    // ResNet-18's conv1 on a 128 x 128 weight-stationary array: K = 147 in two folds, its 3.2 MB of
+    // 32-bit partial sums spill to DRAM after fold 0 and are read back for fold 1 (issue 39, item 1:
+    // the read-back ran before the write). Every machine checks each such read inside the
+    // simulator too (DataReady, a logic error on an inversion); this checks what the trace shows.
+    const std::string out = temp_dir("causal");
+    run_ok("run " + kBundled + " --arch " + kWs128, out);
+    TraceReader tr(out + "/trace.h5");
+    uint32_t conv1 = UINT32_MAX;
+    for (size_t i = 0; i < tr.ops().size(); ++i)
+        if (tr.ops()[i].name == "/conv1/Conv") conv1 = uint32_t(i);
+    REQUIRE(conv1 != UINT32_MAX);
+    uint64_t first_write_end = UINT64_MAX, big_read_start = 0;
+    tr.for_each_chunk([&](const TraceEvent* ev, size_t n) {
+        for (size_t i = 0; i < n; ++i) {
+            const TraceEvent& e = ev[i];
+            if (e.op != conv1) continue;
+            if (e.kind == uint8_t(EventKind::DramWrite)) first_write_end = std::min<uint64_t>(first_write_end, e.t_ps + e.dur_ps);
+            // the partial sums: 112 x 112 pixels x 64 channels x 4 bytes, half on each of the two channels
+            if (e.kind == uint8_t(EventKind::DramRead) && e.bytes == 112 * 112 * 64 * 4 / 2) big_read_start = std::max<uint64_t>(big_read_start, e.t_ps);
+        }
+    });
+    REQUIRE(first_write_end != UINT64_MAX);
+    REQUIRE(big_read_start > 0);
+    CHECK(big_read_start >= first_write_end);
+    fs::remove_all(out);
+}
+
 TEST_CASE("ideal DRAM never stalls, and a starved DRAM stalls and records why", "[e2e][tpu]") {
     const std::string a = temp_dir("ideal"), b = temp_dir("starved");
     json ideal = run_ok("run " + kBundled + " --arch " + kWs128 + " --set dram.ideal=true", a);
