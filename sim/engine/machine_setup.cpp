@@ -1,5 +1,9 @@
 #include "sim/engine/machine_setup.h"
 
+#include <algorithm>
+#include <filesystem>
+#include <system_error>
+
 #include "sim/common/error.h"
 #include "sim/config/machine_file.h"
 #include "arch/common/registry.h"
@@ -40,6 +44,38 @@ MachineSetup load_machine(const std::string& file, const std::string& precision,
         throw UserError(file + (e.where().empty() ? "" : ": " + e.where()), e.reason());
     }
     return m;
+}
+
+std::vector<std::string> bundled_machine_names(const std::string& configs_dir) {
+    namespace fs = std::filesystem;
+    std::vector<std::string> names;
+    std::error_code ec;
+    for (const auto& dir : fs::directory_iterator(configs_dir, ec)) {
+        const std::string folder = dir.path().filename().string();
+        if (!dir.is_directory() || folder == "clusters" || folder == "runtimes" || folder == "studies") continue;
+        for (const auto& f : fs::directory_iterator(dir.path(), ec))
+            if (f.path().extension() == ".toml") names.push_back(folder + "/" + f.path().stem().string());
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+std::string resolve_machine_file(const std::string& name, const std::string& configs_dir) {
+    namespace fs = std::filesystem;
+    if (fs::is_regular_file(name)) return name;
+    std::string want = name;
+    if (want.size() > 5 && want.compare(want.size() - 5, 5, ".toml") == 0) want.resize(want.size() - 5);
+    std::vector<std::string> hits;
+    const std::vector<std::string> all = bundled_machine_names(configs_dir);
+    for (const std::string& n : all)
+        if (n == want || n.substr(n.find('/') + 1) == want) hits.push_back(n);
+    if (hits.size() == 1) return configs_dir + "/" + hits[0] + ".toml";
+    // a path that names no bundled config: the file error load_machine() gives says more
+    if (hits.empty() && (want != name || name.find('/') != std::string::npos)) return name;
+    std::string list;
+    for (const std::string& n : hits.empty() ? all : hits) list += (list.empty() ? "" : ", ") + n;
+    if (hits.empty()) throw UserError("--arch " + name, "no such file, and no bundled config of that name (archsim configs lists them: " + list + ")");
+    throw UserError("--arch " + name, "names several bundled configs: " + list + " (give one as <folder>/<stem>)");
 }
 
 std::vector<KeyOverride> set_overrides(const std::vector<std::string>& sets) {

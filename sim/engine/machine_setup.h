@@ -35,6 +35,17 @@ struct MachineSetup {
 MachineSetup load_machine(const std::string& file, const std::string& precision = "",
                           const std::vector<KeyOverride>& overrides = {});
 
+/// The machine configs bundled under `configs_dir` (each <folder>/<stem>.toml outside the
+/// clusters, runtimes and studies folders), as "<folder>/<stem>" names, sorted.
+std::vector<std::string> bundled_machine_names(const std::string& configs_dir);
+
+/// `name` as a machine file: an existing file as given; otherwise a bundled config (under
+/// `configs_dir`) named by its stem ("t256") or "<folder>/<stem>" ("roofline/host"), ".toml"
+/// optional. A path (with '/' or ".toml") that matches nothing is returned as given, for the file
+/// error loading it gives. Throws UserError("--arch <name>", ...) when a bare name matches no
+/// bundled config, or several, naming them.
+std::string resolve_machine_file(const std::string& name, const std::string& configs_dir);
+
 /// `--set` assignments as overrides.
 std::vector<KeyOverride> set_overrides(const std::vector<std::string>& sets);
 

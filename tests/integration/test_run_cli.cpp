@@ -194,6 +194,21 @@ TEST_CASE("a spilled partial sum is read back only after its spill write complet
     fs::remove_all(out);
 }
 
+TEST_CASE("a bundled machine is named by its file stem or folder/stem, and `configs` lists them", "[e2e][cli]") {
+    const std::string a = temp_dir("by_path"), b = temp_dir("by_name"), c = temp_dir("by_folder");
+    json by_path = run_ok("run " + kBundled + " --arch " + kSrc + "/configs/kpu/t256.toml", a);
+    json by_name = run_ok("run " + kBundled + " --arch t256", b);
+    json by_folder = run_ok("run " + kBundled + " --arch roofline/tpu_v1.toml", c);
+    CHECK(by_name["total"]["latency_s"] == by_path["total"]["latency_s"]);
+    CHECK(by_folder["machine"] == "roofline");
+    CHECK(by_folder["clock_hz"].get<double>() == 700e6);  // TPU v1's clock
+    const CliResult list = run_archsim("configs");
+    REQUIRE(list.exit_code == 0);
+    for (const char* n : {"kpu/t256", "gpu/a100_sxm4_80gb", "roofline/host", "cpu/host", "tpu/tpu_v1"}) CHECK(list.out.find(n) != std::string::npos);
+    CHECK(list.out.find("clusters/") == std::string::npos);  // not machines
+    for (const auto& p : {a, b, c}) fs::remove_all(p);
+}
+
 TEST_CASE("ideal DRAM never stalls, and a starved DRAM stalls and records why", "[e2e][tpu]") {
     const std::string a = temp_dir("ideal"), b = temp_dir("starved");
     json ideal = run_ok("run " + kBundled + " --arch " + kWs128 + " --set dram.ideal=true", a);

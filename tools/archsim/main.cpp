@@ -11,6 +11,7 @@
 
 #include "sim/common/error.h"
 #include "sim/common/version.h"
+#include "sim/engine/machine_setup.h"
 #include "tools/archsim/calibrate.h"
 #include "tools/archsim/commands.h"
 #include "tools/archsim/job_run.h"
@@ -88,7 +89,8 @@ int main(int argc, char** argv) {
     std::vector<std::string> sets;
     auto* run = app.add_subcommand("run", "Simulate a model on a machine; write trace.h5 and metrics.json");
     add_workload_opts(run, false);
-    run->add_option("--arch", arch, "Machine config (TOML)")->capture_default_str();
+    run->add_option("--arch", arch, "Machine config: a TOML file, or a bundled config by its name (t256, roofline/host; `archsim configs` lists them)")
+        ->capture_default_str();
     run->add_option("--out", out_dir, "Output directory for trace.h5 and metrics.json")->capture_default_str();
     run->add_option("--precision", precision, "Override the operand precision")
         ->check(CLI::IsMember({"int8", "fp16", "bf16", "fp32"}));
@@ -202,6 +204,8 @@ int main(int argc, char** argv) {
     metrics->add_option("--format", format, "Output format: table, json or csv")
         ->check(CLI::IsMember({"table", "json", "csv"}));
 
+    auto* configs = app.add_subcommand("configs", "List the bundled machine configs: the names --arch takes, and their files");
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -228,7 +232,8 @@ int main(int argc, char** argv) {
                 job.quiet = quiet;
                 rc = cli::cmd_run_job(job);
             } else {
-                rc = cli::cmd_run(wl, arch, out_dir, precision, sets, format, run_max_events, max_sim_time, detail, reference, quiet);
+                rc = cli::cmd_run(wl, resolve_machine_file(arch, std::string(ARCHSIM_SOURCE_DIR) + "/configs"), out_dir, precision, sets, format,
+                                  run_max_events, max_sim_time, detail, reference, quiet);
             }
             // every output is written, closed and renamed into place: leave without running the
             // static destructors (tearing down ONNX's schema registry alone is about a tenth of
@@ -239,6 +244,11 @@ int main(int argc, char** argv) {
         }
         if (*params) return cli::cmd_params(kind, format);
         if (*metrics) return cli::cmd_metrics(format);
+        if (*configs) {
+            const std::string dir = std::string(ARCHSIM_SOURCE_DIR) + "/configs";
+            for (const std::string& n : bundled_machine_names(dir)) std::printf("%-28s %s/%s.toml\n", n.c_str(), dir.c_str(), n.c_str());
+            return 0;
+        }
         if (*calibrate) return cli::cmd_calibrate(cal);
         if (*sweep) return cli::run_sweep(sw);
         if (*trace) {
