@@ -41,32 +41,31 @@ public:
     }
 
     // ---- the pipeline's stage (arch/common/operand_pipeline.h) --------------------------------
-    /// Issues the DRAM reads of the tiles `it` misses in the buffers; DMA fills count as buffer writes.
-    uint64_t issue(TpuItem& it) {
-        double ready_ps = sim_now_ps();
-        for (int l = 0; l < it.w.n_loads; ++l) {
-            TileLoad& t = it.w.loads[l];
-            TileBuffer& buf = m_buffers[static_cast<int>(t.buffer)];
-            if (t.after || (t.cacheable && buf.hit(t.key)) || t.dram_bytes <= 0) continue;  // `after`: issue_dependent()
-            ready_ps = std::max(ready_ps, m_dram->transfer(t.dram_bytes, /*write=*/false));
-            it.w.sram_write_bytes[static_cast<int>(t.buffer)] += t.dram_bytes;
-            if (t.cacheable) buf.insert(t.key, t.dram_bytes);
-        }
-        return m_clock.cycle_at_or_after(ready_ps);
-    }
+    /// Issues the DRAM reads of the tiles `it` misses in the buffers, except reads of data earlier
+    /// items wrote (TileLoad::after: issue_dependent()); DMA fills count as buffer writes.
+    uint64_t issue(TpuItem& it) { return m_clock.cycle_at_or_after(std::max(sim_now_ps(), load_tiles(it, /*dependent=*/false))); }
     /// Issues the reads of data earlier items wrote (TileLoad::after), each delayed until its write completed.
     uint64_t issue_dependent(TpuItem& it) {
+        const double ready_ps = load_tiles(it, /*dependent=*/true);
+        return ready_ps > 0 ? m_clock.cycle_at_or_after(ready_ps) : 0;
+    }
+    /// Reads the tiles of `it` that miss in the buffers, those with TileLoad::after when
+    /// `dependent` (each checked against and delayed to its write), the others otherwise; returns
+    /// the last completion, ps (0: none read).
+    double load_tiles(TpuItem& it, bool dependent) {
         double ready_ps = 0;
         for (int l = 0; l < it.w.n_loads; ++l) {
             TileLoad& t = it.w.loads[l];
             TileBuffer& buf = m_buffers[static_cast<int>(t.buffer)];
-            if (!t.after || (t.cacheable && buf.hit(t.key)) || t.dram_bytes <= 0) continue;
-            const double delay_ps = std::max(0.0, m_dram->data().ready_ps(t.after) - sim_now_ps());
-            ready_ps = std::max(ready_ps, m_dram->transfer(t.dram_bytes, /*write=*/false, delay_ps, t.after));
+            if ((t.after != 0) != dependent || (t.cacheable && buf.hit(t.key)) || t.dram_bytes <= 0) continue;
+            const double done_ps =
+                dependent ? m_dram->transfer(t.dram_bytes, /*write=*/false, std::max(0.0, m_dram->data().ready_ps(t.after) - sim_now_ps()), t.after)
+                          : m_dram->transfer(t.dram_bytes, /*write=*/false);
+            ready_ps = std::max(ready_ps, done_ps);
             it.w.sram_write_bytes[static_cast<int>(t.buffer)] += t.dram_bytes;
             if (t.cacheable) buf.insert(t.key, t.dram_bytes);
         }
-        return ready_ps > 0 ? m_clock.cycle_at_or_after(ready_ps) : 0;
+        return ready_ps;
     }
     void first_issued() {}
     uint64_t run(TpuItem& it, uint64_t start, uint32_t seq, bool last) {
