@@ -70,6 +70,10 @@ KernelPlan plan_kernel(const GemmView& g, const GpuConfig& cfg, const CtaTile& t
     }
     const double partial_bytes = static_cast<double>((p.split_k - 1) * tiles * tile.bm * tile.bn) * 4.0 * 2.0;
     p.est_cycles += partial_bytes / cfg.l2_bytes_per_cycle;
+    // serial split-K: a tile's splits add into its partial sum in turn, each waiting for the one
+    // before to store it, then reading it (both through the SM's port, each with the L2 latency)
+    const double partial_tile_cycles = static_cast<double>(tile.bm * tile.bn * 4) / cfg.sm_l2_bytes_per_cycle;
+    p.est_cycles += static_cast<double>(p.split_k - 1) * 2.0 * (partial_tile_cycles + static_cast<double>(cfg.l2_latency_cycles));
     return p;
 }
 

@@ -46,7 +46,9 @@ struct KernelPlan {
     /// with the SM shared by the CTAs that wave puts on it (a tail wave's fewer), k_iters x L2 latency /
     /// (stages - 1) (Little's law on the multistage pipeline), the wave's A and B tiles through
     /// the L2's bandwidth and one SM's tiles through its port; plus split-K's partial tiles
-    /// (fp32, written and read back once per extra split) through the L2.
+    /// (fp32, written and read back once per extra split) through the L2, and their chain (each
+    /// split after the first waits for the one before to store its partial, then reads it:
+    /// 2 x (tile through the SM port + L2 latency) per extra split).
     double est_cycles = 0;
     bool fits = false;               ///< false if the tile cannot be resident at all
 };

@@ -1,9 +1,11 @@
 #include "arch/gpu/gpu_machine.h"
 
 #include <algorithm>
-#include <functional>
 #include <cmath>
+#include <functional>
+#include <queue>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -157,13 +159,14 @@ protected:
                 // K and V stream in block_n rows at a time: the first kv rows (keyed per block, so
                 // the head's other query tiles find the blocks they share in L2)
                 const int64_t head = c / p.q_tiles, kv = kv_of(c);
-                double loaded = sm.access(TileId{a.q.tensor, mix_key(11, uint64_t(c))}, rows_of(c) * a.head_dim * eb, a.q.tensor, false, false);
+                double loaded = sm.access(TileId{a.q.tensor, mix_key(11, uint64_t(c))}, rows_of(c) * a.head_dim * eb,
+                                          TensorPart::rows(a.q.tensor, head * a.q_len + c % p.q_tiles * p.block_m, rows_of(c), a.batch * a.q_len), false);
                 for (int64_t j = 0; j < kv; j += p.block_n) {
                     const int64_t n = std::min(p.block_n, kv - j);
-                    loaded = std::max(loaded, sm.access(TileId{a.k.tensor, mix_key(mix_key(12, uint64_t(head)), uint64_t(j))},
-                                                        n * a.head_dim * eb, a.k.tensor, false, false));
-                    loaded = std::max(loaded, sm.access(TileId{a.v.tensor, mix_key(mix_key(13, uint64_t(head)), uint64_t(j))},
-                                                        n * a.v_dim * eb, a.v.tensor, false, false));
+                    loaded = std::max(loaded, sm.access(TileId{a.k.tensor, mix_key(mix_key(12, uint64_t(head)), uint64_t(j))}, n * a.head_dim * eb,
+                                                        TensorPart::rows(a.k.tensor, head * a.kv_len + j, n, a.batch * a.kv_len), false));
+                    loaded = std::max(loaded, sm.access(TileId{a.v.tensor, mix_key(mix_key(13, uint64_t(head)), uint64_t(j))}, n * a.v_dim * eb,
+                                                        TensorPart::rows(a.v.tensor, head * a.kv_len + j, n, a.batch * a.kv_len), false));
                 }
                 return loaded;
             },
@@ -177,7 +180,7 @@ protected:
                 const uint64_t smem = static_cast<uint64_t>((rows * a.head_dim + kv * (a.head_dim + a.v_dim)) * eb);
                 m_rec.emit(EventKind::SramWrite, m_smem, span, {smem}, seq);
                 m_rec.emit(EventKind::SramRead, m_smem, span, {smem}, seq);
-                return sm.access(TileId{a.out.tensor, mix_key(14, uint64_t(c))}, rows * a.v_dim * eb, a.out.tensor, false, true, end - sim_now_ps());
+                return sm.access(TileId{a.out.tensor, mix_key(14, uint64_t(c))}, rows * a.v_dim * eb, {}, true, end - sim_now_ps());
             });
         for (int32_t t : op.outputs) m_l2->retain(t, bytes_of(graph, t));
     }
@@ -197,6 +200,9 @@ protected:
         const double all_scores = static_cast<double>(std::max<int64_t>(1, a.batch * a.q_len * a.kv_len));
         auto tile = [](uint64_t kind, int64_t head, int64_t i) { return mix_key(mix_key(kind, uint64_t(head)), uint64_t(i)); };
         auto rows_of = [&](int64_t i) { return std::min(p.block_m, a.q_len - i * p.block_m); };
+        // query tile i of head h of a [batch x q_len] tensor t, and key/value tile j of one of [batch x kv_len]
+        auto q_part = [&](int32_t t, int64_t h, int64_t i) { return TensorPart::rows(t, h * a.q_len + i * p.block_m, rows_of(i), a.batch * a.q_len); };
+        auto kv_part = [&](int32_t t, int64_t h, int64_t j, int64_t cols) { return TensorPart::rows(t, h * a.kv_len + j * p.block_n, cols, a.batch * a.kv_len); };
         // a memory-bound launch over every (head, query tile), round robin over the SMs: every
         // tile's loads first, then its store in completion order (the L2 serves requests in the
         // order they come, so they come in time order)
@@ -220,11 +226,11 @@ protected:
         };
         per_tile_pass(  // rowsum(dO O), 4 bytes per row
             [&](SmPort& sm, int64_t h, int64_t i) {
-                const double t = sm.access(TileId{a.out.tensor, tile(41, h, i)}, rows_of(i) * a.v_dim * eb, a.out.tensor, false, false);
-                return std::max(t, sm.access(TileId{a.d_out.tensor, tile(42, h, i)}, rows_of(i) * a.v_dim * eb, a.d_out.tensor, false, false));
+                const double t = sm.access(TileId{a.out.tensor, tile(41, h, i)}, rows_of(i) * a.v_dim * eb, q_part(a.out.tensor, h, i), false);
+                return std::max(t, sm.access(TileId{a.d_out.tensor, tile(42, h, i)}, rows_of(i) * a.v_dim * eb, q_part(a.d_out.tensor, h, i), false));
             },
             [&](SmPort& sm, int64_t h, int64_t i, double t) {
-                return sm.access(TileId{-1, tile(43, h, i)}, rows_of(i) * 4, -1, false, true, t - sim_now_ps());
+                return sm.access(TileId{-1, tile(43, h, i)}, rows_of(i) * 4, {}, true, t - sim_now_ps());
             });
         launch();
         auto cols_of = [&](int64_t c) { return std::min(p.block_n, a.kv_len - c % p.kv_tiles * p.block_n); };
@@ -234,13 +240,13 @@ protected:
             p.ctas, p.ctas_per_sm, p.waves, [&](int64_t c, int64_t sharing) { return flash_bwd_cta_cycles(a, cols_of(c), q_seen_of(c), sharing, m_cfg); },
             [&](int64_t c, SmPort& sm) {
                 const int64_t head = c / p.kv_tiles, j = c % p.kv_tiles, cols = cols_of(c);
-                double loaded = sm.access(TileId{a.k.tensor, tile(44, head, j)}, cols * a.head_dim * eb, a.k.tensor, false, false);
-                loaded = std::max(loaded, sm.access(TileId{a.v.tensor, tile(45, head, j)}, cols * a.v_dim * eb, a.v.tensor, false, false));
+                double loaded = sm.access(TileId{a.k.tensor, tile(44, head, j)}, cols * a.head_dim * eb, kv_part(a.k.tensor, head, j, cols), false);
+                loaded = std::max(loaded, sm.access(TileId{a.v.tensor, tile(45, head, j)}, cols * a.v_dim * eb, kv_part(a.v.tensor, head, j, cols), false));
                 for (int64_t i = first_q_tile(c); i < q_tiles; ++i) {
                     const int64_t rows = rows_of(i);
-                    loaded = std::max(loaded, sm.access(TileId{a.q.tensor, tile(46, head, i)}, rows * a.head_dim * eb, a.q.tensor, false, false));
-                    loaded = std::max(loaded, sm.access(TileId{a.d_out.tensor, tile(42, head, i)}, rows * a.v_dim * eb, a.d_out.tensor, false, false));
-                    loaded = std::max(loaded, sm.access(TileId{-1, tile(43, head, i)}, rows * 8, -1, false, false));
+                    loaded = std::max(loaded, sm.access(TileId{a.q.tensor, tile(46, head, i)}, rows * a.head_dim * eb, q_part(a.q.tensor, head, i), false));
+                    loaded = std::max(loaded, sm.access(TileId{a.d_out.tensor, tile(42, head, i)}, rows * a.v_dim * eb, q_part(a.d_out.tensor, head, i), false));
+                    loaded = std::max(loaded, sm.access(TileId{-1, tile(43, head, i)}, rows * 8, {}, false));
                 }
                 return loaded;
             },
@@ -255,16 +261,14 @@ protected:
                 m_rec.emit(EventKind::SramRead, m_smem, span, {smem}, seq);
                 double done = sim_now_ps();
                 for (int64_t i = first_q_tile(c); i < q_tiles; ++i)  // dQ += dS K, fp32 atomics
-                    done = std::max(done, sm.access(TileId{-1, tile(47, head, i)}, rows_of(i) * a.head_dim * 4, -1, false, true, end - sim_now_ps()));
-                done = std::max(done, sm.access(TileId{a.dk.tensor, tile(48, head, j)}, cols * a.head_dim * eb, a.dk.tensor, false, true,
-                                                end - sim_now_ps()));
-                return std::max(done, sm.access(TileId{a.dv.tensor, tile(49, head, j)}, cols * a.v_dim * eb, a.dv.tensor, false, true,
-                                                end - sim_now_ps()));
+                    done = std::max(done, sm.access(TileId{-1, tile(47, head, i)}, rows_of(i) * a.head_dim * 4, {}, true, end - sim_now_ps()));
+                done = std::max(done, sm.access(TileId{a.dk.tensor, tile(48, head, j)}, cols * a.head_dim * eb, {}, true, end - sim_now_ps()));
+                return std::max(done, sm.access(TileId{a.dv.tensor, tile(49, head, j)}, cols * a.v_dim * eb, {}, true, end - sim_now_ps()));
             });
         per_tile_pass(  // the fp32 dQ accumulator to dQ
-            [&](SmPort& sm, int64_t h, int64_t i) { return sm.access(TileId{-1, tile(47, h, i)}, rows_of(i) * a.head_dim * 4, -1, false, false); },
+            [&](SmPort& sm, int64_t h, int64_t i) { return sm.access(TileId{-1, tile(47, h, i)}, rows_of(i) * a.head_dim * 4, {}, false); },
             [&](SmPort& sm, int64_t h, int64_t i, double t) {
-                return sm.access(TileId{a.dq.tensor, tile(50, h, i)}, rows_of(i) * a.head_dim * eb, a.dq.tensor, false, true, t - sim_now_ps());
+                return sm.access(TileId{a.dq.tensor, tile(50, h, i)}, rows_of(i) * a.head_dim * eb, {}, true, t - sim_now_ps());
             });
         for (int32_t t : op.outputs) m_l2->retain(t, bytes_of(graph, t));
     }
@@ -363,15 +367,16 @@ private:
         const int64_t n = static_cast<int64_t>(m_sms.size());
         for (int64_t sm = 0; sm < n; ++sm)
             done = std::max(done, m_sms[static_cast<size_t>(sm)]->access(TileId{tile.owner, mix_key(tile.local, uint64_t(sm))}, bytes / n + (sm < bytes % n ? 1 : 0),
-                                                                          t, false, store, issue_ps));
+                                                                          TensorPart::rows(t, sm, 1, n), store, issue_ps));
         return done;
     }
 
     /// One GEMM kernel: CTAs in waves (cta_mapper.h picks the tile and the split-K). A CTA loads
     /// its A and B tiles for its K range and runs its main loop; fused epilogue arithmetic is
-    /// timed by fused_epilogue(). With split-K each CTA but the tile's first reads the fp32
-    /// partial sum of the one before and each but the last writes one (CUTLASS
-    /// GemmSplitKSerial); the last writes C.
+    /// timed by fused_epilogue(). With split-K the splits of a tile add into one fp32 partial sum
+    /// in turn (CUTLASS GemmSplitKSerial's semaphore): each but the first waits for the one
+    /// before to store it and reads it, each but the last stores it (a workspace tile, written
+    /// back: it reaches DRAM only if evicted before its reader), the last writes C.
     void gemm_kernel(const GemmView& g, size_t gi, int64_t rep) {
         launch();
         const KernelPlan plan = choose_kernel(g, m_cfg);
@@ -384,6 +389,9 @@ private:
         const double l2_latency_ps = static_cast<double>(m_cfg.l2_latency_cycles) * m_cfg.cycle_ps();
         const double dram_latency_ps = m_cfg.dram.ideal ? 0.0 : m_cfg.dram.latency_ns * 1e3;
         const double kstep = kstep_cycles(plan.tile, plan.bk, m_cfg);
+        const int64_t instances = g.batch * g.groups;
+        m_l2->workspace_ready().clear();                    // this kernel's partial sums are its own
+        std::unordered_map<int64_t, double> partial_stored;  // CTA -> when the previous split stored its partial, for a split in a later wave
         double kernel_end = sim_now_ps();
         for (int64_t w = 0; w < plan.waves; ++w) {
             const double start = sim_now_ps();
@@ -395,7 +403,7 @@ private:
             // Loads of every CTA of the wave first (all issued at the wave's start), then the
             // epilogue stores in completion order, so the shared L2 and DRAM servers see their
             // requests in time order.
-            struct Cta { int64_t index; int64_t m, n, k, sk; double end, store_at; };
+            struct Cta { int64_t index; int64_t m, n, k, sk; double end; };
             std::vector<Cta> ctas;
             ctas.reserve(static_cast<size_t>(last - first));
             for (int64_t c = first; c < last; ++c) {
@@ -409,8 +417,10 @@ private:
                 const TileId b_key{b_tensor, g.b_is_weight ? mix_key(mix_key(mix_key(2, gi), mix_key(inst % g.groups, bj)), sk)
                                                            : mix_key(mix_key(mix_key(2, rep * 1000003 + inst), bj), sk)};
                 bool a_miss = false, b_miss = false;
-                double loaded = sm.access(a_key, static_cast<int64_t>(std::ceil(m * k * a_ratio)) * eb, a_tensor, false, false, 0, &a_miss);
-                loaded = std::max(loaded, sm.access(b_key, k * n * eb, g.b_is_weight ? -1 : b_tensor, false, false, 0, &b_miss));
+                const TensorPart a_part = TensorPart::rows(a_tensor, inst * g.m + bi * plan.tile.bm, m, instances * g.m);
+                const TensorPart b_part = g.b_is_weight ? TensorPart{} : TensorPart::rows(b_tensor, inst * g.k + sk * plan.k_per_split, k, instances * g.k);
+                double loaded = sm.access(a_key, static_cast<int64_t>(std::ceil(m * k * a_ratio)) * eb, a_part, false, 0, &a_miss);
+                loaded = std::max(loaded, sm.access(b_key, k * n * eb, b_part, false, 0, &b_miss));
                 // the main loop (MMAs or shared-memory traffic) with the SM shared by the wave's CTAs on it
                 const double mma_ps = static_cast<double>(k_iters) * kstep * per_sm * m_cfg.cycle_ps();
                 cta_ps_max = std::max(cta_ps_max, mma_ps);
@@ -420,22 +430,36 @@ private:
                 const double stage_latency = l2_latency_ps + ((a_miss || b_miss) ? dram_latency_ps : 0.0);
                 const double loop_ps = std::max(mma_ps, static_cast<double>(k_iters) * stage_latency /
                                                             static_cast<double>(std::max<int64_t>(1, plan.tile.stages - 1)));
-                const double end = std::max(start + l2_latency_ps + loop_ps, loaded);
-                ctas.push_back({c, m, n, k, sk, end, end});
+                ctas.push_back({c, m, n, k, sk, std::max(start + l2_latency_ps + loop_ps, loaded)});
             }
-            std::sort(ctas.begin(), ctas.end(), [](const Cta& x, const Cta& y) { return x.end < y.end; });
-            for (Cta& cta : ctas) {
-                wave_end = std::max(wave_end, cta.end);
-                if (cta.sk == 0) continue;
-                // split-K: the previous split's fp32 partial tile (resident in L2), read and added before the store
-                SmPort& sm = *m_sms[static_cast<size_t>((cta.index - first) % m_cfg.sms)];
-                const TileId key{c_tensor, mix_key(mix_key(6, cta.index - cta.sk), cta.sk - 1)};
-                cta.store_at = sm.access(key, cta.m * cta.n * 4, -1, false, false, cta.end - sim_now_ps());
-                wave_end = std::max(wave_end, cta.store_at);
+            // Epilogues, every transaction issued in time order (the L2 and DRAM serve requests
+            // in the order they come). Serial split-K: a split's epilogue waits for the previous
+            // split's partial-sum store (the semaphore), reads that partial (step 0), adds and
+            // stores its own (step 1; the last split stores C); the first split stores at its
+            // main loop's end.
+            using Step = std::tuple<double, size_t, int>;  // when, which CTA, which step
+            std::priority_queue<Step, std::vector<Step>, std::greater<>> steps;
+            for (size_t i = 0; i < ctas.size(); ++i) {
+                const Cta& cta = ctas[i];
+                if (cta.sk == 0) steps.emplace(cta.end, i, 1);
+                else if (auto it = partial_stored.find(cta.index); it != partial_stored.end()) {  // its predecessor ran in an earlier wave
+                    steps.emplace(std::max(cta.end, it->second), i, 0);
+                    partial_stored.erase(it);
+                }
             }
-            std::sort(ctas.begin(), ctas.end(), [](const Cta& x, const Cta& y) { return x.store_at < y.store_at; });
-            for (const Cta& cta : ctas) {
+            while (!steps.empty()) {
+                const auto [at, i, step] = steps.top();
+                steps.pop();
+                const Cta& cta = ctas[i];
                 const int64_t c = cta.index;
+                SmPort& sm = *m_sms[static_cast<size_t>((c - first) % m_cfg.sms)];
+                // the tile's partial sum, fp32, where every split of the tile adds into it
+                const TileId partial{-1, mix_key(6, static_cast<uint64_t>(c - cta.sk))};
+                if (step == 0) {
+                    steps.emplace(sm.workspace(partial, cta.m * cta.n * 4, false, at - sim_now_ps()), i, 1);
+                    continue;
+                }
+                wave_end = std::max({wave_end, cta.end, at});
                 const uint32_t seq = static_cast<uint32_t>(c);
                 // operands pass through shared memory into registers; accumulators stay in registers
                 const uint64_t smem_bytes = static_cast<uint64_t>((cta.m + cta.n) * cta.k * eb);
@@ -445,12 +469,15 @@ private:
                 m_rec.emit(EventKind::SramRead, m_smem, span, {smem_bytes}, seq);
                 m_rec.emit(EventKind::SramWrite, m_smem, span, {smem_bytes}, seq);
                 m_rec.emit(EventKind::SramRead, m_rf, span, {2 * smem_bytes}, seq);
-                // epilogue: the C tile (or a partial sum) goes back through L2 (written through to DRAM)
-                SmPort& sm = *m_sms[static_cast<size_t>((c - first) % m_cfg.sms)];
-                const bool last_split = cta.sk == split - 1;
-                const TileId c_key{c_tensor, last_split ? mix_key(3, static_cast<uint64_t>(c)) : mix_key(mix_key(6, c - cta.sk), cta.sk)};
-                stores_done = std::max(stores_done, sm.access(c_key, cta.m * cta.n * (last_split ? eb : 4), last_split ? c_tensor : -1,
-                                                              !last_split, true, cta.store_at - sim_now_ps()));
+                if (cta.sk == split - 1) {  // C goes back through L2 (written through to DRAM)
+                    stores_done = std::max(stores_done, sm.access(TileId{c_tensor, mix_key(3, static_cast<uint64_t>(c))}, cta.m * cta.n * eb, {},
+                                                                  true, at - sim_now_ps()));
+                    continue;
+                }
+                const double stored = sm.workspace(partial, cta.m * cta.n * 4, true, at - sim_now_ps());
+                stores_done = std::max(stores_done, stored);
+                if (c + 1 < last) steps.emplace(std::max(ctas[i + 1].end, stored), i + 1, 0);  // the next split, in this wave
+                else partial_stored[c + 1] = stored;                                          // ... or in the next
             }
             if (wave_end > start + cta_ps_max)  // waiting for operands: the first stage, or loads slower than the MMAs
                 stall(start + cta_ps_max, wave_end - (start + cta_ps_max), static_cast<uint32_t>(w), m_operand_load);

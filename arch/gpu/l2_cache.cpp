@@ -30,25 +30,32 @@ void L2Cache::b_transport(int /*sm*/, tlm::tlm_generic_payload& p, sc_core::sc_t
     m_free_ps = start + service;
     double done = start + service + m_latency_ps;
     const uint64_t key = p.get_address();
+    const int32_t owner = tag ? tag->tile.owner : -1;
+    const uint64_t local = tag ? tag->tile.local : 0;
+    const bool workspace = tag && tag->workspace;
     if (p.is_read()) {
-        const bool hit = (tag && tag->tensor >= 0 && m_lines.hit(whole_key(tag->tensor), tag->tensor, kWhole)) ||
-                         m_lines.hit(key, tag ? tag->tile.owner : -1, tag ? tag->tile.local : 0);
-        if (hit) {
+        if (workspace) m_workspace.read_at(key, arrive);
+        int64_t miss_bytes = 0;
+        if (!m_lines.hit(key, owner, local)) {
+            const double share = tag && tag->part.tensor >= 0 ? resident_share(tag->part) : 0.0;
+            miss_bytes = std::max<int64_t>(0, bytes - static_cast<int64_t>(std::llround(static_cast<double>(bytes) * share)));
+        }
+        if (miss_bytes == 0) {
             ++m_hits;
         } else {
             ++m_misses;
             if (tag) tag->missed = true;
-            const double dram_done = m_dram.transfer(bytes, /*write=*/false, start - now);
+            // a workspace tile evicted before its reader: its dirty lines went back to DRAM first
+            double after = start - now;
+            if (workspace) after = m_dram.transfer(miss_bytes, /*write=*/true, after) - now;
+            const double dram_done = m_dram.transfer(miss_bytes, /*write=*/false, after);
             done = std::max(done, dram_done + m_latency_ps);
-            m_lines.insert(key, bytes, tag ? tag->tile.owner : -1, tag ? tag->tile.local : 0);
+            m_lines.insert(key, bytes, owner, local);
         }
+    } else if (workspace) {
+        m_lines.insert(key, bytes, owner, local);  // written back: resident and dirty, no DRAM write now
     } else {
-        const double dram_done = m_dram.transfer(bytes, /*write=*/true, start - now);
-        done = std::max(done, dram_done);
-        if (tag && tag->whole) {
-            if (tag->tensor >= 0) m_lines.insert(whole_key(tag->tensor), bytes, tag->tensor, kWhole);
-            else m_lines.insert(key, bytes, tag->tile.owner, tag->tile.local);
-        }
+        done = std::max(done, m_dram.transfer(bytes, /*write=*/true, start - now));
     }
     TraceEvent e;
     e.t_ps = static_cast<uint64_t>(std::llround(start));
@@ -59,7 +66,32 @@ void L2Cache::b_transport(int /*sm*/, tlm::tlm_generic_payload& p, sc_core::sc_t
     e.kind = static_cast<uint8_t>(p.is_read() ? EventKind::SramRead : EventKind::SramWrite);
     m_trace.emit(e);
     delay = sc_core::sc_time(done - now, sc_core::SC_PS);
+    // the completion as the initiator sees it (whole ps)
+    if (workspace && !p.is_read()) m_workspace.written(key, now + static_cast<double>(delay.value()));
     p.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+void L2Cache::retain(int32_t tensor, int64_t bytes) {
+    for (int64_t i = 0; i < kChunks; ++i) {
+        const int64_t chunk = bytes * (i + 1) / kChunks - bytes * i / kChunks;
+        const TileId id{tensor, kChunk0 + static_cast<uint64_t>(i)};
+        m_lines.insert(id.key(), chunk, id.owner, id.local);
+    }
+}
+
+double L2Cache::resident_share(const TensorPart& part) {
+    const double lo = std::clamp(part.lo, 0.0, 1.0), hi = std::clamp(part.hi, lo, 1.0);
+    const double n = static_cast<double>(kChunks);
+    const int64_t first = std::min<int64_t>(kChunks - 1, static_cast<int64_t>(std::floor(lo * n)));
+    const int64_t last = std::max(first, std::min<int64_t>(kChunks - 1, static_cast<int64_t>(std::ceil(hi * n)) - 1));
+    double resident = 0;
+    for (int64_t i = first; i <= last; ++i) {
+        const TileId id{part.tensor, kChunk0 + static_cast<uint64_t>(i)};
+        if (!m_lines.hit(id.key(), id.owner, id.local)) continue;
+        // an empty part (lo == hi) counts its one chunk whole
+        resident += hi > lo ? std::min(hi, double(i + 1) / n) - std::max(lo, double(i) / n) : 1.0;
+    }
+    return hi > lo ? resident / (hi - lo) : resident;
 }
 
 }  // namespace archsim

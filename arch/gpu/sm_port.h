@@ -20,11 +20,25 @@ public:
     SmPort(sc_core::sc_module_name name, double port_bytes_per_ps)
         : sc_core::sc_module(name), socket("socket"), m_ps_per_byte(1.0 / port_bytes_per_ps) {}
 
-    /// Sends a load (or store) of `bytes` of tile `tile` of `tensor`, `issue_ps` after now; returns
-    /// its absolute completion, ps: the later of the port's and the L2's. `missed` (if given) says
-    /// whether a load went to DRAM.
-    double access(TileId tile, int64_t bytes, int32_t tensor, bool whole, bool store, double issue_ps = 0,
-                  bool* missed = nullptr) {
+    /// Sends a load (or store) of `bytes` of tile `tile`, which is `part` of a tensor (a load
+    /// finds that part's resident chunks in the L2), `issue_ps` after now; returns its absolute
+    /// completion, ps: the later of the port's and the L2's. `missed` (if given) says whether a
+    /// load went to DRAM.
+    double access(TileId tile, int64_t bytes, TensorPart part, bool store, double issue_ps = 0, bool* missed = nullptr) {
+        return transact(tile, bytes, part, store, false, issue_ps, missed);
+    }
+    /// A workspace tile's load or store (a split-K partial sum): written back, not through
+    /// (TensorTag); otherwise as access().
+    double workspace(TileId tile, int64_t bytes, bool store, double issue_ps = 0) {
+        return transact(tile, bytes, {}, store, true, issue_ps, nullptr);
+    }
+
+    /// When the port is next free, ps; set by a memoized kernel's replay.
+    double free_ps() const { return m_port_free_ps; }
+    void set_free_ps(double t) { m_port_free_ps = t; }
+
+private:
+    double transact(TileId tile, int64_t bytes, TensorPart part, bool store, bool workspace, double issue_ps, bool* missed) {
         const double now = static_cast<double>(sc_core::sc_time_stamp().value());
         if (bytes <= 0) return now + issue_ps;
         const double port_start = std::max(now + issue_ps, m_port_free_ps);
@@ -32,8 +46,8 @@ public:
         issue_ps = port_start - now;
         tlm::tlm_generic_payload p;
         TensorTag tag;
-        tag.tensor = tensor;
-        tag.whole = whole;
+        tag.part = part;
+        tag.workspace = workspace;
         tag.tile = tile;
         p.set_extension(&tag);
         p.set_command(store ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
@@ -42,17 +56,19 @@ public:
         p.set_data_length(static_cast<unsigned>(std::min<int64_t>(bytes, 0x7fffffff)));
         p.set_streaming_width(p.get_data_length());
         sc_core::sc_time delay(issue_ps, sc_core::SC_PS);
-        socket->b_transport(p, delay);
-        p.clear_extension(&tag);
+        {
+            // the tag lives on this stack: take it back even when the L2 throws (a causality check)
+            struct Detach {
+                tlm::tlm_generic_payload& p;
+                TensorTag* tag;
+                ~Detach() { p.clear_extension(tag); }
+            } detach{p, &tag};
+            socket->b_transport(p, delay);
+        }
         if (missed) *missed = tag.missed;
         return std::max(m_port_free_ps, now + static_cast<double>(delay.value()));
     }
 
-    /// When the port is next free, ps; set by a memoized kernel's replay.
-    double free_ps() const { return m_port_free_ps; }
-    void set_free_ps(double t) { m_port_free_ps = t; }
-
-private:
     double m_ps_per_byte;
     double m_port_free_ps = 0;
 };

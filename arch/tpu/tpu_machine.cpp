@@ -5,6 +5,7 @@
 
 #include "arch/common/dram_port.h"
 #include "arch/common/machine_base.h"
+#include "arch/common/stream_chunks.h"
 #include "arch/common/operand_pipeline.h"
 #include "arch/common/run_bytes.h"
 #include "arch/memory/tile_buffer.h"
@@ -193,8 +194,10 @@ protected:
         m_pipe.drain(m_vector);
     }
     /// Non-GEMM operators on the vector unit: inputs stream through the ifmap buffer in chunks of
-    /// half its size; a chunk costs ceil(ops / (lanes x ops_per_lane)) cycles (a copy moves one
-    /// element per lane per cycle) and writes its share of the outputs.
+    /// at most half its size, as many as overlap loads, work and write-backs best
+    /// (pick_stream_chunks: a larger buffer never makes it slower); a chunk costs
+    /// ceil(ops / (lanes x ops_per_lane)) cycles (a copy moves one element per lane per cycle) and
+    /// writes its share of the outputs.
     void streaming(const Operator& op, const OpGraph& graph) override {
         int64_t in_bytes = 0, out_bytes = 0, out_elems = 0;
         for (int32_t t : op.inputs)
@@ -206,8 +209,10 @@ protected:
         const bool copy = op.cost.cls == OpClass::DataMovement;
         const int64_t ops = copy ? 0 : op.cost.flops, work = copy ? out_elems : ops;
         const int64_t cap = std::max<int64_t>(1, m_buffers[0].capacity_bytes());
-        const int64_t n = std::max<int64_t>(1, (in_bytes + cap - 1) / cap);
         const double rate = static_cast<double>(m_cfg.vector_lanes) * m_cfg.vector_ops_per_lane;
+        StreamShape shape{in_bytes, out_bytes, work, rate, m_cfg.cycle_ps(), 0, 0};
+        if (!m_cfg.dram.ideal) shape.dram_bytes_per_ps = m_cfg.dram.bandwidth_gbps * 1e-3, shape.dram_latency_ps = m_cfg.dram.latency_ns * 1e3;
+        const int64_t n = pick_stream_chunks(shape, (in_bytes + cap - 1) / cap, m_cfg.dram.transaction_bytes);
         auto share = [n](int64_t total, int64_t i) { return total / n + (i < total % n ? 1 : 0); };
         for (int64_t i = 0; i < n; ++i) {
             FoldWork w;
