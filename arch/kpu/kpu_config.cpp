@@ -22,18 +22,18 @@ PowerSpec KpuConfig::power_spec() const {
     s.static_w = static_w, s.limit_w = power_envelope_w(), s.window_us = power_window_us, s.nominal_mhz = clock_mhz();
     s.ref_vdd_v = vdd_mid_v, s.step_mhz = power_step_mhz;
     s.points = {{clock_low_mhz, vdd_low_v}, {clock_mid_mhz, vdd_mid_v}, {clock_high_mhz, vdd_high_v}};
-    // every unit at its peak rate at once: the MACs, each tile's streamer (L2 read, L1 write and
-    // read per byte), its block mover (L3 read, L2 write, the network's mean hops per byte) and
-    // the DMA at DRAM bandwidth (L3 write); what the events of kpu_machine.cpp charge per byte
-    const double tiles_n = static_cast<double>(compute_tiles()), hz = clock_mhz() * 1e6, dram_bps = dram.bandwidth_gbps * 1e9;
+    // every unit the clock drives at its peak rate at once: the MACs, each tile's streamer (L2
+    // read, L1 write and read per byte) and its block mover (L3 read, L2 write, the network's
+    // mean hops per byte); what the events of kpu_machine.cpp charge per byte. The DMA's DRAM
+    // traffic (and its L3 writes) is measured, not bounded (PowerSpec::bound_onchip_w).
+    const double tiles_n = static_cast<double>(compute_tiles()), hz = clock_mhz() * 1e6;
     const double per_cycle_pj = peak_macs_per_cycle() * mac_pj_now() +
                                 tiles_n * streamer_bytes_per_cycle * (streamer_pj_per_byte + l2_pj_per_byte + 2 * l1_pj_per_byte) +
                                 tiles_n * block_mover_bytes_per_cycle *
                                     (block_mover_pj_per_byte + l3_pj_per_byte + l2_pj_per_byte +
                                      noc_pj_per_byte_hop() * mean_mesh_hops(tile_rows, tile_cols));
     // (the energies hold at mid's voltage: the bound at the mode's own voltage)
-    s.bound_onchip_w = (per_cycle_pj * hz + dram_bps * (dma_pj_per_byte + l3_pj_per_byte)) * 1e-12 * s.energy_scale(s.nominal_mhz);
-    s.bound_offchip_w = dram_bps * dram.pj_per_byte * 1e-12;
+    s.bound_onchip_w = per_cycle_pj * hz * 1e-12 * s.energy_scale(s.nominal_mhz);
     return s;
 }
 

@@ -16,7 +16,7 @@ PowerController::PowerController(PowerSpec spec)
     : m_spec(std::move(spec)), m_clock_mhz(m_spec.nominal_mhz), m_scale(m_spec.energy_scale(m_spec.nominal_mhz)),
       m_scale_nominal(m_scale) {
     if (m_spec.bound_onchip_w > 0 && m_spec.limit_w > 0 && !m_spec.fixed_clock) {
-        m_clock_mhz = m_spec.fit_clock_mhz(m_spec.bound_onchip_w, m_spec.bound_offchip_w, m_spec.nominal_mhz, m_spec.limit_w * (1 - kGuardBand));
+        m_clock_mhz = m_spec.fit_clock_mhz(m_spec.bound_onchip_w, 0, m_spec.nominal_mhz, m_spec.limit_w * (1 - kGuardBand));
         m_scale = m_spec.energy_scale(m_clock_mhz);
     }
 }
@@ -45,12 +45,12 @@ void PowerController::close(double now_ps, double onchip_ref_pj, double offchip_
         const double target_w = aim_w - over_j / std::max(m_spec.window_us * 1e-6, dt_s);
         m_clock_mhz = m_spec.fit_clock_mhz(on_pj / dt_ps, off_pj / dt_ps, m_clock_mhz, std::max(floor_w, target_w));
         if (m_spec.bound_onchip_w > 0) {
-            // and never a clock at which the worst case, over the longest window seen, would draw
-            // more than the aim plus the headroom banked below it (at most kBankWindows windows
-            // at the aim: the averaging horizon a running-average limiter keeps)
+            // and never a clock at which the fabric's worst case, over the longest window seen,
+            // would draw more than the aim plus the headroom banked below it (at most kBankWindows
+            // windows at the aim: the averaging horizon a running-average limiter keeps)
             const double banked_j = std::min(aim_w * m_time_s - m_energy_j, kBankWindows * aim_w * m_longest_s);
             const double bound_target_w = aim_w + banked_j / m_longest_s;
-            m_clock_mhz = std::min(m_clock_mhz, m_spec.fit_clock_mhz(m_spec.bound_onchip_w, m_spec.bound_offchip_w, m_spec.nominal_mhz,
+            m_clock_mhz = std::min(m_clock_mhz, m_spec.fit_clock_mhz(m_spec.bound_onchip_w, 0, m_spec.nominal_mhz,
                                                                      std::max(floor_w, bound_target_w)));
         }
         m_scale = m_spec.energy_scale(m_clock_mhz);

@@ -18,10 +18,11 @@ namespace archsim {
 /// window was over and raising it back towards nominal when one was under. It aims 2% below the
 /// limit (a guard band for the last window, which nothing after it pays back), less what the run
 /// has drawn above that so far, spread over the next window, so an overshoot (it reacts one
-/// window late) is paid back. A part that knows its worst case (spec.bound_onchip_w) also never
-/// runs at a clock where that worst case, over the longest window seen, would draw more than the
-/// aim plus the headroom banked below it: its average cannot exceed the limit however its load
-/// changes. Without a limit, or on a part whose clock the model cannot change
+/// window late) is paid back. A part that knows its fabric's worst case (spec.bound_onchip_w)
+/// also never runs at a clock where that worst case, over the longest window seen, would draw
+/// more than the aim plus the headroom banked below it: its average cannot exceed the limit
+/// however its compute load changes (memory power, which the clock does not drive, is left to
+/// the feedback). Without a limit, or on a part whose clock the model cannot change
 /// (PowerSpec::fixed_clock), the controller only measures (the power timeline and peak).
 class PowerController {
 public:

@@ -27,14 +27,17 @@ struct PowerSpec {
     double step_mhz = 0;          ///< clocks below nominal are whole steps of this, MHz (0: any clock)
     double ref_vdd_v = 0;         ///< voltage at which the per-event energies are given, V (0: V(nominal))
     std::vector<VfPoint> points;  ///< ascending clock
-    /// An upper bound on the on-chip dynamic power at the nominal clock and its voltage (every
-    /// unit at its peak rate at once), W; 0 = none. With one, the first window runs at the clock at which the
-    /// bound fits the limit, and no later window at a clock where the bound would exceed the
-    /// limit plus the headroom the run has banked so far: the run's average cannot exceed the
-    /// limit, however its load changes from one window to the next (a part whose controller
-    /// knows its worst case).
+    /// An upper bound on the on-chip dynamic power the clock drives, at the nominal clock and its
+    /// voltage (every compute and on-chip data-movement unit at its peak rate per cycle at once),
+    /// W; 0 = none. With one, the first window runs at the clock at which the bound fits the
+    /// limit, and no later window at a clock where the bound would exceed the limit plus the
+    /// headroom the run has banked so far (a part whose controller knows its fabric's worst
+    /// case). Power that DRAM traffic drives (the DRAM itself, the DMA and buffer writes per DRAM
+    /// byte) does not scale with the core clock, so it is left to the measured feedback, not
+    /// bounded: a bound at peak DRAM bandwidth would lower the clock for bandwidth the run never
+    /// uses, and make a part with more bandwidth slower (the KPU T256 at 4 TB/s ran at 1% of its
+    /// clock).
     double bound_onchip_w = 0;
-    double bound_offchip_w = 0;  ///< the off-chip power at that bound (DRAM at its peak bandwidth), W
     /// The model cannot change this part's clock (a CPU, TPU or roofline model today): the limit
     /// is checked, not enforced; the run stays at nominal_mhz and reports where it draws more.
     bool fixed_clock = false;
