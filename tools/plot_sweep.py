@@ -216,8 +216,15 @@ def place_labels(fig, ax, points, fontsize=6.5):
     return dropped
 
 
+# what every plot says about the points' precision (set by main from the rows shown)
+PRECISION_NOTE = ""
+
+
 def save(fig, plots, name, title, captions):
     from matplotlib.legend import Legend
+    if PRECISION_NOTE:
+        fig.text(0.01, 0.0, PRECISION_NOTE, fontsize=7, ha="left", va="top")
+        title += f" ({PRECISION_NOTE})"
     # every legend (those added as artists too) and the usual extras (a suptitle) inside the saved box
     legends = fig.get_default_bbox_extra_artists() + [x for x in fig.findobj(Legend)]
     paths = []
@@ -578,6 +585,10 @@ def main(argv):
         print(f"plot_sweep.py: {', '.join(outs)}: no finished point matches", file=sys.stderr)
         return 1
     with_study = len(outs) > 1
+    global PRECISION_NOTE
+    precisions = sorted({r.get("precision") for r in rows if r.get("precision")})
+    if precisions:
+        PRECISION_NOTE = ("precision " if len(precisions) == 1 else "precisions ") + ", ".join(precisions)
     plots = os.path.join(dest, "plots")
     os.makedirs(plots, exist_ok=True)
     captions = {}

@@ -67,8 +67,16 @@ std::vector<MetricDecl> declare_all() {
         Declare(S::Run, "machine", "", "machine name (config `name`)", run([](const Metrics& m) { return m.machine; })),
         Declare(S::Run, "precision", "", "operand precision of the run (fp32, tf32, bf16, fp16, int8)",
                 run([](const Metrics& m) { return m.precision; })),
+        Declare(S::Run, "precision_from", "",
+                "where the precision came from: --precision or --set, the workload, the machine config, or for a training "
+                "step the machine kind's training default (the command line, else the workload, else the machine)",
+                run([](const Metrics& m) { return m.precision_from; })),
         Declare(S::Run, "runtime", "", "runtime profile whose kernels ran (configs/runtimes/; none = the graph as imported)",
                 run([](const Metrics& m) { return m.runtime; })),
+        Declare(S::Run, "runtime_from", "",
+                "where the runtime came from: --runtime or --set, the machine config (its deployed runtime), or for a "
+                "training step the machine kind's training default",
+                run([](const Metrics& m) { return m.runtime_from; })),
         Declare(S::Run, "approximations", "",
                 "fast paths the run used whose numbers are bounded rather than exact, and where (none = every number as "
                 "`run --reference` gives it, or exact to < 1 ps per event)",

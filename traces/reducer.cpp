@@ -40,6 +40,7 @@ Metrics reduce_sums(const TraceTables& t, const std::string& where) {
     m.machine = t.machine;
     m.precision = t.precision;
     m.runtime = t.runtime.empty() ? "none" : t.runtime;  // traces of schema 2 and older ran the graph as imported
+    m.precision_from = t.precision_from, m.runtime_from = t.runtime_from;
     m.approximations = t.approximations.empty() ? "none" : t.approximations;  // traces before it: none used
     m.not_modeled = t.not_modeled.empty() ? "none" : t.not_modeled;
     m.clock_hz = t.clock_hz;

@@ -49,6 +49,10 @@ struct Metrics {
     std::string machine;
     std::string precision;
     std::string runtime;  ///< the runtime profile whose kernels ran ("none": the graph as imported)
+    /// Where the precision and the runtime came from (sim/engine/run_choice.h: "--precision",
+    /// "workload NAME", "machine config", "training default of the KIND kind"; "" in traces
+    /// written before they were recorded).
+    std::string precision_from, runtime_from;
     std::string approximations;  ///< bounded (not exact) fast paths the run used ("none": every number as full detail)
     std::string not_modeled;     ///< what the machine's model leaves out that moves its numbers ("none": nothing it knows of)
     double clock_hz = 0;
@@ -87,7 +91,7 @@ struct Metrics {
 /// per-operator event sums (traces/event_sums.h), whether they come from a trace file or from the
 /// writer of a run still in memory.
 struct TraceTables {
-    std::string model, machine, precision, runtime, approximations, not_modeled;
+    std::string model, machine, precision, runtime, approximations, not_modeled, precision_from, runtime_from;
     double clock_hz = 0;
     double static_power_w = 0;
     double power_limit_w = 0;        ///< attribute power.limit_w: the limit the clock was lowered to fit (0: none)

@@ -130,6 +130,8 @@ TraceTables TraceReader::tables() const {
     t.precision = attr_string("precision");
     t.runtime = attr_string("runtime");
     t.approximations = attr_string("approximations");
+    t.precision_from = attr_string("precision_from");
+    t.runtime_from = attr_string("runtime_from");
     t.not_modeled = attr_string("not_modeled");
     t.clock_hz = attr_double("clock_hz");
     t.static_power_w = attr_double("static_power_w");

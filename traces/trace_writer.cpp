@@ -158,6 +158,7 @@ TraceTables TraceWriter::tables() const {
     auto num = [&](const char* k) { auto it = m_num_attrs.find(k); return it == m_num_attrs.end() ? 0.0 : it->second; };
     t.model = str("model"), t.machine = str("machine"), t.precision = str("precision"), t.runtime = str("runtime");
     t.approximations = str("approximations");
+    t.precision_from = str("precision_from"), t.runtime_from = str("runtime_from");
     t.not_modeled = str("not_modeled");
     t.clock_hz = num("clock_hz"), t.static_power_w = num("static_power_w");
     t.power_limit_w = num("power.limit_w"), t.power_peak_w = num("power.peak_w"), t.power_unthrottled_w = num("power.unthrottled_w");

@@ -62,6 +62,10 @@ struct MachineKind {
     /// Whether the model costs fused attention kernels (MachineBase::attention); the engine
     /// refuses an execution plan with attention kernels on a kind without it, before simulating.
     bool fused_attention = false;
+    /// What a training step runs at on this kind when neither the command line nor the workload
+    /// names it (sim/engine/run_choice.h): its precision (mixed precision, FP32 master weights,
+    /// below fp32) and runtime profile; "" = the config's `precision` / `runtime`, as inference.
+    std::string training_precision, training_runtime;
 };
 
 }  // namespace archsim

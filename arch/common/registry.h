@@ -20,11 +20,17 @@ std::vector<std::string> machine_kinds();
 /// typed config `Make(ParamSet)` builds, running every cross-key check (UserError); `create`
 /// builds the machine. Validation is Make itself, so the checks live in one place.
 /// `fused_attention`: the model costs fused attention kernels (MachineBase::attention).
+/// `training`: the kind's training precision and runtime (MachineKind::training_precision).
+struct TrainingDefaults {
+    std::string precision, runtime;
+};
 template <auto Params, auto Make>
 MachineKind machine_kind(std::string kind, std::string doc,
-                         std::unique_ptr<Machine> (*create)(const ParamSet& params, TraceWriter& trace), bool fused_attention = false) {
+                         std::unique_ptr<Machine> (*create)(const ParamSet& params, TraceWriter& trace), bool fused_attention = false,
+                         TrainingDefaults training = {}) {
     return MachineKind{std::move(kind), std::move(doc), []() -> const ParamSchema& { return Params().schema(); }, create,
-                       [](const ParamSet& p) { (void)Make(p); }, fused_attention};
+                       [](const ParamSet& p) { (void)Make(p); }, fused_attention, std::move(training.precision),
+                       std::move(training.runtime)};
 }
 
 }  // namespace archsim

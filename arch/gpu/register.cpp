@@ -16,5 +16,5 @@ GpuConfig make_checked_gpu_config(const ParamSet& p) {
 
 ARCHSIM_REGISTER_MACHINE(machine_kind<&gpu_params, &make_checked_gpu_config>(
     "gpu", "NVIDIA-style GPU: SMs running CTAs in waves on tensor/CUDA cores, shared L2 and HBM/GDDR", &create_gpu_machine,
-    /*fused_attention=*/true));
+    /*fused_attention=*/true, TrainingDefaults{"fp16", "torch-eager"}));
 }  // namespace archsim

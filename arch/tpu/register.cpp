@@ -6,5 +6,5 @@
 namespace archsim {
 ARCHSIM_REGISTER_MACHINE(machine_kind<&tpu_params, &make_tpu_config>(
     "tpu", "TPU-style systolic array (WS/OS/IS) with SRAM buffers, vector unit and DRAM", &create_tpu_machine,
-    /*fused_attention=*/true));
+    /*fused_attention=*/true, TrainingDefaults{"bf16", "xla"}));
 }  // namespace archsim

@@ -37,7 +37,12 @@ TEST_CASE("each kind runs its deployed runtime by default, and naming it reprodu
         const json def = json::parse(slurp(a + "/metrics.json")), none = json::parse(slurp(c + "/metrics.json"));
         CHECK(def["runtime"] == rt);
         CHECK(none["runtime"] == "none");
-        CHECK(slurp(a + "/metrics.json") == slurp(b + "/metrics.json"));
+        // the same run, but for where its runtime came from
+        json named = json::parse(slurp(b + "/metrics.json")), as_default = def;
+        CHECK(as_default["runtime_from"] == "machine config");
+        CHECK(named["runtime_from"] == "--runtime");
+        as_default.erase("runtime_from"), named.erase("runtime_from");
+        CHECK(as_default == named);
         CHECK(def["total"]["macs"] == none["total"]["macs"]);
         // every default runtime lowers ResNet-18 into other kernels than its operators (the CPU's
         // torch-frozen adds oneDNN layout conversions, more kernels than operators)

@@ -199,15 +199,16 @@ TEST_CASE("the runtime is a results column, and an axis like any key", "[e2e][sw
     REQUIRE(run_archsim("sweep " + path + " --out " + out + " --traces none").exit_code == 0);
     const auto rows = lines_of(results(out));
     REQUIRE(rows.size() == 1 + 3);
-    // header: index,id,model,machine,kind,runtime,status,... (the swept runtime is that one column)
-    CHECK(rows[0].rfind("index,id,model,machine,kind,runtime,status,", 0) == 0);
+    // header: index,id,model,machine,kind,runtime,precision,status,... (the swept runtime is that one column)
+    CHECK(rows[0].rfind("index,id,model,machine,kind,runtime,precision,status,", 0) == 0);
     std::multiset<std::string> ran;
     for (size_t i = 1; i < rows.size(); ++i) {
         std::vector<std::string> f;
         std::stringstream ss(rows[i]);
         for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
-        REQUIRE(f.size() > 6);
-        CHECK(f[6] == "ok");
+        REQUIRE(f.size() > 7);
+        CHECK(f[6] == (f[4] == "gpu" ? "fp16" : "int8"));  // each config's precision
+        CHECK(f[7] == "ok");
         ran.insert(f[4] + ":" + f[5]);
     }
     CHECK(ran == std::multiset<std::string>{"gpu:none", "gpu:tensorrt", "tpu:xla"});  // the TPU's default

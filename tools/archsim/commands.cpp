@@ -19,6 +19,7 @@
 #include "sim/config/machine_file.h"
 #include "sim/config/params.h"
 #include "sim/engine/machine_setup.h"
+#include "sim/engine/run_choice.h"
 #include "arch/common/registry.h"
 #include "sim/engine/simulate.h"
 #include "traces/metrics_report.h"
@@ -219,10 +220,9 @@ int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& o
     const TraceDetail trace_detail = parse_trace_detail(detail, "--detail");
     if (is_llm_workload(w.model)) {
         WorkloadArgs t = w;
-        std::string prec = precision;
-        t.model = llm_training_workload(w.model, w.workload_sets, t.train, prec);
+        t.model = llm_training_workload(w.model, w.workload_sets, t.train);
         if (t.train)  // --train, or an entry with generate = 0: one training step of NAME@train
-            return cmd_run(t, arch, out_dir, prec, sets, format, max_events, max_sim_time, detail, reference, quiet);
+            return cmd_run(t, arch, out_dir, precision, sets, format, max_events, max_sim_time, detail, reference, quiet);
         // serving: each phase is a run of its own, the runtime goes with it
         std::vector<std::string> phase_sets = sets;
         if (!w.runtime.empty()) phase_sets.push_back("runtime=" + w.runtime);
@@ -230,15 +230,23 @@ int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& o
     }
     // Config first: it is cheap, and a typo there should not wait for a big import.
     std::vector<KeyOverride> overrides = set_overrides(sets);
-    if (!w.runtime.empty()) overrides.push_back({"runtime=" + w.runtime, "--runtime"});
-    if (reference && load_machine(arch, precision, overrides).kind->schema().find("dram.per_burst"))
-        overrides.push_back({"dram.per_burst=true", "--reference"});
-    const MachineSetup as_given = load_machine(arch, precision, overrides);
+    const MachineSetup base = load_machine(arch, "", overrides);
+    // precision and runtime by the one rule (run_choice.h): command line, workload, machine
+    const WorkloadRef ref = parse_workload_ref(w.model);
+    const WorkloadRunFields entry = ref.generated() ? read_workload_run_fields(ref.file, ref.entry, w.workload_sets) : WorkloadRunFields{};
+    const bool training_step = w.train || entry.train;
+    const RunChoice precision_choice = choose_precision(precision, overrides, entry.precision, ref.name(), base, training_step);
+    const RunChoice runtime_choice = choose_runtime(w.runtime, overrides, base, training_step);
+    if (const std::string warn = training_precision_warning(precision_choice, training_step); !warn.empty())
+        std::fprintf(stderr, "archsim: warning: %s\n", warn.c_str());
+    overrides.push_back({"runtime=" + runtime_choice.value, runtime_choice.from});
+    if (reference && base.kind->schema().find("dram.per_burst")) overrides.push_back({"dram.per_burst=true", "--reference"});
+    const MachineSetup as_given = load_machine(arch, precision_choice.value, overrides);
     const RuntimeProfile runtime = [&] {
         try {
             return load_runtime(as_given.params.get_string("runtime"), runtimes_dir());
         } catch (const UserError& e) {
-            if (!w.runtime.empty()) throw;
+            if (runtime_choice.from != "machine config") throw;
             throw UserError(arch, e.what());  // the machine file's own `runtime` key
         }
     }();
@@ -248,7 +256,7 @@ int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& o
         std::vector<KeyOverride> sets;
         for (const auto& a : runtime.device_sets) sets.push_back({a, runtime.source + ": device.sets"});
         sets.insert(sets.end(), overrides.begin(), overrides.end());
-        stacked.emplace(load_machine(arch, precision, sets));
+        stacked.emplace(load_machine(arch, precision_choice.value, sets));
     }
     const MachineSetup& machine = stacked ? *stacked : as_given;
 
@@ -277,7 +285,9 @@ int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& o
     limits.max_events = max_events;
     limits.max_sim_time_ps = max_sim_time.empty() ? 0 : parse_time_ps(max_sim_time, "--max-sim-time");
     SimulationResult sim = simulate(graph, *machine.kind, machine.params, trace_path,
-                                    {{"config", resolved}, {"config_path", arch}, {"import_warnings", warnings}}, limits,
+                                    {{"config", resolved}, {"config_path", arch}, {"import_warnings", warnings},
+                                     {"precision_from", precision_choice.from}, {"runtime_from", runtime_choice.from}},
+                                    limits,
                                     SimulationOptions{trace_detail, !reference, !quiet});
     if (!sim.stopped_by.empty()) {
         std::fprintf(stderr, "archsim: error: %s: the run stopped: %s; the trace is kept, marked incomplete, and no metrics.json was written\n",

@@ -449,7 +449,9 @@ int cmd_run_job(const JobRunArgs& args) {
     // the device runs
     const std::string dev_dir = args.out_dir + "/devices";
     fs::create_directories(dev_dir);
-    std::string precision = job.model.weights_precision == "fp8" ? "int8" : job.model.weights_precision;
+    // the one rule (sim/engine/run_choice.h): the command line, else the workload (fp8 runs as int8)
+    const std::string precision = !args.precision.empty() ? args.precision
+                                  : job.model.weights_precision == "fp8" ? "int8" : job.model.weights_precision;
     std::string runtime = args.runtime;
     if (runtime.empty() && fs::exists(runtimes_dir() + "/" + job.framework + ".toml")) runtime = job.framework;
     if (!job.training()) return run_inference(job, target, cl, plan, args, dev_dir, precision, runtime, t0);

@@ -23,6 +23,7 @@ struct JobRunArgs {
     /// its own process under OUT/phases/<name>, and the results weighted by duration).
     std::string phase;
     std::string runtime;        ///< device runtime profile; "" = the framework's profile if one is bundled, else the device's
+    std::string precision;      ///< run --precision over the workload's precision ("" = the workload's)
     bool quiet = false;         ///< no progress of the device runs (run --quiet)
 };
 

@@ -14,6 +14,8 @@
 #include <thread>
 
 #include "sim/common/error.h"
+#include "sim/engine/machine_setup.h"
+#include "sim/engine/run_choice.h"
 #include "tools/archsim/spawn.h"
 #include "workloads/generators/llm.h"
 #include "workloads/generators/workload_file.h"
@@ -42,7 +44,8 @@ struct PhaseRun {
 };
 
 /// Simulates every phase, each a child `run` process, up to one per core at a time (the
-/// phases are independent simulations); the longest (the prefill) should come first.
+/// phases are independent simulations); the longest (the prefill) should come first. Each
+/// decides its precision by the one rule (run_choice.h): `precision` is --precision ("": none).
 /// Throws UserError naming the first phase that failed, with its log's last line.
 void run_phases(const std::string& self, std::vector<PhaseRun>& phases, const std::string& arch, const std::string& precision,
                 const std::vector<std::string>& sets, int64_t batch, const std::string& detail, bool reference) {
@@ -54,7 +57,8 @@ void run_phases(const std::string& self, std::vector<PhaseRun>& phases, const st
             const PhaseRun& p = phases[next];
             fs::create_directories(p.dir);
             std::vector<std::string> args = {"run", p.model, "--arch", arch, "--out", p.dir, "--format", "json", "--quiet", "--batch",
-                                             std::to_string(batch), "--precision", precision, "--detail", detail};
+                                             std::to_string(batch), "--detail", detail};
+            if (!precision.empty()) args.insert(args.end(), {"--precision", precision});
             if (reference) args.push_back("--reference");
             for (const auto& s : sets) args.insert(args.end(), {"--set", s});
             running[spawn_self(self, args, p.dir + "/report.json", p.dir + "/stderr.log")] = next++;
@@ -73,10 +77,6 @@ void run_phases(const std::string& self, std::vector<PhaseRun>& phases, const st
     }
 }
 
-/// The run precision of an llm entry when --precision gives none: its weights' (fp8 runs as an
-/// 8-bit operand on the int8 rates).
-std::string entry_precision(const LlmShape& s) { return s.weights_precision == "fp8" ? "int8" : s.weights_precision; }
-
 }  // namespace
 
 bool is_llm_workload(const std::string& model) {
@@ -87,14 +87,13 @@ bool is_llm_workload(const std::string& model) {
     return read_llm_entry(file, name, shape, batch);
 }
 
-std::string llm_training_workload(const std::string& model, const std::vector<std::string>& sets, bool& train, std::string& precision) {
+std::string llm_training_workload(const std::string& model, const std::vector<std::string>& sets, bool& train) {
     std::string file, name;
     split(model, file, name);
     LlmShape s;
     int64_t batch = 1;
     read_llm_entry(file, name, s, batch, sets);
     if (s.generate == 0 || read_workload_run_fields(file, name, sets).train) train = true;
-    if (precision.empty()) precision = entry_precision(s);
     return model + "@train";
 }
 
@@ -109,8 +108,11 @@ int cmd_run_llm(const WorkloadArgs& w, const std::string& arch, const std::strin
     int64_t batch = 1;
     read_llm_entry(file, name, s, batch);
     if (w.batch > 0) batch = w.batch;
-    std::string prec = precision;
-    if (prec.empty()) prec = entry_precision(s);
+    // the precision every phase runs at, by the one rule (run_choice.h); each phase decides the same
+    std::vector<KeyOverride> overrides = set_overrides(sets);
+    const RunChoice prec_choice = choose_precision(precision, overrides, read_workload_run_fields(file, name).precision, name,
+                                                   load_machine(arch, "", overrides), false);
+    const std::string prec = prec_choice.value;
     const std::string self = fs::read_symlink("/proc/self/exe").string();
     fs::create_directories(out_dir);
     std::fprintf(stderr, "archsim: %s: prefill of %lld tokens and %lld decode steps, batch %lld, %s\n", w.model.c_str(),
@@ -124,7 +126,7 @@ int cmd_run_llm(const WorkloadArgs& w, const std::string& arch, const std::strin
     std::vector<PhaseRun> phases{{w.model + "@prefill", out_dir + "/prefill", {}}};
     for (int64_t t : points)
         phases.push_back({w.model + "@decode=" + std::to_string(s.prompt + t), out_dir + "/decode_kv" + std::to_string(s.prompt + t), {}});
-    run_phases(self, phases, arch, prec, sets, batch, detail, reference);
+    run_phases(self, phases, arch, precision, sets, batch, detail, reference);
     const Phase prefill = phases[0].result;
     std::map<int64_t, Phase> sampled;
     for (size_t i = 0; i < points.size(); ++i) sampled[points[i]] = phases[i + 1].result;
@@ -143,7 +145,7 @@ int cmd_run_llm(const WorkloadArgs& w, const std::string& arch, const std::strin
     const double tokens = double(batch * s.generate);
     const double total_s = prefill.latency_s + decode_s, total_j = prefill.energy_j + decode_j;
     nlohmann::json j;
-    j["model"] = w.model, j["config"] = arch, j["precision"] = prec, j["batch"] = batch;
+    j["model"] = w.model, j["config"] = arch, j["precision"] = prec, j["precision_from"] = prec_choice.from, j["batch"] = batch;
     j["prompt_tokens"] = s.prompt, j["generated_tokens"] = s.generate, j["parameters"] = s.parameters();
     j["time_to_first_token_s"] = prefill.latency_s;
     j["time_per_output_token_s"] = steps ? decode_s / double(steps) : 0.0;

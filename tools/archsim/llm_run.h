@@ -13,10 +13,9 @@ bool is_llm_workload(const std::string& model);
 
 /// An llm workload `model` ("FILE.toml#NAME", its fields `sets` applied) run as a training step:
 /// sets `train` when the entry's sequence.generate is 0 (the format's training-only entry) or its
-/// mode is "train", and returns the workload
-/// that step trains ("FILE.toml#NAME@train"), with `precision`, when empty, set to the entry's
-/// weights precision (fp8 as int8, as cmd_run_llm does).
-std::string llm_training_workload(const std::string& model, const std::vector<std::string>& sets, bool& train, std::string& precision);
+/// mode is "train", and returns the workload that step trains ("FILE.toml#NAME@train"); its
+/// precision is decided by the one rule (sim/engine/run_choice.h) like any run's.
+std::string llm_training_workload(const std::string& model, const std::vector<std::string>& sets, bool& train);
 
 /// Simulates the prefill (the whole prompt) and the decode phase at four KV lengths across the
 /// generation (prompt, and one third, two thirds and the whole of the way through), each

@@ -32,6 +32,7 @@ std::optional<std::string> text_of(const SweepRow& r, const std::string& key) {
     if (key == "machine") return r.machine;
     if (key == "kind") return r.kind;
     if (key == "runtime") return r.runtime;
+    if (key == "precision") return r.precision;
     if (key == "status") return r.status;
     if (key == "id") return r.id;
     for (const auto& [k, v] : r.axes)

@@ -91,6 +91,12 @@ pid_t SweepSession::start(size_t i) {
     std::vector<std::string> args = {"run", p.model, "--arch", (dir / "machine.toml").string(), "--out", dir.string(), "--format", "json", "--quiet",
                                      "--detail", m_args.traces == "full" ? "full" : "kernel"};
     if (p.batch > 0) args.insert(args.end(), {"--batch", std::to_string(p.batch)});
+    // a precision or runtime the study sets is the study's command line: it wins over the
+    // workload's and the training defaults (the one rule, sim/engine/run_choice.h); the resolved
+    // machine.toml alone would rank below them
+    for (const auto& set : p.sets)
+        for (const char* key : {"precision", "runtime"})
+            if (set.rfind(std::string(key) + "=", 0) == 0) args.insert(args.end(), {"--set", set});
     for (const auto& ws : p.workload_sets) args.insert(args.end(), {"--workload-set", ws});
     return spawn_self(m_self, args, (dir / "report.json").string(), (dir / "stderr.log").string());
 }

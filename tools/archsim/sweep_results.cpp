@@ -24,8 +24,10 @@ SweepRow failed_row(const SweepPoint& p, const std::string& error) {
     SweepRow r;
     r.index = p.index, r.id = p.id, r.model = workload_name(p.model), r.machine = p.machine, r.kind = p.kind;
     r.axes = p.axes;
-    for (const auto& [k, v] : p.axes)
+    for (const auto& [k, v] : p.axes) {
         if (k == "runtime") r.runtime = v;
+        if (k == "precision") r.precision = v;
+    }
     r.tags = p.tags;
     r.status = "failed";
     r.error = error;
@@ -99,6 +101,7 @@ SweepRow row_from_metrics(const SweepPoint& p, const std::string& metrics_json, 
         }
     }
     if (m.contains("runtime") && m["runtime"].is_string()) r.runtime = m["runtime"].get<std::string>();
+    if (m.contains("precision") && m["precision"].is_string()) r.precision = m["precision"].get<std::string>();
     const double batch = p.batch > 0 ? double(p.batch) : 1.0;
     for (const MetricDecl* d : sweep_metrics())
         if (d->scope == MetricScope::Point) r.values[d->name] = d->derive(r.values, batch);
@@ -133,7 +136,7 @@ std::string sweep_column_names() {
 std::string journal_line(const SweepRow& r) {
     json j;
     j["index"] = r.index, j["id"] = r.id, j["model"] = r.model, j["machine"] = r.machine, j["kind"] = r.kind;
-    j["runtime"] = r.runtime;
+    j["runtime"] = r.runtime, j["precision"] = r.precision;
     j["axes"] = json::array();
     for (const auto& [k, v] : r.axes) j["axes"].push_back({k, v});
     j["tags"] = r.tags;
@@ -151,6 +154,7 @@ bool parse_journal_line(const std::string& line, SweepRow& r) {
         r.index = j.at("index").get<size_t>(), r.id = j.at("id"), r.model = j.at("model"), r.machine = j.at("machine");
         r.kind = j.at("kind");
         r.runtime = j.value("runtime", std::string());  // journals written before the column had none
+        r.precision = j.value("precision", std::string());
         for (const auto& a : j.at("axes")) r.axes.emplace_back(a.at(0).get<std::string>(), a.at(1).get<std::string>());
         if (j.contains("tags")) r.tags = j.at("tags").get<std::map<std::string, std::string>>();
         r.status = j.at("status"), r.error = j.at("error"), r.trace = j.at("trace");
@@ -201,8 +205,9 @@ std::vector<Column> columns_of(std::vector<SweepRow>& rows, const std::vector<st
     text("machine", [](const SweepRow& r) { return r.machine; });
     text("kind", [](const SweepRow& r) { return r.kind; });
     text("runtime", [](const SweepRow& r) { return r.runtime; });
+    text("precision", [](const SweepRow& r) { return r.precision; });
     for (const auto& key : axis_keys) {
-        if (key == "runtime") continue;  // the runtime column above is that axis
+        if (key == "runtime" || key == "precision") continue;  // the columns above are those axes
         // an axis is numeric if every value it takes is a number
         bool numeric = true;
         std::vector<std::string> vals;

@@ -17,6 +17,9 @@ struct SweepRow {
     /// The runtime profile whose kernels ran (metrics.json `runtime`); a failed point: its
     /// `runtime` axis value, "" without one.
     std::string runtime;
+    /// The precision it ran at (metrics.json `precision`: the one rule, sim/engine/run_choice.h);
+    /// a failed point: its `precision` axis value, "" without one.
+    std::string precision;
     std::string study;  ///< set by `report` from the folder's study file; not in the journal
     std::vector<std::pair<std::string, std::string>> axes;
     std::map<std::string, std::string> tags;  ///< the generated workload's user tags
@@ -47,8 +50,8 @@ std::vector<SweepRow> rows_from_journal(const std::string& path);
 /// One journal line back into a row; false if it is not one (torn, or not JSON).
 bool parse_journal_line(const std::string& line, SweepRow& r);
 
-/// results.csv: one row per point sorted by index: index, id, model, machine, kind, runtime, the
-/// axes (`axis_keys`; a `runtime` axis is the runtime column itself), tag.<key> for every workload tag any row has, status, the declared sweep metrics
+/// results.csv: one row per point sorted by index: index, id, model, machine, kind, runtime,
+/// precision, the axes (`axis_keys`; a `runtime` or `precision` axis is that column itself), tag.<key> for every workload tag any row has, status, the declared sweep metrics
 /// in declaration order (scalars, then per-key ones such as traffic_<level>_bytes and
 /// energy_<part>_j for every key any row has), trace, error. Written to a temporary name and
 /// renamed into place.

@@ -57,7 +57,7 @@ const toml::table* find_entry(const toml::table& root, const std::string& name) 
 
 /// The fields every entry may hold besides its family's: how it is run (WorkloadRunFields).
 const std::set<std::string>& run_field_keys() {
-    static const std::set<std::string> keys = {"mode", "optimizer", "loss", "recompute", "microbatches", "setup"};
+    static const std::set<std::string> keys = {"mode", "optimizer", "loss", "recompute", "microbatches", "setup", "precision"};
     return keys;
 }
 
@@ -134,6 +134,10 @@ WorkloadRunFields read_workload_run_fields(const std::string& file, const std::s
     if (args.has("recompute")) f.recompute = args.choice_or("recompute", "", recompute_names());
     if (args.has("microbatches")) f.microbatches = args.integer("microbatches");
     if (args.has("setup")) f.setup = args.boolean_or("setup", false);
+    // the precision the entry runs at: an llm entry's weights, or any entry's `precision`
+    if (args.has("precision.weights")) f.precision = args.choice_or("precision.weights", "", {"fp32", "bf16", "fp16", "fp8", "int8"});
+    else if (args.has("precision") && !entry["precision"].is_table()) f.precision = args.choice_or("precision", "", {"fp32", "bf16", "fp16", "int8"});
+    if (f.precision == "fp8") f.precision = "int8";  // FP8 runs as an 8-bit operand on the INT8 rates (not yet its own precision)
     return f;
 }
 

@@ -36,12 +36,15 @@ bool read_llm_entry(const std::string& file, const std::string& name, LlmShape& 
 /// What an entry asks of a run besides its graph: `mode` = "infer" (the default) or "train" (a
 /// training step, as `run --train`), and for training the optional fields `optimizer`, `loss`,
 /// `recompute`, `microbatches` and `setup` (as the run flags of the same names; a flag given on
-/// the command line wins; under "infer" they are checked and unused). Absent fields stay empty.
+/// the command line wins; under "infer" they are checked and unused), and the precision it runs
+/// at: an llm entry's `precision.weights`, or any entry's `precision` string (fp8 runs as int8),
+/// which wins over the machine's (sim/engine/run_choice.h). Absent fields stay empty.
 struct WorkloadRunFields {
     bool train = false;
     std::string optimizer, loss, recompute;  ///< "" = not set by the entry
     int64_t microbatches = 0;                ///< 0 = not set
     std::optional<bool> setup;               ///< not set, or the entry's value
+    std::string precision;                   ///< "" = not set by the entry
 };
 /// The run fields of entry `name` (an '@' phase suffix is ignored) of `file`, `sets` applied.
 /// Throws UserError naming the field for a bad value, like generate_workload for a bad entry.
