@@ -351,3 +351,17 @@ TEST_CASE("what a person reads follows the unit policy: grouped counts, engineer
     fs::remove_all(out);
     fs::remove_all(tpu);
 }
+
+TEST_CASE("progress and warnings on stderr never land inside the result table under 2>&1", "[e2e][cli]") {
+    // stdout is line-buffered: the summary line on stderr comes after the whole table
+    const std::string dir = temp_dir("interleave");
+    const std::string cmd = std::string(ARCHSIM_BIN) + " run " + kBundled + " --arch kpu/t256 --out " + dir + "/out > " + dir +
+                            "/both.txt 2>&1 < /dev/null";
+    REQUIRE(std::system(cmd.c_str()) == 0);
+    const std::string both = slurp(dir + "/both.txt");
+    const size_t summary = both.find("archsim: simulated");
+    REQUIRE(summary != std::string::npos);
+    CHECK((summary == 0 || both[summary - 1] == '\n'));           // at the start of a line
+    CHECK(both.find("unmodeled_ops") < summary);                  // after the table's last row
+    fs::remove_all(dir);
+}

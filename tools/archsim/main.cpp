@@ -27,6 +27,9 @@
 
 int main(int argc, char** argv) {
     using namespace archsim;
+    // Results go to stdout, progress and warnings to stderr (unbuffered): stdout line-buffered, so
+    // under `2>&1` a progress line never lands inside a table ("energy_breaarchsim: simulated...")
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
     // A simulation started by `archsim sweep` dies with the sweep (a killed sweep leaves no orphans).
     if (std::getenv("ARCHSIM_DIE_WITH_PARENT")) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
