@@ -365,3 +365,25 @@ TEST_CASE("progress and warnings on stderr never land inside the result table un
     CHECK(both.find("unmodeled_ops") < summary);                  // after the table's last row
     fs::remove_all(dir);
 }
+
+TEST_CASE("a run that fails leaves no earlier result in its output folder that looks like its own", "[e2e][cli]") {
+    const std::string out = temp_dir("stale");
+    REQUIRE(run_archsim("run " + kBundled + " --arch tpu/tpu_v1 --quiet --out " + out).exit_code == 0);
+    REQUIRE(fs::exists(out + "/metrics.json"));
+    // stopped early: exit 4, the trace kept and marked incomplete, and no metrics.json at all
+    CliResult stopped = run_archsim("run " + kBundled + " --arch tpu/tpu_v1 --quiet --max-events 10 --out " + out);
+    CHECK(stopped.exit_code == 4);
+    CHECK_FALSE(fs::exists(out + "/metrics.json"));
+    fs::remove_all(out);
+}
+
+TEST_CASE("a job that fails leaves no earlier last_run.json behind", "[e2e][cli][job]") {
+    const std::string out = temp_dir("stale_job"), jobs = kSrc + "/tests/bad_inputs/jobs_bad.yaml";
+    const std::string target = " --target " + kSrc + "/configs/clusters/targets.yaml#NVIDIA_H100_8x_NVLink --quiet --out " + out;
+    REQUIRE(run_archsim("run " + jobs + "#small" + target).exit_code == 0);
+    REQUIRE(fs::exists(out + "/last_run.json"));
+    CliResult failed = run_archsim("run " + jobs + "#small" + target + " --set no_such_key=1");  // every device run fails
+    CHECK(failed.exit_code == 2);
+    CHECK_FALSE(fs::exists(out + "/last_run.json"));
+    fs::remove_all(out);
+}

@@ -275,6 +275,7 @@ int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& o
     std::error_code ec;
     fs::create_directories(out_dir, ec);
     if (ec || !fs::is_directory(out_dir)) throw UserError(out_dir, "cannot create the output directory: " + ec.message());
+    fs::remove(fs::path(out_dir) / "metrics.json", ec);  // an earlier run's result must not look like this one's
     const std::string trace_path = (fs::path(out_dir) / "trace.h5").string();
     const std::string resolved = machine.resolved_toml("# resolved by archsim from " + arch + "\n");
     write_file_atomically((fs::path(out_dir) / "config.toml").string(), resolved);

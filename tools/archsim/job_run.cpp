@@ -158,7 +158,7 @@ void run_devices(const ParallelPlan& plan, const LlmJob& job, const ClusterConfi
         running.erase(it);
         ++done;
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-            throw UserError(job.where(), "the device simulation " + t.dir + " failed: " + last_line(read_file(t.dir + "/stderr.log")) +
+            throw UserError(job.where(), "the device simulation " + t.dir + " failed: " + child_failure(status, t.dir + "/stderr.log") +
                                              " (log: " + t.dir + "/stderr.log)");
     }
 }
@@ -377,7 +377,7 @@ static int run_phases(const LlmJob& job, const JobRunArgs& args, std::chrono::st
         int status = 0;
         waitpid(pid, &status, 0);
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-            throw UserError(job.where() + "@" + ph.name, "this phase failed: " + last_line(read_file(dir + "/stderr.log")) + " (log: " + dir + "/stderr.log)");
+            throw UserError(job.where() + "@" + ph.name, "this phase failed: " + child_failure(status, dir + "/stderr.log") + " (log: " + dir + "/stderr.log)");
         std::ifstream in(dir + "/last_run.json");
         const json r = json::parse(in);
         json row = {{"name", ph.name}, {"duration_minutes", ph.duration_minutes}, {"tokens_scale", ph.tokens_scale},
@@ -421,7 +421,14 @@ int cmd_run_job(const JobRunArgs& args) {
     const std::string wfile = args.workload.substr(0, hash), wname = args.workload.substr(hash + 1);
     const std::string ext = fs::path(wfile).extension().string();
     if (ext == ".toml" && !args.phase.empty()) throw UserError("--phase " + args.phase, "schedule phases are a workloads.yaml feature");
+    if (args.format != "table" && args.format != "json")
+        throw UserError("--format " + args.format, "a job reports as table or json (each device run's metrics.json is under OUT/devices/)");
     LlmJob job = ext == ".toml" ? read_llm_job_toml(wfile, wname) : read_llm_job_yaml(wfile, wname, args.phase);
+    // the output folder, and no result of an earlier run that would look like this one's
+    std::error_code ec;
+    fs::create_directories(args.out_dir, ec);
+    if (ec || !fs::is_directory(args.out_dir)) throw UserError(args.out_dir, "cannot create the output directory: " + ec.message());
+    fs::remove(fs::path(args.out_dir) / "last_run.json", ec);
     if (args.phase.empty() && !job.phases.empty()) return run_phases(job, args, t0);
     // CLI flags over runtime_tuning
     if (args.microbatch > 0) job.tuning.microbatch = args.microbatch, job.parallel.microbatch = args.microbatch;

@@ -70,7 +70,7 @@ void run_phases(const std::string& self, std::vector<PhaseRun>& phases, const st
         PhaseRun& p = phases[it->second];
         running.erase(it);
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-            throw UserError(p.model, "this phase failed: " + last_line(read_file(p.dir + "/stderr.log")) + " (log: " + p.dir + "/stderr.log)");
+            throw UserError(p.model, "this phase failed: " + child_failure(status, p.dir + "/stderr.log") + " (log: " + p.dir + "/stderr.log)");
         std::ifstream in(p.dir + "/metrics.json");
         const auto m = nlohmann::json::parse(in);
         p.result = {m["total"]["latency_s"].get<double>(), m["total"]["energy_j"].get<double>()};

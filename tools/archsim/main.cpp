@@ -111,8 +111,16 @@ int main(int argc, char** argv) {
     run->add_option("--target", job.target, "A parallel job's hardware target: TARGETS.yaml#NAME or a cluster file (configs/clusters/*.toml); "
                                             "MODEL is then WORKLOADS.yaml#NAME or an llm entry with a parallelism table");
     run->add_option("--cluster-set", job.cluster_sets, "Override a cluster key of the target: KEY=VALUE (repeatable)");
-    run->add_option("--microbatch", job.microbatch, "Job: sequences per microbatch (over runtime_tuning.microbatch)");
-    run->add_option("--global-batch", job.global_batch, "Job: sequences per iteration (over global_batch)");
+    auto positive = [](const std::string& v) -> std::string {
+        try {
+            size_t used = 0;
+            if (std::stoll(v, &used) >= 1 && used == v.size()) return "";
+        } catch (const std::exception&) {
+        }
+        return "must be a positive integer, not '" + v + "'";
+    };
+    run->add_option("--microbatch", job.microbatch, "Job: sequences per microbatch (over runtime_tuning.microbatch)")->check(positive);
+    run->add_option("--global-batch", job.global_batch, "Job: sequences per iteration (over global_batch)")->check(positive);
     run->add_option("--cuda-graphs", job.cuda_graphs, "Job: on|off (over runtime_tuning.cuda_graphs)")->check(CLI::IsMember({"on", "off"}));
     run->add_option("--gpudirect-rdma", job.gpudirect_rdma, "Job: on|off (over runtime_tuning.gpudirect_rdma)")->check(CLI::IsMember({"on", "off"}));
     run->add_option("--fabric", job.fabric, "Job: IB|RoCE|Vendor (over runtime_tuning.fabric)")->check(CLI::IsMember({"IB", "RoCE", "Vendor"}));

@@ -2,7 +2,9 @@
 
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/wait.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -45,6 +47,19 @@ std::string last_line(const std::string& text) {
     while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
     const size_t nl = t.rfind('\n');
     return nl == std::string::npos ? t : t.substr(nl + 1);
+}
+
+std::string child_failure(int status, const std::string& err_path) {
+    const std::string said = last_line(read_file(err_path));
+    std::string how;
+    if (WIFSIGNALED(status)) {
+        const int sig = WTERMSIG(status);
+        how = "killed by signal " + std::to_string(sig) + " (" + (sig == SIGKILL ? "SIGKILL: the out-of-memory killer, or a user" : strsignal(sig)) + ")";
+    } else if (WIFEXITED(status) && said.empty()) {
+        how = "exit " + std::to_string(WEXITSTATUS(status)) + " with no message";
+    }
+    if (how.empty()) return said;
+    return said.empty() ? how : how + "; its log ends: " + said;
 }
 
 pid_t spawn_program(const std::string& program, const std::vector<std::string>& args) {

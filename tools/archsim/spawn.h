@@ -19,6 +19,11 @@ std::string read_file(const std::string& path);
 /// The last non-empty line of `text` ("" if none): what a failed child said last.
 std::string last_line(const std::string& text);
 
+/// Why a child that ended with wait status `status` failed, never empty: the last line of its
+/// log `err_path`, and how it ended when that is not an exit code of its own ("killed by signal
+/// 9 (SIGKILL: the out-of-memory killer, or a user)"; "exit 3" with no log line).
+std::string child_failure(int status, const std::string& err_path);
+
 /// Starts `program` with `args` (argv[1..]), inheriting stdout and stderr; returns its pid.
 /// Throws UserError if it cannot start.
 pid_t spawn_program(const std::string& program, const std::vector<std::string>& args);

@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -146,18 +147,30 @@ YAML::Node load_yaml(const std::string& file) {
 namespace {
 
 /// Sets `value` (YAML text) at dotted `key` of mapping `entry`, creating blocks on the way.
-/// Finds the first mapping of sequence `list` whose `name` is `name` into `found`, and lists
-/// every entry's name, comma-separated, in `known`. Returns whether one matched.
-bool find_named(const YAML::Node& list, const std::string& name, YAML::Node& found, std::string& known) {
+/// Finds the mapping of sequence `list` whose `name` is `name` into `found`, and lists every
+/// entry's name, comma-separated, in `known`. Returns whether one matched. Throws UserError at
+/// `where` when two entries have that name (which one runs would be a guess).
+bool find_named(const YAML::Node& list, const std::string& name, YAML::Node& found, std::string& known, const std::string& where) {
     bool have = false;
     if (!list.IsSequence()) return false;
     for (const auto& e : list) {
         if (!e.IsMap() || !e["name"]) continue;
         const std::string n = e["name"].as<std::string>();
         known += (known.empty() ? "" : ", ") + n;
-        if (n == name && !have) found.reset(YAML::Node(e)), have = true;  // rebind: operator= would overwrite
+        if (n != name) continue;
+        if (have) throw UserError(where, "two entries are named '" + name + "': names must be unique");
+        found.reset(YAML::Node(e)), have = true;  // rebind: operator= would overwrite
     }
     return have;
+}
+
+/// Whether `name` can name a folder of its own under an output directory: letters, digits, '_',
+/// '-' and '.', not "." or ".." (a phase's results go to OUT/phases/<name>).
+bool is_folder_name(const std::string& name) {
+    if (name.empty() || name == "." || name == "..") return false;
+    for (const char c : name)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.') return false;
+    return true;
 }
 
 void set_dotted(YAML::Node entry, const std::string& key, const std::string& value, const std::string& where) {
@@ -185,7 +198,7 @@ LlmJob read_llm_job_yaml(const std::string& file, const std::string& name, const
     if (!list.IsSequence()) throw UserError(file, "expected a list of workloads (a top-level `workloads:` list)");
     YAML::Node entry;
     std::string names;
-    if (!find_named(list, name, entry, names)) throw UserError(file + "#" + name, "no such workload (the file has: " + names + ")");
+    if (!find_named(list, name, entry, names, file + "#" + name)) throw UserError(file + "#" + name, "no such workload (the file has: " + names + ")");
     LlmJob j;
     j.file = file, j.name = name;
     double phase_scale = 1.0;
@@ -194,7 +207,7 @@ LlmJob read_llm_job_yaml(const std::string& file, const std::string& name, const
         const YAML::Node phases = entry["schedule"] && entry["schedule"]["phases"] ? entry["schedule"]["phases"] : YAML::Node();
         std::string listed;
         YAML::Node ph;
-        if (!find_named(phases, phase, ph, listed)) throw UserError(j.where() + "@" + phase, "no such phase in schedule.phases (" + (listed.empty() ? "none" : listed) + ")");
+        if (!find_named(phases, phase, ph, listed, j.where() + ".schedule.phases")) throw UserError(j.where() + "@" + phase, "no such phase in schedule.phases (" + (listed.empty() ? "none" : listed) + ")");
         const YamlFields pf(ph, j.where() + ".schedule.phases." + phase);
         phase_scale = pf.has("tokens_scale") ? pf.real("tokens_scale") : pf.has("autoscale_factor") ? pf.real("autoscale_factor") : 1.0;
         if (pf.has("overrides")) {
@@ -236,11 +249,19 @@ LlmJob read_llm_job_yaml(const std::string& file, const std::string& name, const
         const YamlFields sch = f.map("schedule");
         const YAML::Node phases = sch.node("phases");
         if (!phases.IsSequence()) throw UserError(sch.where() + ".phases", "must be a list");
+        double minutes = 0;
         for (size_t i = 0; i < phases.size(); ++i) {
             const YamlFields ph(phases[i], sch.where() + ".phases[" + std::to_string(i) + "]");
             JobPhase x;
             x.name = ph.str("name");
+            if (!is_folder_name(x.name))
+                throw UserError(ph.where() + ".name", "'" + x.name + "': a phase name is a folder under the output directory: letters, "
+                                                      "digits, '_', '-' and '.' only, not '.' or '..'");
+            for (const JobPhase& earlier : j.phases)
+                if (earlier.name == x.name) throw UserError(ph.where() + ".name", "'" + x.name + "' names two phases: names must be unique");
             x.duration_minutes = ph.real("duration_minutes");
+            if (!(x.duration_minutes >= 0)) throw UserError(ph.where() + ".duration_minutes", "must be >= 0");
+            minutes += x.duration_minutes;
             x.tokens_scale = ph.has("tokens_scale") ? ph.real("tokens_scale") : ph.has("autoscale_factor") ? ph.real("autoscale_factor") : 1.0;
             x.request_profile = ph.choice_or("request_profile", "steady_state", {"steady_state", "peak", "spike", "low"});
             if (ph.has("overrides")) {
@@ -249,6 +270,8 @@ LlmJob read_llm_job_yaml(const std::string& file, const std::string& name, const
             }
             j.phases.push_back(x);
         }
+        if (phases.size() > 0 && !(minutes > 0))
+            throw UserError(sch.where() + ".phases", "every duration_minutes is 0: the phases' weights would be undefined");
     }
     for (const auto& kv : entry) {
         const std::string k = kv.first.as<std::string>();
