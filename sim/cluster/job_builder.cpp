@@ -197,17 +197,25 @@ JobModel build_job(const ParallelPlan& plan, const ClusterConfig& cl, const std:
 }
 
 std::vector<double> stage_memory_bytes(const ParallelPlan& plan, const std::vector<ChunkRun>& runs) {
+    std::vector<double> out;
+    for (const StageMemory& m : stage_memory(plan, runs)) out.push_back(m.total());
+    return out;
+}
+
+std::vector<StageMemory> stage_memory(const ParallelPlan& plan, const std::vector<ChunkRun>& runs) {
     const ParallelismSpec& s = plan.spec;
     const auto sched = pipeline_schedule(s.schedule, s.pp, s.virtual_stages, plan.microbatches);
     const double dp = double(s.dp);
-    std::vector<double> out;
+    std::vector<StageMemory> out;
     for (int64_t st = 0; st < s.pp; ++st) {
-        double state = 0, work = 0, in_backward = 0, waiting = 0;
+        StageMemory m;
+        double work = 0, in_backward = 0, waiting = 0;
         for (int64_t c = 0; c < s.virtual_stages; ++c) {
             const size_t k = plan.kind_of[size_t(st)][size_t(c)];
             const ChunkRun& r = runs.at(k);
-            state += r.weights_bytes / (s.zero_stage >= 3 ? dp : 1.0) + r.gradients_bytes / (s.zero_stage >= 2 ? dp : 1.0) +
-                     r.optimizer_state_bytes / (s.zero_stage >= 1 ? dp : 1.0);
+            m.weights += r.weights_bytes / (s.zero_stage >= 3 ? dp : 1.0);
+            m.gradients += r.gradients_bytes / (s.zero_stage >= 2 ? dp : 1.0);
+            m.optimizer_state += r.optimizer_state_bytes / (s.zero_stage >= 1 ? dp : 1.0);
             work = std::max(work, r.workspace_bytes);
             in_backward = std::max(in_backward, r.saved_activations_bytes);
             // a microbatch waiting for its backward keeps, under full recomputation, only each
@@ -216,7 +224,9 @@ std::vector<double> stage_memory_bytes(const ParallelPlan& plan, const std::vect
         }
         int64_t live = 0, most = 0;
         for (const PipeOp& op : sched[size_t(st)]) most = std::max(most, live += op.forward ? 1 : -1);
-        out.push_back(state + in_backward + double(std::max<int64_t>(0, most - 1)) * waiting + work);
+        m.activations = in_backward + double(std::max<int64_t>(0, most - 1)) * waiting;
+        m.workspace = work;
+        out.push_back(m);
     }
     return out;
 }

@@ -79,12 +79,20 @@ JobModel build_inference_job(const ParallelPlan& plan, const ClusterConfig& clus
 /// batch not above pp (1 without pipeline parallelism).
 int64_t inference_microbatches(int64_t batch, int64_t pp);
 
-/// Peak memory of each stage's device, bytes: its chunks' weights, gradients and optimizer state
-/// (ZeRO stages 1-3 dividing optimizer state, gradients and weights by dp), the activations of
-/// the microbatch in its backward pass (the device run's saved activations), those every other
+/// One stage device's peak memory by category, bytes.
+struct StageMemory {
+    double weights = 0, gradients = 0, optimizer_state = 0, activations = 0, workspace = 0;
+    double total() const { return weights + gradients + optimizer_state + activations + workspace; }
+};
+
+/// Peak memory of each stage's device: its chunks' weights, gradients and optimizer state (ZeRO
+/// stages 1-3 dividing optimizer state, gradients and weights by dp), the activations of the
+/// microbatch in its backward pass (the device run's saved activations) and those every other
 /// microbatch the schedule keeps in flight holds (forwards run without their backward yet:
 /// under full recomputation each layer's input, else all saved activations), and the largest
 /// workspace.
+std::vector<StageMemory> stage_memory(const ParallelPlan& plan, const std::vector<ChunkRun>& runs);
+/// stage_memory()'s totals, bytes.
 std::vector<double> stage_memory_bytes(const ParallelPlan& plan, const std::vector<ChunkRun>& runs);
 
 }  // namespace archsim

@@ -3,6 +3,9 @@
 // Megatron's FLOP formula, the format's custom keys kept, and its one-line errors.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
+
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -246,4 +249,35 @@ TEST_CASE("a job's schedule phases run one by one and are weighted by duration",
     const CliResult none = run_archsim("run " + y + "#night --target " + kSrc + "/configs/clusters/targets.yaml#NVIDIA_H100_8x_NVLink --out " + out);
     CHECK(none.exit_code == 2);
     CHECK(none.err.find("no such workload (the file has: day)") != std::string::npos);
+}
+
+TEST_CASE("a job plan that does not fit its devices' memory is refused unless asked for, and a sweep files it as infeasible", "[e2e][job]") {
+    const std::string jobs = kSrc + "/tests/bad_inputs/jobs_bad.yaml", out = temp_dir("job_capacity");
+    const std::string target = " --target " + kSrc + "/configs/clusters/targets.yaml#NVIDIA_H100_8x_NVLink --quiet --out " + out;
+    // inference: the weights and the KV cache of the sequences in flight, checked before anything runs
+    CliResult refused = run_archsim("run " + jobs + "#small" + target + " --set dram.capacity_gib=0.001");
+    CHECK(refused.exit_code == 2);
+    CHECK(refused.err.find("#small on NVIDIA_H100_8x_NVLink: does not fit in memory: needs ") != std::string::npos);
+    CHECK(refused.err.find("(weights ") != std::string::npos);
+    CHECK(refused.err.find("KV cache ") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(out + "/devices/prefill0"));  // no device ran
+    CliResult allowed = run_archsim("run " + jobs + "#small" + target + " --set dram.capacity_gib=0.001 --allow-over-capacity --format json");
+    REQUIRE(allowed.exit_code == 0);
+    CHECK(json::parse(allowed.out)["memory_fits"] == false);
+    // training: the pipeline stages' peak, by category
+    CliResult train = run_archsim("run " + jobs + "#small_train" + target + " --set dram.capacity_gib=0.001");
+    CHECK(train.exit_code == 2);
+    CHECK(train.err.find("pipeline stage 0 does not fit in memory: needs ") != std::string::npos);
+    CHECK(train.err.find("optimizer state ") != std::string::npos);
+    // a sweep point that does not fit is filed as infeasible, and the others run
+    const std::string w = out + "/w.toml", study = out + "/study.toml";
+    std::ofstream(w) << "[t]\nfamily = \"mlp\"\nlayers = 2\ninput = 256\nwidth = 256\noutput = 16\nmode = \"train\"\n";
+    std::ofstream(study) << "name = \"cap\"\nmodels = [\"" << w << "#t\"]\n[axes]\n\"dram.capacity_gib\" = [0.000001, 80]\n"
+                         << "[[machine]]\nlabel = \"a100\"\nconfig = \"" << kSrc << "/configs/gpu/a100_sxm4_80gb.toml\"\n";
+    CliResult sweep = run_archsim("sweep " + study + " --out " + out + "/sweep --quiet");
+    CHECK(sweep.exit_code != 0);  // not every point finished
+    const std::string csv = slurp(out + "/sweep/results.csv");
+    CHECK(csv.find(",infeasible,") != std::string::npos);
+    CHECK(csv.find(",ok,") != std::string::npos);
+    std::filesystem::remove_all(out);
 }

@@ -85,9 +85,18 @@ TEST_CASE("an llm entry with generate = 0 is a training step, with recomputation
     CHECK(t["recompute_flops"].get<int64_t>() > 0);
     CHECK(t["hardware_flops"].get<int64_t>() == t["model_flops"].get<int64_t>() + t["recompute_flops"].get<int64_t>());
     CHECK(t["phases"]["recompute"]["macs"].get<int64_t>() * 2 == t["recompute_flops"].get<int64_t>());
-    // a machine too small for the step: the result is flagged and a warning says so
-    const CliResult small = run_archsim("run " + file + "#tiny --set dram.capacity_gib=0.001 --arch " + kSrc +
-                                        "/configs/gpu/a100_sxm4_80gb.toml --detail kernel --format json --out " + out);
+    // a machine too small for the step: refused, exit 2, one line with what it needs by category
+    const std::string small_args = "run " + file + "#tiny --set dram.capacity_gib=0.001 --arch " + kSrc +
+                                   "/configs/gpu/a100_sxm4_80gb.toml --detail kernel --format json --out " + out;
+    const CliResult refused = run_archsim(small_args);
+    CHECK(refused.exit_code == 2);
+    CHECK(refused.err.find("the training step does not fit in memory: needs ") != std::string::npos);
+    CHECK(refused.err.find("(weights ") != std::string::npos);
+    CHECK(refused.err.find("against the device's 1.07 MB (dram.capacity_gib); --allow-over-capacity simulates it anyway") !=
+          std::string::npos);
+    CHECK_FALSE(fs::exists(out + "/metrics.json"));
+    // ... and with --allow-over-capacity simulated, flagged, and a warning says so
+    const CliResult small = run_archsim(small_args + " --allow-over-capacity");
     CHECK(small.exit_code == 0);
     CHECK(small.err.find("exceeds the machine's") != std::string::npos);
     CHECK(json::parse(slurp(out + "/metrics.json"))["training"]["memory"]["fits"] == false);

@@ -82,6 +82,15 @@ static std::string shapes(const OpGraph& g, const std::vector<int32_t>& ids) {
 
 std::string runtimes_dir() { return std::string(ARCHSIM_SOURCE_DIR) + "/configs/runtimes"; }
 
+std::string over_capacity_reason(double needed_bytes, const std::vector<std::pair<std::string, double>>& categories,
+                                 double capacity_bytes, const std::string& capacity_key) {
+    std::string parts;
+    for (const auto& [name, bytes] : categories)
+        if (bytes > 0) parts += (parts.empty() ? "" : ", ") + name + " " + with_unit(bytes, "B");
+    return std::string(kDoesNotFit) + ": needs " + with_unit(needed_bytes, "B") + " per device (" + parts + ") against the device's " +
+           with_unit(capacity_bytes, "B") + " (" + capacity_key + "); --allow-over-capacity simulates it anyway";
+}
+
 /// Where a kernel runs, for `graph --runtime`: "" (the machine's own path), "blas" with its
 /// thread count when set, or "reference" (the framework's scalar kernel).
 static std::string path_text(const Operator& k) {
@@ -228,6 +237,10 @@ int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& o
         if (!w.runtime.empty()) phase_sets.push_back("runtime=" + w.runtime);
         return cmd_run_llm(w, arch, out_dir, precision, phase_sets, format, detail, reference);
     }
+    {  // an earlier run's result in the folder must not look like this one's, whatever happens next
+        std::error_code ec;
+        fs::remove(fs::path(out_dir) / "metrics.json", ec);
+    }
     // Config first: it is cheap, and a typo there should not wait for a big import.
     std::vector<KeyOverride> overrides = set_overrides(sets);
     const MachineSetup base = load_machine(arch, "", overrides);
@@ -272,10 +285,24 @@ int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& o
                 throw UserError(runtime.source, "passes.attention: the " + machine.kind->kind + " model has no fused-attention cost "
                                                 "model yet (kernel '" + k.name + "'); use a runtime without it");
 
+    // a training step must fit the machine's memory (unless asked to simulate it anyway)
+    std::optional<MemoryFootprint> footprint;
+    const double capacity = machine.kind->schema().find("dram.capacity_gib") ? machine.params.get_real("dram.capacity_gib") * kBytesPerGiB : 0.0;
+    if (step) {
+        footprint = memory_footprint(graph, *step, operand_bytes(parse_precision(run_precision, arch)));
+        const MemoryBytes& p = footprint->at_peak;
+        if (capacity > 0 && static_cast<double>(footprint->peak_bytes) > capacity && !w.allow_over_capacity)
+            throw UserError(w.model + " on " + arch,
+                            "the training step " + over_capacity_reason(double(footprint->peak_bytes),
+                                                                        {{"weights", double(p.weights)}, {"gradients", double(p.gradients)},
+                                                                         {"optimizer state", double(p.optimizer_state)},
+                                                                         {"saved activations", double(p.saved_activations)},
+                                                                         {"workspace", double(p.workspace)}},
+                                                                        capacity, "dram.capacity_gib"));
+    }
     std::error_code ec;
     fs::create_directories(out_dir, ec);
     if (ec || !fs::is_directory(out_dir)) throw UserError(out_dir, "cannot create the output directory: " + ec.message());
-    fs::remove(fs::path(out_dir) / "metrics.json", ec);  // an earlier run's result must not look like this one's
     const std::string trace_path = (fs::path(out_dir) / "trace.h5").string();
     const std::string resolved = machine.resolved_toml("# resolved by archsim from " + arch + "\n");
     write_file_atomically((fs::path(out_dir) / "config.toml").string(), resolved);
@@ -301,14 +328,12 @@ int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& o
     nlohmann::ordered_json training;
     if (step) {  // a training step: its figures under `training`
         nlohmann::ordered_json j = nlohmann::ordered_json::parse(json);
-        const MemoryFootprint mem = memory_footprint(graph, *step, operand_bytes(parse_precision(run_precision, arch)));
-        const double capacity = machine.kind->schema().find("dram.capacity_gib")
-                                    ? machine.params.get_real("dram.capacity_gib") * kBytesPerGiB
-                                    : 0.0;
+        const MemoryFootprint& mem = *footprint;
         j["training"] = training = training_json(*step, graph, m, mem, capacity);
-        if (capacity > 0 && static_cast<double>(mem.peak_bytes) > capacity)
+        if (capacity > 0 && static_cast<double>(mem.peak_bytes) > capacity)  // --allow-over-capacity
             std::fprintf(stderr, "archsim: warning: %s: the training step's memory peak, %.4g GiB, exceeds the machine's %.4g GiB "
-                                 "(dram.capacity_gib); the result is flagged (training.memory.fits = false)\n",
+                                 "(dram.capacity_gib); simulated as asked (--allow-over-capacity), the result is flagged "
+                                 "(training.memory.fits = false)\n",
                          arch.c_str(), mem.peak_bytes / kBytesPerGiB, capacity / kBytesPerGiB);
         json = j.dump(2) + "\n";
     }

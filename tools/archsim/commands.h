@@ -2,6 +2,7 @@
 // The archsim subcommands; each returns the process exit code. Thin: parse, call the library, print.
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace archsim::cli {
@@ -28,6 +29,9 @@ struct WorkloadArgs {
     std::string recompute;          ///< activation recomputation none, selective, full
     int64_t microbatches = 0;       ///< gradient accumulation over this many microbatches of --batch
     bool setup = false;             ///< the one-time setup runs first (TrainingOptions::setup)
+    /// Simulate a training step whose memory peak exceeds the machine's dram.capacity_gib
+    /// (flagged training.memory.fits = false) instead of refusing it (exit 2).
+    bool allow_over_capacity = false;
     /// Fields of a generated workload entry (FILE.toml#NAME) set to other values: "KEY=VALUE",
     /// KEY dotted into sub-tables ("sequence.prompt=512"), VALUE read as TOML (else a string).
     std::vector<std::string> workload_sets;
@@ -35,6 +39,14 @@ struct WorkloadArgs {
 
 /// Where runtime profiles are looked up by name.
 std::string runtimes_dir();
+
+/// The reason a plan or run that needs more memory than its device holds is refused: "does not
+/// fit in memory: needs N per device (CATEGORY N, ...) against the device's N (KEY);
+/// --allow-over-capacity simulates it anyway". A sweep files a point failing with it as
+/// infeasible (kDoesNotFit).
+std::string over_capacity_reason(double needed_bytes, const std::vector<std::pair<std::string, double>>& categories,
+                                 double capacity_bytes, const std::string& capacity_key);
+inline constexpr const char* kDoesNotFit = "does not fit in memory";
 
 /// `archsim graph`: per-operator table of the imported graph.
 int cmd_graph(const WorkloadArgs& w, const std::string& format);

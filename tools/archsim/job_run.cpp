@@ -24,6 +24,7 @@
 #include "sim/common/progress.h"
 #include "tools/archsim/commands.h"
 #include "tools/archsim/spawn.h"
+#include "tools/archsim/training_report.h"
 #include "workloads/jobs/llm_job.h"
 #include "workloads/parallel/pipeline_schedule.h"
 
@@ -92,6 +93,13 @@ struct DeviceTask {
 /// Whether the cluster's device model prices CUDA-graph launches (a GPU: kernel.cuda_graphs).
 bool device_launches_graphs(const ClusterConfig& cl) { return load_machine(cl.device).kind->kind == "gpu"; }
 
+/// The memory of the cluster's device, bytes (its config's dram.capacity_gib, `device_sets`
+/// applied); 0 when the kind does not declare one.
+double device_capacity_bytes(const ClusterConfig& cl, const std::vector<std::string>& device_sets) {
+    const MachineSetup m = load_machine(cl.device, "", set_overrides(device_sets));
+    return m.kind->schema().find("dram.capacity_gib") ? m.params.get_real("dram.capacity_gib") * kBytesPerGiB : 0.0;
+}
+
 /// Runs every task whose metrics.json is not there yet, or was made by another command or from
 /// other inputs (the job's workload text, the device config and the command line are kept in
 /// signature.txt beside it), up to one process per core: an interrupted job resumes where it
@@ -110,8 +118,9 @@ void run_devices(const ParallelPlan& plan, const LlmJob& job, const ClusterConfi
         const ChunkShape& sh = plan.kinds[t.kind];
         std::vector<std::string> a = {"run", wl + "#job@" + t.phase, "--arch", cl.device, "--out", t.dir, "--format", "json", "--quiet", "--detail", "kernel",
                                       "--batch", std::to_string(plan.spec.microbatch / split), "--precision", precision};
-        if (t.phase == "train")
-            a.insert(a.end(), {"--train", "--recompute", plan.spec.recompute, "--optimizer", plan.spec.optimizer, "--loss", sh.head ? "cross_entropy" : "mse"});
+        if (t.phase == "train")  // the job checks its plan's memory itself (stage_memory): a chunk's own peak is not the stage's
+            a.insert(a.end(), {"--train", "--recompute", plan.spec.recompute, "--optimizer", plan.spec.optimizer, "--loss", sh.head ? "cross_entropy" : "mse",
+                               "--allow-over-capacity"});
         for (const auto& [key, val] : std::vector<std::pair<std::string, std::string>>{
                  {"shard.tp", std::to_string(plan.spec.tp)}, {"shard.ep", std::to_string(plan.spec.ep)}, {"shard.layers", std::to_string(sh.layers)},
                  {"shard.embedding", sh.embedding ? "true" : "false"}, {"shard.head", sh.head ? "true" : "false"}})
@@ -246,6 +255,16 @@ int run_inference(const LlmJob& job, const Target& target, const ClusterConfig& 
     if (steps > 0)
         for (int64_t t : {int64_t(0), (steps - 1) / 3, 2 * (steps - 1) / 3, steps - 1})
             if (kvs.empty() || kvs.back() != m.prompt + t) kvs.push_back(m.prompt + t);
+    // what each device holds: its share of the weights and the KV cache of the sequences in flight
+    const double e = double(m.activation_elem_bytes());
+    const double hd = double(m.hidden / m.heads), kv_local = double(std::max<int64_t>(1, m.kv_heads / s.tp));
+    const double weights = double(m.parameters()) / double(s.tp * s.pp) * double(m.weight_elem_bytes());
+    const double kv_cache = 2.0 * double(m.layers / s.pp) * double(s.microbatch) * double(m.prompt + m.generate) * kv_local * hd * e;
+    const double capacity = device_capacity_bytes(cl, args.device_sets);
+    if (capacity > 0 && weights + kv_cache > capacity && !args.allow_over_capacity)
+        throw UserError(job.where() + " on " + target.name,
+                        over_capacity_reason(weights + kv_cache, {{"weights", weights}, {"KV cache", kv_cache}}, capacity,
+                                             "the device's dram.capacity_gib"));
     std::vector<DeviceTask> tasks;
     for (size_t k = 0; k < plan.kinds.size(); ++k) {
         tasks.push_back({"prefill", k, dev_dir + "/prefill" + std::to_string(k)});
@@ -273,7 +292,6 @@ int run_inference(const LlmJob& job, const Target& target, const ClusterConfig& 
     const double tokens = double(s.dp * s.microbatch * m.generate);
     // a middle decode step as one microbatch's path through every stage: its compute, its
     // tensor-parallel collectives (the same cost model the simulation ran) and the hand-offs
-    const double e = double(m.activation_elem_bytes());
     double step_comm = 0, path = 0;
     const size_t mid = model.passes[0].size() / 2;
     for (const auto& st : model.passes) {
@@ -290,9 +308,6 @@ int run_inference(const LlmJob& job, const Target& target, const ClusterConfig& 
     const double waiting_j = waiting_static_j(res, static_w, res.pass_end_ps.back());  // waiting for the other stages
     energy += waiting_j;
     const double n = double(res.stages.size()), devices = double(s.devices());
-    const double hd = double(m.hidden / m.heads), kv_local = double(std::max<int64_t>(1, m.kv_heads / s.tp));
-    const double weights = double(m.parameters()) / double(s.tp * s.pp) * double(m.weight_elem_bytes());
-    const double kv_cache = 2.0 * double(m.layers / s.pp) * double(s.microbatch) * double(m.prompt + m.generate) * kv_local * hd * e;
     json out;
     out["workload"] = job.where(), out["target"] = target.name, out["cluster"] = cl.file, out["device"] = cl.device, out["framework"] = job.framework;
     out["device_runtime"] = runtime.empty() ? "the device config's" : runtime;
@@ -320,6 +335,8 @@ int run_inference(const LlmJob& job, const Target& target, const ClusterConfig& 
     out["communication"] = comm_json(res);
     out["memory_per_device_bytes"] = weights + kv_cache;
     out["memory"] = {{"weights_bytes", weights}, {"kv_cache_bytes", kv_cache}};
+    out["memory_capacity_bytes"] = capacity;
+    out["memory_fits"] = capacity <= 0 || weights + kv_cache <= capacity;
     out["energy_per_device_j"] = energy / n, out["energy_job_j"] = energy / n * devices;
     out["static_while_waiting_per_device_j"] = waiting_j / n;
     out["energy_per_token_j"] = tokens > 0 ? energy / n * devices / tokens : 0.0;
@@ -468,6 +485,17 @@ int cmd_run_job(const JobRunArgs& args) {
     run_devices(plan, job, cl, dev_dir, tasks, precision, runtime, args.device_sets, args.quiet, gpu_graphs);
     std::vector<ChunkRun> runs;
     for (size_t k = 0; k < plan.kinds.size(); ++k) runs.push_back(read_chunk_run(dev_dir + "/chunk" + std::to_string(k) + "/metrics.json"));
+    // the plan must fit each device's memory (unless asked to simulate it anyway)
+    const std::vector<StageMemory> stage_mem = stage_memory(plan, runs);
+    if (const double cap = runs[0].capacity_bytes; cap > 0 && !args.allow_over_capacity)
+        for (size_t i = 0; i < stage_mem.size(); ++i)
+            if (const StageMemory& sm = stage_mem[i]; sm.total() > cap)
+                throw UserError(job.where() + " on " + target.name,
+                                "pipeline stage " + std::to_string(i) + " " +
+                                    over_capacity_reason(sm.total(), {{"weights", sm.weights}, {"gradients", sm.gradients},
+                                                                      {"optimizer state", sm.optimizer_state}, {"activations", sm.activations},
+                                                                      {"workspace", sm.workspace}},
+                                                         cap, "the device's dram.capacity_gib"));
     JobOptions opt;
     opt.gpudirect_rdma = job.tuning.gpudirect_rdma;
     JobModel model = build_job(plan, cl, runs, opt, job.where());

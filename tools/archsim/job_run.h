@@ -24,6 +24,9 @@ struct JobRunArgs {
     std::string phase;
     std::string runtime;        ///< device runtime profile; "" = the framework's profile if one is bundled, else the device's
     std::string precision;      ///< run --precision over the workload's precision ("" = the workload's)
+    /// Simulate a plan whose memory per device exceeds the device's capacity (reported with
+    /// memory_fits = false) instead of refusing it (exit 2).
+    bool allow_over_capacity = false;
     bool quiet = false;         ///< no progress of the device runs (run --quiet)
 };
 

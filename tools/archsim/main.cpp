@@ -127,6 +127,9 @@ int main(int argc, char** argv) {
     run->add_option("--phase", job.phase, "Job: run one phase of its schedule.phases (default: every phase, weighted by duration)");
     run->add_option("--virt", job.virt, "Job: bare|sriov (over runtime_tuning.virt)")->check(CLI::IsMember({"bare", "sriov"}));
     bool reference = false, quiet = false;
+    run->add_flag("--allow-over-capacity", wl.allow_over_capacity,
+                  "Simulate a training step or a job whose memory per device exceeds the device's capacity (flagged in the "
+                  "output) instead of refusing it with exit 2");
     run->add_flag("--quiet", quiet, "No progress: a run that takes over 2 s otherwise shows a bar on a terminal, or a line every 5 s");
     run->add_flag("--reference", reference, "Turn the fast paths off: simulate every kernel (no memoization of repeated kernels) "
                                             "and every DRAM burst as its own transaction (dram.per_burst = true)");
@@ -241,6 +244,7 @@ int main(int argc, char** argv) {
             if (!job.target.empty() || is_llm_job(wl.model)) {
                 job.workload = wl.model, job.out_dir = out_dir, job.format = format, job.device_sets = sets, job.runtime = wl.runtime, job.detail = detail;
                 job.precision = precision;
+                job.allow_over_capacity = wl.allow_over_capacity;
                 job.quiet = quiet;
                 rc = cli::cmd_run_job(job);
             } else {

@@ -12,6 +12,7 @@
 
 #include "sim/common/atomic_file.h"
 #include "sim/common/error.h"
+#include "tools/archsim/commands.h"
 #include "traces/metric_catalog.h"
 #include "traces/metrics_report.h"
 
@@ -29,7 +30,8 @@ SweepRow failed_row(const SweepPoint& p, const std::string& error) {
         if (k == "precision") r.precision = v;
     }
     r.tags = p.tags;
-    r.status = "failed";
+    // a plan that does not fit its device's memory is a finding, not a fault
+    r.status = error.find(kDoesNotFit) != std::string::npos ? "infeasible" : "failed";
     r.error = error;
     return r;
 }

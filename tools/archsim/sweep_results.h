@@ -10,7 +10,8 @@
 
 namespace archsim::cli {
 
-/// The result of one point (status "ok" or "failed").
+/// The result of one point (status "ok", "failed", or "infeasible": it does not fit its device's
+/// memory, over_capacity_reason()).
 struct SweepRow {
     size_t index = 0;
     std::string id, model, machine, kind;
