@@ -32,6 +32,15 @@ struct CoreCounts {
     }
 };
 
+/// What an access that misses a core's L2 does. Fetch: reads the line from the L3 (and DRAM).
+/// The packing buffers' writes overwrite whole lines whose old contents are dead, and BLIS reuses
+/// the buffers from call to call, so a running process never reads them from DRAM to overwrite
+/// them: NoFetch allocates the line dirty in the core's caches only (a buffer only its core
+/// reads: packed A); Claim also writes it into the shared L3 as a write-allocate with no DRAM
+/// read (a buffer the other cores read: packed B, which they would otherwise miss in the L3, the
+/// model having no snooping, and read from DRAM).
+enum class Fill : uint8_t { Fetch, NoFetch, Claim };
+
 /// A core: private L1d and L2 (write-back, write-allocate, filled on every miss) and an
 /// initiator socket to the shared L3. touch() runs one access through L1 -> L2 and queues L2
 /// misses and dirty L2 victims; flush() sends the queue to the L3 as one transaction and
@@ -50,19 +59,23 @@ public:
         access_line(line, write);
     }
     /// Touches every line of [addr, addr + bytes) (under set sampling, its sampled lines; the
-    /// L1's accesses are still counted line by line, exactly).
-    void touch(uint64_t addr, uint64_t bytes, bool write) {
+    /// L1's accesses are still counted line by line, exactly). `fill` says what an L2 miss does
+    /// (Fill: a packing buffer's whole-line writes need no read).
+    void touch(uint64_t addr, uint64_t bytes, bool write, Fill fill = Fill::Fetch) {
         if (bytes == 0) return;
         const uint64_t lb = static_cast<uint64_t>(m_line_bytes);
         const uint64_t first = addr / lb, last = (addr + bytes - 1) / lb;
         if (m_sample_w == 1) {
-            for (uint64_t l = first; l <= last; ++l) touch_line(l, write);
+            for (uint64_t l = first; l <= last; ++l) {
+                (write ? m_counts.l1_writes : m_counts.l1_reads) += 1;
+                access_line(l, write, fill);
+            }
             return;
         }
         (write ? m_counts.l1_writes : m_counts.l1_reads) += last - first + 1;
         const uint64_t mod = static_cast<uint64_t>(m_sample.modulus), at = first % mod;
         for (const int64_t r : m_sample.residues)
-            for (uint64_t l = first + (static_cast<uint64_t>(r) + mod - at) % mod; l <= last; l += mod) access_line(l, write);
+            for (uint64_t l = first + (static_cast<uint64_t>(r) + mod - at) % mod; l <= last; l += mod) access_line(l, write, fill);
     }
     /// Touches `rows` rows of `row_bytes` bytes, `stride` bytes apart, from `addr`.
     void touch_rows(uint64_t addr, int64_t rows, uint64_t row_bytes, uint64_t stride, bool write) {
@@ -113,8 +126,9 @@ public:
     int64_t line_bytes() const { return m_line_bytes; }
 
 private:
-    /// One access's way through the L1 and L2, its misses and write-backs counted x m_sample_w.
-    void access_line(uint64_t line, bool write) {
+    /// One access's way through the L1 and L2, its misses and write-backs counted x m_sample_w;
+    /// an L2 miss goes to the L3 as `fill` says.
+    void access_line(uint64_t line, bool write, Fill fill = Fill::Fetch) {
         const uint64_t w = m_sample_w;
         const Cache::Result r1 = m_l1.access(line, write);
         if (r1.evicted_dirty) write_back_from_l1(r1.victim);
@@ -125,7 +139,8 @@ private:
         if (r2.evicted_dirty) m_batch.writebacks.push_back(r2.victim);
         if (r2.hit) return;
         m_counts.l2_misses += w;
-        m_batch.reads.push_back(line);
+        if (fill == Fill::Fetch) m_batch.reads.push_back(line);
+        else if (fill == Fill::Claim) m_batch.writebacks.push_back(line);
     }
 
     int64_t m_index, m_line_bytes;

@@ -28,8 +28,7 @@ namespace archsim {
 namespace {
 
 constexpr uint64_t kTensorBase = 1ull << 30;      // activations and weights from here up
-constexpr uint64_t kPackedB = 1ull << 46;         // the shared packed B panel
-constexpr uint64_t kPackedA = 1ull << 47;         // each core's packed A block, 4 GiB apart
+constexpr uint64_t kPackedB = 1ull << 46;         // the shared packed B panel, then each core's packed A block (packed_a())
 constexpr uint64_t kVectorChunkBytes = 64 * 1024; // a core streams a memory-bound kernel in chunks of this
 
 /// The CPU model. Contractions run as BLIS-style blocked GEMMs (blocking.h) split over the cores:
@@ -235,9 +234,11 @@ private:
     /// (whatever their shape, weights included) at core.blas_pack_bytes_per_cycle.
     void gemm(const OpGraph& graph, const GemmView& g, int64_t inst, int64_t cores, bool blas) {
         Blocking b = fit_blocking(m_block, g.m, g.n, g.k);
-        // BLIS divides the ic loop's rows evenly among the threads: with more rows than one block
-        // per core, mc shrinks so that every core gets the same number of blocks
-        if (g.m > b.mc || (cores > 1 && g.m > cores * b.mr)) {
+        // BLIS divides the ic loop's rows evenly among the threads: mc shrinks so that every core
+        // gets the same number of blocks (down to mr rows; fewer rows than cores x mr split the
+        // columns too, below). The cache sizes only cap a block: a larger L2 (a larger mc) once
+        // left M = 784 in one block of 784 rows on 4 of 96 cores.
+        if (g.m > b.mc || cores > 1) {
             const int64_t per_core = (g.m + b.mc * cores - 1) / (b.mc * cores);  // blocks per core
             const int64_t rows = (g.m + per_core * cores - 1) / (per_core * cores);
             b.mc = std::min(b.mc, (rows + b.mr - 1) / b.mr * b.mr);
@@ -275,7 +276,7 @@ private:
                     if (!m_units->block(c)) {
                         cc.touch_rows(b_base + static_cast<uint64_t>((pc + r0) * g.n + jc) * e, rows, static_cast<uint64_t>(ncb) * e,
                                       static_cast<uint64_t>(g.n) * e, false);
-                        cc.touch(kPackedB + static_cast<uint64_t>(r0 * ncb) * e, static_cast<uint64_t>(rows * ncb) * e, true);
+                        cc.touch(kPackedB + static_cast<uint64_t>(r0 * ncb) * e, static_cast<uint64_t>(rows * ncb) * e, true, Fill::Claim);
                         m_units->block_done(c);
                     }
                     const uint64_t bytes = static_cast<uint64_t>(rows * ncb) * e;
@@ -310,14 +311,14 @@ private:
                     CpuCore& cc = *m_cores[static_cast<size_t>(c)];
                     if (block_loop) m_units->unit_start(c, static_cast<int64_t>(next[static_cast<size_t>(c)]) - 1);
                     const bool replayed = m_units->block(c);
-                    const uint64_t ap = kPackedA + static_cast<uint64_t>(c) * (1ull << 32);
+                    const uint64_t ap = packed_a(c);
                     // pack the A block: its rows' source bytes, into this core's buffer
                     const int64_t src_cols = std::min<int64_t>(kcb, a_cols);
                     const int64_t src_col0 = (pc % a_cols + src_cols <= a_cols) ? pc % a_cols : a_cols - src_cols;
                     if (pack_a && !replayed) {
                         cc.touch_rows(a_base + static_cast<uint64_t>(ic * a_cols + src_col0) * e, mcb,
                                       static_cast<uint64_t>(src_cols) * e, static_cast<uint64_t>(a_cols) * e, false);
-                        cc.touch(ap, static_cast<uint64_t>(mcb * kcb) * e, true);
+                        cc.touch(ap, static_cast<uint64_t>(mcb * kcb) * e, true, Fill::NoFetch);
                     }
                     const uint64_t packed = pack_a ? static_cast<uint64_t>(mcb * kcb) * e : 0;
                     const uint64_t a_row = static_cast<uint64_t>(a_cols) * e, c_row = static_cast<uint64_t>(g.n) * e;
@@ -493,6 +494,20 @@ private:
         }
         m_sampling = sample;
         for (auto& core : m_cores) core->set_sampling(sample_in_force());
+    }
+
+    /// Core `c`'s packed A buffer: the buffers lie back to back after the packed B panel, each
+    /// as large as the config's blocking allows (fit_blocking and the row split only shrink it),
+    /// so together they spread over the L3's sets as choose_blocking() assumes (buffers 2^32
+    /// apart all began in L3 set 0: 96 lines in a 16-way set, whose conflict misses grew with
+    /// l1d.kib and l3.kib). Each starts at set 0 of the private L1 and L2 (sizes rounded up to
+    /// a multiple of both caches' way spans), so its place in them does not move with the blocking.
+    uint64_t packed_a(int64_t c) const {
+        const uint64_t e = static_cast<uint64_t>(operand_bytes(m_cfg.precision));
+        const uint64_t span = std::lcm(static_cast<uint64_t>(m_cfg.l1.bytes() / m_cfg.l1.ways), static_cast<uint64_t>(m_cfg.l2.bytes() / m_cfg.l2.ways));
+        auto spans = [&](uint64_t bytes) { return (bytes + span - 1) / span * span; };
+        const uint64_t b_panel = spans(static_cast<uint64_t>(m_block.kc * m_block.nc) * e);
+        return kPackedB + b_panel + static_cast<uint64_t>(c) * spans(static_cast<uint64_t>(m_block.mc * m_block.kc) * e);
     }
 
     CpuConfig m_cfg;
