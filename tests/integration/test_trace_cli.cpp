@@ -85,6 +85,8 @@ TEST_CASE("trace summary totals equal metrics.json", "[e2e][trace]") {
         CliResult ops = run_archsim("trace ops " + out + "/trace.h5 --sort macs --where op_type=Conv");
         REQUIRE(ops.exit_code == 0);
         CHECK(ops.out.find(" operators\n") != std::string::npos);
+        CHECK(ops.out.find("compute% and stall%: the operator's compute cycles and its stall cycles, each over its span") !=
+              std::string::npos);  // the table says what its shares are shares of
         fs::remove_all(out);
     }
 }
