@@ -53,10 +53,10 @@ public:
 
     /// One access to cache line `line` (byte address / line size); a write marks it dirty.
     /// Under set sampling (set_sampling()) the line stands for sample_weight() lines: every count
-    /// it adds is that many.
-    void touch_line(uint64_t line, bool write) {
+    /// it adds is that many. `fill`: what an L2 miss does (Fill).
+    void touch_line(uint64_t line, bool write, Fill fill = Fill::Fetch) {
         (write ? m_counts.l1_writes : m_counts.l1_reads) += m_sample_w;
-        access_line(line, write);
+        access_line(line, write, fill);
     }
     /// Touches every line of [addr, addr + bytes) (under set sampling, its sampled lines; the
     /// L1's accesses are still counted line by line, exactly). `fill` says what an L2 miss does
@@ -66,10 +66,7 @@ public:
         const uint64_t lb = static_cast<uint64_t>(m_line_bytes);
         const uint64_t first = addr / lb, last = (addr + bytes - 1) / lb;
         if (m_sample_w == 1) {
-            for (uint64_t l = first; l <= last; ++l) {
-                (write ? m_counts.l1_writes : m_counts.l1_reads) += 1;
-                access_line(l, write, fill);
-            }
+            for (uint64_t l = first; l <= last; ++l) touch_line(l, write, fill);
             return;
         }
         (write ? m_counts.l1_writes : m_counts.l1_reads) += last - first + 1;

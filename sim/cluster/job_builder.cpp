@@ -196,12 +196,6 @@ JobModel build_job(const ParallelPlan& plan, const ClusterConfig& cl, const std:
     return j;
 }
 
-std::vector<double> stage_memory_bytes(const ParallelPlan& plan, const std::vector<ChunkRun>& runs) {
-    std::vector<double> out;
-    for (const StageMemory& m : stage_memory(plan, runs)) out.push_back(m.total());
-    return out;
-}
-
 std::vector<StageMemory> stage_memory(const ParallelPlan& plan, const std::vector<ChunkRun>& runs) {
     const ParallelismSpec& s = plan.spec;
     const auto sched = pipeline_schedule(s.schedule, s.pp, s.virtual_stages, plan.microbatches);

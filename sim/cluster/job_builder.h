@@ -92,7 +92,5 @@ struct StageMemory {
 /// under full recomputation each layer's input, else all saved activations), and the largest
 /// workspace.
 std::vector<StageMemory> stage_memory(const ParallelPlan& plan, const std::vector<ChunkRun>& runs);
-/// stage_memory()'s totals, bytes.
-std::vector<double> stage_memory_bytes(const ParallelPlan& plan, const std::vector<ChunkRun>& runs);
 
 }  // namespace archsim

@@ -25,6 +25,10 @@ std::string MachineSetup::resolved_toml(const std::string& header) const {
     return params.to_toml(header + "kind = \"" + kind->kind + "\"\n");
 }
 
+double MachineSetup::dram_capacity_bytes() const {
+    return kind->schema().find("dram.capacity_gib") ? params.get_real("dram.capacity_gib") * 1073741824.0 : 0.0;
+}
+
 MachineSetup load_machine(const std::string& file, const std::string& precision, const std::vector<KeyOverride>& overrides) {
     const MachineKind& kind = kind_of(file);
     MachineSetup m{file, &kind, ParamSet(kind.schema())};

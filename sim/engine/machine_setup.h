@@ -25,6 +25,9 @@ struct MachineSetup {
     ParamSet params;
     /// The fully resolved config as TOML (every key, `kind` first), after `header` comment lines.
     std::string resolved_toml(const std::string& header = "") const;
+    /// The machine's memory, bytes: `dram.capacity_gib` x 2^30; 0 when its kind declares no such
+    /// key or the config leaves it at 0 (footprints not checked).
+    double dram_capacity_bytes() const;
 };
 
 /// Reads `file`: its `kind` (which must be registered), every key, then `precision` (if not

@@ -28,19 +28,17 @@ std::string workload_file(const std::string& dir) {
 
 TEST_CASE("a run's precision is the command line's, else the workload's, else the machine's, on every path", "[e2e][precision]") {
     const std::string dir = temp_dir("choice"), w = workload_file(dir);
-    // configs/kpu/t256.toml runs int8
-    json named = run_json_ok("run " + w + "#named --arch kpu/t256 --quiet");
-    CHECK(named["precision"] == "fp16");
-    CHECK(named["precision_from"] == "workload named");
-    json plain = run_json_ok("run " + w + "#plain --arch kpu/t256 --quiet");
-    CHECK(plain["precision"] == "int8");
-    CHECK(plain["precision_from"] == "machine config");
-    json cli = run_json_ok("run " + w + "#named --arch kpu/t256 --quiet --precision bf16");
-    CHECK(cli["precision"] == "bf16");
-    CHECK(cli["precision_from"] == "--precision");
-    json set = run_json_ok("run " + w + "#named --arch kpu/t256 --quiet --set precision=fp32");
-    CHECK(set["precision"] == "fp32");
-    CHECK(set["precision_from"] == "--set");
+    // configs/kpu/t256.toml runs int8: entry and extra arguments -> precision, where it came from
+    struct Case {
+        const char *entry, *args, *precision, *from;
+    };
+    for (const Case& c : {Case{"named", "", "fp16", "workload named"}, Case{"plain", "", "int8", "machine config"},
+                          Case{"named", " --precision bf16", "bf16", "--precision"}, Case{"named", " --set precision=fp32", "fp32", "--set"}}) {
+        INFO(c.entry << c.args);
+        const json m = run_json_ok("run " + w + "#" + c.entry + " --arch kpu/t256 --quiet" + c.args);
+        CHECK(m["precision"] == c.precision);
+        CHECK(m["precision_from"] == c.from);
+    }
 
     // an llm entry: its serving run and one of its phases run alike (llama2_7b names fp16)
     const std::string llm = kSrc + "/workloads/llm_presets.toml#llama2_7b";

@@ -287,7 +287,7 @@ int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& o
 
     // a training step must fit the machine's memory (unless asked to simulate it anyway)
     std::optional<MemoryFootprint> footprint;
-    const double capacity = machine.kind->schema().find("dram.capacity_gib") ? machine.params.get_real("dram.capacity_gib") * kBytesPerGiB : 0.0;
+    const double capacity = machine.dram_capacity_bytes();
     if (step) {
         footprint = memory_footprint(graph, *step, operand_bytes(parse_precision(run_precision, arch)));
         const MemoryBytes& p = footprint->at_peak;

@@ -24,7 +24,6 @@
 #include "sim/common/progress.h"
 #include "tools/archsim/commands.h"
 #include "tools/archsim/spawn.h"
-#include "tools/archsim/training_report.h"
 #include "workloads/jobs/llm_job.h"
 #include "workloads/parallel/pipeline_schedule.h"
 
@@ -92,13 +91,6 @@ struct DeviceTask {
 
 /// Whether the cluster's device model prices CUDA-graph launches (a GPU: kernel.cuda_graphs).
 bool device_launches_graphs(const ClusterConfig& cl) { return load_machine(cl.device).kind->kind == "gpu"; }
-
-/// The memory of the cluster's device, bytes (its config's dram.capacity_gib, `device_sets`
-/// applied); 0 when the kind does not declare one.
-double device_capacity_bytes(const ClusterConfig& cl, const std::vector<std::string>& device_sets) {
-    const MachineSetup m = load_machine(cl.device, "", set_overrides(device_sets));
-    return m.kind->schema().find("dram.capacity_gib") ? m.params.get_real("dram.capacity_gib") * kBytesPerGiB : 0.0;
-}
 
 /// Runs every task whose metrics.json is not there yet, or was made by another command or from
 /// other inputs (the job's workload text, the device config and the command line are kept in
@@ -260,7 +252,7 @@ int run_inference(const LlmJob& job, const Target& target, const ClusterConfig& 
     const double hd = double(m.hidden / m.heads), kv_local = double(std::max<int64_t>(1, m.kv_heads / s.tp));
     const double weights = double(m.parameters()) / double(s.tp * s.pp) * double(m.weight_elem_bytes());
     const double kv_cache = 2.0 * double(m.layers / s.pp) * double(s.microbatch) * double(m.prompt + m.generate) * kv_local * hd * e;
-    const double capacity = device_capacity_bytes(cl, args.device_sets);
+    const double capacity = load_machine(cl.device, "", set_overrides(args.device_sets)).dram_capacity_bytes();
     if (capacity > 0 && weights + kv_cache > capacity && !args.allow_over_capacity)
         throw UserError(job.where() + " on " + target.name,
                         over_capacity_reason(weights + kv_cache, {{"weights", weights}, {"KV cache", kv_cache}}, capacity,
@@ -501,7 +493,6 @@ int cmd_run_job(const JobRunArgs& args) {
     JobModel model = build_job(plan, cl, runs, opt, job.where());
     model.name = job.where(), model.target = target.name, model.precision = precision, model.device_peak_macs_per_s = runs[0].peak_macs_per_s;
     const JobResult res = simulate_job(model, args.out_dir + "/trace.h5", args.detail);
-    const std::vector<double> mem = stage_memory_bytes(plan, runs);
 
     // the report
     const ParallelismSpec& s = plan.spec;
@@ -574,10 +565,13 @@ int cmd_run_job(const JobRunArgs& args) {
         const auto& st = res.stages[i];
         stages.push_back({{"stage", i}, {"compute_s", st.compute_ps * 1e-12}, {"exposed_communication_s", st.exposed_comm_ps * 1e-12},
                           {"bubble_s", st.idle_ps * 1e-12}, {"end_s", st.end_ps * 1e-12}, {"energy_j", st.energy_j},
-                          {"memory_bytes", mem[i]}, {"memory_fits", runs[0].capacity_bytes <= 0 || mem[i] <= runs[0].capacity_bytes}});
+                          {"memory_bytes", stage_mem[i].total()},
+                          {"memory_fits", runs[0].capacity_bytes <= 0 || stage_mem[i].total() <= runs[0].capacity_bytes}});
     }
     out["stages"] = stages;
-    out["memory_per_device_bytes"] = *std::max_element(mem.begin(), mem.end());
+    double most_memory = 0;
+    for (const StageMemory& sm : stage_mem) most_memory = std::max(most_memory, sm.total());
+    out["memory_per_device_bytes"] = most_memory;
     out["memory_capacity_bytes"] = runs[0].capacity_bytes;
     out["energy_per_device_j"] = energy_dev / n;
     out["static_while_waiting_per_device_j"] = waiting_j / n;
