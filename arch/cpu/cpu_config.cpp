@@ -71,7 +71,7 @@ const ParamBinder<CpuConfig>& cpu_params() {
                                    "Cores the run uses, one thread each (EPYC 7763: 64)"),
                          1),
                 1024);
-        b.string("precision", [](C& c) -> std::string& { return c.precision_name; }, "fp32", {"int8", "fp16", "bf16", "fp32"},
+        b.string("precision", [](C& c) -> std::string& { return c.precision_name; }, "fp32", precision_names(),
                  "Operand precision of the run (accumulation in fp32 / int32)");
         at_most(at_least(b.integer("core.vector_bits", [](C& c) -> int64_t& { return c.vector_bits; }, 256, "bits",
                                    "SIMD register width, a multiple of 128: 256 (AVX2) or 512 (AVX-512); sets the GEMM "

@@ -11,6 +11,7 @@ double mac_pj(Precision p) {
         case Precision::Fp16: return 1.1 + 0.9;
         case Precision::Bf16: return 1.1 * (8.0 / 11.0) * (8.0 / 11.0) + 0.9;
         case Precision::Fp32: return 3.7 + 0.9;
+        case Precision::Fp8: return 1.1 * (4.0 / 11.0) * (4.0 / 11.0) + 0.9;
     }
     return 3.7 + 0.9;
 }

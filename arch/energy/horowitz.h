@@ -10,7 +10,9 @@ namespace archsim::horowitz {
 /// Multiply-accumulate energy at 45 nm, pJ: the multiply in the operand precision plus the add
 /// in the accumulator precision (int32 for int8, fp32 for the float formats):
 /// int8 0.2 + 0.1 = 0.3; fp16 1.1 + 0.9 = 2.0; fp32 3.7 + 0.9 = 4.6; bf16: the fp16 multiply
-/// scaled by mantissa-multiplier area, (8/11)^2 * 1.1 = 0.58, + 0.9 = 1.48.
+/// scaled by mantissa-multiplier area, (8/11)^2 * 1.1 = 0.58, + 0.9 = 1.48; fp8 (E4M3, the wider
+/// of the two OFP8 mantissas: 4 bits with the hidden one) the same way, (4/11)^2 * 1.1 = 0.15,
+/// + 0.9 = 1.05.
 double mac_pj(Precision p);
 
 /// SRAM access energy per byte for an array of `capacity_bytes`: the 64-bit read energies

@@ -22,9 +22,15 @@ ParamDecl& sram_at_node(ParamDecl& d, std::function<double(const ParamSet&)> cap
 ParamDecl& mac_at_node(ParamDecl& d, Precision p, bool tf32) {
     static const char* const what[] = {"8-bit multiply 0.2 + 32-bit add 0.1 pJ", "fp16 multiply 1.1 + fp32 accumulate 0.9 pJ",
                                        "fp16 multiply x (8/11)^2 mantissa area + fp32 add 0.9 pJ", "fp32 multiply 3.7 + add 0.9 pJ",
-                                       "TF32: fp32 multiply x (11/24)^2 mantissa area + fp32 add 0.9 pJ"};
+                                       "TF32: fp32 multiply x (11/24)^2 mantissa area + fp32 add 0.9 pJ",
+                                       "fp8 (E4M3): fp16 multiply x (4/11)^2 mantissa area + fp32 add 0.9 pJ"};
     const bool as_tf32 = tf32 && p == Precision::Fp32;
-    const int i = as_tf32 ? 4 : p == Precision::Int8 ? 0 : p == Precision::Fp16 ? 1 : p == Precision::Bf16 ? 2 : 3;
+    const int i = as_tf32                   ? 4
+                  : p == Precision::Int8    ? 0
+                  : p == Precision::Fp16    ? 1
+                  : p == Precision::Bf16    ? 2
+                  : p == Precision::Fp8     ? 5
+                                            : 3;
     return horowitz_at_node(
         d, [p, as_tf32](const ParamSet&) { return as_tf32 ? horowitz::tf32_mac_pj() : horowitz::mac_pj(p); }, what[i]);
 }

@@ -43,11 +43,11 @@ ParamDecl& sram_at_node(ParamDecl& d, std::function<double(const ParamSet&)> cap
 /// TF32 MAC: horowitz::tf32_mac_pj) scaled to the node.
 ParamDecl& mac_at_node(ParamDecl& d, Precision p, bool tf32 = false);
 
-/// Gives `<key>.int8` ... `<key>.fp32`, declared with declare_per_precision, Horowitz's MAC
+/// Gives `<key>.int8` ... `<key>.fp32` and `<key>.fp8`, declared with declare_per_precision, Horowitz's MAC
 /// energies at the node (mac_at_node); `fp32_is_tf32`: the fp32 value is a TF32 MAC.
 template <class T>
 void derive_mac_energies_at_node(ParamBinder<T>& b, const std::string& key, bool fp32_is_tf32 = false) {
-    for (Precision p : {Precision::Int8, Precision::Fp16, Precision::Bf16, Precision::Fp32})
+    for (Precision p : {Precision::Int8, Precision::Fp16, Precision::Bf16, Precision::Fp32, Precision::Fp8})
         mac_at_node(b.decl(key + "." + to_string(p)), p, fp32_is_tf32);
 }
 

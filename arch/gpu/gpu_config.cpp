@@ -28,7 +28,7 @@ const ParamBinder<GpuConfig>& gpu_params() {
         declare_runtime_key(b, "tensorrt", "tensorrt: NVIDIA's inference runtime (fused attention, GEMM epilogues, pointwise fusion; docs/gpu_validation.md)");
         above(b.real("clock_mhz", [](C& c) -> double& { return c.clock_mhz; }, 1410.0, "MHz", "SM clock (boost; " + wp + ")"), 0);
         at_most(at_least(b.integer("sms", [](C& c) -> int64_t& { return c.sms; }, 108, "SMs", "Streaming multiprocessors (" + wp + ")"), 1), 1024);
-        b.string("precision", [](C& c) -> std::string& { return c.precision_name; }, "fp16", {"int8", "fp16", "bf16", "fp32"},
+        b.string("precision", [](C& c) -> std::string& { return c.precision_name; }, "fp16", precision_names(),
                  "Operand precision of the run (accumulation in fp32 / int32)");
         above(b.real("cuda.macs_per_cycle", [](C& c) -> double& { return c.cuda_fp32_fma; }, 64.0, "MACs/SM/cycle",
                      "FP32 MACs (FMA) per SM per cycle on the CUDA cores: 108 x 64 x 2 x 1.41 GHz = 19.5 TFLOPS (" + wp + ")"), 0);
@@ -40,7 +40,9 @@ const ParamBinder<GpuConfig>& gpu_params() {
         declare_per_precision<C>(b, "sm.macs_per_cycle", [](C& c) -> PerPrecision& { return c.tensor; }, {2048, 1024, 1024, 512},
                                  "MACs/SM/cycle", "Dense tensor-core MACs (FMA) per SM per cycle, 0 = no tensor path", "",
                                  {"624 TOPS (" + wp + ")", "4 tensor cores x 256 = 312 TFLOPS (" + wp + ")", "312 TFLOPS (" + wp + ")",
-                                  "TF32, used for fp32 operands when tensor.fp32_as_tf32: 156 TFLOPS (" + wp + ")"});
+                                  "TF32, used for fp32 operands when tensor.fp32_as_tf32: 156 TFLOPS (" + wp + ")",
+                                  "none on the A100: FP8 tensor cores arrived with Ada and Hopper (H100 datasheet: 1978.9 dense FP8 "
+                                  "TFLOPS, twice its FP16 rate); a run at fp8 on a part with 0 here is refused"});
         for (const char* p : {"int8", "fp16", "bf16"})
             b.rename(std::string("tensor.") + p + "_fma_per_sm_per_cycle", std::string("sm.macs_per_cycle.") + p);
         b.rename("tensor.tf32_fma_per_sm_per_cycle", "sm.macs_per_cycle.fp32");
@@ -107,11 +109,14 @@ const ParamBinder<GpuConfig>& gpu_params() {
         // operand fetch. Applied as published (the keynote names no node).
         declare_per_precision<C>(b, "energy.pj_per_mac", [](C& c) -> PerPrecision& { return c.mma_pj; },
                                  {(160.0 + 30.0) / 512.0, (110.0 + 30.0) / 64.0, (110.0 + 30.0) / 64.0,
-                                  (110.0 + 30.0) / 64.0 * horowitz::tf32_mac_pj() / horowitz::mac_pj(Precision::Fp16)},
+                                  (110.0 + 30.0) / 64.0 * horowitz::tf32_mac_pj() / horowitz::mac_pj(Precision::Fp16),
+                                  (110.0 + 30.0) / 64.0 * horowitz::mac_pj(Precision::Fp8) / horowitz::mac_pj(Precision::Fp16)},
                                  "pJ/MAC", "Energy of one tensor-core MAC (FMA), its instruction's overhead included", "",
                                  {"IMMA (160 + 30 pJ) / 512 MACs (Dally, Hot Chips 2023)", "HMMA (110 + 30 pJ) / 64 FMAs (Dally, Hot Chips 2023)",
                                   "as FP16: HMMA (110 + 30 pJ) / 64 FMAs (Dally, Hot Chips 2023)",
-                                  "TF32: FP16's HMMA energy x Horowitz's TF32/FP16 MAC ratio (1.67 / 2.0)"});
+                                  "TF32: FP16's HMMA energy x Horowitz's TF32/FP16 MAC ratio (1.67 / 2.0)",
+                                  "FP8 (E4M3): FP16's HMMA energy x Horowitz's FP8/FP16 MAC ratio (1.05 / 2.0); NVIDIA publishes no "
+                                  "FP8 figure"});
         for (const char* p : {"int8", "fp16", "bf16"}) b.rename(std::string("energy.mma_pj_") + p, std::string("energy.pj_per_mac.") + p);
         b.rename("energy.mma_pj_tf32", "energy.pj_per_mac.fp32");
         mac_at_node(at_least(b.real("energy.pj_per_cuda_mac", [](C& c) -> double& { return c.cuda_mac_pj; }, 0, "pJ/MAC",
@@ -176,6 +181,9 @@ const ParamBinder<GpuConfig>& gpu_params() {
 GpuConfig make_gpu_config(const ParamSet& p) {
     GpuConfig c = gpu_params().build(p);
     c.precision = parse_precision(c.precision_name, "precision");
+    if (c.precision == Precision::Fp8 && c.tensor.fp8 <= 0)
+        throw UserError("sm.macs_per_cycle.fp8", "is 0: this GPU has no FP8 tensor cores (they arrived with Ada and Hopper), so a "
+                                                 "run at fp8 cannot be simulated on it; choose fp16, bf16 or int8");
     if (c.power_min_mhz > c.clock_mhz)
         throw UserError("power.min_mhz", "the lowest clock (" + format_value(c.power_min_mhz) + " MHz) is above clock_mhz (" +
                                              format_value(c.clock_mhz) + " MHz)");

@@ -42,7 +42,7 @@ double KpuConfig::macs_per_pe() const {
 }
 
 int64_t KpuConfig::compute_tiles() const {
-    const int64_t n = by_precision(precision, int8_tiles, fp16_tiles, bf16_tiles, fp32_tiles);
+    const int64_t n = by_precision(precision, int8_tiles, fp16_tiles, bf16_tiles, fp32_tiles, fp8_tiles);
     return n > 0 ? std::min(n, tiles()) : tiles();
 }
 
@@ -81,16 +81,15 @@ const ParamBinder<KpuConfig>& kpu_params() {
         above(b.real("power.window_us", [](C& c) -> double& { return c.power_window_us; }, 10.0, "us",
                      "Window the power controller averages over before it sets the next clock (not published; an assumption: "
                      "an on-die controller acting within tens of microseconds)"), 0);
-        b.string("precision", [](C& c) -> std::string& { return c.precision_name; }, "int8", {"int8", "fp16", "bf16", "fp32"},
+        b.string("precision", [](C& c) -> std::string& { return c.precision_name; }, "int8", precision_names(),
                  "Operand precision (operand bytes, PE rate and MAC energy; accumulators are 32-bit)");
         at_most(at_least(b.integer("tiles.rows", [](C& c) -> int64_t& { return c.tile_rows; }, 16, "tiles", "Rows of the tile mesh (" + sw + ")"), 1), 256);
         at_most(at_least(b.integer("tiles.cols", [](C& c) -> int64_t& { return c.tile_cols; }, 16, "tiles", "Columns of the tile mesh (" + sw + ")"), 1), 256);
-        for (const char* p : {"int8", "fp16", "bf16", "fp32"}) {
-            const std::string prec = p;
+        for (const std::string& prec : precision_names()) {
+            const Precision p = parse_precision(prec, "precision");
             at_least(b.integer("tiles." + prec + "_tiles",
-                               [prec](C& c) -> int64_t& {
-                                   return prec == "int8" ? c.int8_tiles : prec == "fp16" ? c.fp16_tiles
-                                                                       : prec == "bf16" ? c.bf16_tiles : c.fp32_tiles;
+                               [p](C& c) -> int64_t& {
+                                   return by_precision(p, c.int8_tiles, c.fp16_tiles, c.bf16_tiles, c.fp32_tiles, c.fp8_tiles);
                                },
                                0, "tiles", "Tiles that compute in " + prec + "; 0 = every tile (capped at the mesh)"),
                      0);

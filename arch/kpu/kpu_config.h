@@ -27,7 +27,7 @@ struct KpuConfig {
     int64_t pe_rows = 0, pe_cols = 0;       ///< PEs per tile (R x C)
     /// Tiles that can compute in each precision (0 = every tile): a fabric whose FP32 units are
     /// only in some tiles runs an FP32 model on those tiles alone.
-    int64_t int8_tiles = 0, fp16_tiles = 0, bf16_tiles = 0, fp32_tiles = 0;
+    int64_t int8_tiles = 0, fp16_tiles = 0, bf16_tiles = 0, fp32_tiles = 0, fp8_tiles = 0;
     PerPrecision pe_macs;          ///< MACs per PE per cycle by precision (pe.macs_per_cycle.<p>)
     int64_t fill_cycles = 0, drain_cycles = 0;
     int64_t l1_kib_per_pe = 0, l2_kib_per_tile = 0, l3_kib_per_tile = 0;

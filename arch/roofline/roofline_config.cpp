@@ -15,11 +15,11 @@ const ParamBinder<RooflineConfig>& roofline_params() {
         declare_runtime_key(b, "none", "none: the bound of the graph as imported; each roofline config in configs/roofline/ names its detailed twin's runtime");
         above(b.real("clock_mhz", [](C& c) -> double& { return c.clock_mhz; }, 1000.0, "MHz",
                      "Clock that cycles in reports count (the rates below are per cycle of it)"), 0);
-        b.string("precision", [](C& c) -> std::string& { return c.precision_name; }, "int8", {"int8", "fp16", "bf16", "fp32"},
+        b.string("precision", [](C& c) -> std::string& { return c.precision_name; }, "int8", precision_names(),
                  "Operand precision (sets operand bytes, the MAC rate and the MAC energy)");
         // defaults: the tpu kind's default array (128 x 128 MACs at every precision, 1 GHz)
         declare_per_precision<C>(b, "compute.macs_per_cycle", [](C& c) -> PerPrecision& { return c.macs_per_cycle; },
-                                 {16384, 16384, 16384, 16384}, "MACs/cycle",
+                                 {16384, 16384, 16384, 16384, 16384}, "MACs/cycle",
                                  "Device-wide peak multiply-accumulates per cycle; 0 = the device cannot run this precision");
         declare_process_node<C>(b, [](C& c) -> ProcessNode& { return c.node; }, {}, "Horowitz's own 45 nm / 0.9 V");
         declare_per_precision<C>(b, "energy.pj_per_mac", [](C& c) -> PerPrecision& { return c.pj_per_mac; }, {}, "pJ/MAC",

@@ -19,7 +19,7 @@ const ParamBinder<TpuConfig>& tpu_params() {
         above(b.real("clock_mhz", [](C& c) -> double& { return c.clock_mhz; }, 1000.0, "MHz",
                      "Clock of the array, vector unit and buffers"), 0);
         b.string("precision", [](C& c) -> std::string& { return c.precision_name; }, "int8",
-                 {"int8", "fp16", "bf16", "fp32"},
+                 precision_names(),
                  "Operand precision (sets operand bytes and MAC energy; accumulators are 32-bit)");
         at_most(at_least(b.integer("array.rows", [](C& c) -> int64_t& { return c.rows; }, 128, "PEs",
                                    "Rows R of the systolic array"), 1), 65536);

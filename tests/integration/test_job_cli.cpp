@@ -214,6 +214,42 @@ TEST_CASE("a tensor x pipeline parallel inference job reports TTFT, time per tok
     CHECK(j["tensor_comm_share_of_token"].get<double>() < 1);
 }
 
+TEST_CASE("FP8 is its own precision: an H100 runs it at its FP8 rate and says so, an A100 (no FP8 tensor cores) refuses it", "[e2e][cluster]") {
+    const std::string entry = R"(workloads:
+  - name: serve
+    framework: tensorrt
+    model_family: llama
+    params: { hidden_size: 256, n_layers: 2, vocab_size: 1024, n_heads: 4, n_kv_heads: 2, ffn_hidden_size: 512 }
+    parallelism: { tp: 1, pp: 1, dp: 1 }
+    sequence: { prompt: 64, generate: 4 }
+    precision: { weights: PREC, activations: PREC }
+    dataloader: synthetic
+    duration_minutes: 1
+    track: parity
+    runtime_tuning: { microbatch: 2 }
+)";
+    const std::string targets = kSrc + "/configs/clusters/targets.yaml#";
+    auto run = [&](const std::string& prec, const std::string& target, const std::string& extra = "") {
+        const std::string y = write_temp("archsim_job_fp8_" + prec + ".yaml", std::regex_replace(entry, std::regex("PREC"), prec));
+        return run_archsim("run " + y + "#serve --target " + targets + target + " --out " + temp_dir("job_fp8") + extra);
+    };
+    const CliResult fp8 = run("fp8", "NVIDIA_H100_8x_NVLink", " --format json");
+    INFO(fp8.err);
+    REQUIRE(fp8.exit_code == 0);
+    const json j8 = json::parse(fp8.out);
+    CHECK(j8["model"]["precision"] == "fp8");
+    CHECK(j8["model"]["precision_from"] == "workload precision.weights");
+    const CliResult fp16 = run("fp16", "NVIDIA_H100_8x_NVLink", " --format json");
+    REQUIRE(fp16.exit_code == 0);
+    // one byte per weight instead of two, at twice the tensor rate: every decode step is faster
+    CHECK(j8["time_per_output_token_s"].get<double>() < json::parse(fp16.out)["time_per_output_token_s"].get<double>());
+    const CliResult text = run("fp8", "NVIDIA_H100_8x_NVLink");
+    CHECK(text.out.find("precision            fp8 (workload precision.weights)") != std::string::npos);
+    const CliResult a100 = run("fp8", "NVIDIA_A100_80GB_SuperPOD");
+    CHECK(a100.exit_code == 2);
+    CHECK(a100.err.find("a100_sxm4_80gb.toml: sm.macs_per_cycle.fp8: is 0: this GPU has no FP8 tensor cores") != std::string::npos);
+}
+
 TEST_CASE("a job's schedule phases run one by one and are weighted by duration", "[e2e][cluster]") {
     const std::string y = write_temp("archsim_job_phases.yaml", R"(workloads:
   - name: day

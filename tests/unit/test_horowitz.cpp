@@ -19,6 +19,10 @@ TEST_CASE("MAC energy is multiply plus accumulate", "[unit][energy]") {
     CHECK(horowitz::mac_pj(Precision::Fp16) == Approx(2.0));
     CHECK(horowitz::mac_pj(Precision::Fp32) == Approx(4.6));
     CHECK(horowitz::mac_pj(Precision::Bf16) < horowitz::mac_pj(Precision::Fp16));
+    // fp8 (E4M3): the fp16 multiply scaled by its 4-bit mantissa's area, then the fp32 add
+    CHECK(horowitz::mac_pj(Precision::Fp8) == Approx(1.1 * 16.0 / 121.0 + 0.9));
+    CHECK(operand_bytes(Precision::Fp8) == 1);
+    CHECK(to_string(parse_precision("fp8", "test")) == "fp8");
     CHECK(horowitz::kDramPjPerByte == Approx(162.5));  // 1.3 nJ per 64-bit access = 8 bytes
 }
 

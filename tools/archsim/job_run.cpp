@@ -34,6 +34,16 @@ using nlohmann::json;
 
 namespace {
 
+/// Where a job's precision came from (the one rule, sim/engine/run_choice.h): --precision, else
+/// the workload's precision.weights.
+std::string precision_from(const JobRunArgs& args) { return args.precision.empty() ? "workload precision.weights" : "--precision"; }
+
+/// The summary line naming the precision and device runtime a job ran at, and where each came from.
+std::string choice_line(const std::string& precision, const std::string& runtime, const JobRunArgs& args) {
+    return "  precision            " + precision + " (" + precision_from(args) + "), device runtime " +
+           (runtime.empty() ? "the device config's" : runtime) + "\n";
+}
+
 bool on_off(const std::string& v, const std::string& flag, bool def) {
     if (v.empty()) return def;
     if (v == "on" || v == "true" || v == "1") return true;
@@ -306,7 +316,7 @@ int run_inference(const LlmJob& job, const Target& target, const ClusterConfig& 
     out["mode"] = "inference";
     out["devices"] = s.devices();
     out["model"] = {{"family", m.model_family}, {"hidden", m.hidden}, {"layers", m.layers}, {"heads", m.heads}, {"kv_heads", m.kv_heads},
-                    {"vocab", m.vocab}, {"ffn", m.ffn}, {"parameters", m.parameters()}, {"precision", precision}};
+                    {"vocab", m.vocab}, {"ffn", m.ffn}, {"parameters", m.parameters()}, {"precision", precision}, {"precision_from", precision_from(args)}};
     out["parallelism"] = {{"tp", s.tp}, {"pp", s.pp}, {"dp", s.dp}, {"batch_per_replica", s.microbatch}, {"pipeline_microbatches", mbs}};
     out["prompt_tokens"] = m.prompt, out["generated_tokens"] = m.generate;
     out["ttft_s"] = ttft;
@@ -347,6 +357,7 @@ int run_inference(const LlmJob& job, const Target& target, const ClusterConfig& 
     std::printf("%s on %s: %lld devices (tp %lld x pp %lld x dp %lld), batch %lld per replica, %lld prompt + %lld generated tokens\n",
                 job.where().c_str(), target.name.c_str(), (long long)s.devices(), (long long)s.tp, (long long)s.pp, (long long)s.dp,
                 (long long)s.microbatch, (long long)m.prompt, (long long)m.generate);
+    std::fputs(choice_line(precision, runtime, args).c_str(), stdout);
     std::printf("  time to first token   %s\n  time per output token %s (tensor-parallel collectives %s a microbatch's token, %.1f%% of its path)\n",
                 si(ttft, "s").c_str(), si(tpot, "s").c_str(), si(step_comm * 1e-12, "s").c_str(), path > 0 ? 100 * step_comm / path : 0.0);
     std::printf("  tokens per second     %.1f (all replicas)\n  memory per device     %s (weights %s, KV cache %s)\n", total > 0 ? tokens / total : 0.0,
@@ -465,9 +476,8 @@ int cmd_run_job(const JobRunArgs& args) {
     // the device runs
     const std::string dev_dir = args.out_dir + "/devices";
     fs::create_directories(dev_dir);
-    // the one rule (sim/engine/run_choice.h): the command line, else the workload (fp8 runs as int8)
-    const std::string precision = !args.precision.empty() ? args.precision
-                                  : job.model.weights_precision == "fp8" ? "int8" : job.model.weights_precision;
+    // the one rule (sim/engine/run_choice.h): the command line, else the workload
+    const std::string precision = !args.precision.empty() ? args.precision : job.model.weights_precision;
     std::string runtime = args.runtime;
     if (runtime.empty() && fs::exists(runtimes_dir() + "/" + job.framework + ".toml")) runtime = job.framework;
     if (!job.training()) return run_inference(job, target, cl, plan, args, dev_dir, precision, runtime, t0);
@@ -534,7 +544,7 @@ int cmd_run_job(const JobRunArgs& args) {
     out["devices"] = s.devices();
     out["model"] = {{"family", job.model.model_family}, {"hidden", job.model.hidden}, {"layers", job.model.layers}, {"heads", job.model.heads},
                     {"vocab", job.model.vocab}, {"ffn", job.model.ffn}, {"sequence", job.model.prompt},
-                    {"parameters", job.model.parameters()}, {"precision", precision}};
+                    {"parameters", job.model.parameters()}, {"precision", precision}, {"precision_from", precision_from(args)}};
     out["parallelism"] = {{"tp", s.tp}, {"pp", s.pp}, {"dp", s.dp}, {"ep", s.ep}, {"virtual_stages", s.virtual_stages},
                           {"schedule", s.schedule}, {"microbatch", s.microbatch}, {"global_batch", s.global_batch},
                           {"microbatches_per_pipeline", plan.microbatches}, {"sequence_parallel", s.sequence_parallel},
@@ -602,6 +612,7 @@ int cmd_run_job(const JobRunArgs& args) {
     std::printf("%s on %s: %lld devices (tp %lld x pp %lld x dp %lld), %s schedule, %lld microbatches of %lld\n", job.where().c_str(), target.name.c_str(),
                 (long long)s.devices(), (long long)s.tp, (long long)s.pp, (long long)s.dp, s.schedule.c_str(), (long long)plan.microbatches,
                 (long long)s.microbatch);
+    std::fputs(choice_line(precision, runtime, args).c_str(), stdout);
     std::printf("  step time            %s\n", si(step_s, "s").c_str());
     std::printf("  per-device           %.1f TFLOP/s (%s), MFU %.1f%% (model FLOPs), HFU %.1f%% (recomputation included)\n", per_dev / 1e12,
                 megatron ? "Megatron's formula" : "model FLOPs of the device runs", 100 * mfu, 100 * hfu);

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "sim/common/precision.h"
 #include "sim/common/error.h"
 #include "sim/common/version.h"
 #include "sim/engine/machine_setup.h"
@@ -96,7 +97,7 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     run->add_option("--out", out_dir, "Output directory for trace.h5 and metrics.json")->capture_default_str();
     run->add_option("--precision", precision, "Override the operand precision")
-        ->check(CLI::IsMember({"int8", "fp16", "bf16", "fp32"}));
+        ->check(CLI::IsMember(precision_names()));
     run->add_option("--set", sets, "Override any config key: KEY=VALUE (repeatable)");
     uint64_t run_max_events = 0;
     std::string max_sim_time;

@@ -46,7 +46,7 @@ std::string swiglu(Emit& e, const std::string& x, const std::string& w, int64_t 
 }  // namespace
 
 namespace {
-int64_t elem_bytes(const std::string& precision) { return operand_bytes(parse_precision(precision == "fp8" ? "int8" : precision, "precision")); }
+int64_t elem_bytes(const std::string& precision) { return operand_bytes(parse_precision(precision, "precision")); }
 }  // namespace
 
 int64_t LlmShape::weight_elem_bytes() const { return elem_bytes(weights_precision); }
@@ -94,9 +94,8 @@ LlmShape read_llm_shape(const GeneratorArgs& a) {
     if (s.heads % s.kv_heads != 0) throw UserError(a.where() + ".kv_heads", "does not divide heads");
     s.prompt = a.integer_or("sequence.prompt", 128);
     s.generate = a.integer_or("sequence.generate", 128, 0);  // 0: training only
-    const std::vector<std::string> precisions = {"fp32", "bf16", "fp16", "fp8", "int8"};
-    s.weights_precision = a.choice_or("precision.weights", "fp16", precisions);
-    s.activations_precision = a.choice_or("precision.activations", s.weights_precision, precisions);
+    s.weights_precision = a.choice_or("precision.weights", "fp16", precision_names());
+    s.activations_precision = a.choice_or("precision.activations", s.weights_precision, precision_names());
     s.dropout = a.real_or("dropout", s.model_family == "gpt" ? 0.1 : 0.0, 0.0, 0.99);
     if (s.model_family == "gpt" && s.prompt + s.generate > s.max_positions)
         throw UserError(a.where() + ".sequence", "prompt + generate exceeds max_positions " + std::to_string(s.max_positions));

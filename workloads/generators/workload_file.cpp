@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <set>
 
+#include "sim/common/precision.h"
 #include "sim/common/error.h"
 #include "sim/config/toml_load.h"
 #include "workloads/generators/generator_args.h"
@@ -135,9 +136,8 @@ WorkloadRunFields read_workload_run_fields(const std::string& file, const std::s
     if (args.has("microbatches")) f.microbatches = args.integer("microbatches");
     if (args.has("setup")) f.setup = args.boolean_or("setup", false);
     // the precision the entry runs at: an llm entry's weights, or any entry's `precision`
-    if (args.has("precision.weights")) f.precision = args.choice_or("precision.weights", "", {"fp32", "bf16", "fp16", "fp8", "int8"});
-    else if (args.has("precision") && !entry["precision"].is_table()) f.precision = args.choice_or("precision", "", {"fp32", "bf16", "fp16", "int8"});
-    if (f.precision == "fp8") f.precision = "int8";  // FP8 runs as an 8-bit operand on the INT8 rates (not yet its own precision)
+    if (args.has("precision.weights")) f.precision = args.choice_or("precision.weights", "", precision_names());
+    else if (args.has("precision") && !entry["precision"].is_table()) f.precision = args.choice_or("precision", "", precision_names());
     return f;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "sim/common/precision.h"
 #include "sim/common/error.h"
 
 namespace archsim {
@@ -142,9 +143,7 @@ RuntimeProfile load_runtime(const std::string& name_or_file, const std::string& 
             throw UserError(file, "device.sets: '" + a + "' is not KEY=VALUE");
     if (!r.device_sets.empty() && r.device_kind.empty())
         throw UserError(file, "device.sets: give device.kind, the machine kind the keys belong to");
-    for (const auto& p : r.blas_precisions)
-        if (p != "fp32" && p != "bf16" && p != "fp16" && p != "int8")
-            throw UserError(file, "blas.precisions: unknown precision '" + p + "' (fp32, bf16, fp16, int8)");
+    for (const auto& p : r.blas_precisions) parse_precision(p, file + ": blas.precisions");
     return r;
 }
 
