@@ -7,6 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "sim/common/did_you_mean.h"
 #include "sim/common/error.h"
 #include "sim/config/toml_load.h"
 
@@ -66,27 +67,11 @@ ParamDecl& ParamSchema::decl(const std::string& key) {
     return m_decls[it->second];
 }
 
-static size_t edit_distance(const std::string& a, const std::string& b) {
-    std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-    for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-    for (size_t i = 1; i <= a.size(); ++i) {
-        cur[0] = i;
-        for (size_t j = 1; j <= b.size(); ++j)
-            cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-        std::swap(prev, cur);
-    }
-    return prev[b.size()];
-}
-
 std::string ParamSchema::suggest(const std::string& key) const {
-    std::string best;
-    size_t best_d = std::max<size_t>(2, key.size() / 3) + 1;
-    for (const auto& d : m_decls) {
-        size_t dist = edit_distance(key, d.key);
-        // also compare the last path component, so "array.row" finds "array.rows"
-        if (dist < best_d) { best_d = dist; best = d.key; }
-    }
-    return best;
+    std::vector<std::string> keys;
+    keys.reserve(m_decls.size());
+    for (const auto& d : m_decls) keys.push_back(d.key);
+    return nearest_name(key, keys);
 }
 
 ParamSet::ParamSet(const ParamSchema& schema) : m_schema(schema) {

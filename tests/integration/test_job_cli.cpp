@@ -38,6 +38,9 @@ std::string job_yaml(const std::string& from = "", const std::string& to = "", c
     training: { optimizer: adam, recompute: full }
     global_batch: 16
     team: perf-lab
+    cost_center: 4711
+    ticket: "4711"
+    budget: { gpus: 16, share: 0.25, tags: [nightly, 2], pinned: false }
 )";
     if (!from.empty()) y = std::regex_replace(y, std::regex(from), to);
     if (!from2.empty()) y = std::regex_replace(y, std::regex(from2), to2);
@@ -82,8 +85,12 @@ TEST_CASE("a tp x pp x dp training job writes last_run.json whose parts add up",
     }
     CHECK(tp_ar == (13 + 16) * 4);
     CHECK(sends == 2 * 4);  // one activation forward, one gradient back, per microbatch
+    // custom keys keep their YAML types, at every depth
     CHECK(j["custom"]["team"] == "perf-lab");
-    CHECK(j["custom"]["global_batch"] == "16");
+    CHECK(j["custom"]["global_batch"] == 16);
+    CHECK(j["custom"]["cost_center"] == 4711);
+    CHECK(j["custom"]["ticket"] == "4711");
+    CHECK(j["custom"]["budget"] == json::parse(R"({"gpus": 16, "share": 0.25, "tags": ["nightly", 2], "pinned": false})"));
     CHECK(j["memory_per_device_bytes"].get<double>() > 0);
     CHECK(j["energy_job_j"].get<double>() == Approx(j["energy_per_device_j"].get<double>() * 8));
     // the nodes' power outside the devices, reported apart: 8 devices fill one DGX A100 node, whose
@@ -266,7 +273,8 @@ TEST_CASE("a job's schedule phases run one by one and are weighted by duration",
     schedule:
       phases:
         - { name: steady, duration_minutes: 20, request_profile: steady_state }
-        - { name: peak, duration_minutes: 10, tokens_scale: 4, request_profile: peak, overrides: { sequence.prompt: 32 } }
+        - { name: peak, duration_minutes: 10, tokens_scale: 4, request_profile: peak, overrides: { sequence.prompt: 32 }, slo_ms: 250 }
+    runtime_tunning: { microbatch: 8 }
 )");
     const std::string out = temp_dir("job_phases");
     const CliResult r = run_archsim("run " + y + "#day --target " + kSrc + "/configs/clusters/targets.yaml#NVIDIA_H100_8x_NVLink --out " + out);
@@ -279,6 +287,11 @@ TEST_CASE("a job's schedule phases run one by one and are weighted by duration",
     CHECK(peak["prompt_tokens"] == 32);                    // the phase's override
     const double a = j["phases"][0]["tokens_per_s"].get<double>(), b = j["phases"][1]["tokens_per_s"].get<double>();
     CHECK(j["tokens_per_s"].get<double>() == Approx((20 * a + 10 * b) / 30));
+    CHECK(j["phases"][1]["custom"]["slo_ms"] == 250);  // a phase's custom key, kept with its type
+    // an entry key one edit from the format's is kept as custom (the format keeps custom keys), with a warning
+    CHECK(r.err.find("warning: " + y + "#day.runtime_tunning: not a key of the format, kept as a custom key; did you mean "
+                     "'runtime_tuning'?") != std::string::npos);
+    CHECK(j["custom"]["runtime_tunning"]["microbatch"] == 8);
     const CliResult bad = run_archsim("run " + y + "#day --phase lunch --target " + kSrc + "/configs/clusters/targets.yaml#NVIDIA_H100_8x_NVLink --out " + out);
     CHECK(bad.exit_code == 2);
     CHECK(bad.err.find("no such phase in schedule.phases (steady, peak)") != std::string::npos);

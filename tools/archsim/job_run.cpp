@@ -221,7 +221,7 @@ json comm_json(const JobResult& res) {
 /// The job's custom keys, as given.
 json custom_json(const LlmJob& job) {
     json custom = json::object();
-    for (const auto& [k, v] : job.custom) custom[k] = v;
+    for (const auto& [k, v] : job.custom) custom[k] = json::parse(v);
     return custom;
 }
 
@@ -402,6 +402,11 @@ static int run_phases(const LlmJob& job, const JobRunArgs& args, std::chrono::st
         const json r = json::parse(in);
         json row = {{"name", ph.name}, {"duration_minutes", ph.duration_minutes}, {"tokens_scale", ph.tokens_scale},
                     {"request_profile", ph.request_profile}, {"out", dir}};
+        if (!ph.custom.empty()) {
+            json c = json::object();
+            for (const auto& [k, v] : ph.custom) c[k] = json::parse(v);
+            row["custom"] = c;
+        }
         for (const auto& k : keys)
             if (r.contains(k)) row[k] = r[k], weighted[k] += r[k].get<double>() * ph.duration_minutes;
         phases.push_back(row);
@@ -444,6 +449,7 @@ int cmd_run_job(const JobRunArgs& args) {
     if (args.format != "table" && args.format != "json")
         throw UserError("--format " + args.format, "a job reports as table or json (each device run's metrics.json is under OUT/devices/)");
     LlmJob job = ext == ".toml" ? read_llm_job_toml(wfile, wname) : read_llm_job_yaml(wfile, wname, args.phase);
+    for (const auto& w : job.warnings) std::fprintf(stderr, "archsim: warning: %s\n", w.c_str());
     // the output folder, and no result of an earlier run that would look like this one's
     std::error_code ec;
     fs::create_directories(args.out_dir, ec);

@@ -8,8 +8,11 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
 
+#include "sim/common/did_you_mean.h"
 #include "sim/common/error.h"
 #include "workloads/generators/workload_file.h"
 #include "workloads/parallel/pipeline_schedule.h"
@@ -17,6 +20,14 @@
 namespace archsim {
 
 namespace {
+
+/// Why key `k` is refused in a block whose keys are `known`: the nearest of them, and all of them.
+std::string unknown_key_reason(const std::string& k, const std::vector<std::string>& known) {
+    const std::string near = nearest_name(k, known);
+    std::string list;
+    for (const auto& o : known) list += (list.empty() ? "" : ", ") + o;
+    return "not a key of this block" + (near.empty() ? std::string() : " (did you mean '" + near + "'?)") + "; its keys: " + list;
+}
 
 /// Typed access to one YAML mapping, naming "where.key" in its errors.
 class YamlFields {
@@ -75,6 +86,14 @@ public:
     }
     const std::string& where() const { return m_where; }
     const YAML::Node& raw() const { return m_n; }
+    /// Throws UserError "where.KEY: not a key of this block (did you mean ...?; its keys: ...)"
+    /// for the first key of the block that `known` does not list.
+    void only(const std::vector<std::string>& known) const {
+        for (const auto& kv : m_n) {
+            const std::string k = kv.first.as<std::string>();
+            if (std::find(known.begin(), known.end(), k) == known.end()) throw UserError(m_where + "." + k, unknown_key_reason(k, known));
+        }
+    }
 
 private:
     static std::string scalar(const YAML::Node& n) { return n.IsScalar() ? n.Scalar() : "(not a scalar)"; }
@@ -96,12 +115,68 @@ private:
 
 const std::vector<std::string> kPrecisions = {"fp32", "bf16", "fp16", "fp8"};
 
+/// The keys of the format's blocks with a fixed vocabulary (the document's and archsim's own):
+/// any other key there is a misspelling, refused with the nearest of these.
+const std::map<std::string, std::vector<std::string>>& block_keys() {
+    static const std::map<std::string, std::vector<std::string>> keys = {
+        {"params", {"hidden_size", "n_layers", "vocab_size", "n_heads", "n_kv_heads", "ffn_hidden_size", "n_experts", "top_k",
+                    "max_position_embeddings", "dropout"}},
+        {"parallelism", {"tp", "pp", "dp", "ep", "virtual_stages", "schedule", "sequence_parallel", "zero_stage", "dp_overlap"}},
+        {"sequence", {"prompt", "generate"}},
+        {"precision", {"weights", "activations"}},
+        {"runtime_tuning", {"microbatch", "cuda_graphs", "gpudirect_rdma", "virt", "fabric"}},
+        {"training", {"optimizer", "recompute"}},
+        {"schedule", {"phases"}}};
+    return keys;
+}
+
+/// An entry's own keys (the document's, then archsim's global_batch and training); any other key
+/// is a custom key, kept with its YAML type.
+const std::vector<std::string> kEntryKeys = {"name", "framework", "model_family", "params", "parallelism", "sequence", "precision",
+                                             "dataloader", "duration_minutes", "track", "runtime_tuning", "schedule", "notes",
+                                             "global_batch", "training"};
+
+/// A phase's own keys; any other key of a phase is a custom key of that phase.
+const std::vector<std::string> kPhaseKeys = {"name", "duration_minutes", "tokens_scale", "autoscale_factor", "request_profile", "overrides"};
+
+/// The JSON text of YAML value `n` with the types YAML's core schema gives its scalars (a
+/// quoted scalar is a string; null, true/false, integers and floats as such; .inf and .nan,
+/// which JSON cannot hold, as text), maps and lists recursively.
+nlohmann::json yaml_to_json(const YAML::Node& n) {
+    if (n.IsMap()) {
+        nlohmann::json o = nlohmann::json::object();
+        for (const auto& kv : n) o[kv.first.as<std::string>()] = yaml_to_json(kv.second);
+        return o;
+    }
+    if (n.IsSequence()) {
+        nlohmann::json a = nlohmann::json::array();
+        for (const auto& e : n) a.push_back(yaml_to_json(e));
+        return a;
+    }
+    if (!n.IsScalar()) return nullptr;
+    const std::string& s = n.Scalar();
+    if (n.Tag() != "?") return s;  // quoted, or tagged explicitly: kept as written
+    static const std::regex null_re("~|null|Null|NULL"), true_re("true|True|TRUE"), false_re("false|False|FALSE");
+    static const std::regex int_re("[-+]?[0-9]+"), float_re("[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?");
+    if (s.empty() || std::regex_match(s, null_re)) return nullptr;
+    if (std::regex_match(s, true_re)) return true;
+    if (std::regex_match(s, false_re)) return false;
+    try {
+        if (std::regex_match(s, int_re)) return std::stoll(s);
+        if (std::regex_match(s, float_re)) return std::stod(s);
+    } catch (const std::out_of_range&) {
+        // beyond a 64-bit integer or a double: kept as text
+    }
+    return s;
+}
+
 /// Llama's feed-forward width for hidden h: 2/3 of 4h rounded up to a multiple of 256
 /// (Meta's llama/model.py, FeedForward: multiple_of = 256).
 int64_t llama_ffn(int64_t h) { return ((8 * h / 3 + 255) / 256) * 256; }
 
 /// The parallelism block shared by both formats' readers.
 void read_parallelism(const YamlFields& p, ParallelismSpec& s) {
+    p.only(block_keys().at("parallelism"));
     s.tp = p.integer("tp"), s.pp = p.integer("pp"), s.dp = p.integer("dp");
     s.ep = p.integer_or("ep", 1);
     s.virtual_stages = p.integer_or("virtual_stages", 1);
@@ -112,6 +187,7 @@ void read_parallelism(const YamlFields& p, ParallelismSpec& s) {
 }
 
 void read_tuning(const YamlFields& t, RuntimeTuning& r) {
+    t.only(block_keys().at("runtime_tuning"));
     r.microbatch = t.integer_or("microbatch", 0);
     r.cuda_graphs = t.boolean_or("cuda_graphs", false);
     r.gpudirect_rdma = t.boolean_or("gpudirect_rdma", true);
@@ -120,6 +196,7 @@ void read_tuning(const YamlFields& t, RuntimeTuning& r) {
 }
 
 void read_training(const YamlFields& t, ParallelismSpec& s) {
+    t.only(block_keys().at("training"));
     s.optimizer = t.choice_or("optimizer", s.optimizer, {"sgd", "momentum", "adam", "adamw"});
     s.recompute = t.choice_or("recompute", s.recompute, {"none", "selective", "full"});
 }
@@ -190,6 +267,38 @@ void set_dotted(YAML::Node entry, const std::string& key, const std::string& val
     }
 }
 
+/// A custom key `key` at `where` (an entry's or a phase's, whose own keys are `own`) one or two
+/// edits from one of them: probably a misspelling, so a warning naming it (kept all the same, as
+/// the format keeps custom keys). "" otherwise.
+std::string near_miss_warning(const std::string& where, const std::string& key, const std::vector<std::string>& own) {
+    const std::string near = nearest_name(key, own);
+    if (near.empty()) return "";
+    return where + "." + key + ": not a key of the format, kept as a custom key; did you mean '" + near + "'?";
+}
+
+/// Checks the dotted keys of a phase's `overrides` (at `where`) against the entry's blocks: a key
+/// into a block with a fixed vocabulary must name one of its keys (UserError with the nearest
+/// otherwise), the schedule cannot be overridden, and any other key overrides (or adds) a custom
+/// key, with a warning in `warnings` when it is one or two edits from an entry key.
+void check_override_keys(const YamlFields& ov, std::vector<std::string>& warnings) {
+    for (const auto& kv : ov.raw()) {
+        const std::string key = kv.first.as<std::string>();
+        const size_t dot = key.find('.');
+        const std::string head = key.substr(0, dot);
+        const auto block = block_keys().find(head);
+        if (head == "schedule" || head == "name") throw UserError(ov.where() + "." + key, "a phase cannot override its entry's " + head);
+        if (block != block_keys().end()) {
+            if (dot == std::string::npos) continue;  // a whole block, read (and checked) when the phase runs
+            const std::string rest = key.substr(dot + 1);
+            const auto& known = block->second;
+            if (std::find(known.begin(), known.end(), rest) == known.end())
+                throw UserError(ov.where() + "." + key, unknown_key_reason(rest, known) + " (of " + head + ")");
+        } else if (std::find(kEntryKeys.begin(), kEntryKeys.end(), head) == kEntryKeys.end()) {
+            if (const std::string w = near_miss_warning(ov.where(), head, kEntryKeys); !w.empty()) warnings.push_back(w);
+        }
+    }
+}
+
 }  // namespace
 
 LlmJob read_llm_job_yaml(const std::string& file, const std::string& name, const std::string& phase) {
@@ -216,13 +325,11 @@ LlmJob read_llm_job_yaml(const std::string& file, const std::string& name, const
         }
     }
     const YamlFields f(entry, j.where());
-    static const std::set<std::string> known = {"name", "framework", "model_family", "params", "parallelism", "sequence", "precision",
-                                                "dataloader", "duration_minutes", "track", "runtime_tuning", "schedule", "notes",
-                                                "global_batch", "training"};
     j.framework = f.str("framework");
     LlmShape& m = j.model;
     m.model_family = f.choice("model_family", {"gpt", "llama", "moe"});
     const YamlFields p = f.map("params");
+    p.only(block_keys().at("params"));
     m.hidden = p.integer("hidden_size"), m.layers = p.integer("n_layers"), m.vocab = p.integer("vocab_size"), m.heads = p.integer("n_heads");
     m.kv_heads = p.integer_or("n_kv_heads", m.heads);
     m.ffn = p.integer_or("ffn_hidden_size", m.model_family == "gpt" ? 4 * m.hidden : llama_ffn(m.hidden));
@@ -230,9 +337,11 @@ LlmJob read_llm_job_yaml(const std::string& file, const std::string& name, const
     if (m.hidden % m.heads != 0) throw UserError(p.where() + ".n_heads = " + std::to_string(m.heads), "does not divide hidden_size " + std::to_string(m.hidden));
     if (m.heads % m.kv_heads != 0) throw UserError(p.where() + ".n_kv_heads = " + std::to_string(m.kv_heads), "does not divide n_heads");
     const YamlFields seq = f.map("sequence");
+    seq.only(block_keys().at("sequence"));
     m.prompt = seq.integer("prompt"), m.generate = seq.integer("generate", 0);
     m.max_positions = p.integer_or("max_position_embeddings", std::max<int64_t>(m.prompt + m.generate, 1));
     const YamlFields pr = f.map("precision");
+    pr.only(block_keys().at("precision"));
     m.weights_precision = pr.choice("weights", kPrecisions);
     m.activations_precision = pr.choice("activations", kPrecisions);
     m.dropout = p.has("dropout") ? p.real("dropout") : (m.model_family == "gpt" ? 0.1 : 0.0);
@@ -247,6 +356,7 @@ LlmJob read_llm_job_yaml(const std::string& file, const std::string& name, const
     if (f.has("global_batch")) j.parallel.global_batch = f.integer("global_batch");
     if (f.has("schedule")) {
         const YamlFields sch = f.map("schedule");
+        sch.only(block_keys().at("schedule"));
         const YAML::Node phases = sch.node("phases");
         if (!phases.IsSequence()) throw UserError(sch.where() + ".phases", "must be a list");
         double minutes = 0;
@@ -266,7 +376,14 @@ LlmJob read_llm_job_yaml(const std::string& file, const std::string& name, const
             x.request_profile = ph.choice_or("request_profile", "steady_state", {"steady_state", "peak", "spike", "low"});
             if (ph.has("overrides")) {
                 const YamlFields ov = ph.map("overrides");  // kept: raw() refers into it
+                check_override_keys(ov, j.warnings);
                 for (const auto& kv : ov.raw()) x.overrides[kv.first.as<std::string>()] = dump(kv.second);
+            }
+            for (const auto& kv : ph.raw()) {
+                const std::string k = kv.first.as<std::string>();
+                if (std::find(kPhaseKeys.begin(), kPhaseKeys.end(), k) != kPhaseKeys.end()) continue;
+                x.custom[k] = yaml_to_json(kv.second).dump();
+                if (const std::string w = near_miss_warning(ph.where(), k, kPhaseKeys); !w.empty()) j.warnings.push_back(w);
             }
             j.phases.push_back(x);
         }
@@ -275,7 +392,10 @@ LlmJob read_llm_job_yaml(const std::string& file, const std::string& name, const
     }
     for (const auto& kv : entry) {
         const std::string k = kv.first.as<std::string>();
-        if (!known.count(k) || k == "global_batch" || k == "training") j.custom[k] = dump(kv.second);
+        const bool own = std::find(kEntryKeys.begin(), kEntryKeys.end(), k) != kEntryKeys.end();
+        if (!own || k == "global_batch" || k == "training") j.custom[k] = yaml_to_json(kv.second).dump();
+        if (!own)
+            if (const std::string w = near_miss_warning(j.where(), k, kEntryKeys); !w.empty()) j.warnings.push_back(w);
     }
     if (phase_scale != 1.0) {  // the phase's load: more (or fewer) sequences at once
         ParallelismSpec& s = j.parallel;

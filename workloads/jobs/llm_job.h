@@ -29,6 +29,8 @@ struct JobPhase {
     double tokens_scale = 1.0;     ///< tokens_scale or autoscale_factor
     std::string request_profile;   ///< steady_state | peak | spike | low
     std::map<std::string, std::string> overrides;  ///< as given (scalars as text)
+    /// The phase's keys the format does not define: JSON text of each value, its YAML type kept.
+    std::map<std::string, std::string> custom;
 };
 
 /// One job.
@@ -40,8 +42,12 @@ struct LlmJob {
     ParallelismSpec parallel;      ///< tp, pp, dp (+ optional ep, virtual_stages, schedule, ...)
     RuntimeTuning tuning;
     std::vector<JobPhase> phases;
-    /// Keys the format does not define, kept as given (scalars as text, others as YAML/JSON).
+    /// Keys the format does not define (and archsim's own global_batch and training): JSON text of
+    /// each value, with the type YAML's core schema gives it (4711 a number, "4711" a string).
     std::map<std::string, std::string> custom;
+    /// Likely misspellings kept as custom keys (one or two edits from a key of the format), one
+    /// line each, for the caller to print.
+    std::vector<std::string> warnings;
     /// "FILE#NAME", how errors name the job.
     std::string where() const { return file + "#" + name; }
     /// True for a training-only entry (sequence.generate = 0).
@@ -56,7 +62,10 @@ struct LlmJob {
 /// zero_stage, dp_overlap), sequence (prompt, generate), precision (weights, activations: fp8,
 /// bf16, fp16, fp32), dataloader (streaming, synthetic, replay), duration_minutes, track (parity,
 /// best). Optional: runtime_tuning, schedule.phases, notes, `global_batch` and a `training`
-/// block (optimizer, recompute); any other key is kept in `custom`. Throws UserError
+/// block (optimizer, recompute); any other key of the entry (or of a phase) is kept in `custom`
+/// with its YAML type. The blocks params, parallelism, sequence, precision, runtime_tuning,
+/// training and schedule take only their own keys: another is refused with the nearest one
+/// named ("did you mean"), as is a phase override into one of them. Throws UserError
 /// "FILE#NAME: KEY: reason" for a missing required field, a wrong type or value, an unknown job
 /// (listing the known ones), or a file that is not YAML ("FILE:LINE:COL: reason").
 /// With `phase`, the job as that phase of its schedule runs it: the phase's `overrides` (keys of
