@@ -232,7 +232,7 @@ std::vector<MetricDecl> declare_all() {
         Declare(S::Op, "utilization", "1", "macs / (latency cycles x peak MACs per cycle)", op([](const OpMetrics& o) { return o.utilization; }))
             .table("util%", 6, 100, 1)
             .csv("utilization"),
-        Declare(S::Op, "bound", "", "what its time went to most: compute, or the stall cause with the most cycles; none at zero time",
+        Declare(S::Op, "bound", "", "what its time went to most: compute (MACs at the arrays' peak rate and vector work), array_underused (the array busy, its PEs mostly idle: fill and drain, weight preload, a fold smaller than the array), or the stall cause with the most cycles; none at zero time",
                 op([](const OpMetrics& o) { return o.bound; }))
             .table("bound", -12)
             .csv("bound"),

@@ -62,6 +62,8 @@ Metrics reduce_sums(const TraceTables& t, const std::string& where) {
     static const std::string unknown = "unknown";
     auto cause_name = [&](uint8_t id) -> const std::string& { return id < t.stall_causes.size() ? t.stall_causes[id].name : unknown; };
     std::vector<double> op_dynamic_pj(m.ops.size(), 0.0);
+    // per operator: its fold cycles, and the cycles its MACs would take at the arrays' peak rate
+    std::vector<double> fold_cycles(m.ops.size(), 0.0), full_use_cycles(m.ops.size(), 0.0);
     uint64_t end_ps = 0;
 
     for (const EventSum& r : t.sums) {
@@ -101,6 +103,8 @@ Metrics reduce_sums(const TraceTables& t, const std::string& where) {
                 break;
             case EventKind::Fold:
                 o.macs += static_cast<int64_t>(r.ops);
+                fold_cycles[r.op] += static_cast<double>(r.cycles);
+                full_use_cycles[r.op] += c.peak_ops_per_cycle > 0 ? static_cast<double>(r.ops) / c.peak_ops_per_cycle : static_cast<double>(r.cycles);
                 [[fallthrough]];
             case EventKind::Vector:
                 o.compute_cycles += r.cycles;
@@ -140,13 +144,7 @@ Metrics reduce_sums(const TraceTables& t, const std::string& where) {
         m.macs += o.macs;
         m.compute_cycles += o.compute_cycles;
         m.stall_cycles += o.stall_cycles;
-        o.bound = o.compute_cycles > 0 ? "compute" : "none";
-        uint64_t most = o.compute_cycles;
-        for (const auto& [cause, c] : o.stall_cycles_by_cause)
-            if (c > most) {
-                most = c;
-                o.bound = cause;
-            }
+        o.bound = bound_of(o, fold_cycles[i], full_use_cycles[i]);
         const double cycles = o.latency_ps * m.clock_hz * 1e-12;
         o.utilization = (cycles > 0 && m.peak_macs_per_cycle > 0) ? o.macs / (cycles * m.peak_macs_per_cycle) : 0;
     }
@@ -159,6 +157,17 @@ Metrics reduce_sums(const TraceTables& t, const std::string& where) {
                         ? static_cast<double>(m.macs) / (static_cast<double>(m.latency_cycles) * m.peak_macs_per_cycle)
                         : 0;
     return m;
+}
+
+std::string bound_of(const OpMetrics& o, double fold_cycles, double full_use_cycles) {
+    const double underused = std::max(0.0, fold_cycles - full_use_cycles);
+    const double computing = static_cast<double>(o.compute_cycles) - underused;
+    std::string bound = o.compute_cycles > 0 ? "compute" : "none";
+    double most = computing;
+    if (underused > most) most = underused, bound = "array_underused";
+    for (const auto& [cause, c] : o.stall_cycles_by_cause)
+        if (static_cast<double>(c) > most) most = static_cast<double>(c), bound = cause;
+    return bound;
 }
 
 Metrics reduce_trace(const TraceReader& tr) { return reduce_sums(tr.tables(), tr.path()); }

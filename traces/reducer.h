@@ -24,14 +24,25 @@ struct OpMetrics {
     uint64_t compute_cycles = 0;  ///< fold + vector cycles
     uint64_t stall_cycles = 0;
     std::map<std::string, uint64_t> stall_cycles_by_cause;
-    /// What its time went to most: "compute", or the stall cause with the most cycles
-    /// ("operand_load", "launch", "block_mover", ...); "none" for a zero-time operator.
+    /// What its time went to most (bound_of): "compute", "array_underused", or the stall cause
+    /// with the most cycles ("operand_load", "launch", "block_mover", ...); "none" for a
+    /// zero-time operator.
     std::string bound;
     double energy_pj = 0;         ///< dynamic energy of its events + static power over its span
     std::map<std::string, uint64_t> traffic_bytes;  ///< bytes by memory level (reads + writes)
     double utilization = 0;       ///< macs / (latency cycles * peak MACs per cycle)
     double clock_mhz = 0;         ///< the clock it ran at (the power controller's), MHz
 };
+
+/// What operator `o`'s time went to most. Its compute cycles split in two: the cycles its MACs
+/// would take at the arrays' peak rate plus its vector cycles ("compute"), and the rest of its
+/// fold cycles, when the array was busy but its PEs idle ("array_underused": pipeline fill and
+/// drain, weight preload, PEs a fold's shape leaves idle; SCALE-Sim counts these cycles as
+/// compute, and so do compute_cycles). Each stall cause's cycles compete as a third kind; the
+/// largest names the bound ("compute" on a tie, "none" with no cycles). `fold_cycles`: the
+/// operator's fold cycles; `full_use_cycles`: sum over its folds of MACs / the component's peak
+/// MACs per cycle.
+std::string bound_of(const OpMetrics& o, double fold_cycles, double full_use_cycles);
 
 /// What one component did over the run (compute units: ops and busy time; memories: bytes).
 struct ComponentMetrics {

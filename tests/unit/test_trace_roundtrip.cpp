@@ -112,3 +112,22 @@ TEST_CASE("the reader refuses missing, non-HDF5 and truncated files", "[unit][tr
         }(),
         UserError);
 }
+
+TEST_CASE("an operator's bound names what its time went to: MACs at peak, an underused array, or a stall cause", "[unit][trace]") {
+    archsim::OpMetrics o;
+    // a 128 x 128 weight-stationary fold streaming 1 row: 2 x 128 + 128 + 1 - 2 = 383 cycles for
+    // 128 x 128 MACs, one cycle's worth at the array's peak (16384 MACs/cycle)
+    o.compute_cycles = 383;
+    o.stall_cycles_by_cause = {{"operand_load", 10}};
+    CHECK(archsim::bound_of(o, 383, 1) == "array_underused");
+    // the same fold streaming 1024 rows: 1406 cycles, 1024 of them at full use
+    o.compute_cycles = 1406;
+    CHECK(archsim::bound_of(o, 1406, 1024) == "compute");
+    // vector work counts as compute; a stall cause wins only with more cycles than either part
+    o.compute_cycles = 383 + 400;
+    CHECK(archsim::bound_of(o, 383, 1) == "compute");
+    o.stall_cycles_by_cause = {{"operand_load", 500}};
+    CHECK(archsim::bound_of(o, 383, 1) == "operand_load");
+    o.compute_cycles = 0, o.stall_cycles_by_cause.clear();
+    CHECK(archsim::bound_of(o, 0, 0) == "none");
+}

@@ -217,7 +217,9 @@ int cmd_trace_ops(const std::string& path, const std::string& sort, const std::v
     // what the shares are shares of (issue 39, item 7): both of the operator's span, and they overlap
     out += "compute% and stall%: the operator's compute cycles and its stall cycles, each over its span (dur_us);\n"
            "  a unit can stall while another computes, so the two can add to more than 100%.\n"
-           "bound: the largest of its compute cycles and each stall cause's; of_peak: its MACs over the peak for its span.\n";
+           "bound: what its time went to most: compute (its MACs at the arrays' peak rate, and vector work),\n"
+           "  array_underused (the rest of its fold cycles: fill, drain, weight preload, PEs a small fold leaves idle)\n"
+           "  or a stall cause; of_peak: its MACs over the peak for its span.\n";
     std::fputs(out.c_str(), stdout);
     if (rows.empty() && !where.empty() && !m.ops.empty()) {
         std::string w;
