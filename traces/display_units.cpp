@@ -28,6 +28,7 @@ std::vector<DisplayUnit> unit_ladder(const std::string& unit) {
     if (unit == "s") return {{"s", 1}, {"ms", 1e3}, {"us", 1e6}, {"ns", 1e9}, {"ps", 1e12}};
     if (unit == "J") return {{"J", 1}, {"mJ", 1e3}, {"uJ", 1e6}, {"nJ", 1e9}, {"pJ", 1e12}};
     if (unit == "bytes" || unit == "B") return prefixed("B");
+    if (unit == "W") return {{"MW", 1e-6}, {"kW", 1e-3}, {"W", 1}, {"mW", 1e3}, {"uW", 1e6}};
     return {};
 }
 

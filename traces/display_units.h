@@ -26,7 +26,7 @@ DisplayUnit energy_unit(double max_j);
 DisplayUnit count_unit(double max_count, const std::string& base);
 
 /// Every unit a quantity in metric unit `unit` may be shown in, largest first: "s" (s ... ps),
-/// "J" (J ... pJ), "bytes" or "B" (PB ... B); empty for any other unit (shown as it is).
+/// "J" (J ... pJ), "bytes" or "B" (PB ... B), "W" (MW ... uW); empty for any other unit (shown as it is).
 std::vector<DisplayUnit> unit_ladder(const std::string& unit);
 /// The unit of `unit_ladder(unit)` for a typical value `v`: time_unit, energy_unit or
 /// count_unit(v, "B"); an empty suffix (scale 0) when the unit has no ladder.

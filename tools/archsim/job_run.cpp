@@ -21,6 +21,7 @@
 #include "sim/engine/machine_setup.h"
 #include "sim/common/atomic_file.h"
 #include "sim/common/error.h"
+#include "traces/display_units.h"
 #include "sim/common/progress.h"
 #include "tools/archsim/commands.h"
 #include "tools/archsim/spawn.h"
@@ -225,23 +226,16 @@ json custom_json(const LlmJob& job) {
     return custom;
 }
 
-std::string si(double v, const char* unit) {
-    const char* p[] = {"", "k", "M", "G", "T", "P"};
-    int i = 0;
-    while (std::abs(v) >= 1000 && i < 5) v /= 1000, ++i;
-    return fmt::format("{:.3g} {}{}", v, p[i], unit);
-}
-
 /// Prints a job's power lines from its last_run.json figures `out`: per device, and the nodes'
 /// overhead beside the devices' total.
 void print_power_lines(const json& out) {
     const json& o = out["node_overhead_power"];
     std::printf("  power                %s per device; nodes' overhead %s (%lld node(s) x %s: host %s, NICs %s; not modeled: %s); "
                 "devices and nodes %s\n",
-                si(out["power_per_device_w"].get<double>(), "W").c_str(), si(o["total_w"].get<double>(), "W").c_str(),
-                (long long)o["nodes"].get<int64_t>(), si(o["per_node_w"].get<double>(), "W").c_str(), si(o["host_w"].get<double>(), "W").c_str(),
-                si(o["nics_w"].get<double>(), "W").c_str(), o["not_modeled"].get<std::string>().c_str(),
-                si(o["job_with_nodes_w"].get<double>(), "W").c_str());
+                with_unit(out["power_per_device_w"].get<double>(), "W").c_str(), with_unit(o["total_w"].get<double>(), "W").c_str(),
+                (long long)o["nodes"].get<int64_t>(), with_unit(o["per_node_w"].get<double>(), "W").c_str(), with_unit(o["host_w"].get<double>(), "W").c_str(),
+                with_unit(o["nics_w"].get<double>(), "W").c_str(), o["not_modeled"].get<std::string>().c_str(),
+                with_unit(o["job_with_nodes_w"].get<double>(), "W").c_str());
 }
 
 /// The inference half of cmd_run_job: prefill and decode device runs per chunk kind, the request
@@ -359,9 +353,10 @@ int run_inference(const LlmJob& job, const Target& target, const ClusterConfig& 
                 (long long)s.microbatch, (long long)m.prompt, (long long)m.generate);
     std::fputs(choice_line(precision, runtime, args).c_str(), stdout);
     std::printf("  time to first token   %s\n  time per output token %s (tensor-parallel collectives %s a microbatch's token, %.1f%% of its path)\n",
-                si(ttft, "s").c_str(), si(tpot, "s").c_str(), si(step_comm * 1e-12, "s").c_str(), path > 0 ? 100 * step_comm / path : 0.0);
-    std::printf("  tokens per second     %.1f (all replicas)\n  memory per device     %s (weights %s, KV cache %s)\n", total > 0 ? tokens / total : 0.0,
-                si(weights + kv_cache, "B").c_str(), si(weights, "B").c_str(), si(kv_cache, "B").c_str());
+                with_unit(ttft, "s").c_str(), with_unit(tpot, "s").c_str(), with_unit(step_comm * 1e-12, "s").c_str(), path > 0 ? 100 * step_comm / path : 0.0);
+    std::printf("  tokens per second     %s (all replicas)\n  memory per device     %s (weights %s, KV cache %s)\n",
+                in_unit(total > 0 ? tokens / total : 0.0, DisplayUnit{"", 1}).c_str(),
+                with_unit(weights + kv_cache, "B").c_str(), with_unit(weights, "B").c_str(), with_unit(kv_cache, "B").c_str());
     print_power_lines(out);
     std::printf("  wrote %s/last_run.json\n", args.out_dir.c_str());
     return 0;
@@ -619,19 +614,19 @@ int cmd_run_job(const JobRunArgs& args) {
                 (long long)s.devices(), (long long)s.tp, (long long)s.pp, (long long)s.dp, s.schedule.c_str(), (long long)plan.microbatches,
                 (long long)s.microbatch);
     std::fputs(choice_line(precision, runtime, args).c_str(), stdout);
-    std::printf("  step time            %s\n", si(step_s, "s").c_str());
+    std::printf("  step time            %s\n", with_unit(step_s, "s").c_str());
     std::printf("  per-device           %.1f TFLOP/s (%s), MFU %.1f%% (model FLOPs), HFU %.1f%% (recomputation included)\n", per_dev / 1e12,
                 megatron ? "Megatron's formula" : "model FLOPs of the device runs", 100 * mfu, 100 * hfu);
-    std::printf("  split (mean device)  compute %s, exposed communication %s, bubble %s\n", si(compute * 1e-12 / n, "s").c_str(),
-                si(exposed * 1e-12 / n, "s").c_str(), si(idle * 1e-12 / n, "s").c_str());
-    for (const auto& [k, v] : exposed_by) std::printf("    exposed %-14s %s\n", k.c_str(), si(v, "s").c_str());
+    std::printf("  split (mean device)  compute %s, exposed communication %s, bubble %s\n", with_unit(compute * 1e-12 / n, "s").c_str(),
+                with_unit(exposed * 1e-12 / n, "s").c_str(), with_unit(idle * 1e-12 / n, "s").c_str());
+    for (const auto& [k, v] : exposed_by) std::printf("    exposed %-14s %s\n", k.c_str(), with_unit(v, "s").c_str());
     for (const auto& c : res.comm)
         std::printf("  %-9s %-14s %-12s %-6s x%-7lld %s, %s of it hidden\n", c.scope.c_str(), c.kind.c_str(), c.algorithm.c_str(), c.protocol.c_str(),
-                    (long long)c.count, si(c.time_ps * 1e-12, "s").c_str(), si((c.time_ps - c.exposed_ps) * 1e-12, "s").c_str());
+                    (long long)c.count, with_unit(c.time_ps * 1e-12, "s").c_str(), with_unit((c.time_ps - c.exposed_ps) * 1e-12, "s").c_str());
     const double most = out["memory_per_device_bytes"].get<double>();
-    std::printf("  memory per device    %s (peak stage)%s\n", si(most, "B").c_str(),
-                runs[0].capacity_bytes > 0 && most > runs[0].capacity_bytes ? fmt::format(": over the device's {}", si(runs[0].capacity_bytes, "B")).c_str() : "");
-    std::printf("  energy               %s per device, %s per job\n", si(energy_dev / n, "J").c_str(), si(energy_job, "J").c_str());
+    std::printf("  memory per device    %s (peak stage)%s\n", with_unit(most, "B").c_str(),
+                runs[0].capacity_bytes > 0 && most > runs[0].capacity_bytes ? fmt::format(": over the device's {}", with_unit(runs[0].capacity_bytes, "B")).c_str() : "");
+    std::printf("  energy               %s per device, %s per job\n", with_unit(energy_dev / n, "J").c_str(), with_unit(energy_job, "J").c_str());
     print_power_lines(out);
     std::printf("  wrote %s/last_run.json and %s/trace.h5 (archsim trace summary / export --perfetto)\n", args.out_dir.c_str(), args.out_dir.c_str());
     return 0;

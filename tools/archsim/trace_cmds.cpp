@@ -64,52 +64,55 @@ int cmd_trace_summary(const std::string& path) {
     const double lat = m.latency_ps;
     std::string out = fmt::format("trace    {}\nmodel    {} ({})\nmachine  {}, {} at {:.0f} MHz, archsim {}\nevents   {}\n\n", path, m.model,
                                   tr.attr_string("model_path"), m.machine, m.precision, m.clock_hz * 1e-6,
-                                  tr.attr_string("archsim_version"), m.events);
+                                  tr.attr_string("archsim_version"), grouped(static_cast<int64_t>(m.events)));
     if (m.approximations != "none") out += fmt::format("approximate  {} (bounded, not exact)\n\n", m.approximations);
     if (m.not_modeled != "none") out += fmt::format("not modeled  {}\n\n", m.not_modeled);
-    out += fmt::format("latency      {:.6f} ms ({} cycles)\nenergy       {:.6f} mJ\nMACs         {} ({:.3f} GMAC)\nutilization  {:.2f}% of {:.0f} MACs/cycle\n",
-                       lat * 1e-9, m.latency_cycles, m.energy_pj * 1e-9, m.macs, m.macs * 1e-9, 100 * m.utilization,
-                       m.peak_macs_per_cycle);
-    out += fmt::format("power        {:.2f} W average ({:.2f} W static), {:.2f} W peak over one controller window{}\n", m.power_avg_w,
-                       m.static_power_w, m.power_peak_w,
-                       m.power_limit_w > 0 ? fmt::format("; limit {:.1f} W", m.power_limit_w) : std::string());
+    // the unit policy (docs/units.md): engineering units with three significant digits, counts grouped
+    out += fmt::format("latency      {} ({} cycles)\nenergy       {}\nMACs         {} ({})\nutilization  {} of {} MACs/cycle\n",
+                       with_unit(lat * 1e-12, "s"), grouped(static_cast<int64_t>(m.latency_cycles)), with_unit(m.energy_pj * 1e-12, "J"),
+                       grouped(m.macs), with_unit(double(m.macs), "MAC"), percent(m.utilization, 2),
+                       grouped(std::llround(m.peak_macs_per_cycle)));
+    out += fmt::format("power        {} average ({} static), {} peak over one controller window{}\n", with_unit(m.power_avg_w, "W"),
+                       with_unit(m.static_power_w, "W"), with_unit(m.power_peak_w, "W"),
+                       m.power_limit_w > 0 ? "; limit " + with_unit(m.power_limit_w, "W") : std::string());
     {
         std::string parts;
-        for (const auto& [part, w] : m.power_w_by_part) parts += fmt::format("{}{} {:.2f} W", parts.empty() ? "" : ", ", part, w);
+        for (const auto& [part, w] : m.power_w_by_part) parts += fmt::format("{}{} {}", parts.empty() ? "" : ", ", part, with_unit(w, "W"));
         out += fmt::format("power parts  {}\n", parts);
     }
     if (m.power_limit_w > 0 && m.power_clock_fixed)
         out += fmt::format("clock        {:.0f} MHz throughout: this model cannot lower it, the limit is checked, not enforced\n",
                            m.clock_hz * 1e-6);
     else if (m.power_limit_w > 0)
-        out += fmt::format("clock        {:.0f} MHz mean, {:.0f} MHz lowest, {:.1f}% of the time below {:.0f} MHz; at {:.0f} MHz throughout "
-                           "it would draw about {:.2f} W\n",
-                           m.clock_mean_mhz, m.clock_min_mhz, 100 * m.throttled_fraction, m.clock_hz * 1e-6, m.clock_hz * 1e-6,
-                           m.power_unthrottled_w);
+        out += fmt::format("clock        {:.0f} MHz mean, {:.0f} MHz lowest, {} of the time below {:.0f} MHz; at {:.0f} MHz throughout "
+                           "it would draw about {}\n",
+                           m.clock_mean_mhz, m.clock_min_mhz, percent(m.throttled_fraction), m.clock_hz * 1e-6, m.clock_hz * 1e-6,
+                           with_unit(m.power_unthrottled_w, "W"));
     if (m.power_limit_w > 0 && m.power_avg_w > m.power_limit_w) out += over_limit_line(m) + "\n";
-    auto top = [&](const char* title, auto key, auto fmt_value) {
+    // the ten largest operators by `value` (in base unit `unit`: "s" or "J"), one unit for the
+    // column (the policy's: the one its median reads at least 1 in), five significant digits
+    auto top = [&](const char* what, const char* unit, auto value, double total) {
         std::vector<const OpMetrics*> v;
         for (const auto& o : m.ops) v.push_back(&o);
-        std::stable_sort(v.begin(), v.end(), [&](const OpMetrics* a, const OpMetrics* b) { return key(*a) > key(*b); });
-        std::string s = fmt::format("\n{}\n", title);
-        for (size_t i = 0; i < std::min<size_t>(10, v.size()); ++i)
-            s += fmt::format("  {:<44} {:<18} {}  {}\n", v[i]->name.substr(0, 44), v[i]->op_type, fmt_value(*v[i]),
-                             v[i]->bound);
+        std::stable_sort(v.begin(), v.end(), [&](const OpMetrics* a, const OpMetrics* b) { return value(*a) > value(*b); });
+        v.resize(std::min<size_t>(10, v.size()));
+        const DisplayUnit u = v.empty() ? DisplayUnit{unit, 1} : unit_for(value(*v[v.size() / 2]), unit);
+        std::string s = fmt::format("\ntop {} operators by {}\n  {:<44} {:<18} {:>10} {:>6}  {}\n", v.size(), what, "operator", "op_type",
+                                    std::string(what) + "_" + u.suffix, "share", "bound");
+        for (const OpMetrics* o : v)
+            s += fmt::format("  {:<44} {:<18} {:>10} {:>6}  {}\n", cut_middle(o->name, 44), cut_middle(o->op_type, 18), in_unit(value(*o), u, 5),
+                             percent(total > 0 ? value(*o) / total : 0.0), o->bound);
         return s;
     };
-    out += top("top 10 operators by time", [](const OpMetrics& o) { return o.latency_ps; }, [&](const OpMetrics& o) {
-        return fmt::format("{:>12.3f} us {:>5.1f}%", us(o.latency_ps), lat > 0 ? 100 * o.latency_ps / lat : 0.0);
-    });
-    out += top("top 10 operators by energy", [](const OpMetrics& o) { return o.energy_pj; }, [&](const OpMetrics& o) {
-        return fmt::format("{:>12.3f} uJ {:>5.1f}%", o.energy_pj * 1e-6, m.energy_pj > 0 ? 100 * o.energy_pj / m.energy_pj : 0.0);
-    });
+    out += top("time", "s", [](const OpMetrics& o) { return o.latency_ps * 1e-12; }, lat * 1e-12);
+    out += top("energy", "J", [](const OpMetrics& o) { return o.energy_pj * 1e-12; }, m.energy_pj * 1e-12);
     const std::string job = tr.attr_string("job_summary");  // a parallel job's trace (sim/cluster): its split
     const bool is_job = !job.empty();
     out += is_job ? "\nstall time by cause (summed over one device per pipeline stage)\n" : "\nstall time by cause\n";
     if (m.stall_cycles_by_cause.empty()) out += "  none\n";
     for (const auto& [cause, c] : m.stall_cycles_by_cause)
-        out += fmt::format("  {:<28} {:>14} cycles {:>10.3f} us  {:>5.1f}% of the run ({})\n", cause, c, c / m.clock_hz * 1e6,
-                           m.latency_cycles ? 100.0 * c / m.latency_cycles : 0.0, cause_doc(tr, cause));
+        out += fmt::format("  {:<28} {:>14} cycles {:>10}  {:>6} of the run ({})\n", cause, grouped(static_cast<int64_t>(c)),
+                           with_unit(c / m.clock_hz, "s"), percent(m.latency_cycles ? double(c) / m.latency_cycles : 0.0), cause_doc(tr, cause));
     out += "\ntraffic by memory level\n";
     for (const auto& [level, b] : m.traffic_bytes)
         out += fmt::format("  {:<28} {:>20} bytes {:>10}  (read {}, write {})\n", level, grouped(static_cast<int64_t>(b)), with_unit(double(b), "B"),
@@ -136,9 +139,10 @@ int cmd_trace_summary(const std::string& path) {
         size_t n = 0;
         for (const auto* c : compute)
             if (c->level == "compute") lo = std::min(lo, c->utilization), hi = std::max(hi, c->utilization), sum += c->utilization, ++n;
-        out += fmt::format("  {} compute components: min {:.2f}%, mean {:.2f}%, max {:.2f}%\n", n, 100 * lo, n ? 100 * sum / n : 0.0, 100 * hi);
+        out += fmt::format("  {} compute components: min {}, mean {}, max {}\n", n, percent(lo, 2), percent(n ? sum / n : 0.0, 2), percent(hi, 2));
         for (const auto* c : compute)
-            if (c->level != "compute") out += fmt::format("  {:<28} {:>6.2f}%  ({} ops)\n", c->name, 100 * c->utilization, c->ops);
+            if (c->level != "compute")
+                out += fmt::format("  {:<28} {:>7}  ({} ops)\n", c->name, percent(c->utilization, 2), grouped(static_cast<int64_t>(c->ops)));
     }
     if (is_job) out += "\njob: where the step went (compute, exposed communication, bubble) and the overlap\n" + job;
     out += "\nresolved config\n" + tr.attr_string("config");
