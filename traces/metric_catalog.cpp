@@ -34,6 +34,10 @@ struct Declare {
         d.report = {std::move(header), width, scale, decimals, std::move(key)};
         return *this;
     }
+    Declare& inference_only() {
+        d.inference_only = true;
+        return *this;
+    }
 };
 
 /// Accessors: the run (Run and Total scope), operator i, component i.
@@ -89,7 +93,8 @@ std::vector<MetricDecl> declare_all() {
         Declare(S::Total, "latency_s", "s", "end of the last event of the run",
                 run([](const Metrics& m) { return m.latency_ps * kSecondsPerPs; }))
             .sweep("latency_s")
-            .report("latency_ms", 12, 1e3, -2),
+            .report("latency_ms", 12, 1e3, -2)
+            .inference_only(),
         Declare(S::Total, "latency_cycles", "cycles", "latency_s x clock_hz, rounded", run([](const Metrics& m) { return m.latency_cycles; })),
         Declare(S::Total, "energy_j", "J", "sum of energy_breakdown_j", run([](const Metrics& m) { return m.energy_pj * kJoulesPerPj; }))
             .sweep("energy_j")
@@ -162,11 +167,13 @@ std::vector<MetricDecl> declare_all() {
                 return latency_s > 0 ? batch / latency_s : 0.0;
             })
             .sweep("throughput_per_s")
-            .report("inf/s", 12, 1, -2),
+            .report("inf/s", 12, 1, -2)
+            .inference_only(),
         Declare(S::Point, "energy_per_inference_j", "J", "energy_j / batch: energy per sample (a Pareto axis that compares batch sizes)", nullptr)
             .derive([](const std::map<std::string, double>& totals, double batch) { return totals.at("energy_j") / batch; })
             .sweep("energy_per_inference_j")
-            .report("mJ/inf", 10, 1e3, -2),
+            .report("mJ/inf", 10, 1e3, -2)
+            .inference_only(),
         Declare(S::Point, "inferences_per_j", "1/J", "batch / energy_j: samples per joule (perf/W: samples/s per W)", nullptr)
             .derive([](const std::map<std::string, double>& totals, double batch) {
                 const double e = totals.at("energy_j");
@@ -182,20 +189,29 @@ std::vector<MetricDecl> declare_all() {
             .report("TOPS/W", 9, 1e-12, -2),
         // ---- a training step (run --train: metrics.json's `training`, tools/archsim/training_report.h)
         Declare(S::Training, "step_time_s", "s", "the training step's time: total.latency_s less the setup's when --setup ran it", nullptr)
-            .sweep("train_step_s"),
-        Declare(S::Training, "samples_per_s", "1/s", "samples per step / step_time_s", nullptr).sweep("train_samples_per_s"),
+            .sweep("train_step_s")
+            .report("step_ms", 12, 1e3, -2),
+        Declare(S::Training, "samples_per_s", "1/s", "samples per step / step_time_s", nullptr)
+            .sweep("train_samples_per_s")
+            .report("samples/s", 12, 1, -2),
         Declare(S::Training, "model_flops", "FLOP", "2 x the MACs the step needs: forward and gradient operators, no recomputation", nullptr)
             .sweep("train_model_flops"),
         Declare(S::Training, "mfu", "1", "model FLOPs utilization: model FLOPs (no recomputation) / (step_time_s x the machine's peak FLOP/s) "
-                "(Korthikanti et al. 2022)", nullptr).sweep("train_mfu"),
+                "(Korthikanti et al. 2022)", nullptr)
+            .sweep("train_mfu")
+            .report("MFU%", 7, 100, 1),
         Declare(S::Training, "hfu", "1", "hardware FLOPs utilization: hardware_flops (recomputation included) / (step_time_s x the machine's "
-                "peak FLOP/s) (Korthikanti et al. 2022)", nullptr).sweep("train_hfu"),
+                "peak FLOP/s) (Korthikanti et al. 2022)", nullptr)
+            .sweep("train_hfu")
+            .report("HFU%", 7, 100, 1),
         Declare(S::Training, "memory.peak_bytes", "bytes", "the step's memory peak: weights, gradients, optimizer state, saved "
                                                            "activations and workspace live at once", nullptr)
-            .sweep("train_memory_peak_bytes"),
+            .sweep("train_memory_peak_bytes")
+            .report("mem_MB", 10, 1e-6, -2),
         Declare(S::Training, "phases.*.latency_s", "s", "per phase (setup, forward, loss, backward, recompute, optimizer): the sum of "
                                                          "its kernels' spans", nullptr)
-            .sweep("phase_{}_s"),
+            .sweep("phase_{}_s")
+            .report("{}_ms", 12, 1e3, -2, "*"),
         Declare(S::Training, "phases.*.flops", "FLOP", "per phase: 2 per MAC plus the vector operations of its kernels", nullptr)
             .sweep("phase_{}_flops"),
         Declare(S::Training, "phases.*.utilization", "1", "per phase: 2 x its MACs / (its time x the machine's peak FLOP/s)", nullptr)

@@ -54,7 +54,13 @@ struct MetricDecl {
     TableColumn table;   ///< Op scope: a column of the run's operator table
     std::string csv;     ///< Op scope: its column in `run --format csv` ("" = none; "bytes_{}" per key)
     std::string sweep;   ///< Total/Point/Training scope: its results column ("" = none; "traffic_{}_bytes" per key)
-    TableColumn report;  ///< Total/Point scope: a column of `archsim report`'s table
+    /// Total/Point/Training scope: a column of `archsim report`'s table (a training step's table
+    /// shows the Training ones first; key "*": one column per key the rows have, "{}" in the
+    /// header standing for it)
+    TableColumn report;
+    /// The report column means something for an inference only (inf/s, latency of the whole
+    /// run): a table of training steps leaves it out.
+    bool inference_only = false;
 };
 
 /// Every declared metric, in report order.

@@ -23,7 +23,7 @@ TEST_CASE("report prints the table and Pareto front and writes plots and report.
     CliResult r = run_archsim("report " + dir + "/out --where machine=a100 --sort energy_j");
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
-    CHECK(r.out.find("6 finished points (3 shown, 0 failed), sorted by energy_j") != std::string::npos);
+    CHECK(r.out.find("6 finished points (3 pass the filters, 0 failed), sorted by energy_j") != std::string::npos);
     CHECK(r.out.find("Pareto front") != std::string::npos);
     CHECK(r.out.find("t4 ") == std::string::npos);  // filtered out
     for (const char* f : {"plots/latency_energy.png", "plots/latency_energy.svg", "plots/roofline_a100.png",
@@ -53,7 +53,7 @@ TEST_CASE("report prints the table and Pareto front and writes plots and report.
     const CliResult shown = run_archsim("report " + dir + "/out --no-plots --sort energy_mJ --where 'latency_ms>0'");
     INFO(shown.err);
     CHECK(shown.exit_code == 0);
-    CHECK(shown.out.find("(6 shown, 0 failed)") != std::string::npos);
+    CHECK(shown.out.find("(6 pass the filters, 0 failed)") != std::string::npos);
     const CliResult none = run_archsim("report " + dir + "/out --no-plots --where 'latency_ms<0'");
     CHECK(none.exit_code == 1);  // an empty answer is a warning and a non-zero exit, never silent
     CHECK(none.err.find("matches none of the 6 finished points") != std::string::npos);

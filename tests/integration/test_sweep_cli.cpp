@@ -184,7 +184,7 @@ TEST_CASE("a study holds its own generated workloads and their tags reach the re
     CHECK(rows[1].find(",ana,") != std::string::npos);
     CHECK(rows[2].find(",bo,") != std::string::npos);
     CliResult rep = run_archsim("report " + dir + "/out --no-plots --where tag.owner=bo");
-    CHECK(rep.out.find("(1 shown") != std::string::npos);
+    CHECK(rep.out.find("(1 pass the filters") != std::string::npos);
     fs::remove_all(dir);
 }
 
@@ -214,6 +214,6 @@ TEST_CASE("the runtime is a results column, and an axis like any key", "[e2e][sw
     CHECK(ran == std::multiset<std::string>{"gpu:none", "gpu:tensorrt", "tpu:xla"});  // the TPU's default
     CliResult rep = run_archsim("report " + out + " --where runtime=tensorrt --no-plots");
     REQUIRE(rep.exit_code == 0);
-    CHECK(rep.out.find("3 finished points (1 shown, 0 failed)") != std::string::npos);
+    CHECK(rep.out.find("3 finished points (1 pass the filters, 0 failed)") != std::string::npos);
     fs::remove_all(dir);
 }

@@ -146,6 +146,19 @@ TEST_CASE("a study sweeps workload fields and writes the training phases as colu
         forward_flops[{n, d}] = std::stod(row.at("phase_forward_flops"));
     }
     CHECK(forward_flops[{4, 128}] > 3.9 * forward_flops[{2, 64}]);
+    // report: a training study's table has the step's own columns, not an inference's
+    const CliResult rep = run_archsim("report " + dir + "/out --no-plots");
+    REQUIRE(rep.exit_code == 0);
+    for (const char* col : {"training steps (4 points", "step_us", "samples/s", "MFU%", "HFU%", "mem_kB", "forward_us", "backward_us",
+                            "optimizer_us", "energy_"})
+        CHECK(rep.out.find(col) != std::string::npos);
+    for (const char* col : {"inf/s", "mJ/inf", "latency_us", "latency_ms"}) CHECK(rep.out.find(col) == std::string::npos);
+    // a long table prints its first rows and counts the rest; --all prints them all
+    const CliResult two = run_archsim("report " + dir + "/out --no-plots --limit 2");
+    CHECK(two.out.find("... and 2 more (the first 2 by latency_s shown; --all prints every row") != std::string::npos);
+    const CliResult all = run_archsim("report " + dir + "/out --no-plots --limit 2 --all");
+    CHECK(all.out.find("... and") == std::string::npos);
+    CHECK(run_archsim("report " + dir + "/out --no-plots --limit 0").exit_code == 2);
     // the point ids depend on the workload fields; a second run finds every point finished
     const CliResult again = run_archsim("sweep " + dir + "/study.toml --out " + dir + "/out --resume");
     CHECK(again.exit_code == 0);

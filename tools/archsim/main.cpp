@@ -165,6 +165,10 @@ int main(int argc, char** argv) {
     report->add_option("--out", rep.out_dir, "Where plots/ and report.html go (default: the folder; required for several)");
     report->add_option("--where", rep.where, "Filter: KEY=VALUE, KEY!=VALUE, KEY<NUMBER or KEY>NUMBER (repeatable)");
     report->add_option("--sort", rep.sort, "Column to sort by")->capture_default_str();
+    report->add_option("--limit", rep.limit, "Rows each table prints, the first by --sort (the rest are counted)")
+        ->check(positive)
+        ->capture_default_str();
+    report->add_flag("--all", rep.all, "Print every row of each table");
     auto* no_plots = report->add_flag("--no-plots", "Print the tables only");
 
     auto* trace = app.add_subcommand("trace", "Inspect traces: summary, ops, timeline, export (Perfetto), diff");

@@ -18,6 +18,7 @@
 #include "traces/metrics_report.h"
 #include "tools/archsim/study.h"
 #include "tools/archsim/sweep_results.h"
+#include "workloads/training/training_step.h"
 
 namespace archsim::cli {
 
@@ -72,6 +73,18 @@ ColumnRef resolve_column(const std::string& name, const std::vector<SweepRow>& r
     // a table header in any unit the policy may pick for it (column_in_unit): latency_us, energy_uJ, DRAM_GB
     for (const auto& d : metric_catalog()) {
         if (d.report.header.empty() || d.sweep.empty()) continue;
+        if (d.report.key == "*") {  // one column per key: "forward_ms" is phase_forward_s x 1e3
+            const std::string tail = d.report.header.substr(d.report.header.find("{}") + 2);  // "_ms"
+            const std::string stem_tail = tail.substr(0, tail.rfind('_') + 1);               // "_"
+            for (const auto& u : unit_ladder(d.unit)) {
+                const std::string end = stem_tail + u.suffix;
+                if (name.size() <= end.size() || name.compare(name.size() - end.size(), end.size(), end) != 0) continue;
+                const std::string col = column_for(d.sweep, name.substr(0, name.size() - end.size()));
+                for (const auto& r : rows)
+                    if (column_value(r, col)) return {col, u.scale};
+            }
+            continue;
+        }
         const std::string col = d.report.key.empty() ? d.sweep : column_for(d.sweep, d.report.key);
         if (d.report.header == name) return {col, d.report.scale};
         const std::string stem = d.report.header.substr(0, d.report.header.rfind('_') + 1);
@@ -87,6 +100,52 @@ ColumnRef resolve_column(const std::string& name, const std::vector<SweepRow>& r
     for (const auto& [k, v] : rows[0].axes) axes += ", " + k;
     throw UserError(flag, "unknown column '" + name + "' (model, machine, kind, runtime, id, status" + axes + shown + ", " +
                               sweep_column_names() + ")");
+}
+
+/// One column of the report's table: a declared metric, and for a per-key one the key shown.
+struct ReportColumn {
+    const MetricDecl* decl = nullptr;
+    std::string key;
+    /// Its results column ("latency_s", "traffic_dram_bytes", "phase_forward_s").
+    std::string column() const { return key.empty() ? decl->sweep : column_for(decl->sweep, key); }
+    /// Its header before the unit policy picks the unit ("{}_ms" filled with the key).
+    TableColumn header() const {
+        TableColumn c = decl->report;
+        if (const size_t at = c.header.find("{}"); at != std::string::npos) c.header.replace(at, 2, key);
+        c.key = key;
+        return c;
+    }
+};
+
+/// The columns of a table of `rows`: for training steps (`training`) the training metrics' first
+/// (step time, samples/s, MFU, HFU, memory peak, each phase's time), then the run's totals and the
+/// point's derived values, less those that mean something for an inference only (inf/s, mJ/inf,
+/// the whole run's latency); for inferences the totals and derived values.
+std::vector<ReportColumn> report_columns(const std::vector<SweepRow>& rows, bool training) {
+    std::vector<ReportColumn> cols;
+    auto add = [&](const MetricDecl& d) {
+        if (d.report.key != "*") {
+            cols.push_back({&d, d.report.key});
+            return;
+        }
+        std::vector<std::string> keys;  // the keys the rows have; training phases in the order they run
+        for (const auto& r : rows)
+            if (auto it = r.per_key.find(d.name); it != r.per_key.end())
+                for (const auto& [k, v] : it->second)
+                    if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+        std::vector<std::string> phases;
+        for (int p = 0; p <= static_cast<int>(TrainingPhase::Optimizer); ++p) phases.push_back(to_string(static_cast<TrainingPhase>(p)));
+        auto rank = [&](const std::string& k) { return std::find(phases.begin(), phases.end(), k) - phases.begin(); };
+        std::stable_sort(keys.begin(), keys.end(), [&](const std::string& x, const std::string& y) { return rank(x) < rank(y); });
+        for (const auto& k : keys) cols.push_back({&d, k});
+    };
+    if (training)
+        for (const auto& d : metric_catalog())
+            if (d.scope == MetricScope::Training && !d.report.header.empty()) add(d);
+    for (const auto& d : metric_catalog())
+        if ((d.scope == MetricScope::Total || d.scope == MetricScope::Point) && !d.report.header.empty() && !(training && d.inference_only))
+            add(d);
+    return cols;
 }
 
 Filter parse_filter(const std::string& s) {
@@ -170,39 +229,39 @@ int cmd_report(const ReportArgs& a) {
         if (nx && ny) return *nx < *ny;
         return text_of(x, sort_key).value_or("") < text_of(y, sort_key).value_or("");
     });
-    // the declared metrics with a report column, in declaration order
-    std::vector<const MetricDecl*> shown;
-    for (const auto& d : metric_catalog())
-        if (!d.report.header.empty()) shown.push_back(&d);
     // the unit policy (docs/units.md): a column of times, energies or bytes takes the engineering
     // unit its typical (median) value needs, named in its header (latency_us, energy_mJ, DRAM_MB)
-    auto column_unit = [&](const MetricDecl& d, const std::vector<SweepRow>& rs) -> TableColumn {
-        const std::string col = d.report.key.empty() ? d.sweep : column_for(d.sweep, d.report.key);
+    auto column_unit = [&](const ReportColumn& c, const std::vector<SweepRow>& rs) -> TableColumn {
         std::vector<double> vals;
         for (const auto& r : rs)
-            if (auto v = column_value(r, col)) vals.push_back(*v);
-        return column_in_unit(d.report, d.unit, std::move(vals));
+            if (auto v = column_value(r, c.column())) vals.push_back(*v);
+        return column_in_unit(c.header(), c.decl->unit, std::move(vals));
     };
-    auto table = [&](const std::vector<SweepRow>& rs) {
+    // a table of `rs` with `cols`, its first `limit` rows (0: all) and a line saying how many more
+    auto table = [&](const std::vector<SweepRow>& rs, const std::vector<ReportColumn>& cols, size_t limit) {
         size_t sw = 5;
         for (const auto& r : rs) sw = std::max(sw, r.study.size());
         std::string head = (several ? fmt::format("{:<{}} ", "study", sw) : "") + fmt::format("{:<18} {:<20}", "machine", "model");
         for (const auto& k : axis_keys) head += fmt::format(" {:>{}}", k, std::max<size_t>(12, k.size()));
-        std::vector<TableColumn> cols;
-        for (const MetricDecl* d : shown) cols.push_back(column_unit(*d, rs));
-        for (const auto& c : cols) head += " " + table_cell(c.header, c);
+        std::vector<TableColumn> shown;
+        for (const auto& c : cols) shown.push_back(column_unit(c, rs));
+        for (const auto& c : shown) head += " " + table_cell(c.header, c);
         std::string out = head + "\n";
-        for (const auto& r : rs) {
+        const size_t n = limit > 0 ? std::min(limit, rs.size()) : rs.size();
+        for (size_t i = 0; i < n; ++i) {
+            const SweepRow& r = rs[i];
             if (several) out += fmt::format("{:<{}} ", r.study, sw);
             out += fmt::format("{:<18} {:<20}", r.machine, r.model);
             for (const auto& k : axis_keys) out += fmt::format(" {:>{}}", text_of(r, k).value_or("-"), std::max<size_t>(12, k.size()));
-            for (size_t i = 0; i < shown.size(); ++i) {
-                const MetricDecl* d = shown[i];
-                const auto v = column_value(r, d->report.key.empty() ? d->sweep : column_for(d->sweep, d->report.key));
-                out += " " + (v ? table_cell(*v, cols[i]) : table_cell(std::string("-"), cols[i]));
+            for (size_t c = 0; c < cols.size(); ++c) {
+                const auto v = column_value(r, cols[c].column());
+                out += " " + (v ? table_cell(*v, shown[c]) : table_cell(std::string("-"), shown[c]));
             }
             out += "\n";
         }
+        if (n < rs.size())
+            out += fmt::format("... and {} more (the first {} by {} shown; --all prints every row, --limit N the first N)\n",
+                               grouped(static_cast<int64_t>(rs.size() - n)), n, a.sort);
         return out;
     };
     // Pareto fronts, one per model (machines compete on the same workload): no other point of the
@@ -231,10 +290,23 @@ int cmd_report(const ReportArgs& a) {
         for (size_t i = 0; i < a.dirs.size(); ++i) out += fmt::format(" {} ({})", studies[i], a.dirs[i]);
         out += "\n";
     }
-    out += fmt::format("{} finished points ({} shown, {} failed), sorted by {}\n\n", all.size() - failed, rows.size(), failed, a.sort);
-    out += table(rows);
+    out += fmt::format("{} finished points ({} pass the filters, {} failed), sorted by {}\n", all.size() - failed, rows.size(), failed, a.sort);
+    // training steps and inferences report their own metrics, each in a table of its own
+    std::vector<SweepRow> training_rows, inference_rows;
+    for (const auto& r : rows) (r.values.count("step_time_s") ? training_rows : inference_rows).push_back(r);
+    const size_t limit = a.all ? 0 : static_cast<size_t>(a.limit);
+    if (!inference_rows.empty() || training_rows.empty()) {
+        if (!training_rows.empty()) out += fmt::format("\ninferences ({} points)\n", inference_rows.size());
+        out += "\n" + table(inference_rows, report_columns(inference_rows, false), limit);
+    }
+    if (!training_rows.empty()) {
+        out += fmt::format("\ntraining steps ({} points: step time, samples/s, MFU and HFU, memory peak, time per phase)\n",
+                           training_rows.size());
+        out += table(training_rows, report_columns(training_rows, true), limit);
+    }
     out += fmt::format("\nPareto front per model, latency vs energy per sample ({} points):\n", pareto.size());
-    out += table(pareto);
+    const bool pareto_training = !pareto.empty() && pareto.front().values.count("step_time_s");
+    out += table(pareto, report_columns(pareto, pareto_training), limit);
     std::fputs(out.c_str(), stdout);
     std::fflush(stdout);
     if (rows.empty() && !filters.empty() && all.size() > failed) {

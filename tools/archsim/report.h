@@ -13,6 +13,8 @@ struct ReportArgs {
     std::vector<std::string> where;   ///< filters: KEY=VALUE, KEY!=VALUE, KEY<NUMBER, KEY>NUMBER
     std::string sort = "latency_s";   ///< column to sort the table by (ascending)
     bool plots = true;                ///< run tools/plot_sweep.py for the plots and report.html
+    int64_t limit = 40;               ///< rows a table prints (the first, sorted); a line counts the rest
+    bool all = false;                 ///< print every row, whatever `limit`
 };
 
 /// Prints the finished points of each folder (from its journal) that pass every filter, sorted,
