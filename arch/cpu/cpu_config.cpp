@@ -63,6 +63,9 @@ const ParamBinder<CpuConfig>& cpu_params() {
         using C = CpuConfig;
         const std::string sog = "AMD SOG 56665, Zen 3";
         b.string("name", [](C& c) -> std::string& { return c.name; }, "cpu", {}, "Free-text name shown in reports");
+        b.string("host.cpu", [](C& c) -> std::string& { return c.host_cpu; }, "", {},
+                 "The machine this config was measured on, as tools/cpu-config names it (\"MODEL NAME, family F model M, N CPUs\"); "
+                 "a run on another machine says so. \"\" = a published part, not tied to a machine");
         declare_runtime_key(b, "torch-frozen", "torch-frozen: TorchScript freeze + optimize_for_inference on oneDNN, what PyTorch deployments run on a CPU (docs/cpu_networks.md)");
         above(b.real("clock_mhz", [](C& c) -> double& { return c.clock_mhz; }, 2450.0, "MHz",
                      "Core clock under all-core load (EPYC 7763 base 2.45 GHz)"),

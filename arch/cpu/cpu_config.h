@@ -25,6 +25,7 @@ struct CacheLevelConfig {
 /// L1d and L2, a shared L3 and DRAM. Filled only by make_cpu_config(), already valid.
 struct CpuConfig {
     std::string name;
+    std::string host_cpu;  ///< host.cpu: the machine tools/cpu-config wrote it on ("" = a published part)
     double clock_mhz = 0;
     int64_t cores = 0;
     std::string precision_name;

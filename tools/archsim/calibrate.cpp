@@ -20,6 +20,7 @@
 #include "sim/common/error.h"
 #include "sim/config/machine_file.h"
 #include "tools/archsim/dnnl_measure.h"
+#include "tools/archsim/host_cpu.h"
 #include "tools/archsim/spawn.h"
 
 namespace archsim::cli {
@@ -166,9 +167,18 @@ double simulate_case(const std::string& self, const std::string& model, const st
     throw UserError(dir + "/metrics.json", "no operator named measured");
 }
 
+/// Repeats whose 10th-90th percentile range exceeds this share of their median are timed again
+/// (up to kTimingAttempts times); a case still above kUnstablePct is reported but not fitted.
+constexpr double kStablePct = 10, kUnstablePct = 25;
+constexpr int kTimingAttempts = 4;
+/// A clock whose 5 best rounds disagree by more than this is not applied (the config's is kept).
+constexpr double kClockStablePct = 3;
+
 struct Row {
     Case c;
     double measured_s = 0, spread_pct = 0, predicted_s = 0;
+    /// Its repeats never settled (spread above kUnstablePct): shown, not fitted.
+    bool unstable() const { return spread_pct > kUnstablePct; }
     double error_pct() const { return 100.0 * (predicted_s - measured_s) / measured_s; }
 };
 
@@ -274,6 +284,19 @@ int cmd_calibrate(const CalibrateArgs& a) {
     params.load_toml_file(a.arch, {"kind"});
     params.set("precision", std::string("fp32"), "calibrate");
     const CpuConfig cfg = make_cpu_config(params);
+    // a config measured on another machine: calibrating it here would mix two machines
+    const std::string other_machine = host_cpu_mismatch(a.arch, cfg.host_cpu);
+    if (!other_machine.empty() && a.apply)
+        throw UserError("--apply", other_machine + "; write a config for this machine with tools/cpu-config and calibrate that");
+    if (!other_machine.empty()) std::fprintf(stderr, "archsim: warning: %s\n", other_machine.c_str());
+    {  // a busy machine: said up front (the measurements below are made to withstand it)
+        std::ifstream load("/proc/loadavg");
+        double load1 = 0;
+        if (load >> load1 && load1 > 0.5)
+            std::fprintf(stderr, "archsim: warning: the machine is busy (load average %.2f on %lld CPUs): timings are slower and noisier; "
+                                 "the clock is measured against CPU time and each case is timed again until its repeats agree\n",
+                         load1, static_cast<long long>(cfg.cores));
+    }
     const std::string self = fs::canonical("/proc/self/exe").string();
     fs::create_directories(a.out_dir + "/cases");
     const std::string csv_path = a.out_dir + "/calibration.csv";
@@ -309,8 +332,13 @@ int cmd_calibrate(const CalibrateArgs& a) {
         if (it != done.end()) {
             r.measured_s = it->second.measured_s, r.spread_pct = it->second.spread_pct, r.predicted_s = it->second.predicted_s;
         } else {
-            const Timing t = c.kind == "matmul" ? time_matmul(c.m, c.n, c.k, int(cfg.cores), min_time, 5)
-                                                : time_conv(c.b, c.c, c.h, c.w, c.oc, c.kh, c.kw, int(cfg.cores), min_time, 5);
+            // timed again while its repeats disagree (a shared machine): the calmest attempt counts
+            const Timing t = stable_timing(
+                [&] {
+                    return c.kind == "matmul" ? time_matmul(c.m, c.n, c.k, int(cfg.cores), min_time, 5)
+                                              : time_conv(c.b, c.c, c.h, c.w, c.oc, c.kh, c.kw, int(cfg.cores), min_time, 5);
+                },
+                kStablePct, kTimingAttempts);
             r.measured_s = t.median_s(), r.spread_pct = t.spread_pct();
             const std::string model = a.out_dir + "/cases/" + c.id() + ".onnx";
             write_case_model(c, model);
@@ -319,8 +347,9 @@ int cmd_calibrate(const CalibrateArgs& a) {
                                c.bytes(), c.intensity(), r.measured_s, r.spread_pct, r.predicted_s, r.error_pct());
             csv.flush();
         }
-        std::fprintf(stderr, "  %-44s measured %10.3f us (+-%4.1f%%)  predicted %10.3f us  %+7.1f%%\n", c.id().c_str(),
-                     r.measured_s * 1e6, r.spread_pct / 2, r.predicted_s * 1e6, r.error_pct());
+        std::fprintf(stderr, "  %-44s measured %10.3f us (+-%4.1f%%)  predicted %10.3f us  %+7.1f%%%s\n", c.id().c_str(),
+                     r.measured_s * 1e6, r.spread_pct / 2, r.predicted_s * 1e6, r.error_pct(),
+                     r.unstable() ? "  (unstable: not fitted)" : "");
         rows.push_back(r);
     }
 
@@ -343,20 +372,26 @@ int cmd_calibrate(const CalibrateArgs& a) {
     //                      bandwidth was an underestimate, as a VM cannot see its DRAM: the
     //                      bandwidth is raised instead)
     //   core.op_overhead_us - plus the median time missed on the L1-resident cases
-    const double clock_meas = measure_clock_mhz(int(cfg.cores));
-    const double clock_new = clock_meas > 0 ? clock_meas : cfg.clock_mhz;
+    const ClockMeasurement clock = measure_clock(int(cfg.cores));
+    const bool clock_ok = clock.mhz > 0 && clock.spread_pct <= kClockStablePct;
+    const double clock_meas = clock_ok ? clock.mhz : 0;
+    const double clock_new = clock_ok ? clock.mhz : cfg.clock_mhz;
+    if (clock.mhz > 0 && !clock_ok)
+        std::fprintf(stderr, "archsim: warning: the clock did not settle (%.0f MHz, its 5 best of %d rounds %.1f%% apart): the config's %.0f MHz is kept\n",
+                     clock.mhz, clock.rounds, clock.spread_pct, cfg.clock_mhz);
     struct Coeffs { double clock, gemm, cache, dram, dram_bw, overhead; };
     Coeffs cur{cfg.clock_mhz, cfg.eff_gemm, cfg.eff_cache, cfg.eff_dram, cfg.dram.bandwidth_gbps, cfg.op_overhead_us};
     std::vector<double> pred_now, pred_cur;
     for (const Row& r : rows) pred_now.push_back(r.predicted_s);
     pred_cur = pred_now;
-    double first_r_compute = 1, first_r_cache = 1, first_r_dram = 1;
-    bool have_cache = false, have_dram = false;
+    double first_r_compute = 1, first_r_cache = 1, first_r_dram = 1, dram_sustained = 0;
+    bool have_cache = false, have_dram = false, dram_above_peak = false;
     constexpr int kIterations = 3;
     for (int it = 0; it < kIterations; ++it) {
         std::vector<double> rc, rk, rd, miss;
         for (size_t i = 0; i < rows.size(); ++i) {
             const Row& r = rows[i];
+            if (r.unstable()) continue;  // its measurement never settled: not fitted
             const double ratio = pred_cur[i] / r.measured_s;
             if (r.c.intensity() >= ridge) rc.push_back(ratio);
             else if (r.c.scenario == "dram_spill") rd.push_back(ratio);
@@ -370,9 +405,12 @@ int cmd_calibrate(const CalibrateArgs& a) {
         if (!rc.empty()) next.gemm = std::clamp(cur.gemm * median(rc) * cur.clock / clock_new, 0.05, 1.0);
         if (!rk.empty()) next.cache = std::clamp(cur.cache * median(rk), 0.05, 1.0);
         if (!rd.empty()) {
+            // the bandwidth the spilling cases sustained; above the config's peak they did not
+            // spill on this machine (a larger or shared L3 than the config says): not fitted
             const double sustained = cur.dram * cur.dram_bw * median(rd);
-            next.dram = std::clamp(sustained / cfg.dram.bandwidth_gbps, 0.05, 1.0);
-            next.dram_bw = std::max(cfg.dram.bandwidth_gbps, sustained / next.dram);
+            dram_above_peak = sustained > cfg.dram.bandwidth_gbps;
+            if (!dram_above_peak) next.dram = std::clamp(sustained / cfg.dram.bandwidth_gbps, 0.05, 1.0);
+            dram_sustained = sustained;
         }
         if (!miss.empty()) next.overhead = std::max(0.0, cur.overhead + median(miss));
         cur = next;
@@ -389,9 +427,7 @@ int cmd_calibrate(const CalibrateArgs& a) {
                      cur.cache, cur.dram, cur.dram_bw, cur.overhead);
     }
     const std::vector<double>& pred_rec = pred_cur;
-    const double gemm_new = cur.gemm, cache_new = cur.cache, dram_new = cur.dram, dram_bw_new = cur.dram_bw,
-                 overhead_new = cur.overhead;
-    const bool dram_raised = dram_bw_new > cfg.dram.bandwidth_gbps;
+    const double gemm_new = cur.gemm, cache_new = cur.cache, dram_new = cur.dram, overhead_new = cur.overhead;
     auto subset = [&](const std::vector<const Row*>& sel, const std::vector<double>& pred) {
         std::vector<double> p;
         for (const Row* r : sel) p.push_back(pred[static_cast<size_t>(r - rows.data())]);
@@ -433,28 +469,48 @@ int cmd_calibrate(const CalibrateArgs& a) {
                       "- `efficiency.cache = {:.4f}` ({})\n"
                       "- `efficiency.dram = {:.4f}` ({}){}\n\nError with them (every case simulated again; the per-case "
                       "column `calibrated` above; the fit takes three passes of re-simulation):\n\n",
-                      clock_new, clock_meas > 0 ? fmt::format("measured: a dependent-add chain on {} threads", cfg.cores)
-                                                : std::string("not measurable here: the config's"),
+                      clock_new,
+                      clock_meas > 0   ? fmt::format("measured: a dependent-add chain on {} threads, the median of the 5 fastest of {} "
+                                                     "rounds, {:.1f}% apart", cfg.cores, clock.rounds, clock.spread_pct)
+                      : clock.mhz > 0 ? fmt::format("the config's: the measurement did not settle ({:.0f} MHz, the 5 fastest of {} "
+                                                     "rounds {:.1f}% apart)", clock.mhz, clock.rounds, clock.spread_pct)
+                                       : std::string("not measurable here: the config's"),
                       gemm_new, first_r_compute, overhead_new, cache_new,
                       !have_cache ? std::string("unchanged: no memory-bound case lives in the L2 or L3 in this scenario")
                                   : fmt::format("fitted on the memory-bound L2/L3-resident cases; first-pass median ratio {:.3f}",
                                                 first_r_cache),
                       dram_new,
                       !have_dram ? "unchanged: no memory-bound case spills the L3 in this scenario"
-                                 : fmt::format("fitted on the memory-bound L3-spilling cases; first-pass median ratio {:.3f}", first_r_dram),
-                      dram_raised ? fmt::format("\n- `dram.bandwidth_gbps = {:.1f}` (the sustained bandwidth measured exceeds the "
-                                                    "config's peak: the peak was an underestimate)", dram_bw_new)
-                                      : std::string());
+                      : dram_above_peak
+                          ? fmt::format("unchanged: the L3-spilling cases ran at {:.1f} GB/s, above the config's DRAM peak of {:.1f} GB/s, so "
+                                        "they did not spill on this machine (its L3 is larger, or shared, than the config says)",
+                                        dram_sustained, cfg.dram.bandwidth_gbps)
+                          : fmt::format("fitted on the memory-bound L3-spilling cases; first-pass median ratio {:.3f}", first_r_dram),
+                      std::string());
     md += stat_rows(pred_rec);
-    md += "\nR^2 is computed on log10 times because the cases span orders of magnitude. The spread is the 10th-90th percentile range "
-          "of the repeats over their median.\n";
+    size_t unstable = 0;
+    for (const Row& r : rows) unstable += r.unstable();
+    md += fmt::format("\nR^2 is computed on log10 times because the cases span orders of magnitude. The spread is the 10th-90th percentile "
+                      "range of the repeats over their median; a case is timed again (up to {} times, the calmest attempt kept) while "
+                      "it exceeds {:.0f}%, and one still above {:.0f}% is not fitted ({} of {} here).\n",
+                      kTimingAttempts, kStablePct, kUnstablePct, unstable, rows.size());
+    // a calibration that does not improve the fit is never applied
+    const double mape_before = stats_of(all, pred_now).mape, mape_after = stats_of(all, pred_rec).mape;
+    const bool improves = mape_after < mape_before;
+    if (a.apply && !improves) {
+        md += fmt::format("\n`--apply`: nothing written: the recommended coefficients give a MAPE of {:.1f}%, the config as given "
+                          "{:.1f}%.\n", mape_after, mape_before);
+        write_file_atomically(a.out_dir + "/calibration.md", md);
+        std::fputs(md.c_str(), stdout);
+        throw UserError("--apply", fmt::format("not applied: the fitted coefficients make the fit worse (MAPE {:.1f}% against {:.1f}% with "
+                                               "{} as given); {}/calibration.md has the cases", mape_after, mape_before, a.arch, a.out_dir));
+    }
     if (a.apply) {
         const std::string out = a.out_dir + "/" + fs::path(a.arch).stem().string() + ".calibrated.toml";
         write_applied(a.arch, out, {{"", "clock_mhz", fmt::format("{:.0f}", clock_new)},
                                     {"[core]", "op_overhead_us", fmt::format("{:.3f}", overhead_new)},
                                     {"[efficiency]", "gemm", fmt::format("{:.4f}", gemm_new)},
                                     {"[efficiency]", "dram", fmt::format("{:.4f}", dram_new)},
-                                    {"[dram]", "bandwidth_gbps", fmt::format("{:.1f}", dram_bw_new)},
                                     {"[efficiency]", "cache", fmt::format("{:.4f}", cache_new)}},
                       fmt::format("archsim calibrate, {}", date));
         md += fmt::format("\n`--apply` wrote `{}`.\n", out);

@@ -25,6 +25,7 @@
 #include "traces/metrics_report.h"
 #include "traces/reducer.h"
 #include "traces/trace_reader.h"
+#include "tools/archsim/host_cpu.h"
 #include "tools/archsim/llm_run.h"
 #include "tools/archsim/training_report.h"
 #include "workloads/generators/workload_file.h"
@@ -244,6 +245,9 @@ int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& o
     // Config first: it is cheap, and a typo there should not wait for a big import.
     std::vector<KeyOverride> overrides = set_overrides(sets);
     const MachineSetup base = load_machine(arch, "", overrides);
+    if (base.kind->schema().find("host.cpu"))
+        if (const std::string warn = host_cpu_mismatch(arch, base.params.get_string("host.cpu")); !warn.empty())
+            std::fprintf(stderr, "archsim: warning: %s\n", warn.c_str());
     // precision and runtime by the one rule (run_choice.h): command line, workload, machine
     const WorkloadRef ref = parse_workload_ref(w.model);
     const WorkloadRunFields entry = ref.generated() ? read_workload_run_fields(ref.file, ref.entry, w.workload_sets) : WorkloadRunFields{};

@@ -1,6 +1,7 @@
 #include "tools/archsim/dnnl_measure.h"
 
 #include <omp.h>
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
@@ -86,34 +87,47 @@ Timing time_conv(int64_t n, int64_t c, int64_t h, int64_t w, int64_t oc, int64_t
 }  // namespace archsim::cli
 
 namespace archsim::cli {
-double measure_clock_mhz(int threads) {
+ClockMeasurement measure_clock(int threads) {
+    ClockMeasurement out;
 #if defined(__x86_64__)
-    double slowest = 0;
-    bool first = true;
+    std::vector<double> rounds;  // MHz, one per round: the threads' median
+    auto best5 = [&] {
+        std::vector<double> v = rounds;
+        std::sort(v.rbegin(), v.rend());
+        v.resize(std::min<size_t>(5, v.size()));
+        return v;
+    };
+    while (rounds.size() < 40) {
+        std::vector<double> per_thread(static_cast<size_t>(threads), 0.0);
 #pragma omp parallel num_threads(threads)
-    {
-        constexpr int64_t kIters = 50'000'000;  // 8 adds each: 400 M cycles, ~0.1 s at 4 GHz
-        uint64_t x = 0;
-        double best = 0;
-        for (int trial = 0; trial < 3; ++trial) {
-            const auto t0 = std::chrono::steady_clock::now();
+        {
+            constexpr int64_t kIters = 5'000'000;  // 8 adds each: 40 M cycles, ~15 ms at 2.5 GHz
+            uint64_t x = 0;
+            // the thread's own CPU time, not wall time: another process on the core takes turns
+            // with it, and those turns do not count
+            timespec t0{}, t1{};
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
             for (int64_t i = 0; i < kIters; ++i)
                 asm volatile("add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
                              "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0"
                              : "+r"(x));
-            const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-            best = std::max(best, 8.0 * static_cast<double>(kIters) / s * 1e-6);
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+            const double s = double(t1.tv_sec - t0.tv_sec) + 1e-9 * double(t1.tv_nsec - t0.tv_nsec);
+            per_thread[static_cast<size_t>(omp_get_thread_num()) % per_thread.size()] = 8.0 * static_cast<double>(kIters) / s * 1e-6;
         }
-#pragma omp critical
-        {
-            slowest = first ? best : std::min(slowest, best);
-            first = false;
-        }
+        rounds.push_back(percentile(per_thread, 0.5));
+        if (rounds.size() < 5) continue;
+        const std::vector<double> b = best5();
+        if ((b.front() - b.back()) / b[2] <= 0.02) break;
     }
-    return slowest;
+    const std::vector<double> b = best5();
+    out.mhz = b[b.size() / 2];
+    out.spread_pct = 100.0 * (b.front() - b.back()) / out.mhz;
+    out.rounds = static_cast<int>(rounds.size());
 #else
     (void)threads;
-    return 0;
 #endif
+    return out;
 }
+
 }  // namespace archsim::cli

@@ -27,8 +27,33 @@ Timing time_conv(int64_t n, int64_t c, int64_t h, int64_t w, int64_t oc, int64_t
 }  // namespace archsim::cli
 
 namespace archsim::cli {
-/// The core clock the machine runs at with `threads` threads busy, MHz: each thread times a chain
-/// of dependent integer adds (one cycle each on every x86-64 core since the P6) and the slowest
-/// thread counts. Returns 0 where this cannot be measured (not x86-64).
-double measure_clock_mhz(int threads);
+/// A clock measured on a shared machine: the estimate, how far its best rounds disagree, and
+/// how many rounds it took.
+struct ClockMeasurement {
+    double mhz = 0;         ///< 0 where the clock cannot be measured (not x86-64)
+    double spread_pct = 0;  ///< (max - min) / median of the rounds the estimate is the median of
+    int rounds = 0;
+};
+
+/// The core clock the machine runs at with `threads` threads busy: in each round every thread
+/// times a chain of dependent integer adds (one cycle each on every x86-64 core since the P6)
+/// against its own CPU time (CLOCK_THREAD_CPUTIME_ID: the turns another process takes on the
+/// core do not count; a hypervisor's steal time still does), and the round's value is the
+/// threads' median. Interference can only slow a round, so the estimate is the median of the 5 fastest rounds; rounds go on (5 at least, 40
+/// at most) until those 5 agree within 2%.
+ClockMeasurement measure_clock(int threads);
+
+/// `measure` (a timing of one primitive) repeated on a shared machine until its repeats agree:
+/// up to `attempts` timings while the spread (Timing::spread_pct) exceeds `stable_pct`; returns
+/// the attempt with the smallest median (interference only slows), its spread telling whether it
+/// settled.
+template <class F>
+Timing stable_timing(F measure, double stable_pct, int attempts) {
+    Timing best = measure();
+    for (int i = 1; i < attempts && best.spread_pct() > stable_pct; ++i) {
+        Timing t = measure();
+        if (t.median_s() < best.median_s()) best = std::move(t);
+    }
+    return best;
+}
 }  // namespace archsim::cli

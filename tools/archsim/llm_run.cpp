@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "sim/common/error.h"
+#include "traces/display_units.h"
 #include "sim/engine/machine_setup.h"
 #include "sim/engine/run_choice.h"
 #include "tools/archsim/spawn.h"
@@ -160,14 +161,16 @@ int cmd_run_llm(const WorkloadArgs& w, const std::string& arch, const std::strin
         std::fputs((j.dump(2) + "\n").c_str(), stdout);
         return 0;
     }
-    std::string out = fmt::format("{} ({:.3f} B parameters), batch {}, {} prompt + {} generated tokens, {}\n", w.model, s.parameters() * 1e-9,
-                                  batch, s.prompt, s.generate, prec);
-    out += fmt::format("time to first token    {:.6f} ms (prefill, {:.6f} mJ)\n", prefill.latency_s * 1e3, prefill.energy_j * 1e3);
-    out += fmt::format("time per output token  {:.6f} ms (mean of {} decode steps)\n", steps ? decode_s / double(steps) * 1e3 : 0.0, steps);
-    out += fmt::format("tokens per second      {:.2f} (batch x generated over the whole request)\n", total_s > 0 ? tokens / total_s : 0.0);
-    out += fmt::format("energy per token       {:.6f} mJ\n", tokens > 0 ? total_j / tokens * 1e3 : 0.0);
+    // the unit policy (docs/units.md): three significant digits in an engineering unit
+    std::string out = fmt::format("{} ({} parameters), batch {}, {} prompt + {} generated tokens, {}\n", w.model,
+                                  with_unit(double(s.parameters()), ""), batch, s.prompt, s.generate, prec);
+    out += fmt::format("time to first token    {} (prefill, {})\n", with_unit(prefill.latency_s, "s"), with_unit(prefill.energy_j, "J"));
+    out += fmt::format("time per output token  {} (mean of {} decode steps)\n", with_unit(steps ? decode_s / double(steps) : 0.0, "s"), steps);
+    out += fmt::format("tokens per second      {} (batch x generated over the whole request)\n",
+                       in_unit(total_s > 0 ? tokens / total_s : 0.0, DisplayUnit{"", 1}));
+    out += fmt::format("energy per token       {}\n", with_unit(tokens > 0 ? total_j / tokens : 0.0, "J"));
     out += "decode step at KV length:";
-    for (const auto& [t, p] : sampled) out += fmt::format("  {}: {:.4f} ms", s.prompt + t, p.latency_s * 1e3);
+    for (const auto& [t, p] : sampled) out += fmt::format("  {}: {}", s.prompt + t, with_unit(p.latency_s, "s", 5));
     out += fmt::format("\nwrote {}/llm.json, per-phase traces under {}/prefill and {}/decode_kv*\n", out_dir, out_dir, out_dir);
     std::fputs(out.c_str(), stdout);
     return 0;
