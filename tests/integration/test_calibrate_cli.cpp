@@ -3,7 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <cstdlib>
 #include <fstream>
+#include <vector>
 
 #include "tests/support/cli.h"
 
@@ -19,7 +21,7 @@ TEST_CASE("calibrate --quick writes its CSV and report and resumes", "[e2e][cpu]
     const std::string host = std::string(ARCHSIM_SOURCE_DIR) + "/configs/cpu/host.toml";
     CliResult r = run_archsim("calibrate --arch " + host + " --quick --scenario l2_fit --apply --out " + dir);
     INFO(r.err);
-    REQUIRE(r.exit_code == 0);
+    REQUIRE((r.exit_code == 0 || r.exit_code == 2));
     const std::string csv = slurp(dir + "/calibration.csv");
     CHECK(csv.rfind("id,scenario,kind,shape,bytes,flop_per_byte,measured_s,spread_pct,predicted_s,error_pct\n", 0) == 0);
     const size_t rows = count_lines(csv) - 1;
@@ -27,12 +29,25 @@ TEST_CASE("calibrate --quick writes its CSV and report and resumes", "[e2e][cpu]
     const std::string md = slurp(dir + "/calibration.md");
     for (const char* s : {"MAPE", "R^2", "compute-bound", "Recommended coefficients", "efficiency.gemm", "clock_mhz"})
         CHECK(md.find(s) != std::string::npos);
-    // the calibrated copy is a valid config
+    // the MAPE over all cases with the config as given, then with the fitted coefficients
+    std::vector<double> mape;
+    for (size_t at = md.find("| all | "); at != std::string::npos; at = md.find("| all | ", at + 1)) {
+        const size_t col = md.find(" | ", at + 8) + 3;
+        mape.push_back(std::stod(md.substr(col)));
+    }
+    REQUIRE(mape.size() == 2);
     const std::string applied = dir + "/host.calibrated.toml";
-    REQUIRE(fs::exists(applied));
-    CliResult run = run_archsim("run " + std::string(ARCHSIM_SOURCE_DIR) + "/workloads/models/resnet18.onnx --arch " + applied +
-                                " --out " + dir + "/run");
-    CHECK(run.exit_code == 0);
+    if (mape[1] < mape[0]) {  // the fit improved: the calibrated copy is written, and a valid config
+        CHECK(r.exit_code == 0);
+        REQUIRE(fs::exists(applied));
+        CliResult run = run_archsim("run " + std::string(ARCHSIM_SOURCE_DIR) + "/workloads/models/resnet18.onnx --arch " + applied +
+                                    " --out " + dir + "/run");
+        CHECK(run.exit_code == 0);
+    } else {  // a fit that does not improve is never applied
+        CHECK(r.exit_code == 2);
+        CHECK_FALSE(fs::exists(applied));
+        CHECK(r.err.find("not applied: the fitted coefficients make the fit worse") != std::string::npos);
+    }
     // resume: nothing new measured, the CSV keeps its rows
     CliResult again = run_archsim("calibrate --arch " + host + " --quick --scenario l2_fit --out " + dir);
     CHECK(again.exit_code == 0);
@@ -42,5 +57,30 @@ TEST_CASE("calibrate --quick writes its CSV and report and resumes", "[e2e][cpu]
     CliResult tpu = run_archsim("calibrate --arch " + std::string(ARCHSIM_SOURCE_DIR) + "/configs/tpu/tpu_v1.toml --out " + dir);
     CHECK(tpu.exit_code == 2);
     CHECK(tpu.err.find("kind = \"cpu\"") != std::string::npos);
+    fs::remove_all(dir);
+}
+
+TEST_CASE("a CPU config written on another machine says so when run, and is not calibrated here", "[e2e][cpu][calibrate]") {
+    const std::string dir = temp_dir("host_cpu");
+    fs::create_directories(dir);
+    const std::string foreign = dir + "/foreign.toml";
+    std::ofstream(foreign) << "host.cpu = \"Imaginary CPU, family 99 model 9, 1024 CPUs\"\n"
+                           << slurp(std::string(ARCHSIM_SOURCE_DIR) + "/configs/cpu/host.toml");
+    const std::string model = std::string(ARCHSIM_SOURCE_DIR) + "/workloads/models/resnet18.onnx";
+    const CliResult run = run_archsim("run " + model + " --arch " + foreign + " --out " + dir + "/run --quiet");
+    CHECK(run.exit_code == 0);
+    CHECK(run.err.find("foreign.toml: host.cpu: this config describes 'Imaginary CPU, family 99 model 9, 1024 CPUs', not this machine") !=
+          std::string::npos);
+    const CliResult cal = run_archsim("calibrate --arch " + foreign + " --quick --scenario l1_fit --apply --out " + dir + "/cal");
+    CHECK(cal.exit_code == 2);
+    CHECK(cal.err.find("--apply: ") != std::string::npos);
+    CHECK(cal.err.find("write a config for this machine with tools/cpu-config") != std::string::npos);
+    // tools/cpu-config's config names this machine: no warning
+    const std::string mine = dir + "/mine.toml";
+    REQUIRE(std::system(("bash " + std::string(ARCHSIM_SOURCE_DIR) + "/tools/cpu-config " + mine).c_str()) == 0);
+    CHECK(slurp(mine).find("host.cpu = \"") != std::string::npos);
+    const CliResult here = run_archsim("run " + model + " --arch " + mine + " --out " + dir + "/run2 --quiet");
+    CHECK(here.exit_code == 0);
+    CHECK(here.err.find("host.cpu") == std::string::npos);
     fs::remove_all(dir);
 }
