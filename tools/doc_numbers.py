@@ -15,17 +15,24 @@ Run it before submitting a change that may move numbers (README, "Documented num
   /usr/bin/python3 tools/doc_numbers.py                  # every figure
   /usr/bin/python3 tools/doc_numbers.py --only llama     # the figures whose id starts so
   /usr/bin/python3 tools/doc_numbers.py --check-text     # only that each quoted text is still there
+  /usr/bin/python3 tools/doc_numbers.py --update         # also rewrite each moved simulated figure
+
+--update writes the current value of each moved simulated figure into its document and into the
+manifest, as the document wrote it (its decimals, sign and thousands commas); the prose around
+a number is not rewritten, so read each change: a moved figure can make a sentence wrong.
 
 Exit status: 0 when every figure holds, 1 when one moved or its quoted text is gone, 2 for a bad
 manifest or a command that failed.
 """
 import argparse
 import csv
+import hashlib
 import json
 import os
 import platform
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -118,12 +125,86 @@ def quoted_number(quoted):
     return float(re.search(r"[-+]?[\d,]*\.?\d+", quoted).group(0).replace(",", ""))
 
 
+def formatted_like(quoted, value):
+    """`value` written as the number in `quoted` is: its decimals, a leading '+' and thousands commas."""
+    num = re.search(r"[-+]?[\d,]*\.?\d+", quoted).group(0)
+    d = decimals_of(quoted)
+    text = f"{value:,.{d}f}" if "," in num else f"{value:.{d}f}"
+    if num.startswith("+") and value >= 0:
+        text = "+" + text
+    return quoted.replace(num, text, 1)
+
+
+def folded_match(doc, text):
+    """The one place `text` appears in `doc` (whitespace runs matching any whitespace), or None."""
+    hits = list(re.finditer(r"\s+".join(re.escape(w) for w in text.split()), doc))
+    return hits[0] if len(hits) == 1 else None
+
+
+def update_figure(fig, now_quoted, manifest_text, figures):
+    """Writes `now_quoted` for `fig`'s quoted number into its document (the one place its text
+    appears, line breaks as they are) and returns the manifest text with the figure's text and
+    quoted updated; None when the document's text is not found exactly once."""
+    path = os.path.join(ROOT, fig["doc"])
+    with open(path) as f:
+        doc = f.read()
+    words = fig["text"].split()
+    pattern = r"\s+".join(re.escape(w) for w in words)
+    hits = list(re.finditer(pattern, doc))
+    if len(hits) != 1:
+        return None
+    span = doc[hits[0].start():hits[0].end()]
+    at = span.find(fig["quoted"])
+    if at < 0:  # the quoted number spans a line break: not rewritten
+        return None
+    new_span = span[:at] + now_quoted + span[at + len(fig["quoted"]):]
+    new_text = fig["text"].replace(fig["quoted"], now_quoted, 1)
+
+    def toml_str(v):
+        return json.dumps(v)  # a TOML basic string is a JSON string for this text
+    # every figure quoting these words (two numbers of one sentence) gets the new text
+    old_line, new_line = "text = " + toml_str(fig["text"]), "text = " + toml_str(new_text)
+    if old_line not in manifest_text:
+        return None
+    manifest_text = manifest_text.replace(old_line, new_line)
+    block = re.search(r'id = ' + re.escape(toml_str(fig["id"])) + r'\n(.*?)(?=\n\[\[figure\]\]|\Z)', manifest_text, re.S)
+    if not block:
+        return None
+    body = block.group(1).replace("quoted = " + toml_str(fig["quoted"]), "quoted = " + toml_str(now_quoted), 1)
+    manifest_text = manifest_text[:block.start(1)] + body + manifest_text[block.end(1):]
+    new_doc = doc[:hits[0].start()] + new_span + doc[hits[0].end():]
+    # other figures whose words take in the edited number (a table row quoted cell by cell) are
+    # the same words with the new number
+    edit_at, delta = hits[0].start() + at, len(now_quoted) - len(fig["quoted"])
+    for other in figures:
+        if other is fig or other["doc"] != fig["doc"] or other["text"] == fig["text"]:
+            continue
+        m = folded_match(doc, other["text"])
+        if not m or not (m.start() <= edit_at < m.end()):
+            continue
+        other_new = " ".join(new_doc[m.start():m.end() + delta].split())
+        line_old, line_new = "text = " + toml_str(other["text"]), "text = " + toml_str(other_new)
+        if line_old in manifest_text:
+            manifest_text = manifest_text.replace(line_old, line_new)
+            other["text"] = other_new
+    with open(path, "w") as f:  # the document last: nothing is written when the manifest has no such entry
+        f.write(new_doc)
+    for other in figures:  # figures sharing the exact words
+        if other is not fig and other["doc"] == fig["doc"] and other["text"] == fig["text"]:
+            other["text"] = new_text
+    fig["text"], fig["quoted"] = new_text, now_quoted
+    return manifest_text
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--manifest", default=os.path.join(ROOT, "docs", "numbers.toml"))
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "archsim"), help="the archsim binary")
     ap.add_argument("--only", default="", help="only the figures whose id starts with this")
     ap.add_argument("--check-text", action="store_true", help="only check that every quoted text is still in its document")
+    ap.add_argument("--runs", default="", help="keep each command's outputs under this folder and reuse them on the next call "
+                    "(to re-check or --update without running again); default: a temporary folder")
+    ap.add_argument("--update", action="store_true", help="write each moved simulated figure's current value into its document and the manifest")
     args = ap.parse_args()
     figures = [f for f in load_manifest(args.manifest) if f["id"].startswith(args.only)]
     missing = [f for f in figures if not text_present(f)]
@@ -136,15 +217,26 @@ def main():
     moved = failed = held = 0
     label = machine_label()
     with tempfile.TemporaryDirectory(prefix="doc_numbers_") as tmp:
+        keep = os.path.abspath(args.runs) if args.runs else tmp
         for fig in figures:
             cmd = fig["command"]
             if cmd not in runs:
-                out_dir = os.path.join(tmp, f"run{len(runs)}")
-                os.makedirs(out_dir)
-                line = cmd.replace("{bin}", shlex.quote(args.bin)).replace("{out}", shlex.quote(out_dir))
-                t0 = time.monotonic()
-                p = subprocess.run(line, shell=True, cwd=ROOT, capture_output=True, text=True)
-                runs[cmd] = (out_dir, p, time.monotonic() - t0)
+                out_dir = os.path.join(keep, hashlib.sha1(cmd.encode()).hexdigest()[:16])
+                done = os.path.join(out_dir, ".doc_numbers.json")
+                if args.runs and os.path.exists(done):  # kept from an earlier call
+                    with open(done) as f:
+                        kept = json.load(f)
+                    p = subprocess.CompletedProcess(cmd, kept["rc"], kept["stdout"], kept["stderr"])
+                    runs[cmd] = (out_dir, p, kept["wall_s"])
+                else:
+                    shutil.rmtree(out_dir, ignore_errors=True)
+                    os.makedirs(out_dir)
+                    line = cmd.replace("{bin}", shlex.quote(args.bin)).replace("{out}", shlex.quote(out_dir))
+                    t0 = time.monotonic()
+                    p = subprocess.run(line, shell=True, cwd=ROOT, capture_output=True, text=True)
+                    runs[cmd] = (out_dir, p, time.monotonic() - t0)
+                    with open(done, "w") as f:
+                        json.dump({"rc": p.returncode, "stdout": p.stdout, "stderr": p.stderr, "wall_s": runs[cmd][2]}, f)
             out_dir, p, wall_s = runs[cmd]
             if p.returncode != 0:
                 print(f"FAILED     {fig['id']}: exit {p.returncode}: {p.stderr.strip().splitlines()[-1:] or ''}")
@@ -164,6 +256,18 @@ def main():
                 ok = abs(round(value, d) - quoted_number(quoted)) < 0.5 * 10 ** -d
                 status = "ok" if ok else "MOVED"
                 print(f"{status:<10} {fig['id']}: {fig['doc']} quotes {quoted}, now {now} (simulated, exact to the quoted digits)")
+                if not ok and args.update:
+                    with open(args.manifest) as f:
+                        manifest_text = f.read()
+                    new_quoted = formatted_like(quoted, value)
+                    old_text = fig["text"]
+                    updated = update_figure(fig, new_quoted, manifest_text, figures)
+                    if updated is None:
+                        print(f"           not updated: '{old_text}' is not found once in {fig['doc']} with the number on one line")
+                    else:
+                        with open(args.manifest, "w") as f:
+                            f.write(updated)
+                        print(f"           updated: {fig['doc']} now says '{fig['text']}'")
             else:
                 lo, hi = fig["range"]
                 ok = lo <= value <= hi
