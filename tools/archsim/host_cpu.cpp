@@ -32,7 +32,10 @@ std::string host_cpu_identity() {
 
 std::string host_cpu_mismatch(const std::string& file, const std::string& config_host_cpu) {
     if (config_host_cpu.empty()) return "";
-    const std::string here = host_cpu_identity();
+    std::string here = host_cpu_identity();
+    // a config that names no model number ("NAME, family F, N CPUs") is compared without ours
+    if (config_host_cpu.find(" model ") == std::string::npos)
+        if (const size_t at = here.find(" model "); at != std::string::npos) here.erase(at, here.find(',', at) - at);
     if (here.empty() || here == config_host_cpu) return "";
     return file + ": host.cpu: this config describes '" + config_host_cpu + "', not this machine ('" + here +
            "'): its CPU predictions are for that machine; `tools/cpu-config` writes one for this machine (README, \"A CPU config "

@@ -10,7 +10,8 @@ namespace archsim::cli {
 std::string host_cpu_identity();
 
 /// The warning a run on `config` (file `file`) deserves when its `host.cpu` names a machine other
-/// than this one ("" = none: no host.cpu, or it is this machine).
+/// than this one ("" = none: no host.cpu, or it is this machine). A `host.cpu` without " model M"
+/// is compared with this machine's identity less its model number.
 std::string host_cpu_mismatch(const std::string& file, const std::string& config_host_cpu);
 
 }  // namespace archsim::cli
