@@ -17,8 +17,10 @@ struct ReportArgs {
     bool all = false;                 ///< print every row, whatever `limit`
 };
 
-/// Prints the finished points of each folder (from its journal) that pass every filter, sorted,
-/// and, per model, the Pareto front of latency vs energy among them; with several folders each
+/// Prints the finished points of each folder (from its journal) that pass every filter, sorted
+/// (inferences and training steps in tables of their own, each with its own metrics; each table
+/// its first `limit` rows and a count of the rest unless `all`), and, per model, the Pareto
+/// front of latency vs energy among them; with several folders each
 /// row names its study (the study file's `name`) in a `study` column. Then writes plots/ and
 /// report.html under the folder (or --out for several) with tools/plot_sweep.py (Debian's
 /// python3-matplotlib and python3-h5py). Keys are model, machine, kind, study, any axis key, the
