@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -105,7 +106,9 @@ void check_models_on(const std::vector<std::string>& models, const std::string& 
     }
 }
 
-void run_every_model_on(const std::string& config, const std::vector<std::string>& precisions = {""}) {
+/// Runs every shared model (but those named in `skip`, file names) on `config` at `precisions`.
+void run_every_model_on(const std::string& config, const std::vector<std::string>& precisions = {""},
+                        const std::vector<std::string>& skip = {}) {
     if (!have_shared()) {
         WARN("shared/models not found; skipped");
         return;
@@ -113,8 +116,9 @@ void run_every_model_on(const std::string& config, const std::vector<std::string
     std::vector<std::string> models;
     for (const char* dir : {"models", "models/raw"})
         for (const auto& e : fs::directory_iterator(shared_path(dir)))
-            if (e.path().extension() == ".onnx") models.push_back(std::string(dir) + "/" + e.path().filename().string());
-    REQUIRE(models.size() >= 17);
+            if (e.path().extension() == ".onnx" && std::find(skip.begin(), skip.end(), e.path().filename().string()) == skip.end())
+                models.push_back(std::string(dir) + "/" + e.path().filename().string());
+    REQUIRE(models.size() >= 15);
     check_models_on(models, config, precisions, "metrics", "");
 }
 
@@ -140,10 +144,17 @@ TEST_CASE("every shared model runs on the T4 at fp32, fp16 and int8", "[e2e][mod
     run_every_model_on("gpu/t4.toml", {"fp32", "fp16", "int8"});
 }
 TEST_CASE("every shared model runs on the host CPU config", "[e2e][models][cpu]") { run_every_model_on("cpu/host.toml"); }
-TEST_CASE("every shared model runs on the Xeon 8480+", "[e2e][models][cpu]") {
-    run_every_model_on("cpu/xeon_8480p.toml", {"bf16", "int8"});
+// The many-core parts simulate every core's caches line by line, and their large L3s hold several
+// layers, so the repeated layers of the two largest transformers never replay there: those two
+// (about two thirds of the time under the sanitizers) run on the host config above, and
+// bert_like_encoder stands for transformers here.
+const std::vector<std::string> kLargestTransformers = {"gpt2_small_stack.onnx", "vit_b_16.onnx"};
+TEST_CASE("every shared model but the two largest transformers runs on the Xeon 8480+", "[e2e][models][cpu]") {
+    run_every_model_on("cpu/xeon_8480p.toml", {"bf16", "int8"}, kLargestTransformers);
 }
-TEST_CASE("every shared model runs on the EPYC 9654", "[e2e][models][cpu]") { run_every_model_on("cpu/epyc_9654.toml"); }
+TEST_CASE("every shared model but the two largest transformers runs on the EPYC 9654", "[e2e][models][cpu]") {
+    run_every_model_on("cpu/epyc_9654.toml", {""}, kLargestTransformers);
+}
 TEST_CASE("every shared model runs on the roofline of every device", "[e2e][models][roofline]") {
     for (const char* c : {"roofline/tpu_v1.toml", "roofline/kpu_t256.toml", "roofline/a100_sxm4_80gb.toml", "roofline/host.toml"})
         run_every_model_on(c);
