@@ -428,6 +428,13 @@ int cmd_calibrate(const CalibrateArgs& a) {
     }
     const std::vector<double>& pred_rec = pred_cur;
     const double gemm_new = cur.gemm, cache_new = cur.cache, dram_new = cur.dram, overhead_new = cur.overhead;
+    // whether the scenario has memory-bound cases of a kind ("cache": L2/L3-resident, "dram":
+    // spilling), settled or not: a coefficient left unchanged says which of the two it was
+    auto cases_of = [&](const std::string& kind) {
+        for (const Row& r : rows)
+            if (r.c.intensity() < ridge && r.c.scenario != "l1_fit" && (r.c.scenario == "dram_spill") == (kind == "dram")) return true;
+        return false;
+    };
     auto subset = [&](const std::vector<const Row*>& sel, const std::vector<double>& pred) {
         std::vector<double> p;
         for (const Row* r : sel) p.push_back(pred[static_cast<size_t>(r - rows.data())]);
@@ -476,11 +483,13 @@ int cmd_calibrate(const CalibrateArgs& a) {
                                                      "rounds {:.1f}% apart)", clock.mhz, clock.rounds, clock.spread_pct)
                                        : std::string("not measurable here: the config's"),
                       gemm_new, first_r_compute, overhead_new, cache_new,
-                      !have_cache ? std::string("unchanged: no memory-bound case lives in the L2 or L3 in this scenario")
+                      !have_cache ? std::string(cases_of("cache") ? "unchanged: its memory-bound L2/L3-resident cases never settled (not fitted)"
+                                                                  : "unchanged: no memory-bound case lives in the L2 or L3 in this scenario")
                                   : fmt::format("fitted on the memory-bound L2/L3-resident cases; first-pass median ratio {:.3f}",
                                                 first_r_cache),
                       dram_new,
-                      !have_dram ? "unchanged: no memory-bound case spills the L3 in this scenario"
+                      !have_dram ? std::string(cases_of("dram") ? "unchanged: its memory-bound L3-spilling cases never settled (not fitted)"
+                                                                : "unchanged: no memory-bound case spills the L3 in this scenario")
                       : dram_above_peak
                           ? fmt::format("unchanged: the L3-spilling cases ran at {:.1f} GB/s, above the config's DRAM peak of {:.1f} GB/s, so "
                                         "they did not spill on this machine (its L3 is larger, or shared, than the config says)",
