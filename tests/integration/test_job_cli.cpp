@@ -47,6 +47,24 @@ std::string job_yaml(const std::string& from = "", const std::string& to = "", c
     return write_temp("archsim_job_" + std::to_string(std::hash<std::string>()(y)) + ".yaml", y);
 }
 
+/// A small tensor x pipeline parallel Llama serving job in the workloads.yaml format, its weights
+/// and activations at `precision`.
+std::string serve_yaml(const std::string& precision) {
+    return write_temp("archsim_job_serve_" + precision + ".yaml", R"(workloads:
+  - name: serve
+    framework: tensorrt
+    model_family: llama
+    params: { hidden_size: 256, n_layers: 4, vocab_size: 1024, n_heads: 4, n_kv_heads: 2, ffn_hidden_size: 512 }
+    parallelism: { tp: 2, pp: 2, dp: 1 }
+    sequence: { prompt: 64, generate: 8 }
+    precision: { weights: )" + precision + ", activations: " + precision + R"( }
+    dataloader: synthetic
+    duration_minutes: 1
+    track: parity
+    runtime_tuning: { microbatch: 2 }
+)");
+}
+
 }  // namespace
 
 TEST_CASE("a tp x pp x dp training job writes last_run.json whose parts add up", "[e2e][cluster]") {
@@ -177,19 +195,7 @@ TEST_CASE("a job's bad input is one line and exit code 2", "[e2e][cluster][bad_i
 }
 
 TEST_CASE("a tensor x pipeline parallel inference job reports TTFT, time per token and its collectives", "[e2e][cluster]") {
-    const std::string y = write_temp("archsim_job_infer.yaml", R"(workloads:
-  - name: serve
-    framework: tensorrt
-    model_family: llama
-    params: { hidden_size: 256, n_layers: 4, vocab_size: 1024, n_heads: 4, n_kv_heads: 2, ffn_hidden_size: 512 }
-    parallelism: { tp: 2, pp: 2, dp: 1 }
-    sequence: { prompt: 64, generate: 8 }
-    precision: { weights: fp16, activations: fp16 }
-    dataloader: synthetic
-    duration_minutes: 1
-    track: parity
-    runtime_tuning: { microbatch: 2 }
-)");
+    const std::string y = serve_yaml("fp16");
     const std::string out = temp_dir("job_serve");
     const CliResult r = run_archsim("run " + y + "#serve --target " + kSrc + "/configs/clusters/targets.yaml#NVIDIA_H100_8x_NVLink --out " + out);
     INFO(r.err);
@@ -222,23 +228,9 @@ TEST_CASE("a tensor x pipeline parallel inference job reports TTFT, time per tok
 }
 
 TEST_CASE("FP8 is its own precision: an H100 runs it at its FP8 rate and says so, an A100 (no FP8 tensor cores) refuses it", "[e2e][cluster]") {
-    const std::string entry = R"(workloads:
-  - name: serve
-    framework: tensorrt
-    model_family: llama
-    params: { hidden_size: 256, n_layers: 2, vocab_size: 1024, n_heads: 4, n_kv_heads: 2, ffn_hidden_size: 512 }
-    parallelism: { tp: 1, pp: 1, dp: 1 }
-    sequence: { prompt: 64, generate: 4 }
-    precision: { weights: PREC, activations: PREC }
-    dataloader: synthetic
-    duration_minutes: 1
-    track: parity
-    runtime_tuning: { microbatch: 2 }
-)";
     const std::string targets = kSrc + "/configs/clusters/targets.yaml#";
     auto run = [&](const std::string& prec, const std::string& target, const std::string& extra = "") {
-        const std::string y = write_temp("archsim_job_fp8_" + prec + ".yaml", std::regex_replace(entry, std::regex("PREC"), prec));
-        return run_archsim("run " + y + "#serve --target " + targets + target + " --out " + temp_dir("job_fp8") + extra);
+        return run_archsim("run " + serve_yaml(prec) + "#serve --target " + targets + target + " --out " + temp_dir("job_fp8") + extra);
     };
     const CliResult fp8 = run("fp8", "NVIDIA_H100_8x_NVLink", " --format json");
     INFO(fp8.err);

@@ -89,18 +89,20 @@ int cmd_trace_summary(const std::string& path) {
                            m.clock_mean_mhz, m.clock_min_mhz, percent(m.throttled_fraction), m.clock_hz * 1e-6, m.clock_hz * 1e-6,
                            with_unit(m.power_unthrottled_w, "W"));
     if (m.power_limit_w > 0 && m.power_avg_w > m.power_limit_w) out += over_limit_line(m) + "\n";
-    // the ten largest operators by `value` (in base unit `unit`: "s" or "J"), one unit for the
-    // column (the policy's: the one its median reads at least 1 in), five significant digits
+    // the ten largest operators by `value` (in base unit `unit`: "s" or "J"), the column in the
+    // unit the policy picks for it (column_in_unit, as every table's), five significant digits
     auto top = [&](const char* what, const char* unit, auto value, double total) {
         std::vector<const OpMetrics*> v;
         for (const auto& o : m.ops) v.push_back(&o);
         std::stable_sort(v.begin(), v.end(), [&](const OpMetrics* a, const OpMetrics* b) { return value(*a) > value(*b); });
         v.resize(std::min<size_t>(10, v.size()));
-        const DisplayUnit u = v.empty() ? DisplayUnit{unit, 1} : unit_for(value(*v[v.size() / 2]), unit);
-        std::string s = fmt::format("\ntop {} operators by {}\n  {:<44} {:<18} {:>10} {:>6}  {}\n", v.size(), what, "operator", "op_type",
-                                    std::string(what) + "_" + u.suffix, "share", "bound");
+        std::vector<double> values;
+        for (const OpMetrics* o : v) values.push_back(value(*o));
+        const TableColumn col = column_in_unit(TableColumn{std::string(what) + "_" + unit, 10, 1, -2, ""}, unit, values);
+        std::string s = fmt::format("\ntop {} operators by {}\n  {:<44} {:<18} {} {:>6}  {}\n", v.size(), what, "operator", "op_type",
+                                    table_cell(col.header, col), "share", "bound");
         for (const OpMetrics* o : v)
-            s += fmt::format("  {:<44} {:<18} {:>10} {:>6}  {}\n", cut_middle(o->name, 44), cut_middle(o->op_type, 18), in_unit(value(*o), u, 5),
+            s += fmt::format("  {:<44} {:<18} {} {:>6}  {}\n", cut_middle(o->name, 44), cut_middle(o->op_type, 18), table_cell(value(*o), col),
                              percent(total > 0 ? value(*o) / total : 0.0), o->bound);
         return s;
     };
