@@ -237,13 +237,21 @@ TEST_CASE("FP8 is its own precision: an H100 runs it at its FP8 rate and says so
     REQUIRE(fp8.exit_code == 0);
     const json j8 = json::parse(fp8.out);
     CHECK(j8["model"]["precision"] == "fp8");
-    CHECK(j8["model"]["precision_from"] == "workload precision.weights");
+    CHECK(j8["model"]["precision_from"].get<std::string>().rfind("workload ", 0) == 0);
     const CliResult fp16 = run("fp16", "NVIDIA_H100_8x_NVLink", " --format json");
     REQUIRE(fp16.exit_code == 0);
+    // the one rule on jobs too: a device --set precision outranks the workload (it was ignored)
+    const CliResult set16 = run("fp8", "NVIDIA_H100_8x_NVLink", " --format json --set precision=fp16");
+    INFO(set16.err);
+    REQUIRE(set16.exit_code == 0);
+    const json js = json::parse(set16.out);
+    CHECK(js["model"]["precision"] == "fp16");
+    CHECK(js["model"]["precision_from"] == "--set");
+    CHECK(js["time_per_output_token_s"].get<double>() > j8["time_per_output_token_s"].get<double>());
     // one byte per weight instead of two, at twice the tensor rate: every decode step is faster
     CHECK(j8["time_per_output_token_s"].get<double>() < json::parse(fp16.out)["time_per_output_token_s"].get<double>());
     const CliResult text = run("fp8", "NVIDIA_H100_8x_NVLink");
-    CHECK(text.out.find("precision            fp8 (workload precision.weights)") != std::string::npos);
+    CHECK(text.out.find("precision            fp8 (workload ") != std::string::npos);
     const CliResult a100 = run("fp8", "NVIDIA_A100_80GB_SuperPOD");
     CHECK(a100.exit_code == 2);
     CHECK(a100.err.find("a100_sxm4_80gb.toml: sm.macs_per_cycle.fp8: is 0: this GPU has no FP8 tensor cores") != std::string::npos);

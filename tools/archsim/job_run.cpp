@@ -19,6 +19,7 @@
 #include "sim/cluster/job_builder.h"
 #include "sim/cluster/job_sim.h"
 #include "sim/engine/machine_setup.h"
+#include "sim/engine/run_choice.h"
 #include "sim/common/atomic_file.h"
 #include "sim/common/error.h"
 #include "traces/display_units.h"
@@ -35,13 +36,10 @@ using nlohmann::json;
 
 namespace {
 
-/// Where a job's precision came from (the one rule, sim/engine/run_choice.h): --precision, else
-/// the workload's precision.weights.
-std::string precision_from(const JobRunArgs& args) { return args.precision.empty() ? "workload precision.weights" : "--precision"; }
-
-/// The summary line naming the precision and device runtime a job ran at, and where each came from.
-std::string choice_line(const std::string& precision, const std::string& runtime, const JobRunArgs& args) {
-    return "  precision            " + precision + " (" + precision_from(args) + "), device runtime " +
+/// The summary line naming the precision and device runtime a job ran at, and where the precision
+/// came from.
+std::string choice_line(const RunChoice& precision, const std::string& runtime) {
+    return "  precision            " + precision.value + " (" + precision.from + "), device runtime " +
            (runtime.empty() ? "the device config's" : runtime) + "\n";
 }
 
@@ -100,8 +98,8 @@ struct DeviceTask {
     std::string dir;
 };
 
-/// Whether the cluster's device model prices CUDA-graph launches (a GPU: kernel.cuda_graphs).
-bool device_launches_graphs(const ClusterConfig& cl) { return load_machine(cl.device).kind->kind == "gpu"; }
+/// Whether the device model prices CUDA-graph launches (a GPU: kernel.cuda_graphs).
+bool device_launches_graphs(const MachineSetup& device) { return device.kind->kind == "gpu"; }
 
 /// Runs every task whose metrics.json is not there yet, or was made by another command or from
 /// other inputs (the job's workload text, the device config and the command line are kept in
@@ -241,7 +239,7 @@ void print_power_lines(const json& out) {
 /// The inference half of cmd_run_job: prefill and decode device runs per chunk kind, the request
 /// simulated over every stage, last_run.json with TTFT, time per output token and tokens/s.
 int run_inference(const LlmJob& job, const Target& target, const ClusterConfig& cl, const ParallelPlan& plan, const JobRunArgs& args,
-                  const std::string& dev_dir, const std::string& precision, const std::string& runtime,
+                  const std::string& dev_dir, const MachineSetup& device, const RunChoice& precision, const std::string& runtime,
                   std::chrono::steady_clock::time_point t0) {
     const LlmShape& m = job.model;
     const ParallelismSpec& s = plan.spec;
@@ -256,7 +254,7 @@ int run_inference(const LlmJob& job, const Target& target, const ClusterConfig& 
     const double hd = double(m.hidden / m.heads), kv_local = double(std::max<int64_t>(1, m.kv_heads / s.tp));
     const double weights = double(m.parameters()) / double(s.tp * s.pp) * double(m.weight_elem_bytes());
     const double kv_cache = 2.0 * double(m.layers / s.pp) * double(s.microbatch) * double(m.prompt + m.generate) * kv_local * hd * e;
-    const double capacity = load_machine(cl.device, "", set_overrides(args.device_sets)).dram_capacity_bytes();
+    const double capacity = device.dram_capacity_bytes();
     if (capacity > 0 && weights + kv_cache > capacity && !args.allow_over_capacity)
         throw UserError(job.where() + " on " + target.name,
                         over_capacity_reason(weights + kv_cache, {{"weights", weights}, {"KV cache", kv_cache}}, capacity,
@@ -266,7 +264,7 @@ int run_inference(const LlmJob& job, const Target& target, const ClusterConfig& 
         tasks.push_back({"prefill", k, dev_dir + "/prefill" + std::to_string(k)});
         for (int64_t kv : kvs) tasks.push_back({"decode=" + std::to_string(kv), k, dev_dir + "/decode" + std::to_string(k) + "_kv" + std::to_string(kv)});
     }
-    run_devices(plan, job, cl, dev_dir, tasks, precision, runtime, args.device_sets, args.quiet, device_launches_graphs(cl), mbs);
+    run_devices(plan, job, cl, dev_dir, tasks, precision.value, runtime, args.device_sets, args.quiet, device_launches_graphs(device), mbs);
     std::vector<ChunkServeRun> runs(plan.kinds.size());
     double peak = 0, static_w = 0;
     for (size_t k = 0; k < plan.kinds.size(); ++k) {
@@ -281,7 +279,7 @@ int run_inference(const LlmJob& job, const Target& target, const ClusterConfig& 
     JobOptions opt;
     opt.gpudirect_rdma = job.tuning.gpudirect_rdma;
     JobModel model = build_inference_job(plan, cl, runs, steps, mbs, opt, job.where());
-    model.name = job.where(), model.target = target.name, model.precision = precision, model.device_peak_macs_per_s = peak;
+    model.name = job.where(), model.target = target.name, model.precision = precision.value, model.device_peak_macs_per_s = peak;
     const JobResult res = simulate_job(model, args.out_dir + "/trace.h5", args.detail);
     const double ttft = res.pass_end_ps.front() * 1e-12, total = res.pass_end_ps.back() * 1e-12;
     const double tpot = steps > 0 ? (total - ttft) / double(steps) : 0.0;
@@ -310,7 +308,7 @@ int run_inference(const LlmJob& job, const Target& target, const ClusterConfig& 
     out["mode"] = "inference";
     out["devices"] = s.devices();
     out["model"] = {{"family", m.model_family}, {"hidden", m.hidden}, {"layers", m.layers}, {"heads", m.heads}, {"kv_heads", m.kv_heads},
-                    {"vocab", m.vocab}, {"ffn", m.ffn}, {"parameters", m.parameters()}, {"precision", precision}, {"precision_from", precision_from(args)}};
+                    {"vocab", m.vocab}, {"ffn", m.ffn}, {"parameters", m.parameters()}, {"precision", precision.value}, {"precision_from", precision.from}};
     out["parallelism"] = {{"tp", s.tp}, {"pp", s.pp}, {"dp", s.dp}, {"batch_per_replica", s.microbatch}, {"pipeline_microbatches", mbs}};
     out["prompt_tokens"] = m.prompt, out["generated_tokens"] = m.generate;
     out["ttft_s"] = ttft;
@@ -351,7 +349,7 @@ int run_inference(const LlmJob& job, const Target& target, const ClusterConfig& 
     std::printf("%s on %s: %lld devices (tp %lld x pp %lld x dp %lld), batch %lld per replica, %lld prompt + %lld generated tokens\n",
                 job.where().c_str(), target.name.c_str(), (long long)s.devices(), (long long)s.tp, (long long)s.pp, (long long)s.dp,
                 (long long)s.microbatch, (long long)m.prompt, (long long)m.generate);
-    std::fputs(choice_line(precision, runtime, args).c_str(), stdout);
+    std::fputs(choice_line(precision, runtime).c_str(), stdout);
     std::printf("  time to first token   %s\n  time per output token %s (tensor-parallel collectives %s a microbatch's token, %.1f%% of its path)\n",
                 with_unit(ttft, "s").c_str(), with_unit(tpot, "s").c_str(), with_unit(step_comm * 1e-12, "s").c_str(), path > 0 ? 100 * step_comm / path : 0.0);
     std::printf("  tokens per second     %s (all replicas)\n  memory per device     %s (weights %s, KV cache %s)\n",
@@ -477,15 +475,17 @@ int cmd_run_job(const JobRunArgs& args) {
     // the device runs
     const std::string dev_dir = args.out_dir + "/devices";
     fs::create_directories(dev_dir);
-    // the one rule (sim/engine/run_choice.h): the command line, else the workload
-    const std::string precision = !args.precision.empty() ? args.precision : job.model.weights_precision;
+    // the one rule (sim/engine/run_choice.h): --precision or a device --set, else the workload
+    const std::vector<KeyOverride> device_overrides = set_overrides(args.device_sets);
+    const MachineSetup device = load_machine(cl.device, "", device_overrides);
+    const RunChoice precision =
+        choose_precision(args.precision, device_overrides, job.model.weights_precision, job.where(), device, job.training());
     std::string runtime = args.runtime;
     if (runtime.empty() && fs::exists(runtimes_dir() + "/" + job.framework + ".toml")) runtime = job.framework;
-    if (!job.training()) return run_inference(job, target, cl, plan, args, dev_dir, precision, runtime, t0);
+    if (!job.training()) return run_inference(job, target, cl, plan, args, dev_dir, device, precision, runtime, t0);
     std::vector<DeviceTask> tasks;
     for (size_t k = 0; k < plan.kinds.size(); ++k) tasks.push_back({"train", k, dev_dir + "/chunk" + std::to_string(k)});
-    const bool gpu_graphs = device_launches_graphs(cl);
-    run_devices(plan, job, cl, dev_dir, tasks, precision, runtime, args.device_sets, args.quiet, gpu_graphs);
+    run_devices(plan, job, cl, dev_dir, tasks, precision.value, runtime, args.device_sets, args.quiet, device_launches_graphs(device));
     std::vector<ChunkRun> runs;
     for (size_t k = 0; k < plan.kinds.size(); ++k) runs.push_back(read_chunk_run(dev_dir + "/chunk" + std::to_string(k) + "/metrics.json"));
     // the plan must fit each device's memory (unless asked to simulate it anyway)
@@ -502,7 +502,7 @@ int cmd_run_job(const JobRunArgs& args) {
     JobOptions opt;
     opt.gpudirect_rdma = job.tuning.gpudirect_rdma;
     JobModel model = build_job(plan, cl, runs, opt, job.where());
-    model.name = job.where(), model.target = target.name, model.precision = precision, model.device_peak_macs_per_s = runs[0].peak_macs_per_s;
+    model.name = job.where(), model.target = target.name, model.precision = precision.value, model.device_peak_macs_per_s = runs[0].peak_macs_per_s;
     const JobResult res = simulate_job(model, args.out_dir + "/trace.h5", args.detail);
 
     // the report
@@ -545,7 +545,7 @@ int cmd_run_job(const JobRunArgs& args) {
     out["devices"] = s.devices();
     out["model"] = {{"family", job.model.model_family}, {"hidden", job.model.hidden}, {"layers", job.model.layers}, {"heads", job.model.heads},
                     {"vocab", job.model.vocab}, {"ffn", job.model.ffn}, {"sequence", job.model.prompt},
-                    {"parameters", job.model.parameters()}, {"precision", precision}, {"precision_from", precision_from(args)}};
+                    {"parameters", job.model.parameters()}, {"precision", precision.value}, {"precision_from", precision.from}};
     out["parallelism"] = {{"tp", s.tp}, {"pp", s.pp}, {"dp", s.dp}, {"ep", s.ep}, {"virtual_stages", s.virtual_stages},
                           {"schedule", s.schedule}, {"microbatch", s.microbatch}, {"global_batch", s.global_batch},
                           {"microbatches_per_pipeline", plan.microbatches}, {"sequence_parallel", s.sequence_parallel},
@@ -592,7 +592,7 @@ int cmd_run_job(const JobRunArgs& args) {
     out["node_overhead_power"] = node_power_json(cl, s.devices(), energy_job / step_s);
     out["link_bytes"] = {{"intra", res.intra_bytes}, {"inter", res.inter_bytes}, {"link_contention_s", res.link_queued_ps * 1e-12}};
     json nm = json::array();
-    if (job.tuning.cuda_graphs && !gpu_graphs)
+    if (job.tuning.cuda_graphs && !device_launches_graphs(device))
         nm.push_back("cuda_graphs: this device model has no CUDA-graph launch cost (kernels keep its own launch overhead)");
     if (job.tuning.virt == "sriov") nm.push_back("virt = sriov: virtualization overheads are not modeled");
     if (cl.intra_pj_per_byte == 0 || cl.inter_pj_per_byte == 0) nm.push_back("link energy: the cluster gives no pJ/byte for a link level, so its transfers cost no energy");
@@ -613,7 +613,7 @@ int cmd_run_job(const JobRunArgs& args) {
     std::printf("%s on %s: %lld devices (tp %lld x pp %lld x dp %lld), %s schedule, %lld microbatches of %lld\n", job.where().c_str(), target.name.c_str(),
                 (long long)s.devices(), (long long)s.tp, (long long)s.pp, (long long)s.dp, s.schedule.c_str(), (long long)plan.microbatches,
                 (long long)s.microbatch);
-    std::fputs(choice_line(precision, runtime, args).c_str(), stdout);
+    std::fputs(choice_line(precision, runtime).c_str(), stdout);
     std::printf("  step time            %s\n", with_unit(step_s, "s").c_str());
     std::printf("  per-device           %.1f TFLOP/s (%s), MFU %.1f%% (model FLOPs), HFU %.1f%% (recomputation included)\n", per_dev / 1e12,
                 megatron ? "Megatron's formula" : "model FLOPs of the device runs", 100 * mfu, 100 * hfu);
