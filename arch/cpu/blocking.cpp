@@ -44,4 +44,27 @@ Blocking fit_blocking(Blocking b, int64_t m, int64_t n, int64_t k) {
     return b;
 }
 
+int64_t busiest_core_rows(int64_t m, int64_t mc, int64_t cores) {
+    if (cores <= 1 || m <= 0) return std::max<int64_t>(0, m);
+    const int64_t blocks = ceil_div(m, mc), q = blocks / cores, r = blocks % cores;
+    const int64_t last = (blocks - 1) % cores;  // the core with the short block
+    const int64_t first_blocks = q + (r > 0 ? 1 : 0);
+    if (last != 0) return first_blocks * mc;  // core 0: all its blocks full
+    // core 0 holds the short block (r == 1): its rows against another core's q full blocks
+    return std::max(first_blocks * mc - (blocks * mc - m), q * mc);
+}
+
+int64_t split_rows(int64_t m, int64_t mc_cap, int64_t mr, int64_t cores) {
+    cores = std::max<int64_t>(1, cores);
+    const int64_t per_core = ceil_div(m, mc_cap * cores);  // blocks per core
+    const int64_t even = std::min(mc_cap, ceil_div(ceil_div(m, per_core * cores), mr) * mr);
+    int64_t best = even, best_rows = busiest_core_rows(m, even, cores);
+    if (best_rows == ceil_div(m, cores)) return best;  // an even split already
+    for (int64_t mc = mc_cap; mc >= mr; mc -= mr) {
+        const int64_t rows = busiest_core_rows(m, mc, cores);
+        if (rows < best_rows) best = mc, best_rows = rows;
+    }
+    return best;
+}
+
 }  // namespace archsim

@@ -35,4 +35,17 @@ Blocking choose_blocking(const CpuConfig& cfg);
 /// `b` clipped to an m x n x k problem: kc <= k, mc <= m rounded up to mr, nc <= n rounded up to nr.
 Blocking fit_blocking(Blocking b, int64_t m, int64_t n, int64_t k);
 
+/// Rows of C the busiest of `cores` cores computes when m rows are cut into mc-row blocks (the
+/// last one short) dealt to the cores in turn (block w on core w mod cores).
+int64_t busiest_core_rows(int64_t m, int64_t mc, int64_t cores);
+
+/// The rows of an A block for an m-row GEMM on `cores` cores, at most `mc_cap` (the cache's
+/// block, a multiple of `mr`): BLIS divides the ic loop's rows evenly among the threads, so the
+/// default is as many blocks per core as the cap needs, each of the rows that spreads m evenly
+/// over them, rounded up to mr. Rounding to mr can leave one core a block more than the others
+/// (m = 50176 at a cap of 238: 211 blocks, 106 on one core); then the multiple of mr up to the
+/// cap whose busiest core computes the fewest rows (busiest_core_rows) is taken instead, the
+/// largest on a tie. A larger cache (a larger cap) thus never leaves the busiest core more rows.
+int64_t split_rows(int64_t m, int64_t mc_cap, int64_t mr, int64_t cores);
+
 }  // namespace archsim

@@ -235,14 +235,10 @@ private:
     void gemm(const OpGraph& graph, const GemmView& g, int64_t inst, int64_t cores, bool blas) {
         Blocking b = fit_blocking(m_block, g.m, g.n, g.k);
         // BLIS divides the ic loop's rows evenly among the threads: mc shrinks so that every core
-        // gets the same number of blocks (down to mr rows; fewer rows than cores x mr split the
-        // columns too, below). The cache sizes only cap a block: a larger L2 (a larger mc) once
-        // left M = 784 in one block of 784 rows on 4 of 96 cores.
-        if (g.m > b.mc || cores > 1) {
-            const int64_t per_core = (g.m + b.mc * cores - 1) / (b.mc * cores);  // blocks per core
-            const int64_t rows = (g.m + per_core * cores - 1) / (per_core * cores);
-            b.mc = std::min(b.mc, (rows + b.mr - 1) / b.mr * b.mr);
-        }
+        // gets the same rows (split_rows; fewer rows than cores x mr split the columns too,
+        // below). The cache sizes only cap a block: a larger L2 (a larger mc) once left M = 784
+        // in one block of 784 rows on 4 of 96 cores.
+        if (g.m > b.mc || cores > 1) b.mc = split_rows(g.m, b.mc, b.mr, cores);
         const uint64_t e = static_cast<uint64_t>(operand_bytes(m_cfg.precision));
         const int32_t a_t = g.a.tensor, b_t = g.b.tensor, c_t = g.c.tensor;
         // A: row-major with `a_cols` distinct columns per row (implicit im2col folds the taps)

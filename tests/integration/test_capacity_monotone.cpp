@@ -123,9 +123,24 @@ TEST_CASE("KPU: larger L2/L3 or more DRAM bandwidth never cost time or DRAM traf
 }
 
 TEST_CASE("CPU: more DRAM bandwidth never costs time or DRAM traffic", "[e2e][cpu][property]") {
-    // Larger caches are checked case by case below: the analytic blocking (BLIS's rules) still
-    // rounds a GEMM's rows onto the cores worse at some sizes (issue 39, item 2, left open).
     check_monotone("cpu/epyc_9654", {{"dram.bandwidth_gbps", {"100", "460.8", "920"}, ""}}, family(/*heavy=*/false));
+}
+
+TEST_CASE("CPU: a larger L2 never costs a GEMM time or DRAM traffic, nor a convolution's rows their balance", "[e2e][cpu][property]") {
+    // The generated GEMMs on the 2-core host config; the L3 axis is not checked on whole networks:
+    // ResNet-18's fc layer is 0.5% slower at 64 MiB of L3 than at 32 (issue 39, item 2, left
+    // open): the dirty activations a larger L3 still holds are written back during that
+    // memory-bound layer instead of under earlier compute-bound convolutions.
+    check_monotone("cpu/host", {{"l2.kib", {"128", "256", "1024", "4096"}, ""}, {"l3.kib", {"8192", "32768", "65536"}, ""}},
+                   {family_file() + "#gemm_split_k", family_file() + "#mlp"});
+    if (!have_shared()) return;
+    // ResNet-18's layer2[0] at batch 64 (M = 50176 rows): at 256 KiB of L2 the even split's
+    // 238-row blocks were 211, one core computing 106 of them (+0.47% against 128 KiB); the row
+    // split now takes the multiple of mr that balances the cores (split_rows)
+    const std::string block = shared_path("models/resnet_basic_block.onnx");
+    const Point small = run_point(block, "cpu/host", "l2.kib=128"), large = run_point(block, "cpu/host", "l2.kib=256");
+    CHECK(large.latency_s <= small.latency_s);
+    CHECK(large.dram_bytes <= small.dram_bytes);
 }
 
 TEST_CASE("CPU: a larger L2 never leaves a GEMM's rows on fewer cores, and packing buffers cost no DRAM reads", "[e2e][cpu]") {

@@ -217,6 +217,33 @@ TEST_CASE("BLIS blocking for an AVX2 Zen 3 core", "[unit][cpu]") {
     CHECK(small.nc == 16);
 }
 
+TEST_CASE("the row split: the busiest core's rows, and a larger cap never adds to them", "[unit][cpu]") {
+    // 50176 rows (a batch of 64 images of 28 x 28) at mr = 14 on 2 cores
+    CHECK(busiest_core_rows(50176, 98, 2) == 25088);   // 512 blocks, 256 each
+    CHECK(busiest_core_rows(50176, 238, 2) == 25186);  // 211 blocks: core 0 has 106, the short one of 196 rows among them
+    CHECK(busiest_core_rows(10, 4, 2) == 6);            // 3 blocks: core 0 has 4 + 2, core 1 4
+    CHECK(busiest_core_rows(9, 4, 2) == 5);             // 3 blocks: 4 + 1 against 4
+    CHECK(busiest_core_rows(7, 100, 1) == 7);
+    CHECK(split_rows(50176, 98, 14, 2) == 98);    // the even split: unchanged
+    CHECK(split_rows(784, 582, 6, 1) == 396);     // one core: two blocks of about even size (392 up to mr)
+    // the even split's 238 rows leave core 0 with 98 rows more than core 1: the best multiple of
+    // 14 up to 238 instead
+    const int64_t mc = split_rows(50176, 238, 14, 2);
+    CHECK(mc % 14 == 0);
+    CHECK(mc <= 238);
+    CHECK(busiest_core_rows(50176, mc, 2) == 25088);
+    // the property the cache axes need: a larger cap never leaves the busiest core more rows
+    for (const int64_t m : {1, 13, 784, 3136, 12544, 50176})
+        for (const int64_t cores : {1, 2, 3, 8, 96}) {
+            int64_t prev = -1;
+            for (int64_t cap = 6; cap <= 1200; cap += 6) {
+                const int64_t rows = busiest_core_rows(m, split_rows(m, cap, 6, cores), cores);
+                if (prev >= 0) CHECK(rows <= prev);
+                prev = rows;
+            }
+        }
+}
+
 TEST_CASE("AVX-512 and AMX micro-tiles", "[unit][cpu]") {
     const Blocking avx512 = choose_blocking(zen3({"core.vector_bits=512", "core.vector_registers=32"}));
     CHECK(avx512.mr == 14);
