@@ -19,6 +19,17 @@ LinkSpec ClusterConfig::inter_link() const {
 
 LinkSpec ClusterConfig::host_link() const { return {"pcie", host_link_gbps * 1e9, 1.0, 0.0}; }
 
+std::vector<std::string> ClusterConfig::unmodeled_settings() const {
+    std::vector<std::string> out;
+    if (topology != "fat-tree")
+        out.push_back("network.topology = " + topology +
+                      ": not modeled; every inter-node transfer crosses network.switch_hops switches at the node's NIC share, as in a fat tree");
+    if (network_kind != "ib")
+        out.push_back("network.kind = " + network_kind +
+                      ": priced as InfiniBand is (network.nic_gbit, network.efficiency, the switch hops); its own congestion control is not modeled");
+    return out;
+}
+
 // Defaults: a DGX A100 node (NVIDIA DGX A100 User Guide / datasheet: 8 A100-SXM4 on six
 // NVSwitches, 12 NVLink 3 links of 25 GB/s per direction per GPU = 300 GB/s; 8 ConnectX-6
 // HDR 200 Gb/s NICs for the compute fabric; 2 AMD EPYC 7742; PCIe gen4 x16 per GPU, 32 GB/s).
@@ -49,13 +60,16 @@ const ParamBinder<ClusterConfig>& cluster_params() {
                         "Energy of one byte sent over the node's links; 0 = not modeled (reported as such)"), 0);
         at_least(b.integer("network.nics", [](C& c) -> int64_t& { return c.nics_per_node; }, 8, "NICs", "Compute-fabric NICs per node (DGX A100: 8 ConnectX-6)"), 0);
         above(b.real("network.nic_gbit", [](C& c) -> double& { return c.nic_gbit; }, 200.0, "Gb/s", "Per NIC and direction (HDR InfiniBand: 200 Gb/s)"), 0);
-        b.string("network.kind", [](C& c) -> std::string& { return c.network_kind; }, "ib", {"ib", "roce"}, "InfiniBand or RDMA over Converged Ethernet");
+        b.string("network.kind", [](C& c) -> std::string& { return c.network_kind; }, "ib", {"ib", "roce"},
+                 "InfiniBand or RDMA over Converged Ethernet: a label; both are priced by network.nic_gbit, network.efficiency and "
+                 "the switch hops (RoCE's congestion control is not modeled, and a run says so)");
         at_most(above(b.real("network.efficiency", [](C& c) -> double& { return c.nic_efficiency; }, 0.96, "fraction",
                              "Share of the NIC rate a collective sustains (NCCL src/graph/topo.h: NET_BW 12 GB/s per 100 Gb/s = 0.96)"), 0), 1);
         at_least(b.real("network.switch_latency_ns", [](C& c) -> double& { return c.switch_latency_ns; }, 130.0, "ns",
                         "Port-to-port latency of one switch (NVIDIA Quantum HDR QM8700 datasheet: 130 ns)"), 0);
         b.string("network.topology", [](C& c) -> std::string& { return c.topology; }, "fat-tree", {"fat-tree", "rail-optimized"},
-                 "fat-tree: any NIC reaches any through leaf-spine(-core); rail-optimized: NIC i of every node on leaf i (one hop for same-rail traffic)");
+                 "fat-tree: any NIC reaches any through leaf-spine(-core), network.switch_hops switches apart; rail-optimized (NIC i of "
+                 "every node on leaf i, one hop for same-rail traffic) is not modeled: it is priced as a fat tree, and a run says so");
         at_least(b.integer("network.switch_hops", [](C& c) -> int64_t& { return c.switch_hops; }, 3, "switches",
                            "Switches between two nodes' NICs (two-level fat tree: leaf-spine-leaf = 3)"), 1);
         at_least(b.real("network.oversubscription", [](C& c) -> double& { return c.oversubscription; }, 1.0, "ratio",

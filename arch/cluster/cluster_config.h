@@ -3,6 +3,7 @@
 // devices of a node are connected, and the network between nodes.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "arch/interconnect/link_spec.h"
 #include "sim/config/params.h"
@@ -54,6 +55,9 @@ struct ClusterConfig {
     LinkSpec inter_link() const;
     /// One device's path to host memory (a GPUDirect-less transfer bounces through it).
     LinkSpec host_link() const;
+    /// The settings this cluster names that change nothing simulated, one line each saying so
+    /// (network.topology = "rail-optimized", network.kind = "roce"); empty when none.
+    std::vector<std::string> unmodeled_settings() const;
 };
 
 /// The declared keys of a cluster file (`archsim params cluster`).

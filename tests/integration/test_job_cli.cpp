@@ -300,6 +300,35 @@ TEST_CASE("a job's schedule phases run one by one and are weighted by duration",
     CHECK(none.err.find("no such workload (the file has: day)") != std::string::npos);
 }
 
+TEST_CASE("cluster settings that change nothing simulated say so: a rail-optimized topology, RoCE, a vendor fabric", "[e2e][cluster]") {
+    const std::string targets = kSrc + "/configs/clusters/targets.yaml#NVIDIA_H100_8x_NVLink";
+    auto run = [&](const std::string& extra) {
+        const std::string out = temp_dir("job_unmodeled");
+        const CliResult r = run_archsim("run " + serve_yaml("fp16") + "#serve --target " + targets + " --out " + out + extra);
+        INFO(r.err);
+        REQUIRE(r.exit_code == 0);
+        return std::make_pair(r, json::parse(slurp(out + "/last_run.json")));
+    };
+    auto lists = [](const json& j, const std::string& prefix) {
+        for (const auto& line : j["not_modeled"])
+            if (line.get<std::string>().rfind(prefix, 0) == 0) return true;
+        return false;
+    };
+    // dgx_h100.toml names a rail-optimized network, which is priced as a fat tree
+    const auto [rail, rail_json] = run("");
+    CHECK(rail.err.find("archsim: warning: network.topology = rail-optimized: not modeled") != std::string::npos);
+    CHECK(lists(rail_json, "network.topology = rail-optimized"));
+    CHECK_FALSE(lists(rail_json, "network.kind"));
+    // a fat tree over RoCE, and a vendor fabric: the same numbers, each said to be unmodeled
+    const auto [roce, roce_json] = run(" --cluster-set network.topology=\"fat-tree\" --fabric RoCE");
+    CHECK(roce.err.find("network.topology") == std::string::npos);
+    CHECK(lists(roce_json, "network.kind = roce: priced as InfiniBand is"));
+    const auto [vendor, vendor_json] = run(" --fabric Vendor");
+    CHECK(lists(vendor_json, "fabric = Vendor: a vendor fabric is not modeled"));
+    CHECK(vendor_json["ttft_s"] == rail_json["ttft_s"]);
+    CHECK(roce_json["request_s"] == rail_json["request_s"]);
+}
+
 TEST_CASE("a job plan that does not fit its devices' memory is refused unless asked for, and a sweep files it as infeasible", "[e2e][job]") {
     const std::string jobs = kSrc + "/tests/bad_inputs/jobs_bad.yaml", out = temp_dir("job_capacity");
     const std::string target = " --target " + kSrc + "/configs/clusters/targets.yaml#NVIDIA_H100_8x_NVLink --quiet --out " + out;

@@ -226,3 +226,13 @@ TEST_CASE("an llm shard splits every contraction over tensor-parallel ranks and 
     CHECK_THROWS_WITH(macs({"shard.tp=5"}), Catch::Contains("shard.tp = 5") && Catch::Contains("does not divide heads"));
     CHECK_THROWS_WITH(macs({"shard.layers=33"}), Catch::Contains("more than the model's 32 layers"));
 }
+
+TEST_CASE("a request's decode steps are priced by four sampled steps, each once", "[import][generators]") {
+    using V = std::vector<int64_t>;
+    CHECK(decode_step_samples(0) == V{});
+    CHECK(decode_step_samples(1) == V{0});
+    CHECK(decode_step_samples(2) == V{0, 1});
+    CHECK(decode_step_samples(4) == V{0, 1, 2, 3});
+    CHECK(decode_step_samples(7) == V{0, 2, 4, 6});
+    CHECK(decode_step_samples(512) == V{0, 170, 340, 511});
+}

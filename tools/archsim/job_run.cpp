@@ -50,6 +50,21 @@ bool on_off(const std::string& v, const std::string& flag, bool def) {
     throw UserError(flag + " " + v, "must be on or off");
 }
 
+/// The settings of a job and its cluster that are read but change nothing simulated, one line each
+/// (the cluster's, ClusterConfig::unmodeled_settings, and a vendor fabric).
+std::vector<std::string> settings_not_modeled(const LlmJob& job, const ClusterConfig& cl) {
+    std::vector<std::string> out = cl.unmodeled_settings();
+    if (job.tuning.fabric == "Vendor")
+        out.push_back("fabric = Vendor: a vendor fabric is not modeled; the cluster's network keys price the inter-node links");
+    return out;
+}
+
+/// Warns on stderr of each setting settings_not_modeled() names: once a job has run (a plan
+/// refused before that stays one line).
+void warn_not_modeled(const LlmJob& job, const ClusterConfig& cl) {
+    for (const std::string& line : settings_not_modeled(job, cl)) std::fprintf(stderr, "archsim: warning: %s\n", line.c_str());
+}
+
 /// The job's model as an llm entry of archsim's workload format, for the device runs.
 std::string workload_toml(const LlmJob& j) {
     const LlmShape& m = j.model;
@@ -245,10 +260,8 @@ int run_inference(const LlmJob& job, const Target& target, const ClusterConfig& 
     const ParallelismSpec& s = plan.spec;
     const int64_t steps = std::max<int64_t>(0, m.generate - 1);  // the prefill makes the first token
     const int64_t mbs = inference_microbatches(s.microbatch, s.pp);  // the batch pipelined through the stages
-    std::vector<int64_t> kvs;
-    if (steps > 0)
-        for (int64_t t : {int64_t(0), (steps - 1) / 3, 2 * (steps - 1) / 3, steps - 1})
-            if (kvs.empty() || kvs.back() != m.prompt + t) kvs.push_back(m.prompt + t);
+    std::vector<int64_t> kvs;  // the KV lengths of the sampled decode steps
+    for (const int64_t t : decode_step_samples(steps)) kvs.push_back(m.prompt + t);
     // what each device holds: its share of the weights and the KV cache of the sequences in flight
     const double e = double(m.activation_elem_bytes());
     const double hd = double(m.hidden / m.heads), kv_local = double(std::max<int64_t>(1, m.kv_heads / s.tp));
@@ -338,6 +351,8 @@ int run_inference(const LlmJob& job, const Target& target, const ClusterConfig& 
     out["node_overhead_power"] = node_power_json(cl, s.devices(), total > 0 ? energy / n * devices / total : 0.0);
     out["not_modeled"] = {"node overheads: " + out["node_overhead_power"]["not_modeled"].get<std::string>(), "continuous batching and request arrival (schedule.phases): one request batch end to end",
                           "activation memory of the prefill"};
+    for (const std::string& line : settings_not_modeled(job, cl)) out["not_modeled"].push_back(line);
+    warn_not_modeled(job, cl);
     out["custom"] = custom_json(job);
     out["simulation"] = {{"events", res.events}, {"wall_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()},
                          {"device_runs", tasks.size()}};
@@ -600,6 +615,8 @@ int cmd_run_job(const JobRunArgs& args) {
     nm.push_back("node overheads: " + out["node_overhead_power"]["not_modeled"].get<std::string>());
     nm.push_back("gradient clipping's norm all-reduce and the loss-scale check: small, not simulated");
     if (!job.phases.empty()) nm.push_back("schedule.phases: read and kept, not yet simulated phase by phase (the step is the steady state)");
+    for (const std::string& line : settings_not_modeled(job, cl)) nm.push_back(line);
+    warn_not_modeled(job, cl);
     out["not_modeled"] = nm;
     out["custom"] = custom_json(job);
     out["simulation"] = {{"events", res.events}, {"wall_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()},

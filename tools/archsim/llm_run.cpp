@@ -120,10 +120,7 @@ int cmd_run_llm(const WorkloadArgs& w, const std::string& arch, const std::strin
                  static_cast<long long>(s.prompt), static_cast<long long>(s.generate - 1), static_cast<long long>(batch), prec.c_str());
     // decode step t (t = 0 .. generate-2) attends over prompt + t cached tokens
     const int64_t steps = std::max<int64_t>(0, s.generate - 1);
-    std::vector<int64_t> points;
-    if (steps > 0)
-        for (int64_t t : {int64_t(0), (steps - 1) / 3, 2 * (steps - 1) / 3, steps - 1})
-            if (points.empty() || points.back() != t) points.push_back(t);
+    const std::vector<int64_t> points = decode_step_samples(steps);
     std::vector<PhaseRun> phases{{w.model + "@prefill", out_dir + "/prefill", {}}};
     for (int64_t t : points)
         phases.push_back({w.model + "@decode=" + std::to_string(s.prompt + t), out_dir + "/decode_kv" + std::to_string(s.prompt + t), {}});

@@ -102,6 +102,14 @@ LlmShape read_llm_shape(const GeneratorArgs& a) {
     return s;
 }
 
+std::vector<int64_t> decode_step_samples(int64_t steps) {
+    std::vector<int64_t> out;
+    if (steps > 0)
+        for (const int64_t t : {int64_t(0), (steps - 1) / 3, 2 * (steps - 1) / 3, steps - 1})
+            if (out.empty() || out.back() != t) out.push_back(t);
+    return out;
+}
+
 int64_t padded_vocab(int64_t vocab, int64_t tp) {
     const int64_t unit = 128 * tp;
     return (vocab + unit - 1) / unit * unit;

@@ -40,6 +40,12 @@ struct LlmShape {
 /// UserError naming the entry and the field.
 LlmShape read_llm_shape(const GeneratorArgs& args);
 
+/// The decode steps a request's `steps` decode steps are priced by (step t, 0 .. steps - 1, attends
+/// over prompt + t cached tokens): the first, the two at a third and two thirds, and the last,
+/// each once, in order; every other step is interpolated linearly between the two simulated
+/// around it (`archsim run` of an llm entry and inference jobs both). Empty for steps <= 0.
+std::vector<int64_t> decode_step_samples(int64_t steps);
+
 /// The vocabulary Megatron-LM pads to under tensor parallelism `tp`: the next multiple of 128 x tp
 /// (megatron/tokenizer: _vocab_size_with_padding, --make-vocab-size-divisible-by 128).
 int64_t padded_vocab(int64_t vocab, int64_t tp);

@@ -26,7 +26,7 @@
 #include "workloads/onnx/control_flow.h"
 #include "workloads/onnx/sequences.h"
 #include "workloads/onnx/input_data.h"
-#include "workloads/load_workload.h"
+#include "workloads/workload_ref.h"
 #include "workloads/onnx/op_handlers.h"
 
 namespace archsim {
