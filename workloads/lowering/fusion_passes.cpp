@@ -281,8 +281,10 @@ void fold_layouts(FusionGroups& groups) {
     }
 }
 
-std::string kernel_pattern(const OpGraph& graph, const std::vector<int32_t>& members) {
-    if (members.size() == 1) return op_at(graph, members[0]).op_type;
+namespace {
+
+/// The name of a kernel of several operators that is not a fused attention block (kernel_pattern).
+std::string other_pattern_name(const OpGraph& graph, const std::vector<int32_t>& members) {
     std::map<std::string, int> n;
     int32_t contraction = -1;
     for (int32_t m : members) {
@@ -294,8 +296,6 @@ std::string kernel_pattern(const OpGraph& graph, const std::vector<int32_t>& mem
     const bool silu = has("Sigmoid") && has("Mul");
     int contractions = 0;
     for (int32_t m : members) contractions += op_at(graph, m).cost.cls == OpClass::Contraction;
-    if (contractions == 2 && has("Softmax")) return "Attention";
-    if (contractions == 4 && has("SoftmaxGrad")) return "AttentionGrad";  // fuse_attention's backward kernel
     if (contractions > 1) return "Merged" + op_at(graph, contraction).op_type + "(" + std::to_string(contractions) + ")";
     if (contraction >= 0) {
         std::string s = op_at(graph, contraction).op_type;
@@ -345,6 +345,22 @@ std::string kernel_pattern(const OpGraph& graph, const std::vector<int32_t>& mem
     bool all_elementwise = true;
     for (int32_t m : members) all_elementwise = all_elementwise && op_at(graph, m).cost.cls == OpClass::Elementwise;
     return (all_elementwise ? "Elementwise(" : "Fused(") + std::to_string(members.size()) + ")";
+}
+
+}  // namespace
+
+KernelPattern kernel_pattern(const OpGraph& graph, const std::vector<int32_t>& members) {
+    if (members.size() == 1) return {KernelKind::Other, op_at(graph, members[0]).op_type};
+    int contractions = 0;
+    bool softmax = false, softmax_grad = false;
+    for (int32_t m : members) {
+        const Operator& o = op_at(graph, m);
+        contractions += o.cost.cls == OpClass::Contraction;
+        softmax = softmax || o.op_type == "Softmax", softmax_grad = softmax_grad || o.op_type == "SoftmaxGrad";
+    }
+    if (contractions == 2 && softmax) return {KernelKind::Attention, "Attention"};
+    if (contractions == 4 && softmax_grad) return {KernelKind::AttentionGrad, "AttentionGrad"};  // fuse_attention's backward kernel
+    return {KernelKind::Other, other_pattern_name(graph, members)};
 }
 
 }  // namespace archsim

@@ -68,9 +68,20 @@ void fuse_vector_regions(FusionGroups& groups, const std::vector<std::pair<std::
 /// offset, a vector kernel through the permuted index (no copy kernel, no extra bytes).
 void fold_layouts(FusionGroups& groups);
 
-/// A name for the kernel made of `members` (operator indices of `graph`, topological order), from
-/// its structure: "Attention", "AttentionGrad", "LayerNorm", "RMSNorm", "Softmax", "GELU", "SiLU", "<contraction>+<epilogue parts>",
-/// or "Fused(<n> ops)"; a lone operator keeps its op_type.
-std::string kernel_pattern(const OpGraph& graph, const std::vector<int32_t>& members);
+/// What a fused kernel is, where lowering treats it apart: a fused attention block's forward
+/// (Q K^T, softmax, P V: fuse_attention) or backward kernel, or any other kernel.
+enum class KernelKind { Attention, AttentionGrad, Other };
+
+/// A kernel's kind and the name it is reported by (its op_type).
+struct KernelPattern {
+    KernelKind kind = KernelKind::Other;
+    std::string name;
+};
+
+/// The pattern of the kernel made of `members` (operator indices of `graph`, topological order),
+/// from its structure: named "Attention" (KernelKind::Attention), "AttentionGrad"
+/// (KernelKind::AttentionGrad), "LayerNorm", "RMSNorm", "Softmax", "GELU", "SiLU",
+/// "<contraction>+<epilogue parts>", or "Fused(<n> ops)"; a lone operator keeps its op_type.
+KernelPattern kernel_pattern(const OpGraph& graph, const std::vector<int32_t>& members);
 
 }  // namespace archsim

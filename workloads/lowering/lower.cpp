@@ -106,10 +106,10 @@ OpGraph build_kernels(const OpGraph& graph, const FusionGroups& groups, const st
                       std::vector<int32_t>* kernel_groups) {
     std::set<int32_t> seen;  ///< groups already made kernels
     std::vector<Operator> kernels;
-    std::map<int32_t, std::string> pattern;  ///< by group
+    std::map<int32_t, KernelPattern> pattern;  ///< by group
     for (int32_t op : graph.topo_order())
         if (!pattern.count(groups.group_of(op))) pattern[groups.group_of(op)] = kernel_pattern(graph, groups.members(op));
-    auto group_pattern = [&](int32_t op) -> const std::string& { return pattern.at(groups.group_of(op)); };
+    auto group_pattern = [&](int32_t op) -> const KernelPattern& { return pattern.at(groups.group_of(op)); };
     // a fused attention block's forward view (fuse_attention): Q K^T, then P V, its operands where they lie
     struct Forward {
         AttentionView a;
@@ -144,14 +144,15 @@ OpGraph build_kernels(const OpGraph& graph, const FusionGroups& groups, const st
         if (!seen.insert(grp).second) continue;
         if (kernel_groups) kernel_groups->push_back(grp);
         const std::vector<int32_t> members = groups.members(op);
-        const bool forward_attention = group_pattern(op) == "Attention", backward_attention = group_pattern(op) == "AttentionGrad";
+        const bool forward_attention = group_pattern(op).kind == KernelKind::Attention,
+                   backward_attention = group_pattern(op).kind == KernelKind::AttentionGrad;
         // a tensor the forward attention kernel keeps on chip and its backward kernel recomputes
         // (the scores, the probabilities, the dropout mask): neither writes nor reads it
         auto recomputed = [&](int32_t t) {
             const int32_t p = t >= 0 ? graph.producer(t) : -1;
-            if (p < 0 || group_pattern(p) != "Attention" || graph.consumer_count(t) == 0) return false;
+            if (p < 0 || group_pattern(p).kind != KernelKind::Attention || graph.consumer_count(t) == 0) return false;
             for (int32_t c : groups.consumers(t))
-                if (groups.group_of(c) != groups.group_of(p) && group_pattern(c) != "AttentionGrad") return false;
+                if (groups.group_of(c) != groups.group_of(p) && group_pattern(c).kind != KernelKind::AttentionGrad) return false;
             return true;
         };
         int32_t forward_group = -1;  // a backward attention kernel's forward
@@ -175,7 +176,7 @@ OpGraph build_kernels(const OpGraph& graph, const FusionGroups& groups, const st
         k.stage = a.stage;
         k.domain = a.domain;
         k.opset = a.opset;
-        k.op_type = group_pattern(op);
+        k.op_type = group_pattern(op).name;
         auto inside = [&](int32_t t) { return t >= 0 && graph.producer(t) >= 0 && groups.group_of(graph.producer(t)) == grp; };
         for (int32_t m : members) {
             const Operator& o = graph.ops()[static_cast<size_t>(m)];
