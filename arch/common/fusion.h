@@ -13,7 +13,7 @@ inline bool fuses_into_producer(const Operator& op, const OpGraph& g) {
     const int32_t in = op.inputs[0];
     if (in < 0 || g.consumer_count(in) != 1) return false;
     const int32_t prod = g.producer(in);
-    if (prod < 0 || g.ops()[static_cast<size_t>(prod)].stage != op.stage) return false;
+    if (prod < 0 || fusion_stage(g.ops()[static_cast<size_t>(prod)].phase) != fusion_stage(op.phase)) return false;
     const OpClass cls = g.ops()[static_cast<size_t>(prod)].cost.cls;
     return cls == OpClass::Contraction || cls == OpClass::Elementwise;
 }

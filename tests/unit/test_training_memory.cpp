@@ -186,9 +186,9 @@ TEST_CASE("gradient accumulation runs every microbatch and one optimizer step", 
     CHECK(four.backward_macs == 4 * one.backward_macs);
     CHECK(four.graph.total_macs() == 4 * one.graph.total_macs());
     int64_t updates_one = 0, updates_four = 0, accumulates = 0;
-    for (const Operator& op : one.graph.ops()) updates_one += training_phase(op.name) == TrainingPhase::Optimizer;
+    for (const Operator& op : one.graph.ops()) updates_one += op.phase == TrainingPhase::Optimizer;
     for (const Operator& op : four.graph.ops()) {
-        updates_four += training_phase(op.name) == TrainingPhase::Optimizer;
+        updates_four += op.phase == TrainingPhase::Optimizer;
         accumulates += op.op_type == "GradAccumulate";
     }
     CHECK(updates_four == updates_one);
@@ -211,7 +211,7 @@ TEST_CASE("a mixed-precision optimizer keeps fp32 master weights and moments", "
     CHECK(b.at_peak.optimizer_state == 12 * mixed.params);  // fp32 master copy and two fp32 moments
     int64_t update_flops = 0;
     for (const Operator& op : mixed.graph.ops())
-        if (training_phase(op.name) == TrainingPhase::Optimizer) {
+        if (op.phase == TrainingPhase::Optimizer) {
             update_flops += op.cost.flops;
             for (const int32_t t : op.outputs) CHECK(mixed.storage[static_cast<size_t>(t)] != t);  // updates in place
         }

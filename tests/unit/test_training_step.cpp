@@ -22,7 +22,7 @@ std::string write(const std::string& name, const std::string& text) { return tes
 /// MACs of the operators of each phase.
 std::map<TrainingPhase, int64_t> macs_by_phase(const OpGraph& g) {
     std::map<TrainingPhase, int64_t> m;
-    for (const Operator& op : g.ops()) m[training_phase(op.name)] += op.cost.macs;
+    for (const Operator& op : g.ops()) m[op.phase] += op.cost.macs;
     return m;
 }
 }  // namespace
@@ -49,7 +49,7 @@ TEST_CASE("an MLP's backward is twice its forward GEMMs but the first layer's in
     // SGD: one update per weight and bias, 2 operations per parameter
     int64_t updates = 0, update_flops = 0;
     for (const Operator& op : step.graph.ops())
-        if (training_phase(op.name) == TrainingPhase::Optimizer) ++updates, update_flops += op.cost.flops;
+        if (op.phase == TrainingPhase::Optimizer) ++updates, update_flops += op.cost.flops;
     CHECK(updates == 8);
     CHECK(update_flops == 2 * step.params);
     // sigmoid's gradient: 3 operations per element of each hidden activation
@@ -61,7 +61,7 @@ TEST_CASE("an MLP's backward is twice its forward GEMMs but the first layer's in
     const TrainingStep adam = make_training_step(r.graph, TrainingOptions{"auto", "adam", false});
     int64_t adam_flops = 0, adam_bytes = 0;
     for (const Operator& op : adam.graph.ops())
-        if (training_phase(op.name) == TrainingPhase::Optimizer) adam_flops += op.cost.flops, adam_bytes += op.cost.bytes_read + op.cost.bytes_written;
+        if (op.phase == TrainingPhase::Optimizer) adam_flops += op.cost.flops, adam_bytes += op.cost.bytes_read + op.cost.bytes_written;
     CHECK(adam_flops == 14 * adam.params);
     CHECK(adam_bytes == 4 * 7 * adam.params);  // reads w, g, m, v; writes w, m, v (fp32)
 }
@@ -81,7 +81,7 @@ TEST_CASE("a convolutional network's gradients are exact per layer, and a residu
     CHECK(step.backward_macs == 2 * r.graph.total_macs() - first);
     std::map<std::string, int64_t> grads;  // "backward/<op>/dA" and ".../dB" MACs by forward operator
     for (const Operator& op : step.graph.ops())
-        if (training_phase(op.name) == TrainingPhase::Backward && op.cost.macs > 0) grads[op.name] = op.cost.macs;
+        if (op.phase == TrainingPhase::Backward && op.cost.macs > 0) grads[op.name] = op.cost.macs;
     for (const Operator& op : r.graph.ops()) {
         if (op.cost.cls != OpClass::Contraction) continue;
         INFO(op.name);
@@ -165,12 +165,15 @@ TEST_CASE("lowering never fuses operators of different training phases into one 
     const RuntimeProfile rt = load_runtime("tensorrt", std::string(ARCHSIM_SOURCE_DIR) + "/configs/runtimes");
     const OpGraph plan = lower(step.graph, rt, "fp16");
     std::map<std::string, TrainingPhase> phase_of;
-    for (const Operator& op : step.graph.ops()) phase_of[op.name] = training_phase(op.name);
+    for (const Operator& op : step.graph.ops()) phase_of[op.name] = op.phase;
+    // every operator carries its phase, and its name says the same to a reader ("backward/...")
+    for (const Operator& op : step.graph.ops())
+        CHECK((op.phase == TrainingPhase::Forward || op.name.rfind(std::string(to_string(op.phase)) + "/", 0) == 0));
     int64_t optimizer_kernels = 0;
     for (const Operator& k : plan.ops()) {
         INFO(k.name);
-        for (const std::string& m : k.members) CHECK(phase_of.at(m) == training_phase(k.name));
-        optimizer_kernels += training_phase(k.name) == TrainingPhase::Optimizer;
+        for (const std::string& m : k.members) CHECK(phase_of.at(m) == k.phase);
+        optimizer_kernels += k.phase == TrainingPhase::Optimizer;
     }
     CHECK(optimizer_kernels > 0);
     CHECK(plan.total_macs() == step.graph.total_macs());
@@ -213,7 +216,7 @@ TEST_CASE("an operator without a gradient rule is an error naming it, or runs fo
     // mm2's weight gradient and input gradient; nothing flows past foo, so W gets no update
     CHECK(step.backward_macs == 2 * w.macs());
     int64_t updates = 0;
-    for (const Operator& op : step.graph.ops()) updates += training_phase(op.name) == TrainingPhase::Optimizer;
+    for (const Operator& op : step.graph.ops()) updates += op.phase == TrainingPhase::Optimizer;
     CHECK(updates == 1);
     CHECK_THROWS_AS(make_training_step(g, TrainingOptions{"auto", "lamb", false}), UserError);
 }
@@ -237,9 +240,9 @@ TEST_CASE("the setup initializes every parameter, zeroes the optimizer state and
     CHECK(step.graph.total_macs() == without.graph.total_macs());
     std::map<std::string, int64_t> flops, count;
     for (const Operator& op : step.graph.ops())
-        if (training_phase(op.name) == TrainingPhase::Setup) {
+        if (op.phase == TrainingPhase::Setup) {
             flops[op.op_type] += op.cost.flops, ++count[op.op_type];
-            CHECK(op.stage == 4);
+            CHECK(fusion_stage(op.phase) == 4);
             CHECK(op.cost.macs == 0);
         }
     // each weight and bias drawn (2 operations per element), and the labels (integers: none)
@@ -256,7 +259,7 @@ TEST_CASE("the setup initializes every parameter, zeroes the optimizer state and
     // every setup operator runs before every operator of the step
     bool step_started = false;
     for (const int32_t i : step.graph.topo_order()) {
-        const bool setup = training_phase(step.graph.ops()[static_cast<size_t>(i)].name) == TrainingPhase::Setup;
+        const bool setup = step.graph.ops()[static_cast<size_t>(i)].phase == TrainingPhase::Setup;
         CHECK_FALSE((setup && step_started));
         step_started = step_started || !setup;
     }
@@ -294,7 +297,7 @@ TEST_CASE("a training-mode export's BatchNormalization, with its statistics outp
     int64_t conv_dw = 0;
     bool bn_grad = false;
     for (const Operator& op : step.graph.ops()) {
-        if (training_phase(op.name) != TrainingPhase::Backward) continue;
+        if (op.phase != TrainingPhase::Backward) continue;
         if (op.cost.cls == OpClass::Contraction && op.name.find("/conv") != std::string::npos) conv_dw += op.cost.macs;
         bn_grad = bn_grad || op.name.find("/bn") != std::string::npos;
     }

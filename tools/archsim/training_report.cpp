@@ -39,9 +39,11 @@ nlohmann::ordered_json training_json(const TrainingStep& step, const OpGraph& pl
     if (step.recompute != "none") phases[TrainingPhase::Recompute];
     if (step.setup) phases[TrainingPhase::Setup];
     std::map<std::string, int64_t> flops_of;  // kernel name -> its floating-point operations
-    for (const Operator& k : plan.ops()) flops_of[k.name] = k.cost.flops;
+    std::map<std::string, TrainingPhase> phase_of;  // kernel name -> the phase it runs in
+    for (const Operator& k : plan.ops()) flops_of[k.name] = k.cost.flops, phase_of[k.name] = k.phase;
     for (const OpMetrics& o : m.ops) {
-        Phase& p = phases[training_phase(o.name)];
+        const auto known = phase_of.find(o.name);
+        Phase& p = phases[known != phase_of.end() ? known->second : TrainingPhase::Forward];
         p.latency_ps += o.latency_ps, p.energy_pj += o.energy_pj, p.macs += o.macs, ++p.ops;
         if (auto it = flops_of.find(o.name); it != flops_of.end()) p.flops += it->second;
         if (o.bound == "compute") p.compute_ps += o.latency_ps;

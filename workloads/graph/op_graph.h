@@ -146,6 +146,26 @@ enum class KernelPath : uint8_t {
     Reference,
 };
 
+/// The part of a training step an operator belongs to: a framework runs the setup, then the
+/// forward pass, the loss, the backward pass (recomputing forward operators inside it when asked)
+/// and the optimizer after the whole backward. Inference graphs are all Forward.
+enum class TrainingPhase : uint8_t { Setup, Forward, Loss, Backward, Recompute, Optimizer };
+
+/// The fusion stage of a phase: operators of different stages never share a kernel (runtime
+/// lowering, a machine's epilogue fusion); a recomputation runs inside the backward pass.
+/// Forward 0, loss 1, backward and recompute 2, optimizer 3, setup 4.
+constexpr uint8_t fusion_stage(TrainingPhase p) {
+    switch (p) {
+        case TrainingPhase::Forward: return 0;
+        case TrainingPhase::Loss: return 1;
+        case TrainingPhase::Backward:
+        case TrainingPhase::Recompute: return 2;
+        case TrainingPhase::Optimizer: return 3;
+        case TrainingPhase::Setup: return 4;
+    }
+    return 0;
+}
+
 /// One operator (an ONNX node that survived constant folding).
 struct Operator {
     std::string name;
@@ -163,10 +183,9 @@ struct Operator {
     KernelPath path = KernelPath::Machine;
     /// Threads the kernel runs on (a BLAS run with OPENBLAS_NUM_THREADS=1: 1); 0 = every core.
     int32_t threads = 0;
-    /// Operators of different stages never share a kernel (runtime lowering, a machine's
-    /// epilogue fusion): a training step's forward 0, loss 1, backward 2, optimizer 3 and setup 4, as a
-    /// framework runs the optimizer after the whole backward (workloads/training/training_step.h).
-    uint8_t stage = 0;
+    /// The part of a training step the operator belongs to (workloads/training/training_step.h
+    /// sets it; an inference graph's operators and a kernel of a lowered plan's first member's).
+    TrainingPhase phase = TrainingPhase::Forward;
 };
 
 struct OpGraphTopology;  // Boost.Graph adjacency list, kept out of this header

@@ -93,11 +93,11 @@ bool FusionGroups::delays(int32_t ga, int32_t gb) const {
 bool FusionGroups::try_merge(int32_t a, int32_t b, int max_contractions) {
     int32_t ga = find(a), gb = find(b);
     if (ga == gb) return true;
-    if (m_graph.ops()[static_cast<size_t>(a)].stage != m_graph.ops()[static_cast<size_t>(b)].stage) return false;
+    if (fusion_stage(m_graph.ops()[static_cast<size_t>(a)].phase) != fusion_stage(m_graph.ops()[static_cast<size_t>(b)].phase)) return false;
     const int32_t ca = m_contractions[static_cast<size_t>(ga)], cb = m_contractions[static_cast<size_t>(gb)];
     if (ca > 0 && cb > 0 && ca + cb > max_contractions) return false;
     if (path_through_outside(ga, gb) || path_through_outside(gb, ga)) return false;
-    if (m_graph.ops()[static_cast<size_t>(a)].stage != 0 && delays(ga, gb)) return false;
+    if (m_graph.ops()[static_cast<size_t>(a)].phase != TrainingPhase::Forward && delays(ga, gb)) return false;
     if (m_members[static_cast<size_t>(ga)].size() < m_members[static_cast<size_t>(gb)].size()) std::swap(ga, gb);
     m_parent[static_cast<size_t>(gb)] = ga;
     m_contractions[static_cast<size_t>(ga)] += m_contractions[static_cast<size_t>(gb)];

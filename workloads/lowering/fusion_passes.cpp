@@ -51,13 +51,13 @@ std::vector<int32_t> attention_backward(const FusionGroups& groups, const std::v
         if (in_block(o)) continue;
         const Operator& op = op_at(g, o);
         const bool contraction = op.cost.cls == OpClass::Contraction && op.cost.gemms.size() == 1 && !op.cost.gemms[0].b_is_weight;
-        if (op.stage != 2 || !groups.alone(o) || !(contraction || is_vector(op) || is_layout_view(op))) return {};
+        if (fusion_stage(op.phase) != fusion_stage(TrainingPhase::Backward) || !groups.alone(o) || !(contraction || is_vector(op) || is_layout_view(op))) return {};
         block.push_back(o);
         if (block.size() > 16) return {};
         // the score-sized gradients it reads from the backward and writes: their operators too
         for (int32_t t : op.inputs) {
             const int32_t p = t >= 0 ? g.producer(t) : -1;
-            if (p >= 0 && op_at(g, p).stage == 2 && tensor_at(g, t).elems() == scores) todo.push_back(p);
+            if (p >= 0 && fusion_stage(op_at(g, p).phase) == fusion_stage(TrainingPhase::Backward) && tensor_at(g, t).elems() == scores) todo.push_back(p);
         }
         for (int32_t t : op.outputs)
             if (t >= 0 && tensor_at(g, t).elems() == scores)
@@ -82,7 +82,7 @@ void fuse_attention(FusionGroups& groups) {
     auto sole_consumer = [&](int32_t t, uint8_t stage, std::vector<int32_t>& later) -> int32_t {
         int32_t one = -1, reads = 0;
         for (int32_t c : groups.consumers(t)) {
-            if (op_at(g, c).stage != stage) {
+            if (fusion_stage(op_at(g, c).phase) != stage) {
                 later.push_back(c);
                 continue;
             }
@@ -101,23 +101,23 @@ void fuse_attention(FusionGroups& groups) {
             return o >= 0 && op_at(g, o).cost.cls == OpClass::Elementwise && !op_at(g, o).outputs.empty() &&
                    tensor_at(g, op_at(g, o).outputs[0]).elems() == scores;
         };
-        int32_t t = qk.outputs[0], next = sole_consumer(t, qk.stage, later);
+        int32_t t = qk.outputs[0], next = sole_consumer(t, fusion_stage(qk.phase), later);
         while (score_sized(next)) {
             block.push_back(next);
             t = op_at(g, next).outputs[0];
-            next = sole_consumer(t, qk.stage, later);
+            next = sole_consumer(t, fusion_stage(qk.phase), later);
         }
         if (next < 0 || op_at(g, next).op_type != "Softmax") continue;
         block.push_back(next);
         t = op_at(g, next).outputs[0];
-        int32_t pv = sole_consumer(t, qk.stage, later);
+        int32_t pv = sole_consumer(t, fusion_stage(qk.phase), later);
         while (score_sized(pv)) {  // a dropout on the probabilities (training)
             block.push_back(pv);
             for (size_t o = 1; o < op_at(g, pv).outputs.size(); ++o)  // its mask: read by the backward only
                 if (op_at(g, pv).outputs[o] >= 0)
                     for (int32_t c : groups.consumers(op_at(g, pv).outputs[o])) later.push_back(c);
             t = op_at(g, pv).outputs[0];
-            pv = sole_consumer(t, qk.stage, later);
+            pv = sole_consumer(t, fusion_stage(qk.phase), later);
         }
         if (pv < 0 || !activation_product(op_at(g, pv)) || op_at(g, pv).cost.gemms[0].a.tensor != t) continue;
         block.push_back(pv);

@@ -173,7 +173,7 @@ OpGraph build_kernels(const OpGraph& graph, const FusionGroups& groups, const st
             }
         const Operator& a = graph.ops()[static_cast<size_t>(anchor)];
         k.name = a.name;
-        k.stage = a.stage;
+        k.phase = a.phase;
         k.domain = a.domain;
         k.opset = a.opset;
         k.op_type = group_pattern(op).name;

@@ -9,8 +9,6 @@ namespace archsim {
 
 namespace {
 
-constexpr uint8_t kBackwardStage = 2;  // Operator::stage of a backward operator
-
 /// A backward operator of `fwd` reading `in` and writing `out`: its bytes from the tensors,
 /// `flops` vector operations (plus 2 per MAC of `gemms`).
 Operator make_op(const GradBuilder& b, const Operator& fwd, const std::string& part, OpClass cls, std::vector<int32_t> in,
@@ -18,7 +16,7 @@ Operator make_op(const GradBuilder& b, const Operator& fwd, const std::string& p
     Operator op;
     op.name = "backward/" + fwd.name + "/" + part;
     op.op_type = fwd.op_type + "Grad";
-    op.stage = kBackwardStage;
+    op.phase = TrainingPhase::Backward;
     op.inputs = std::move(in);
     op.outputs = std::move(out);
     op.cost.cls = cls;

@@ -33,14 +33,14 @@ MemoryFootprint memory_footprint(const OpGraph& plan, const TrainingStep& step, 
         if (tensors[t].role == TensorRole::Input) made_forward[root(t)] = 1;
     for (size_t p = 0; p < n; ++p) {
         const Operator& k = plan.ops()[static_cast<size_t>(order[p])];
-        const TrainingPhase phase = training_phase(k.name);
+        const TrainingPhase phase = k.phase;
         const int64_t at = static_cast<int64_t>(p);
         for (const int32_t t : k.outputs) {
             if (t < 0) continue;
             const size_t r = root(static_cast<size_t>(t));
             first[r] = std::min(first[r], at), last[r] = std::max(last[r], at);
             // a value the forward pass or a recomputation makes
-            if (k.stage == 0 || phase == TrainingPhase::Recompute) made_forward[r] |= phase == TrainingPhase::Recompute ? 2 : 1;
+            if (phase == TrainingPhase::Forward || phase == TrainingPhase::Recompute) made_forward[r] |= phase == TrainingPhase::Recompute ? 2 : 1;
         }
         for (const int32_t t : k.inputs) {
             if (t < 0) continue;

@@ -23,15 +23,6 @@ const char* to_string(TrainingPhase p) {
     return "forward";
 }
 
-TrainingPhase training_phase(const std::string& name) {
-    if (name.rfind("setup/", 0) == 0) return TrainingPhase::Setup;
-    if (name.rfind("backward/", 0) == 0) return TrainingPhase::Backward;
-    if (name.rfind("optimizer/", 0) == 0) return TrainingPhase::Optimizer;
-    if (name.rfind("recompute/", 0) == 0) return TrainingPhase::Recompute;
-    if (name.rfind("loss/", 0) == 0) return TrainingPhase::Loss;
-    return TrainingPhase::Forward;
-}
-
 const std::vector<std::string>& optimizer_names() {
     static const std::vector<std::string> names = {"sgd", "momentum", "adam", "adamw"};
     return names;
@@ -143,7 +134,7 @@ public:
         Operator op;
         op.name = "backward/" + x.name + "/sum";
         op.op_type = "GradSum";
-        op.stage = 2;
+        op.phase = TrainingPhase::Backward;
         op.inputs = parts;
         op.outputs = {sum};
         op.cost.cls = OpClass::Elementwise;
@@ -322,7 +313,7 @@ int64_t insert_recompute(StepBuilder& b, const OpGraph& forward, const std::vect
         for (const int32_t i : grp.ops) {
             Operator op = b.m_ops[static_cast<size_t>(i)];  // the forward operator as the step runs it
             op.name = "recompute/" + op.name;
-            op.stage = 2;
+            op.phase = TrainingPhase::Recompute;
             for (int32_t& t : op.inputs)
                 if (copy.count(t)) t = copy[t];
             for (int32_t& t : op.outputs) {
@@ -383,7 +374,7 @@ void replicate_microbatches(StepBuilder& b, const std::vector<int32_t>& weights,
             Operator op;
             op.name = "backward/" + b.tensor(w).name + "/accumulate" + tag;
             op.op_type = "GradAccumulate";
-            op.stage = 2;
+            op.phase = TrainingPhase::Backward;
             op.inputs = {acc, mine};
             op.outputs = {b.add_tensor(copy_of(x, "grad/" + b.tensor(w).name + "/accumulated" + tag))};
             b.alias(op.outputs[0], acc);
@@ -419,7 +410,7 @@ std::vector<Operator> setup_operators(StepBuilder& b, const std::vector<int32_t>
         Operator op;
         op.name = "setup/" + b.tensor(t).name;
         op.op_type = type;
-        op.stage = 4;
+        op.phase = TrainingPhase::Setup;
         op.inputs = std::move(inputs);
         op.outputs = {t};
         op.cost.cls = OpClass::Elementwise;
@@ -518,7 +509,7 @@ TrainingStep make_training_step(const OpGraph& forward, const TrainingOptions& o
         Operator op;
         op.name = name;
         op.op_type = ce ? "SoftmaxCrossEntropyLoss" : "MeanSquaredErrorLoss";
-        op.stage = 1;
+        op.phase = TrainingPhase::Loss;
         op.inputs = std::move(in), op.outputs = std::move(o);
         op.cost.cls = OpClass::Reduction;
         op.cost.flops = per_elem * y.elems();
@@ -599,7 +590,7 @@ TrainingStep make_training_step(const OpGraph& forward, const TrainingOptions& o
             op.outputs.push_back(upd);
         }
         op.cost.cls = OpClass::Elementwise;
-        op.stage = 3;
+        op.phase = TrainingPhase::Optimizer;
         op.cost.flops = (opt.ops_per_param + (options.mixed_precision ? 2 : 0)) * weight.elems();
         count_bytes(op, b);
         b.add(std::move(op));

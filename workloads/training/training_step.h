@@ -53,14 +53,9 @@ enum class MemoryCategory : uint8_t {
     Activations,     ///< everything else: forward values, activation gradients, inputs, the loss
 };
 
-/// The phase of a training step an operator belongs to, from its name (training_step names
-/// every operator it adds "setup/...", "loss/...", "backward/...", "recompute/..." or
-/// "optimizer/..."; the others are forward).
-enum class TrainingPhase : uint8_t { Setup, Forward, Loss, Backward, Recompute, Optimizer };
-/// "setup", "forward", "loss", "backward", "recompute", "optimizer".
+/// "setup", "forward", "loss", "backward", "recompute", "optimizer" (TrainingPhase, op_graph.h:
+/// every operator of a step carries its own; its name's prefix says the same to a reader).
 const char* to_string(TrainingPhase p);
-/// The phase of the operator (or a runtime kernel whose first member is the operator) `name`.
-TrainingPhase training_phase(const std::string& name);
 
 /// A training step and what it is made of.
 struct TrainingStep {
