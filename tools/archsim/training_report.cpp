@@ -43,7 +43,7 @@ nlohmann::ordered_json training_json(const TrainingStep& step, const OpGraph& pl
     for (const Operator& k : plan.ops()) flops_of[k.name] = k.cost.flops, phase_of[k.name] = k.phase;
     for (const OpMetrics& o : m.ops) {
         const auto known = phase_of.find(o.name);
-        Phase& p = phases[known != phase_of.end() ? known->second : TrainingPhase::Forward];
+        Phase& p = phases[known != phase_of.end() ? known->second : TrainingPhase::Forward];  // every kernel is the plan's
         p.latency_ps += o.latency_ps, p.energy_pj += o.energy_pj, p.macs += o.macs, ++p.ops;
         if (auto it = flops_of.find(o.name); it != flops_of.end()) p.flops += it->second;
         if (o.bound == "compute") p.compute_ps += o.latency_ps;

@@ -183,8 +183,8 @@ struct Operator {
     KernelPath path = KernelPath::Machine;
     /// Threads the kernel runs on (a BLAS run with OPENBLAS_NUM_THREADS=1: 1); 0 = every core.
     int32_t threads = 0;
-    /// The part of a training step the operator belongs to (workloads/training/training_step.h
-    /// sets it; an inference graph's operators and a kernel of a lowered plan's first member's).
+    /// The part of a training step the operator belongs to: set by workloads/training/training_step.h;
+    /// Forward throughout an inference graph; a lowered kernel takes its first member's.
     TrainingPhase phase = TrainingPhase::Forward;
 };
 
