@@ -366,6 +366,15 @@ int cmd_calibrate(const CalibrateArgs& a) {
         all.push_back(&r);
         (r.c.intensity() >= ridge ? compute : memory).push_back(&r);
     }
+    // the coefficient a case governs: a compute-bound case efficiency.gemm, a memory-bound one
+    // efficiency.dram when it spills the L3, efficiency.cache when it lives in the L2 or L3, and
+    // none when it fits the L1 (there the time is mostly core.op_overhead_us)
+    enum class Governs { Gemm, Dram, Cache, Nothing };
+    auto governs = [&](const Row& r) {
+        if (r.c.intensity() >= ridge) return Governs::Gemm;
+        if (r.c.scenario == "dram_spill") return Governs::Dram;
+        return r.c.scenario != "l1_fit" ? Governs::Cache : Governs::Nothing;
+    };
     // Recommendation, fitted by fixed-point iteration because the coefficients interact (a
     // kernel's time is overhead + max(compute, traffic)): the clock is measured (a dependent-add
     // chain on every thread); then, three times, each coefficient is scaled by the median
@@ -397,9 +406,12 @@ int cmd_calibrate(const CalibrateArgs& a) {
             const Row& r = rows[i];
             if (r.unstable()) continue;  // its measurement never settled: not fitted
             const double ratio = pred_cur[i] / r.measured_s;
-            if (r.c.intensity() >= ridge) rc.push_back(ratio);
-            else if (r.c.scenario == "dram_spill") rd.push_back(ratio);
-            else if (r.c.scenario != "l1_fit") rk.push_back(ratio);
+            switch (governs(r)) {
+                case Governs::Gemm: rc.push_back(ratio); break;
+                case Governs::Dram: rd.push_back(ratio); break;
+                case Governs::Cache: rk.push_back(ratio); break;
+                case Governs::Nothing: break;
+            }
             if (r.c.scenario == "l1_fit") miss.push_back((r.measured_s - pred_cur[i]) * 1e6);
         }
         if (it == 0) first_r_compute = median(rc), first_r_cache = median(rk), first_r_dram = median(rd);
@@ -432,13 +444,9 @@ int cmd_calibrate(const CalibrateArgs& a) {
     }
     const std::vector<double>& pred_rec = pred_cur;
     const double gemm_new = cur.gemm, cache_new = cur.cache, dram_new = cur.dram, overhead_new = cur.overhead;
-    // whether the scenario has memory-bound cases of a kind ("cache": L2/L3-resident, "dram":
-    // spilling), settled or not: a coefficient left unchanged says which of the two it was
-    auto cases_of = [&](const std::string& kind) {
-        for (const Row& r : rows)
-            if (r.c.intensity() < ridge && r.c.scenario != "l1_fit" && (r.c.scenario == "dram_spill") == (kind == "dram")) return true;
-        return false;
-    };
+    // whether the scenario has cases governing `g`, settled or not: a coefficient left unchanged
+    // says whether its cases were missing or never settled
+    auto cases_of = [&](Governs g) { return std::any_of(rows.begin(), rows.end(), [&](const Row& r) { return governs(r) == g; }); };
     auto subset = [&](const std::vector<const Row*>& sel, const std::vector<double>& pred) {
         std::vector<double> p;
         for (const Row* r : sel) p.push_back(pred[static_cast<size_t>(r - rows.data())]);
@@ -487,12 +495,12 @@ int cmd_calibrate(const CalibrateArgs& a) {
                                                      "rounds {:.1f}% apart)", clock.mhz, clock.rounds, clock.spread_pct)
                                        : std::string("not measurable here: the config's"),
                       gemm_new, first_r_compute, overhead_new, cache_new,
-                      !have_cache ? std::string(cases_of("cache") ? "unchanged: its memory-bound L2/L3-resident cases never settled (not fitted)"
+                      !have_cache ? std::string(cases_of(Governs::Cache) ? "unchanged: its memory-bound L2/L3-resident cases never settled (not fitted)"
                                                                   : "unchanged: no memory-bound case lives in the L2 or L3 in this scenario")
                                   : fmt::format("fitted on the memory-bound L2/L3-resident cases; first-pass median ratio {:.3f}",
                                                 first_r_cache),
                       dram_new,
-                      !have_dram ? std::string(cases_of("dram") ? "unchanged: its memory-bound L3-spilling cases never settled (not fitted)"
+                      !have_dram ? std::string(cases_of(Governs::Dram) ? "unchanged: its memory-bound L3-spilling cases never settled (not fitted)"
                                                                 : "unchanged: no memory-bound case spills the L3 in this scenario")
                       : dram_above_peak
                           ? fmt::format("unchanged: the L3-spilling cases ran at {:.1f} GB/s, above the config's DRAM peak of {:.1f} GB/s, so "

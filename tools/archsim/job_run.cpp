@@ -50,19 +50,18 @@ bool on_off(const std::string& v, const std::string& flag, bool def) {
     throw UserError(flag + " " + v, "must be on or off");
 }
 
-/// The settings of a job and its cluster that are read but change nothing simulated, one line each
-/// (the cluster's, ClusterConfig::unmodeled_settings, and a vendor fabric).
-std::vector<std::string> settings_not_modeled(const LlmJob& job, const ClusterConfig& cl) {
-    std::vector<std::string> out = cl.unmodeled_settings();
+/// Adds to `not_modeled` (a JSON array) the settings of a job and its cluster that are read but
+/// change nothing simulated, one line each (the cluster's, ClusterConfig::unmodeled_settings, and
+/// a vendor fabric), and warns of each on stderr: once the job has run, so that a plan refused
+/// before that stays one line.
+void add_unmodeled_settings(const LlmJob& job, const ClusterConfig& cl, json& not_modeled) {
+    std::vector<std::string> lines = cl.unmodeled_settings();
     if (job.tuning.fabric == "Vendor")
-        out.push_back("fabric = Vendor: a vendor fabric is not modeled; the cluster's network keys price the inter-node links");
-    return out;
-}
-
-/// Warns on stderr of each setting settings_not_modeled() names: once a job has run (a plan
-/// refused before that stays one line).
-void warn_not_modeled(const LlmJob& job, const ClusterConfig& cl) {
-    for (const std::string& line : settings_not_modeled(job, cl)) std::fprintf(stderr, "archsim: warning: %s\n", line.c_str());
+        lines.push_back("fabric = Vendor: a vendor fabric is not modeled; the cluster's network keys price the inter-node links");
+    for (const std::string& line : lines) {
+        not_modeled.push_back(line);
+        std::fprintf(stderr, "archsim: warning: %s\n", line.c_str());
+    }
 }
 
 /// The job's model as an llm entry of archsim's workload format, for the device runs.
@@ -351,8 +350,7 @@ int run_inference(const LlmJob& job, const Target& target, const ClusterConfig& 
     out["node_overhead_power"] = node_power_json(cl, s.devices(), total > 0 ? energy / n * devices / total : 0.0);
     out["not_modeled"] = {"node overheads: " + out["node_overhead_power"]["not_modeled"].get<std::string>(), "continuous batching and request arrival (schedule.phases): one request batch end to end",
                           "activation memory of the prefill"};
-    for (const std::string& line : settings_not_modeled(job, cl)) out["not_modeled"].push_back(line);
-    warn_not_modeled(job, cl);
+    add_unmodeled_settings(job, cl, out["not_modeled"]);
     out["custom"] = custom_json(job);
     out["simulation"] = {{"events", res.events}, {"wall_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()},
                          {"device_runs", tasks.size()}};
@@ -615,8 +613,7 @@ int cmd_run_job(const JobRunArgs& args) {
     nm.push_back("node overheads: " + out["node_overhead_power"]["not_modeled"].get<std::string>());
     nm.push_back("gradient clipping's norm all-reduce and the loss-scale check: small, not simulated");
     if (!job.phases.empty()) nm.push_back("schedule.phases: read and kept, not yet simulated phase by phase (the step is the steady state)");
-    for (const std::string& line : settings_not_modeled(job, cl)) nm.push_back(line);
-    warn_not_modeled(job, cl);
+    add_unmodeled_settings(job, cl, nm);
     out["not_modeled"] = nm;
     out["custom"] = custom_json(job);
     out["simulation"] = {{"events", res.events}, {"wall_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()},

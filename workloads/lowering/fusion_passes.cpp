@@ -283,8 +283,9 @@ void fold_layouts(FusionGroups& groups) {
 
 namespace {
 
-/// The name of a kernel of several operators that is not a fused attention block (kernel_pattern).
-std::string other_pattern_name(const OpGraph& graph, const std::vector<int32_t>& members) {
+/// The name of a kernel of several operators, `contractions` of them contractions, that is not a
+/// fused attention block (kernel_pattern).
+std::string other_pattern_name(const OpGraph& graph, const std::vector<int32_t>& members, int contractions) {
     std::map<std::string, int> n;
     int32_t contraction = -1;
     for (int32_t m : members) {
@@ -294,8 +295,6 @@ std::string other_pattern_name(const OpGraph& graph, const std::vector<int32_t>&
     auto has = [&](const char* t) { return n.count(t) > 0; };
     const bool gelu = has("Gelu") || ((has("Erf") || has("Tanh")) && has("Mul"));
     const bool silu = has("Sigmoid") && has("Mul");
-    int contractions = 0;
-    for (int32_t m : members) contractions += op_at(graph, m).cost.cls == OpClass::Contraction;
     if (contractions > 1) return "Merged" + op_at(graph, contraction).op_type + "(" + std::to_string(contractions) + ")";
     if (contraction >= 0) {
         std::string s = op_at(graph, contraction).op_type;
@@ -360,7 +359,7 @@ KernelPattern kernel_pattern(const OpGraph& graph, const std::vector<int32_t>& m
     }
     if (contractions == 2 && softmax) return {KernelKind::Attention, "Attention"};
     if (contractions == 4 && softmax_grad) return {KernelKind::AttentionGrad, "AttentionGrad"};  // fuse_attention's backward kernel
-    return {KernelKind::Other, other_pattern_name(graph, members)};
+    return {KernelKind::Other, other_pattern_name(graph, members, contractions)};
 }
 
 }  // namespace archsim
