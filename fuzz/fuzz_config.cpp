@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <string>
 
-#include "sim/common/error.h"
-#include "sim/config/params.h"
+#include "sim/base/error.h"
+#include "sim/base/params.h"
 #include "arch/common/machine.h"
 #include "arch/common/registry.h"
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 #include "workloads/onnx/importer.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

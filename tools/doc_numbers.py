@@ -10,7 +10,7 @@ the command's output the value is. Two kinds, kept apart:
   wall       a time measured on a machine (a sweep's wall time): noisy, so the document quotes a
              range and names the machine; the rerun must fall inside the range.
 
-Run it before submitting a change that may move numbers (README, "Documented numbers"):
+Run it before submitting a change that may move numbers (docs/testing.md, "Documented numbers"):
 
   /usr/bin/python3 tools/doc_numbers.py                  # every figure
   /usr/bin/python3 tools/doc_numbers.py --only llama     # the figures whose id starts so

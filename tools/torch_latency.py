@@ -10,11 +10,17 @@ use is recorded with every measurement.
 
 What is compared: torchvision's network with random weights (latency does not depend on their
 values), eval mode, BatchNorm folded into the preceding convolution (the ONNX exports in
-../shared/models have it folded too), under torch.no_grad(), `--threads` threads, `--warmup`
-untimed runs then the median of `--reps` timed runs (10th and 90th percentiles as the spread);
-a timing whose spread exceeds 10% of its median is taken again (up to 4 times, the smallest
-median kept: another process only slows a run) and one still above 25% is flagged, so that runs
-on a shared machine agree (the framework-cost, packing and pooling measurements the same way).
+../shared/models have it folded too), under torch.no_grad(), `--threads` threads. A shared
+machine's load comes and goes over seconds to minutes and only ever slows a run, so in the
+inference modes every timed thing (each network, and the framework-cost, packing and pooling
+microbenchmarks) is timed in `--rounds` rounds, round-robin: in each round `--reps` timed calls
+after warm-up (`--warmup` in the first round, 2 after), and the calmest round (the lowest median)
+is the measurement; the range of the rounds' medians is shown as its spread, and a thing whose
+rounds never came within 10% of each other is flagged. Every thing sees the same calm and busy
+spells, so the predictions (which take the microbenchmarks) and the measurements are taken from
+the same machine state. In train mode a timing whose 10th-90th percentile range exceeds 10% of
+its median is taken again (up to 4 times, the smallest median kept) and one still above 25% is
+flagged.
 Three ways to run it (`--mode`):
   frozen (default): torch.jit.freeze + torch.jit.optimize_for_inference, PyTorch's own inference
       path: oneDNN convolutions with weights prepacked once, ReLU/Add/SiLU still separate ops,
@@ -151,6 +157,44 @@ def timed(fn, x, warmup, reps):
     return settled(once)
 
 
+class Rounds:
+    """Round-robin timing on a shared machine (see the module doc): things are added with
+    add(key, fn, x), run(rounds, warmup, reps) times each in turn, round after round, and
+    result(key) is (calmest round's median, lowest and highest round median), s."""
+
+    def __init__(self):
+        self.things, self.medians = {}, {}
+
+    def add(self, key, fn, x):
+        self.things[key] = (fn, x)
+        self.medians[key] = []
+
+    def run(self, rounds, warmup, reps, progress=None):
+        with torch.no_grad():
+            for r in range(rounds):
+                for key, (fn, x) in self.things.items():
+                    for _ in range(warmup if r == 0 else min(warmup, 2)):
+                        fn(x)
+                    times = []
+                    for _ in range(reps):
+                        t0 = time.perf_counter()
+                        fn(x)
+                        times.append(time.perf_counter() - t0)
+                    self.medians[key].append(statistics.median(times))
+                if progress:
+                    progress(r + 1)
+
+    def result(self, key):
+        m = self.medians[key]
+        return min(m), min(m), max(m)
+
+    def unsettled(self, key):
+        """Whether the rounds' medians never came within STABLE of each other (even the two
+        calmest rounds disagree by more)."""
+        m = sorted(self.medians[key])
+        return len(m) >= 2 and m[1] - m[0] > STABLE * m[0]
+
+
 class ConvReluChain(torch.nn.Module):
     """100 pairs of a 1x1 convolution (8 -> 8 channels) and a ReLU on a 1 x 8 x 1 x 1 tensor: no
     arithmetic to speak of, so the time is the framework's cost per operator on the path a
@@ -167,24 +211,32 @@ class ConvReluChain(torch.nn.Module):
         return x
 
 
-def op_overhead_us(mode, threads):
-    torch.set_num_threads(threads)
-    chain = ConvReluChain().eval()
-    med, _, _ = timed(prepare(chain, mode), torch.randn(1, 8, 1, 1), 20, 50)
-    return med / (2 * len(chain.convs)) * 1e6
+PAIRS = 100  # the ConvReluChain's pairs
 
 
-def blas_pack_bytes_per_cycle(archsim, arch, mode, threads, overhead_us):
-    """core.blas_pack_bytes_per_cycle for this machine, calibrated on one Linear layer with one
-    input row (1 x 2048 by a 2048 x 2048 fp32 weight: no shared network's shape). The layer is
-    timed through PyTorch (the system BLAS packs its weight at every call), exported to ONNX and
-    simulated at two packing rates; the model's time is a + b / rate (the rest of the call plus
-    the packing), so the rate at which the model takes the measured time is b / (measured - a).
-    Returns (rate in bytes/cycle, the layer's measured time in s, the machine's clock in Hz)."""
-    torch.set_num_threads(threads)
-    layer = torch.nn.Linear(2048, 2048).eval()
-    x = torch.randn(1, 2048)
-    measured, _, _ = timed(layer, x, 5, 30)
+def chain_thing(mode):
+    """The framework-cost microbenchmark as `mode` runs it: (callable, input)."""
+    return prepare(ConvReluChain(PAIRS).eval(), mode), torch.randn(1, 8, 1, 1)
+
+
+def op_overhead_us(chain_s):
+    """core.op_overhead_us from the ConvReluChain's measured time `chain_s` (s): its 2 x PAIRS
+    operators share it."""
+    return chain_s / (2 * PAIRS) * 1e6
+
+
+def linear_thing():
+    """The BLAS packing microbenchmark: one Linear layer with one input row (1 x 2048 by a
+    2048 x 2048 fp32 weight: no shared network's shape), (module, input)."""
+    return torch.nn.Linear(2048, 2048).eval(), torch.randn(1, 2048)
+
+
+def blas_pack_bytes_per_cycle(archsim, arch, mode, overhead_us, layer, x, measured):
+    """core.blas_pack_bytes_per_cycle for this machine from linear_thing()'s `layer` and input `x`
+    timed through PyTorch at `measured` s (the system BLAS packs its weight at every call). The
+    layer is exported to ONNX and simulated at two packing rates; the model's time is a + b / rate
+    (the rest of the call plus the packing), so the rate at which the model takes the measured
+    time is b / (measured - a). Returns (rate in bytes/cycle, the machine's clock in Hz)."""
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "linear_2048.onnx")
         with torch.no_grad():
@@ -197,27 +249,29 @@ def blas_pack_bytes_per_cycle(archsim, arch, mode, threads, overhead_us):
     if b <= 0 or measured <= a:
         raise RuntimeError(f"BLAS calibration: the model's Linear takes {a * 1e6:.0f} us without packing, "
                            f"measured {measured * 1e6:.0f} us: no packing rate fits")
-    return b / (measured - a), measured, clock_hz
+    return b / (measured - a), clock_hz
 
 
-def reference_cycles_per_op(threads, clock_hz):
-    """core.reference_cycles_per_op for this machine: ATen's scalar NCHW max pooling (what both
-    modes run for a pool outside oneDNN) timed on a 1 x 32 x 64 x 64 tensor, 3 x 3 window,
-    stride 2 (no shared network's shape), as core cycles per window element with the elements
-    split over the threads, at the machine's clock `clock_hz` (as archsim resolves the config)."""
-    torch.set_num_threads(threads)
-    pool = torch.nn.MaxPool2d(3, 2, 1)
-    x = torch.randn(1, 32, 64, 64)
-    med, _, _ = timed(pool, x, 5, 50)
+def pool_thing():
+    """The scalar pooling microbenchmark: ATen's NCHW max pooling (what both modes run for a pool
+    outside oneDNN) on a 1 x 32 x 64 x 64 tensor, 3 x 3 window, stride 2 (no shared network's
+    shape): (module, input)."""
+    return torch.nn.MaxPool2d(3, 2, 1), torch.randn(1, 32, 64, 64)
+
+
+def reference_cycles_per_op(pool, x, measured, threads, clock_hz):
+    """core.reference_cycles_per_op for this machine: pool_thing()'s `pool` on `x` timed at
+    `measured` s, as core cycles per window element with the elements split over the `threads`,
+    at the machine's clock `clock_hz` (as archsim resolves the config)."""
     ops = pool(x).numel() * 9
-    return med * clock_hz * threads / ops
+    return measured * clock_hz * threads / ops
 
 
-def measure(name, mode, threads, warmup, reps):
-    torch.set_num_threads(threads)
+def network_thing(name, mode):
+    """torchvision's `name` as `mode` runs it (BatchNorm folded): (callable, input)."""
     model = getattr(torchvision.models, name)(weights=None).eval()
     fold_batchnorm(model)
-    return timed(prepare(model, mode), torch.randn(1, 3, 224, 224), warmup, reps)
+    return prepare(model, mode), torch.randn(1, 3, 224, 224)
 
 
 TRAIN_MODELS = ["resnet18", "mlp4"]
@@ -303,10 +357,14 @@ def main_train(args):
     overhead, chain_s = train_op_overhead_us(args.archsim, args.arch, args.threads, 5, 30)
     print(f"  framework cost per kernel (training step, eager): {overhead:.2f} us (chain step {chain_s * 1e3:.2f} ms)",
           file=sys.stderr)
-    blas_bpc, blas_s, clock_hz = blas_pack_bytes_per_cycle(args.archsim, args.arch, "eager", args.threads,
-                                                           op_overhead_us("eager", args.threads))
+    infer_chain_s, _, _ = timed(*chain_thing("eager"), 20, 50)  # the packing fit's overhead, as inference runs it
+    layer, lx = linear_thing()
+    blas_s, _, _ = timed(layer, lx, 5, 30)
+    blas_bpc, clock_hz = blas_pack_bytes_per_cycle(args.archsim, args.arch, "eager", op_overhead_us(infer_chain_s), layer, lx, blas_s)
     print(f"  BLAS weight packing: {blas_bpc:.2f} bytes/cycle (2048 x 2048 Linear: {blas_s * 1e3:.2f} ms)", file=sys.stderr)
-    ref_cpo = reference_cycles_per_op(args.threads, clock_hz)
+    pool, px = pool_thing()
+    pool_s, _, _ = timed(pool, px, 5, 50)
+    ref_cpo = reference_cycles_per_op(pool, px, pool_s, args.threads, clock_hz)
     rows = []
     models = [m for m in args.models.split(",") if m] if args.models else TRAIN_MODELS
     for name in models:
@@ -372,6 +430,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--rounds", type=int, default=5, help="inference modes: round-robin rounds (the calmest counts)")
     ap.add_argument("--arch", default=os.path.join(ROOT, "configs/cpu/host.calibrated.toml"))
     ap.add_argument("--archsim", default=os.path.join(ROOT, "build/archsim"))
     ap.add_argument("--shared", default=os.path.join(ROOT, "..", "shared", "models"))
@@ -381,22 +440,43 @@ def main():
         rows, overhead, blas_bpc, ref_cpo = main_train(args)
         return report(rows, args, overhead, blas_bpc, ref_cpo)
 
-    overhead = op_overhead_us(args.mode, args.threads)
-    print(f"  framework cost per operator ({args.mode}): {overhead:.2f} us", file=sys.stderr)
-    blas_bpc, blas_s, clock_hz = blas_pack_bytes_per_cycle(args.archsim, args.arch, args.mode, args.threads, overhead)
-    print(f"  BLAS weight packing: {blas_bpc:.2f} bytes/cycle (2048 x 2048 Linear: {blas_s * 1e3:.2f} ms)",
-          file=sys.stderr)
-    ref_cpo = reference_cycles_per_op(args.threads, clock_hz)
-    print(f"  scalar max pooling: {ref_cpo:.1f} cycles per window element", file=sys.stderr)
-    rows = []
-    for name in [m for m in (args.models or ",".join(MODELS)).split(",") if m]:
+    torch.set_num_threads(args.threads)
+    names = [m for m in (args.models or ",".join(MODELS)).split(",") if m]
+    for name in names:
         path = os.path.join(args.shared, name + ".onnx")
         if not hasattr(torchvision.models, name) or not os.path.exists(path):
             print(f"torch_latency: {name}: not a torchvision model with {path}", file=sys.stderr)
             return 1
-        med, p10, p90 = measure(name, args.mode, args.threads, args.warmup, args.reps)
+    rounds = Rounds()
+    rounds.add("chain", *chain_thing(args.mode))
+    layer, lx = linear_thing()
+    rounds.add("linear", layer, lx)
+    pool, px = pool_thing()
+    rounds.add("pool", pool, px)
+    for name in names:
+        rounds.add(name, *network_thing(name, args.mode))
+    rounds.run(args.rounds, args.warmup, args.reps,
+               lambda r: print(f"  round {r} of {args.rounds} timed", file=sys.stderr))
+    overhead = op_overhead_us(rounds.result("chain")[0])
+    print(f"  framework cost per operator ({args.mode}): {overhead:.2f} us", file=sys.stderr)
+    blas_s = rounds.result("linear")[0]
+    blas_bpc, clock_hz = blas_pack_bytes_per_cycle(args.archsim, args.arch, args.mode, overhead, layer, lx, blas_s)
+    print(f"  BLAS weight packing: {blas_bpc:.2f} bytes/cycle (2048 x 2048 Linear: {blas_s * 1e3:.2f} ms)",
+          file=sys.stderr)
+    ref_cpo = reference_cycles_per_op(pool, px, rounds.result("pool")[0], args.threads, clock_hz)
+    print(f"  scalar max pooling: {ref_cpo:.1f} cycles per window element", file=sys.stderr)
+    for key in ("chain", "linear", "pool"):
+        if rounds.unsettled(key):
+            lo, _, hi = rounds.result(key)
+            print(f"warning: the {key} microbenchmark's rounds never agreed within {STABLE:.0%} ({lo * 1e3:.3f}-{hi * 1e3:.3f} ms): "
+                  "the machine is busy; the predictions take its calmest round", file=sys.stderr)
+    rows = []
+    for name in names:
+        path = os.path.join(args.shared, name + ".onnx")
+        med, lo, hi = rounds.result(name)
         pred, _ = simulate(args.archsim, path, args.arch, args.mode, overhead, blas_bpc, ref_cpo)
-        rows.append({"model": name, "measured_ms": med * 1e3, "p10_ms": p10 * 1e3, "p90_ms": p90 * 1e3,
+        rows.append({"model": name, "measured_ms": med * 1e3, "p10_ms": lo * 1e3, "p90_ms": hi * 1e3,
+                     "unsettled": rounds.unsettled(name),
                      "predicted_ms": pred * 1e3, "error_pct": 100 * (pred - med) / med, "threads": args.threads,
                      "mode": args.mode, "op_overhead_us": round(overhead, 3),
                      "blas_pack_bytes_per_cycle": round(blas_bpc, 3), "reference_cycles_per_op": round(ref_cpo, 2),
@@ -408,19 +488,23 @@ def main():
 
 def report(rows, args, overhead, blas_bpc, ref_cpo):
     """The Markdown table, the summary line (protocol, lscpu's CPU) and the CSV."""
-    print(f"| model | measured ms (p10-p90) | predicted ms | error |\n|---|---|---|---|")
+    spread = "p10-p90" if args.mode == "train" else f"range of {args.rounds} rounds"
+    print(f"| model | measured ms ({spread}) | predicted ms | error |\n|---|---|---|---|")
     for r in rows:
         print(f"| {r['model']} | {r['measured_ms']:.2f} ({r['p10_ms']:.2f}-{r['p90_ms']:.2f}) | "
               f"{r['predicted_ms']:.2f} | {r['error_pct']:+.1f}% |")
     for r in rows:
-        if r["p90_ms"] - r["p10_ms"] > UNSTABLE * r["measured_ms"]:
+        if args.mode == "train" and r["p90_ms"] - r["p10_ms"] > UNSTABLE * r["measured_ms"]:
             print(f"warning: {r['model']}: its timings did not settle ({r['p10_ms']:.2f}-{r['p90_ms']:.2f} ms around "
                   f"{r['measured_ms']:.2f} ms after {ATTEMPTS} attempts): the machine is busy; compare with care", file=sys.stderr)
+        if r.get("unsettled"):
+            print(f"warning: {r['model']}: even its two calmest rounds disagree by more than {STABLE:.0%} (rounds "
+                  f"{r['p10_ms']:.2f}-{r['p90_ms']:.2f} ms): the machine is busy; compare with care", file=sys.stderr)
     errs = [abs(r["error_pct"]) for r in rows]
     print(f"\nMAPE {statistics.mean(errs):.1f}%, worst {max(errs):.1f}%, within 20%: {sum(e <= 20 for e in errs)} of {len(errs)}")
     runtime = "torch-eager" if args.mode == "train" else f"torch-{args.mode}"
     protocol = (f"SGD training step at batch {args.batch}, median of {args.reps}" if args.mode == "train"
-                else f"median of {args.reps} after {args.warmup} warm-up runs")
+                else f"the calmest of {args.rounds} round-robin rounds, each the median of {args.reps} after warm-up")
     print(f"torch {torch.__version__} ({args.mode}: {protocol}, runtime {runtime}), {args.threads} threads, framework cost "
           f"per operator {overhead:.2f} us, BLAS {blas_in_use()} packing {blas_bpc:.2f} bytes/cycle, scalar max pooling {ref_cpo:.1f} cycles/element, config {args.arch}, CPU {cpu_model()}")
     if args.csv:

@@ -1,6 +1,6 @@
 #include "traces/event_sums.h"
 
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 
 namespace archsim {
 

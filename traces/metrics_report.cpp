@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 #include "traces/reducer.h"
 
 namespace archsim {

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <vector>
 
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 #include "traces/trace_reader.h"
 
 namespace archsim {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 #include "traces/trace_reader.h"
 
 namespace archsim {

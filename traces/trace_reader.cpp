@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 #include "traces/hdf5_types.h"
 
 namespace archsim {

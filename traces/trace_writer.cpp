@@ -5,8 +5,8 @@
 #include <stdexcept>
 #include <filesystem>
 
-#include "sim/common/atomic_file.h"
-#include "sim/common/error.h"
+#include "sim/base/atomic_file.h"
+#include "sim/base/error.h"
 #include "traces/hdf5_types.h"
 
 namespace archsim {

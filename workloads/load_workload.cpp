@@ -2,7 +2,7 @@
 
 #include <filesystem>
 
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 #include "workloads/generators/workload_file.h"
 #include "workloads/scalesim/topology_csv.h"
 

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "workloads/onnx/importer.h"
-#include "workloads/workload_ref.h"
+#include "workloads/graph/workload_ref.h"
 
 namespace archsim {
 

@@ -2,7 +2,7 @@
 
 #include <filesystem>
 
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 
 namespace archsim {
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "arch/interconnect/link_spec.h"
-#include "sim/config/params.h"
+#include "sim/base/params.h"
 
 namespace archsim {
 

@@ -10,7 +10,7 @@
 
 #include "arch/common/kernel_memo.h"
 #include "arch/memory/tile_buffer.h"
-#include "sim/common/hash.h"
+#include "sim/base/hash.h"
 
 namespace archsim {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "sim/common/hash.h"
+#include "sim/base/hash.h"
 #include "workloads/graph/op_graph.h"
 
 namespace archsim {

@@ -1,7 +1,7 @@
 #include "arch/common/machine_base.h"
 
 #include "arch/common/fusion.h"
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 #include "traces/trace_writer.h"
 
 namespace archsim {

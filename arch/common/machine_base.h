@@ -9,7 +9,7 @@
 #include "arch/common/kernel_repeats.h"
 #include "arch/common/recorder.h"
 #include "arch/power/power_controller.h"
-#include "sim/common/precision.h"
+#include "sim/base/precision.h"
 #include "arch/common/machine.h"
 #include "workloads/graph/op_graph.h"
 

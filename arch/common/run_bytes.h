@@ -2,7 +2,7 @@
 // Tensor sizes as a machine stores them in the run's precision.
 #include <cstdint>
 
-#include "sim/common/precision.h"
+#include "sim/base/precision.h"
 #include "workloads/graph/op_graph.h"
 
 namespace archsim {

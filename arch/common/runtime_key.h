@@ -4,7 +4,7 @@
 // overrides it.
 #include <string>
 
-#include "sim/config/params.h"
+#include "sim/base/params.h"
 
 namespace archsim {
 

@@ -7,7 +7,7 @@
 #include "arch/energy/process_node.h"
 #include "arch/memory/dram_params.h"
 #include "arch/power/power_limit.h"
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 
 namespace archsim {
 
@@ -171,7 +171,7 @@ const ParamBinder<CpuConfig>& cpu_params() {
                         "set-sampled (sampling.sets_per_sample), smaller ones line by line: a kernel near the L3's "
                         "capacity hits in some sets and misses in others, which the sampled sets do not represent "
                         "(sampled from 1x, resnet_basic_block's DRAM traffic on cpu/host -0.73% and one vgg16 "
-                        "operator's energy +36%; from 2x every CPU config's golden check passes, README \"Speed\")"),
+                        "operator's energy +36%; from 2x every CPU config's golden check passes, docs/speed.md)"),
                  0);
         b.boolean("replay.repeats", [](C& c) -> bool& { return c.replay_repeats; }, true,
                   "Repeated instances (a transformer's layers, found in the kernel sequence), a fast path (off under "

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "arch/common/kernel_repeats.h"
-#include "sim/common/precision.h"
+#include "sim/base/precision.h"
 
 namespace archsim {
 

@@ -3,7 +3,7 @@
 // ISSCC 2014, 45 nm, 0.9 V; and the scaling rules archsim applies to them.
 #include <cstdint>
 
-#include "sim/common/precision.h"
+#include "sim/base/precision.h"
 
 namespace archsim::horowitz {
 

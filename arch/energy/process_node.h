@@ -5,7 +5,7 @@
 #include <string>
 
 #include "arch/energy/horowitz.h"
-#include "sim/config/params.h"
+#include "sim/base/params.h"
 
 namespace archsim {
 

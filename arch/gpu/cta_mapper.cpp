@@ -4,7 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 
 namespace archsim {
 

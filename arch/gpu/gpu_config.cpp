@@ -2,13 +2,13 @@
 
 #include <string>
 
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 
 #include "arch/common/runtime_key.h"
 #include "arch/energy/process_node.h"
 #include "arch/memory/dram_params.h"
 #include "arch/power/power_limit.h"
-#include "sim/config/per_precision.h"
+#include "sim/base/per_precision.h"
 
 namespace archsim {
 

@@ -18,7 +18,7 @@
 #include "arch/gpu/l2_cache.h"
 #include "arch/gpu/sm_port.h"
 #include "traces/trace_writer.h"
-#include "sim/common/hash.h"
+#include "sim/base/hash.h"
 
 namespace archsim {
 

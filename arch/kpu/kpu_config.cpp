@@ -3,7 +3,7 @@
 #include "arch/common/runtime_key.h"
 #include "arch/kpu/wavefront.h"
 #include "arch/memory/dram_params.h"
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 
 #include <algorithm>
 

@@ -5,9 +5,9 @@
 
 #include "arch/memory/dram_config.h"
 #include "arch/power/power_spec.h"
-#include "sim/common/precision.h"
-#include "sim/config/params.h"
-#include "sim/config/per_precision.h"
+#include "sim/base/precision.h"
+#include "sim/base/params.h"
+#include "sim/base/per_precision.h"
 
 namespace archsim {
 

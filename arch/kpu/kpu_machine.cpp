@@ -14,7 +14,7 @@
 #include "arch/kpu/kpu_wave.h"
 #include "arch/kpu/wavefront.h"
 #include "arch/memory/tile_buffer.h"
-#include "sim/common/hash.h"
+#include "sim/base/hash.h"
 
 namespace archsim {
 

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "arch/memory/dram_config.h"
-#include "sim/config/params.h"
+#include "sim/base/params.h"
 
 namespace archsim {
 

@@ -4,7 +4,7 @@
 #include <functional>
 #include <string>
 
-#include "sim/config/params.h"
+#include "sim/base/params.h"
 
 namespace archsim {
 

@@ -1,6 +1,6 @@
 #include "arch/power/power_limit.h"
 
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 
 namespace archsim {
 

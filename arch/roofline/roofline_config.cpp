@@ -3,7 +3,7 @@
 #include "arch/common/runtime_key.h"
 #include "arch/energy/process_node.h"
 #include "arch/power/power_limit.h"
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 
 namespace archsim {
 

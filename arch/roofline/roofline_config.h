@@ -4,9 +4,9 @@
 
 #include "arch/energy/process_node.h"
 #include "arch/memory/memory_level.h"
-#include "sim/common/precision.h"
-#include "sim/config/params.h"
-#include "sim/config/per_precision.h"
+#include "sim/base/precision.h"
+#include "sim/base/params.h"
+#include "sim/base/per_precision.h"
 
 namespace archsim {
 

@@ -1,6 +1,6 @@
 #include "arch/tpu/systolic_mapper.h"
 
-#include "sim/common/hash.h"
+#include "sim/base/hash.h"
 
 #include <algorithm>
 #include <cmath>

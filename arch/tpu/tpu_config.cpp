@@ -4,7 +4,7 @@
 #include "arch/energy/process_node.h"
 #include "arch/memory/dram_params.h"
 #include "arch/power/power_limit.h"
-#include "sim/config/per_precision.h"
+#include "sim/base/per_precision.h"
 
 namespace archsim {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 #include "workloads/parallel/pipeline_schedule.h"
 
 namespace archsim {

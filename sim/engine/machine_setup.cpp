@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <system_error>
 
-#include "sim/common/error.h"
-#include "sim/config/machine_file.h"
+#include "sim/base/error.h"
+#include "sim/base/machine_file.h"
 #include "arch/common/registry.h"
 
 namespace archsim {

@@ -5,9 +5,9 @@
 #include <chrono>
 #include <cstdlib>
 
-#include "sim/common/error.h"
-#include "sim/common/progress.h"
-#include "sim/common/version.h"
+#include "sim/base/error.h"
+#include "sim/base/progress.h"
+#include "sim/base/version.h"
 #include "arch/common/machine.h"
 #include "traces/trace_writer.h"
 #include "workloads/graph/op_graph.h"

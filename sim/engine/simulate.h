@@ -37,7 +37,7 @@ struct SimulationLimits {
 struct SimulationOptions {
     TraceDetail detail = TraceDetail::Full;
     bool memoize = true;
-    /// Progress on stderr once a run has taken 2 s (sim/common/progress.h): operators done of
+    /// Progress on stderr once a run has taken 2 s (sim/base/progress.h): operators done of
     /// the total and the one being simulated; false (--quiet) prints none.
     bool progress = true;
 };

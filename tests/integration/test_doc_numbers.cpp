@@ -1,5 +1,5 @@
 // docs/numbers.toml, the manifest tools/doc_numbers.py reruns: every figure it lists is still
-// quoted, in the words it names, by the document it names (README, "Documented numbers").
+// quoted, in the words it names, by the document it names (docs/testing.md, "Documented numbers").
 #include <catch2/catch.hpp>
 
 #include <toml++/toml.h>

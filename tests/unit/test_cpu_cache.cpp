@@ -7,7 +7,7 @@
 #include "arch/cpu/blocking.h"
 #include "arch/cpu/cache.h"
 #include "arch/cpu/cpu_config.h"
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 
 using namespace archsim;
 

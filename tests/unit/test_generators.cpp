@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 #include "tests/support/temp_file.h"
 #include "workloads/generators/llm.h"
 #include "workloads/load_workload.h"

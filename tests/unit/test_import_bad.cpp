@@ -7,7 +7,7 @@
 #include <fstream>
 #include <set>
 
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 #include "workloads/onnx/importer.h"
 
 using namespace archsim;

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 #include "workloads/onnx/importer.h"
 #include "workloads/onnx/input_data.h"
 

@@ -6,8 +6,8 @@
 
 #include "arch/energy/horowitz.h"
 #include "arch/tpu/tpu_config.h"
-#include "sim/common/error.h"
-#include "sim/config/machine_file.h"
+#include "sim/base/error.h"
+#include "sim/base/machine_file.h"
 
 using namespace archsim;
 

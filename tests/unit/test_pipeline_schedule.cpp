@@ -5,7 +5,7 @@
 #include <map>
 #include <set>
 
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 #include "workloads/parallel/parallel_plan.h"
 #include "workloads/parallel/pipeline_schedule.h"
 

@@ -6,7 +6,7 @@
 #include "arch/power/power_controller.h"
 #include "arch/power/power_limit.h"
 #include "arch/power/power_spec.h"
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 
 using namespace archsim;
 

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "sim/common/progress.h"
+#include "sim/base/progress.h"
 
 using namespace archsim;
 

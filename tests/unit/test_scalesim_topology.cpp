@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 #include "workloads/scalesim/topology_csv.h"
 
 using namespace archsim;

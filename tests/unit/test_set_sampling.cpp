@@ -12,7 +12,7 @@
 #include "arch/cpu/cpu_config.h"
 #include "arch/cpu/cpu_core.h"
 #include "arch/cpu/set_sample.h"
-#include "sim/config/params.h"
+#include "sim/base/params.h"
 
 using namespace archsim;
 

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "arch/tpu/systolic_mapper.h"
-#include "sim/config/params.h"
+#include "sim/base/params.h"
 #include "workloads/scalesim/topology_csv.h"
 
 using namespace archsim;

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 #include "traces/reducer.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_writer.h"

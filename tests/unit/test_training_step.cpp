@@ -6,7 +6,7 @@
 
 #include <onnx/onnx_pb.h>
 
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 #include "tests/support/temp_file.h"
 #include "workloads/generators/onnx_builder.h"
 #include "workloads/onnx/importer.h"

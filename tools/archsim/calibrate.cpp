@@ -16,9 +16,9 @@
 #include <sstream>
 
 #include "arch/cpu/cpu_config.h"
-#include "sim/common/atomic_file.h"
-#include "sim/common/error.h"
-#include "sim/config/machine_file.h"
+#include "sim/base/atomic_file.h"
+#include "sim/base/error.h"
+#include "sim/base/machine_file.h"
 #include "tools/archsim/dnnl_measure.h"
 #include "tools/archsim/host_cpu.h"
 #include "tools/archsim/spawn.h"

@@ -11,13 +11,13 @@
 #include <optional>
 #include <nlohmann/json.hpp>
 
-#include "sim/common/atomic_file.h"
-#include "sim/common/error.h"
+#include "sim/base/atomic_file.h"
+#include "sim/base/error.h"
 #include "traces/display_units.h"
-#include "sim/common/precision.h"
-#include "sim/common/units.h"
-#include "sim/config/machine_file.h"
-#include "sim/config/params.h"
+#include "sim/base/precision.h"
+#include "sim/base/units.h"
+#include "sim/base/machine_file.h"
+#include "sim/base/params.h"
 #include "sim/engine/machine_setup.h"
 #include "sim/engine/run_choice.h"
 #include "arch/common/registry.h"

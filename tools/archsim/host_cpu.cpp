@@ -38,7 +38,7 @@ std::string host_cpu_mismatch(const std::string& file, const std::string& config
         if (const size_t at = here.find(" model "); at != std::string::npos) here.erase(at, here.find(',', at) - at);
     if (here.empty() || here == config_host_cpu) return "";
     return file + ": host.cpu: this config describes '" + config_host_cpu + "', not this machine ('" + here +
-           "'): its CPU predictions are for that machine; `tools/cpu-config` writes one for this machine (README, \"A CPU config "
+           "'): its CPU predictions are for that machine; `tools/cpu-config` writes one for this machine (docs/machines/cpu.md, \"A CPU config "
            "for your machine\")";
 }
 

@@ -13,7 +13,7 @@
 #include <sstream>
 #include <thread>
 
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 #include "traces/display_units.h"
 #include "sim/engine/machine_setup.h"
 #include "sim/engine/run_choice.h"

@@ -9,9 +9,9 @@
 #include <cstdlib>
 #include <iostream>
 
-#include "sim/common/precision.h"
-#include "sim/common/error.h"
-#include "sim/common/version.h"
+#include "sim/base/precision.h"
+#include "sim/base/error.h"
+#include "sim/base/version.h"
 #include "sim/engine/machine_setup.h"
 #include "tools/archsim/calibrate.h"
 #include "tools/archsim/commands.h"

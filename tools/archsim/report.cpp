@@ -11,7 +11,7 @@
 #include <limits>
 #include <optional>
 
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 #include "tools/archsim/spawn.h"
 #include "traces/display_units.h"
 #include "traces/metric_catalog.h"

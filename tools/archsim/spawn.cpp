@@ -10,7 +10,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 
 extern char** environ;
 

@@ -4,9 +4,9 @@
 #include <set>
 #include <sstream>
 
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 #include "workloads/load_workload.h"
-#include "sim/config/toml_load.h"
+#include "sim/base/toml_load.h"
 
 namespace archsim {
 

@@ -15,7 +15,7 @@
 #include <sstream>
 #include <thread>
 
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 #include "tools/archsim/study.h"
 #include "tools/archsim/spawn.h"
 #include "tools/archsim/sweep_engine.h"

@@ -15,7 +15,7 @@
 #include <set>
 #include <sstream>
 
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 #include "tools/archsim/spawn.h"
 
 namespace archsim::cli {

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 #include "tools/archsim/sweep.h"
 #include "tools/archsim/sweep_engine.h"
 

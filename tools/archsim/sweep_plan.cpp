@@ -8,11 +8,11 @@
 #include <fstream>
 #include <set>
 
-#include "sim/common/error.h"
-#include "sim/common/hash.h"
+#include "sim/base/error.h"
+#include "sim/base/hash.h"
 #include "arch/common/machine.h"
-#include "sim/config/machine_file.h"
-#include "sim/config/params.h"
+#include "sim/base/machine_file.h"
+#include "sim/base/params.h"
 #include "arch/common/machine.h"
 #include "sim/engine/machine_setup.h"
 #include "arch/common/registry.h"

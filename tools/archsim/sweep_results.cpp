@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "sim/common/atomic_file.h"
-#include "sim/common/error.h"
+#include "sim/base/atomic_file.h"
+#include "sim/base/error.h"
 #include "tools/archsim/commands.h"
 #include "traces/metric_catalog.h"
 #include "traces/metrics_report.h"

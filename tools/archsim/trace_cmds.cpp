@@ -8,10 +8,10 @@
 #include <map>
 #include <set>
 
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 #include "traces/metrics_report.h"
-#include "sim/common/units.h"
-#include "sim/config/toml_load.h"
+#include "sim/base/units.h"
+#include "sim/base/toml_load.h"
 #include "traces/display_units.h"
 #include "traces/perfetto_export.h"
 #include "traces/reducer.h"

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <map>
 
-#include "sim/common/error.h"
-#include "sim/common/precision.h"
+#include "sim/base/error.h"
+#include "sim/base/precision.h"
 #include "workloads/generators/generator_args.h"
 #include "workloads/generators/moe.h"
 #include "workloads/generators/onnx_builder.h"

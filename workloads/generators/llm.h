@@ -26,7 +26,7 @@ struct LlmShape {
     /// Parameters the model holds (embeddings, every layer, final norm, an untied LM head).
     int64_t parameters() const;
     /// Bytes per element of the weights and of the activations (fp8 as an 8-bit operand, as the
-    /// runs take it: sim/common/precision.h's operand_bytes).
+    /// runs take it: sim/base/precision.h's operand_bytes).
     int64_t weight_elem_bytes() const;
     int64_t activation_elem_bytes() const;
 };

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 #include "workloads/generators/generator_args.h"
 
 namespace archsim::gen {

@@ -2,7 +2,7 @@
 
 #include <onnx/onnx_pb.h>
 
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 #include "workloads/generators/generator_args.h"
 #include "workloads/generators/onnx_builder.h"
 

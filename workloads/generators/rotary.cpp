@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 #include "workloads/generators/generator_args.h"
 #include "workloads/generators/onnx_builder.h"
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <map>
 
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 #include "workloads/generators/generator_args.h"
 #include "workloads/generators/onnx_builder.h"
 

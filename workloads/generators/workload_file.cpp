@@ -5,9 +5,9 @@
 #include <filesystem>
 #include <set>
 
-#include "sim/common/precision.h"
-#include "sim/common/error.h"
-#include "sim/config/toml_load.h"
+#include "sim/base/precision.h"
+#include "sim/base/error.h"
+#include "sim/base/toml_load.h"
 #include "workloads/generators/generator_args.h"
 #include "workloads/generators/cnn.h"
 #include "workloads/generators/conv_nets.h"

@@ -7,7 +7,7 @@
 #include <functional>
 #include <queue>
 
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 
 namespace archsim {
 

@@ -12,8 +12,8 @@
 #include <regex>
 #include <set>
 
-#include "sim/common/did_you_mean.h"
-#include "sim/common/error.h"
+#include "sim/base/did_you_mean.h"
+#include "sim/base/error.h"
 #include "workloads/generators/workload_file.h"
 #include "workloads/parallel/pipeline_schedule.h"
 

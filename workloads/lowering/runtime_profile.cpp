@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "sim/common/precision.h"
-#include "sim/common/error.h"
+#include "sim/base/precision.h"
+#include "sim/base/error.h"
 
 namespace archsim {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/config/params.h"
+#include "sim/base/params.h"
 
 namespace archsim {
 

@@ -4,7 +4,7 @@
 #include <optional>
 #include <set>
 
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 #include "workloads/onnx/unroller.h"
 
 namespace archsim {

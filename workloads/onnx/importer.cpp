@@ -20,13 +20,13 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 #include "workloads/onnx/causal_mask.h"
 #include "workloads/onnx/const_fold.h"
 #include "workloads/onnx/control_flow.h"
 #include "workloads/onnx/sequences.h"
 #include "workloads/onnx/input_data.h"
-#include "workloads/workload_ref.h"
+#include "workloads/graph/workload_ref.h"
 #include "workloads/onnx/op_handlers.h"
 
 namespace archsim {

@@ -10,7 +10,7 @@
 #include <set>
 #include <sstream>
 
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 #include "workloads/onnx/const_fold.h"
 
 namespace archsim {

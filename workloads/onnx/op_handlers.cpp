@@ -5,7 +5,7 @@
 #include <numeric>
 #include <utility>
 
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 
 namespace archsim {
 

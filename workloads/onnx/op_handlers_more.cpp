@@ -12,7 +12,7 @@
 #include <map>
 #include <set>
 
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 #include "workloads/onnx/op_handlers.h"
 
 namespace archsim::op_cost {

@@ -5,7 +5,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 #include "workloads/onnx/unroller.h"
 
 namespace archsim {

@@ -5,7 +5,7 @@
 #include <sstream>
 #include <vector>
 
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 
 namespace archsim {
 

@@ -6,7 +6,7 @@
 #include <map>
 #include <set>
 
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 #include "workloads/training/grad_rules.h"
 
 namespace archsim {

@@ -1,4 +1,4 @@
-#include "workloads/workload_ref.h"
+#include "workloads/graph/workload_ref.h"
 
 #include <filesystem>
 

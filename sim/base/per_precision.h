@@ -5,8 +5,8 @@
 #include <functional>
 #include <string>
 
-#include "sim/common/precision.h"
-#include "sim/config/params.h"
+#include "sim/base/precision.h"
+#include "sim/base/params.h"
 
 namespace archsim {
 

@@ -1,9 +1,9 @@
-#include "sim/config/machine_file.h"
+#include "sim/base/machine_file.h"
 
 #include <filesystem>
 
-#include "sim/common/error.h"
-#include "sim/config/toml_load.h"
+#include "sim/base/error.h"
+#include "sim/base/toml_load.h"
 
 namespace archsim {
 

@@ -1,10 +1,10 @@
-#include "sim/common/atomic_file.h"
+#include "sim/base/atomic_file.h"
 
 #include <filesystem>
 #include <fstream>
 #include <system_error>
 
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 
 namespace archsim {
 

@@ -1,11 +1,11 @@
 #pragma once
 // Internal: parse a TOML file, turning toml++'s parse error into a UserError with file:line:col.
-// Included only by the .cpp files of sim/config (toml++ is a heavy header).
+// Included only by .cpp files that parse TOML (toml++ is a heavy header).
 #include <toml++/toml.h>
 
 #include <string>
 
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 
 namespace archsim::detail {
 

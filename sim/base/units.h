@@ -3,7 +3,7 @@
 #include <map>
 #include <string>
 
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 
 namespace archsim {
 

@@ -1,4 +1,4 @@
-#include "sim/common/did_you_mean.h"
+#include "sim/base/did_you_mean.h"
 
 #include <algorithm>
 

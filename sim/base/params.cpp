@@ -1,4 +1,4 @@
-#include "sim/config/params.h"
+#include "sim/base/params.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,9 +7,9 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "sim/common/did_you_mean.h"
-#include "sim/common/error.h"
-#include "sim/config/toml_load.h"
+#include "sim/base/did_you_mean.h"
+#include "sim/base/error.h"
+#include "sim/base/toml_load.h"
 
 namespace archsim {
 

@@ -1,6 +1,6 @@
-#include "sim/common/precision.h"
+#include "sim/base/precision.h"
 
-#include "sim/common/error.h"
+#include "sim/base/error.h"
 
 namespace archsim {
 

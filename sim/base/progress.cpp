@@ -1,4 +1,4 @@
-#include "sim/common/progress.h"
+#include "sim/base/progress.h"
 
 #include <unistd.h>
 
