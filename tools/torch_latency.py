@@ -429,13 +429,15 @@ def main():
     ap.add_argument("--batch", type=int, default=8, help="train mode's batch")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--warmup", type=int, default=10)
-    ap.add_argument("--reps", type=int, default=20)
-    ap.add_argument("--rounds", type=int, default=5, help="inference modes: round-robin rounds (the calmest counts)")
+    ap.add_argument("--reps", type=int, default=0, help="timed calls per timing (default: 20 in train mode, 10 per round otherwise)")
+    ap.add_argument("--rounds", type=int, default=10, help="inference modes: round-robin rounds (the calmest counts)")
     ap.add_argument("--arch", default=os.path.join(ROOT, "configs/cpu/host.calibrated.toml"))
     ap.add_argument("--archsim", default=os.path.join(ROOT, "build/archsim"))
     ap.add_argument("--shared", default=os.path.join(ROOT, "..", "shared", "models"))
     ap.add_argument("--csv", default="")
     args = ap.parse_args()
+    if args.reps <= 0:
+        args.reps = 20 if args.mode == "train" else 10
     if args.mode == "train":
         rows, overhead, blas_bpc, ref_cpo = main_train(args)
         return report(rows, args, overhead, blas_bpc, ref_cpo)

@@ -1,0 +1,112 @@
+"""The Python module `archsim` (tools/python/): a graph, two machines and a job from one
+process with the CLI's results, a bad key raising archsim.Error with one line, from_torch of a
+small MLP with exact MACs, and a sweep as a DataFrame. Run by ctest ("python.<test>") with
+PYTHONPATH at the build's python/ folder."""
+import json
+import os
+import subprocess
+import tempfile
+
+import pytest
+
+import archsim
+
+SRC = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+SHARED = os.path.join(SRC, "..", "shared", "models")
+TARGET = os.path.join(SRC, "configs", "clusters", "targets.yaml") + "#NVIDIA_A100_80GB_SuperPOD"
+
+
+def cli_json(*args):
+    """`archsim ARGS --format json` in a child process, its printed JSON."""
+    out = subprocess.run([archsim.binary(), *args, "--format", "json"], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def test_graph_is_the_clis_graph():
+    model = os.path.join(SHARED, "resnet50.onnx")
+    if not os.path.exists(model):
+        model = os.path.join(SRC, "workloads", "models", "resnet18.onnx")
+    ops = archsim.graph(model)
+    cli = cli_json("graph", model)
+    assert ops.attrs["total"] == cli["total"]
+    assert list(ops["name"]) == [o["name"] for o in cli["ops"]]
+    assert int(ops["macs"].sum()) == cli["total"]["macs"]
+
+
+def test_two_machines_from_one_process_match_the_cli():
+    for arch in ("tpu/tpu_128x128_ws", "roofline/host"):
+        r = archsim.run(arch=arch, detail="kernel")
+        with tempfile.TemporaryDirectory() as d:
+            subprocess.run([archsim.binary(), "run", "--arch", arch, "--out", d, "--quiet", "--detail", "kernel"],
+                           check=True, capture_output=True)
+            with open(os.path.join(d, "metrics.json")) as f:
+                cli = json.load(f)
+        assert r.total["latency_s"] == cli["total"]["latency_s"]
+        assert r.total["energy_j"] == cli["total"]["energy_j"]
+        assert len(r.ops) == len(cli["ops"]) and len(r.components) == len(cli["components"])
+        assert "traffic_bytes.dram" in r.ops.columns
+        assert r.trace and os.path.exists(r.trace)
+        assert "<table" in r._repr_html_()
+
+
+def test_a_job_from_python_matches_the_cli():
+    yaml = os.path.join(tempfile.mkdtemp(prefix="archsim_py_job_"), "job.yaml")
+    with open(yaml, "w") as f:
+        f.write("""workloads:
+  - name: tiny
+    framework: megatron
+    model_family: gpt
+    params: { hidden_size: 256, n_layers: 4, vocab_size: 1024, n_heads: 4 }
+    parallelism: { tp: 2, pp: 2, dp: 2 }
+    sequence: { prompt: 128, generate: 0 }
+    precision: { weights: fp16, activations: fp16 }
+    dataloader: synthetic
+    duration_minutes: 5
+    track: parity
+    runtime_tuning: { microbatch: 2 }
+    global_batch: 16
+""")
+    job = archsim.run_job(yaml + "#tiny", TARGET)
+    with tempfile.TemporaryDirectory() as d:
+        subprocess.run([archsim.binary(), "run", yaml + "#tiny", "--target", TARGET, "--out", d, "--quiet"],
+                       check=True, capture_output=True)
+        with open(os.path.join(d, "last_run.json")) as f:
+            cli = json.load(f)
+    assert job.metrics["step_time_s"] == cli["step_time_s"]
+    assert job.metrics["step_time_s"] > 0
+
+
+def test_a_bad_key_raises_archsim_error_with_the_clis_line():
+    with pytest.raises(archsim.Error) as e:
+        archsim.run(arch="tpu/tpu_128x128_ws", sets={"array.rowz": 64})
+    msg = str(e.value)
+    assert "\n" not in msg and "array.rowz" in msg
+    with pytest.raises(archsim.Error) as e:
+        archsim.graph("/nonexistent/model.onnx")
+    assert "/nonexistent/model.onnx" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_from_torch_mlp_has_exact_macs():
+    torch = pytest.importorskip("torch")
+    mlp = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10))
+    path = archsim.from_torch(mlp, torch.randn(4, 64))
+    ops = archsim.graph(path)
+    assert ops.attrs["total"]["macs"] == 4 * (64 * 128 + 128 * 10)
+    assert sorted(ops.loc[ops["macs"] > 0, "macs"]) == [4 * 128 * 10, 4 * 64 * 128]
+    r = archsim.run(path, arch="roofline/host", detail="kernel")
+    assert r.total["macs"] == 4 * (64 * 128 + 128 * 10)
+
+
+def test_a_sweep_as_a_dataframe():
+    study = {
+        "name": "py_sweep",
+        "models": [os.path.join(SRC, "workloads", "models", "resnet18.onnx")],
+        "mode": "product",
+        "axes": {"clock_mhz": [500, 1000]},
+        "machine": [{"label": "roofline", "config": os.path.join(SRC, "configs", "roofline", "host.toml")}],
+    }
+    df = archsim.sweep(study)
+    assert len(df) == 2
+    assert set(df["clock_mhz"]) == {500, 1000}
+    lat = df.sort_values("clock_mhz")["latency_s"].tolist()
+    assert lat[0] >= lat[1] > 0
