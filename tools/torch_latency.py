@@ -11,16 +11,18 @@ use is recorded with every measurement.
 What is compared: torchvision's network with random weights (latency does not depend on their
 values), eval mode, BatchNorm folded into the preceding convolution (the ONNX exports in
 ../shared/models have it folded too), under torch.no_grad(), `--threads` threads. A shared
-machine's load comes and goes over seconds to minutes and only ever slows a run, so in the
-inference modes every timed thing (each network, and the framework-cost, packing and pooling
-microbenchmarks) is timed in `--rounds` rounds, round-robin: in each round `--reps` timed calls
-after warm-up (`--warmup` in the first round, 2 after), and the calmest round (the lowest median)
-is the measurement; the range of the rounds' medians is shown as its spread, and a thing whose
-rounds never came within 10% of each other is flagged. Every thing sees the same calm and busy
-spells, so the predictions (which take the microbenchmarks) and the measurements are taken from
-the same machine state. In train mode a timing whose 10th-90th percentile range exceeds 10% of
-its median is taken again (up to 4 times, the smallest median kept) and one still above 25% is
-flagged.
+machine's load comes and goes over seconds to minutes, so in the inference modes every timed
+thing (each network, and the framework-cost, packing and pooling microbenchmarks) is timed in
+`--rounds` rounds, round-robin: in each round `--reps` timed calls after warm-up (`--warmup` in
+the first round, 2 after), and the round's median. The framework's cost per operator moves with
+the load, and a network of many small operators moves with it: each network's prediction in a
+round takes the framework cost measured in that round, seconds apart (the model's time is
+a + b x the cost, simulated at two costs), and the error reported is the median of the rounds'
+errors, the measurement the median of the rounds' (their range shown as its spread; a network
+whose two calmest rounds disagree by more than 10% is flagged). The packing and pooling rates take
+their calmest round (interference only slows). In train mode a timing whose 10th-90th percentile
+range exceeds 10% of its median is taken again (up to 4 times, the smallest median kept) and one
+still above 25% is flagged.
 Three ways to run it (`--mode`):
   frozen (default): torch.jit.freeze + torch.jit.optimize_for_inference, PyTorch's own inference
       path: oneDNN convolutions with weights prepacked once, ReLU/Add/SiLU still separate ops,
@@ -140,18 +142,24 @@ def settled(measure):
     return best
 
 
+def call_times(fn, x, warmup, reps):
+    """`fn(x)` called `warmup` times untimed, then `reps` times timed: the times, s."""
+    with torch.no_grad():
+        for _ in range(warmup):
+            fn(x)
+        times = []
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            fn(x)
+            times.append(time.perf_counter() - t0)
+    return times
+
+
 def timed(fn, x, warmup, reps):
     """Median, 10th and 90th percentile of `reps` timed calls after `warmup` untimed ones, s,
     settled (repeated while they disagree, see settled())."""
     def once():
-        with torch.no_grad():
-            for _ in range(warmup):
-                fn(x)
-            times = []
-            for _ in range(reps):
-                t0 = time.perf_counter()
-                fn(x)
-                times.append(time.perf_counter() - t0)
+        times = call_times(fn, x, warmup, reps)
         q = statistics.quantiles(times, n=10)
         return statistics.median(times), q[0], q[-1]
     return settled(once)
@@ -159,8 +167,9 @@ def timed(fn, x, warmup, reps):
 
 class Rounds:
     """Round-robin timing on a shared machine (see the module doc): things are added with
-    add(key, fn, x), run(rounds, warmup, reps) times each in turn, round after round, and
-    result(key) is (calmest round's median, lowest and highest round median), s."""
+    add(key, fn, x), run(rounds, warmup, reps) times each in turn, round after round;
+    medians[key] holds each round's median and result(key) is (calmest round's median, lowest and
+    highest round median), s."""
 
     def __init__(self):
         self.things, self.medians = {}, {}
@@ -170,19 +179,11 @@ class Rounds:
         self.medians[key] = []
 
     def run(self, rounds, warmup, reps, progress=None):
-        with torch.no_grad():
-            for r in range(rounds):
-                for key, (fn, x) in self.things.items():
-                    for _ in range(warmup if r == 0 else min(warmup, 2)):
-                        fn(x)
-                    times = []
-                    for _ in range(reps):
-                        t0 = time.perf_counter()
-                        fn(x)
-                        times.append(time.perf_counter() - t0)
-                    self.medians[key].append(statistics.median(times))
-                if progress:
-                    progress(r + 1)
+        for r in range(rounds):
+            for key, (fn, x) in self.things.items():
+                self.medians[key].append(statistics.median(call_times(fn, x, warmup if r == 0 else min(warmup, 2), reps)))
+            if progress:
+                progress(r + 1)
 
     def result(self, key):
         m = self.medians[key]
@@ -430,7 +431,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--reps", type=int, default=0, help="timed calls per timing (default: 20 in train mode, 10 per round otherwise)")
-    ap.add_argument("--rounds", type=int, default=10, help="inference modes: round-robin rounds (the calmest counts)")
+    ap.add_argument("--rounds", type=int, default=10, help="inference modes: round-robin rounds (see the module doc)")
     ap.add_argument("--arch", default=os.path.join(ROOT, "configs/cpu/host.calibrated.toml"))
     ap.add_argument("--archsim", default=os.path.join(ROOT, "build/archsim"))
     ap.add_argument("--shared", default=os.path.join(ROOT, "..", "shared", "models"))
@@ -459,15 +460,19 @@ def main():
         rounds.add(name, *network_thing(name, args.mode))
     rounds.run(args.rounds, args.warmup, args.reps,
                lambda r: print(f"  round {r} of {args.rounds} timed", file=sys.stderr))
-    overhead = op_overhead_us(rounds.result("chain")[0])
-    print(f"  framework cost per operator ({args.mode}): {overhead:.2f} us", file=sys.stderr)
+    # the framework's cost per operator in each round: a network's prediction in a round takes the
+    # chain timed in that round, seconds apart, so a busy spell slows both (see the module doc)
+    overheads = [op_overhead_us(t) for t in rounds.medians["chain"]]
+    overhead = statistics.median(overheads)
+    print(f"  framework cost per operator ({args.mode}): {overhead:.2f} us (rounds {min(overheads):.2f}-{max(overheads):.2f})",
+          file=sys.stderr)
     blas_s = rounds.result("linear")[0]
     blas_bpc, clock_hz = blas_pack_bytes_per_cycle(args.archsim, args.arch, args.mode, overhead, layer, lx, blas_s)
     print(f"  BLAS weight packing: {blas_bpc:.2f} bytes/cycle (2048 x 2048 Linear: {blas_s * 1e3:.2f} ms)",
           file=sys.stderr)
     ref_cpo = reference_cycles_per_op(pool, px, rounds.result("pool")[0], args.threads, clock_hz)
     print(f"  scalar max pooling: {ref_cpo:.1f} cycles per window element", file=sys.stderr)
-    for key in ("chain", "linear", "pool"):
+    for key in ("linear", "pool"):
         if rounds.unsettled(key):
             lo, _, hi = rounds.result(key)
             print(f"warning: the {key} microbenchmark's rounds never agreed within {STABLE:.0%} ({lo * 1e3:.3f}-{hi * 1e3:.3f} ms): "
@@ -475,38 +480,49 @@ def main():
     rows = []
     for name in names:
         path = os.path.join(args.shared, name + ".onnx")
-        med, lo, hi = rounds.result(name)
-        pred, _ = simulate(args.archsim, path, args.arch, args.mode, overhead, blas_bpc, ref_cpo)
-        rows.append({"model": name, "measured_ms": med * 1e3, "p10_ms": lo * 1e3, "p90_ms": hi * 1e3,
+        # the model's time is a + b x overhead (each operator pays it once): simulated at two
+        # overheads, then predicted for every round's
+        a, _ = simulate(args.archsim, path, args.arch, args.mode, 0.0, blas_bpc, ref_cpo)
+        a10, _ = simulate(args.archsim, path, args.arch, args.mode, 10.0, blas_bpc, ref_cpo)
+        b = (a10 - a) / 10.0
+        measured = rounds.medians[name]
+        predicted = [a + b * o for o in overheads]
+        errors = [100 * (p - m) / m for p, m in zip(predicted, measured)]
+        med, pred, err = statistics.median(measured), statistics.median(predicted), statistics.median(errors)
+        rows.append({"model": name, "measured_ms": med * 1e3, "p10_ms": min(measured) * 1e3, "p90_ms": max(measured) * 1e3,
                      "unsettled": rounds.unsettled(name),
-                     "predicted_ms": pred * 1e3, "error_pct": 100 * (pred - med) / med, "threads": args.threads,
-                     "mode": args.mode, "op_overhead_us": round(overhead, 3),
+                     "predicted_ms": pred * 1e3, "error_pct": err, "error_min_pct": min(errors), "error_max_pct": max(errors),
+                     "threads": args.threads, "mode": args.mode, "op_overhead_us": round(overhead, 3),
                      "blas_pack_bytes_per_cycle": round(blas_bpc, 3), "reference_cycles_per_op": round(ref_cpo, 2),
                      "blas": blas_in_use(),
                      "torch": torch.__version__})
-        print(f"  {name}: measured {med * 1e3:.2f} ms, predicted {pred * 1e3:.2f} ms", file=sys.stderr)
+        print(f"  {name}: measured {med * 1e3:.2f} ms, predicted {pred * 1e3:.2f} ms (median of {len(measured)} rounds)",
+              file=sys.stderr)
     return report(rows, args, overhead, blas_bpc, ref_cpo)
 
 
 def report(rows, args, overhead, blas_bpc, ref_cpo):
     """The Markdown table, the summary line (protocol, lscpu's CPU) and the CSV."""
     spread = "p10-p90" if args.mode == "train" else f"range of {args.rounds} rounds"
-    print(f"| model | measured ms ({spread}) | predicted ms | error |\n|---|---|---|---|")
+    rng = "error_min_pct" in rows[0]
+    print(f"| model | measured ms ({spread}) | predicted ms | error{' (rounds)' if rng else ''} |\n|---|---|---|---|")
     for r in rows:
-        print(f"| {r['model']} | {r['measured_ms']:.2f} ({r['p10_ms']:.2f}-{r['p90_ms']:.2f}) | "
-              f"{r['predicted_ms']:.2f} | {r['error_pct']:+.1f}% |")
+        err = f"{r['error_pct']:+.1f}%" + (f" ({r['error_min_pct']:+.1f}..{r['error_max_pct']:+.1f})" if rng else "")
+        print(f"| {r['model']} | {r['measured_ms']:.2f} ({r['p10_ms']:.2f}-{r['p90_ms']:.2f}) | {r['predicted_ms']:.2f} | {err} |")
     for r in rows:
         if args.mode == "train" and r["p90_ms"] - r["p10_ms"] > UNSTABLE * r["measured_ms"]:
             print(f"warning: {r['model']}: its timings did not settle ({r['p10_ms']:.2f}-{r['p90_ms']:.2f} ms around "
                   f"{r['measured_ms']:.2f} ms after {ATTEMPTS} attempts): the machine is busy; compare with care", file=sys.stderr)
         if r.get("unsettled"):
             print(f"warning: {r['model']}: even its two calmest rounds disagree by more than {STABLE:.0%} (rounds "
-                  f"{r['p10_ms']:.2f}-{r['p90_ms']:.2f} ms): the machine is busy; compare with care", file=sys.stderr)
+                  f"{r['p10_ms']:.2f}-{r['p90_ms']:.2f} ms): the machine is busy; the error is the median of the rounds'",
+                  file=sys.stderr)
     errs = [abs(r["error_pct"]) for r in rows]
     print(f"\nMAPE {statistics.mean(errs):.1f}%, worst {max(errs):.1f}%, within 20%: {sum(e <= 20 for e in errs)} of {len(errs)}")
     runtime = "torch-eager" if args.mode == "train" else f"torch-{args.mode}"
     protocol = (f"SGD training step at batch {args.batch}, median of {args.reps}" if args.mode == "train"
-                else f"the calmest of {args.rounds} round-robin rounds, each the median of {args.reps} after warm-up")
+                else f"medians of {args.rounds} round-robin rounds of {args.reps} after warm-up, each round's prediction with "
+                     "that round's framework cost")
     print(f"torch {torch.__version__} ({args.mode}: {protocol}, runtime {runtime}), {args.threads} threads, framework cost "
           f"per operator {overhead:.2f} us, BLAS {blas_in_use()} packing {blas_bpc:.2f} bytes/cycle, scalar max pooling {ref_cpo:.1f} cycles/element, config {args.arch}, CPU {cpu_model()}")
     if args.csv:

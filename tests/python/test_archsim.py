@@ -50,30 +50,15 @@ def test_two_machines_from_one_process_match_the_cli():
 
 
 def test_a_job_from_python_matches_the_cli():
-    yaml = os.path.join(tempfile.mkdtemp(prefix="archsim_py_job_"), "job.yaml")
-    with open(yaml, "w") as f:
-        f.write("""workloads:
-  - name: tiny
-    framework: megatron
-    model_family: gpt
-    params: { hidden_size: 256, n_layers: 4, vocab_size: 1024, n_heads: 4 }
-    parallelism: { tp: 2, pp: 2, dp: 2 }
-    sequence: { prompt: 128, generate: 0 }
-    precision: { weights: fp16, activations: fp16 }
-    dataloader: synthetic
-    duration_minutes: 5
-    track: parity
-    runtime_tuning: { microbatch: 2 }
-    global_batch: 16
-""")
-    job = archsim.run_job(yaml + "#tiny", TARGET)
+    entry = os.path.join(SRC, "workloads", "workloads.yaml") + "#megatron_gpt_1_7B"
+    job = archsim.run_job(entry, TARGET)
     with tempfile.TemporaryDirectory() as d:
-        subprocess.run([archsim.binary(), "run", yaml + "#tiny", "--target", TARGET, "--out", d, "--quiet"],
-                       check=True, capture_output=True)
+        subprocess.run([archsim.binary(), "run", entry, "--target", TARGET, "--out", d, "--quiet"], check=True, capture_output=True)
         with open(os.path.join(d, "last_run.json")) as f:
             cli = json.load(f)
     assert job.metrics["step_time_s"] == cli["step_time_s"]
     assert job.metrics["step_time_s"] > 0
+    assert "<table" in job._repr_html_()
 
 
 def test_a_bad_key_raises_archsim_error_with_the_clis_line():
