@@ -205,3 +205,15 @@ TEST_CASE("a runtime's device.sets change its kind's machine keys, under the use
     CHECK(stack["total"]["latency_s"].get<double>() > own["total"]["latency_s"].get<double>());
     CHECK(stack["total"]["macs"] == own["total"]["macs"]);
 }
+
+TEST_CASE("the runtime keys' table in configs/runtimes/README.md is the declarations' (params runtime --format md)", "[e2e][runtime][docs]") {
+    const CliResult r = run_archsim("params runtime --format md");
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out.find("| `passes.layouts` | bool | false |") != std::string::npos);
+    const std::string readme = slurp(std::string(ARCHSIM_SOURCE_DIR) + "/configs/runtimes/README.md");
+    INFO("regenerate the table with: build/archsim params runtime --format md");
+    CHECK(readme.find(r.out) != std::string::npos);
+    const CliResult bad = run_archsim("params fpga");
+    CHECK(bad.exit_code == 2);
+    CHECK(bad.err.find("unknown machine kind (known: cpu, gpu, kpu, roofline, tpu, cluster and runtime)") != std::string::npos);
+}

@@ -334,14 +334,14 @@ static const char* type_label(ParamType t) {
 
 int cmd_params(const std::string& kind_name, const std::string& format) {
     const MachineKind* kind = find_machine(kind_name);
-    if (!kind && kind_name != "cluster") {
+    if (!kind && kind_name != "cluster" && kind_name != "runtime") {
         std::string known;
         for (const auto& k : machine_kinds()) known += (known.empty() ? "" : ", ") + k;
-        throw UserError("params " + kind_name, "unknown machine kind (known: " + known + ", and cluster)");
+        throw UserError("params " + kind_name, "unknown machine kind (known: " + known + ", cluster and runtime)");
     }
-    // a cluster description (configs/clusters/*.toml) is not a machine, but its keys are declared the same way
-    const ParamSchema& schema = kind ? kind->schema() : cluster_params().schema();
-    const ReportFormat f = parse_report_format(format);
+    // a cluster description (configs/clusters/*.toml) and a runtime profile (configs/runtimes/*.toml)
+    // are not machines, but their keys are declared the same way
+    const ParamSchema& schema = kind ? kind->schema() : kind_name == "cluster" ? cluster_params().schema() : runtime_params().schema();
     const auto& decls = schema.decls();
     const ParamSet defaults(schema);
     // a derived default shows its value at the kind's other defaults
@@ -360,6 +360,15 @@ int cmd_params(const std::string& kind_name, const std::string& format) {
         }
         return s;
     };
+    if (format == "md") {  // the table configs/runtimes/README.md quotes (a test checks it is current)
+        std::string md = "| key | type | default | meaning |\n|---|---|---|---|\n";
+        for (const auto& d : decls)
+            md += fmt::format("| `{}` | {}{} | {} | {} |\n", d.key, type_label(d.type), d.unit.empty() ? "" : " (" + d.unit + ")",
+                              default_of(d), d.doc);
+        std::fputs(md.c_str(), stdout);
+        return 0;
+    }
+    const ReportFormat f = parse_report_format(format);
     if (f == ReportFormat::Json) {
         nlohmann::ordered_json j = nlohmann::json::array();
         for (const auto& d : decls)
@@ -377,7 +386,11 @@ int cmd_params(const std::string& kind_name, const std::string& format) {
                        stdout);
         return 0;
     }
-    std::fputs((kind ? fmt::format("kind = \"{}\": {}\n\n", kind->kind, kind->doc) : std::string("kind = \"cluster\": a cluster of devices (configs/clusters/*.toml)\n\n")).c_str(), stdout);
+    std::fputs((kind                      ? fmt::format("kind = \"{}\": {}\n\n", kind->kind, kind->doc)
+                : kind_name == "cluster" ? std::string("kind = \"cluster\": a cluster of devices (configs/clusters/*.toml)\n\n")
+                                         : std::string("a runtime profile (configs/runtimes/*.toml)\n\n"))
+                   .c_str(),
+               stdout);
     for (const auto& d : decls)
         std::fputs(fmt::format("{:<30} {:<6} {:<16} default {:<22} {}\n{:<30} {}\n", d.key, type_label(d.type),
                                d.unit.empty() ? "-" : d.unit, default_of(d), range(d), "", d.doc)

@@ -214,10 +214,10 @@ int main(int argc, char** argv) {
     calibrate->add_option("--out", cal.out_dir, "Output directory (calibration.csv, calibration.md)")->capture_default_str();
 
     std::string kind;
-    auto* params = app.add_subcommand("params", "List the config keys of a machine kind");
-    params->add_option("kind", kind, "Machine kind, e.g. tpu")->required();
-    params->add_option("--format", format, "Output format: table, json or csv")
-        ->check(CLI::IsMember({"table", "json", "csv"}));
+    auto* params = app.add_subcommand("params", "List the config keys of a machine kind, a cluster or a runtime profile");
+    params->add_option("kind", kind, "Machine kind (e.g. tpu), cluster, or runtime")->required();
+    params->add_option("--format", format, "Output format: table, json, csv or md (the Markdown table the docs quote)")
+        ->check(CLI::IsMember({"table", "json", "csv", "md"}));
 
     auto* metrics = app.add_subcommand("metrics", "List the declared metrics: scope, name, unit, where they appear, doc");
     metrics->add_option("--format", format, "Output format: table, json or csv")

@@ -39,7 +39,8 @@ const ParamBinder<RuntimeProfile>& runtime_params() {
                   "Elementwise operators computing a unary function of one tensor (SiLU as x * sigmoid(x), GELU's erf "
                   "and tanh forms, HardSwish) run as one kernel: the framework's native activation");
         b.boolean("passes.layouts", [](R& r) -> bool& { return r.layouts; }, false,
-                  "Transposes whose result only feeds contractions fold into the contraction's operand layout");
+                  "Transpose, Slice, Split and Expand feeding a GEMM operand, or an elementwise or reduction kernel, are "
+                  "read in place by that kernel (other strides or an offset): no copy kernel, no extra bytes");
         b.string("library.ops", [](R& r) -> std::string& { return r.library_ops_text; }, "", {},
                  "Comma-separated op types the runtime's fast library runs on tensors in its own blocked layout "
                  "(PyTorch's oneDNN path: nChw16c); a kernel is the library's when all its computing operators are");
