@@ -49,6 +49,7 @@ LIBRARIES = {
     "archsim_engine": "engine",
     "archsim_cluster": "cluster",
     "archsim": "tools",
+    "_archsim": "tools",                 # the Python extension (tools/python)
 }
 
 CHECKED = ("sim", "traces", "workloads", "arch", "tools")

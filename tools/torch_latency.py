@@ -14,13 +14,16 @@ values), eval mode, BatchNorm folded into the preceding convolution (the ONNX ex
 machine's load comes and goes over seconds to minutes, so in the inference modes every timed
 thing (each network, and the framework-cost, packing and pooling microbenchmarks) is timed in
 `--rounds` rounds, round-robin: in each round `--reps` timed calls after warm-up (`--warmup` in
-the first round, 2 after), and the round's median. The framework's cost per operator moves with
-the load, and a network of many small operators moves with it: each network's prediction in a
-round takes the framework cost measured in that round, seconds apart (the model's time is
-a + b x the cost, simulated at two costs), and the error reported is the median of the rounds'
-errors, the measurement the median of the rounds' (their range shown as its spread; a network
-whose two calmest rounds disagree by more than 10% is flagged). The packing and pooling rates take
-their calmest round (interference only slows). In train mode a timing whose 10th-90th percentile
+the first round, 2 after), and the round's median. Load only ever slows a run, and the model
+(calibrated on the calmest of repeated timings, `archsim calibrate`) predicts the unloaded
+machine, so each thing's measurement is its calmest round: the networks' and the
+microbenchmarks' alike (the framework cost per operator the predictions take included). Every
+thing sees the same calm and busy spells. The rounds' range is shown as the spread, with the
+error each round would give; a network whose two calmest rounds disagree by more than 10% is
+flagged. The CSV keeps every round's time and framework cost. (Pairing each network's round
+with the framework cost of the same round was tried on 2026-11-27: the chain's single round is
+noisier than the network's, 14-30 us per operator, and the small networks' errors spread more.)
+In train mode a timing whose 10th-90th percentile
 range exceeds 10% of its median is taken again (up to 4 times, the smallest median kept) and one
 still above 25% is flagged.
 Three ways to run it (`--mode`):
@@ -248,9 +251,26 @@ def blas_pack_bytes_per_cycle(archsim, arch, mode, overhead_us, layer, x, measur
     b = (t1 - t2) / (1 / r1 - 1 / r2)
     a = t1 - b / r1
     if b <= 0 or measured <= a:
-        raise RuntimeError(f"BLAS calibration: the model's Linear takes {a * 1e6:.0f} us without packing, "
-                           f"measured {measured * 1e6:.0f} us: no packing rate fits")
+        # the rest of the call alone is slower than the whole measured call: the config describes a
+        # slower machine than this one is now (its DRAM or cache rates), so nothing is left for packing
+        rate = config_value(archsim, arch, "core", "blas_pack_bytes_per_cycle")
+        print(f"warning: BLAS calibration: the model's Linear takes {a * 1e6:.0f} us without packing, measured "
+              f"{measured * 1e6:.0f} us: no packing rate fits; the config's is used ({rate:.2f} bytes/cycle; 0 = core.pack_bytes_per_cycle)", file=sys.stderr)
+        return rate, clock_hz
     return b / (measured - a), clock_hz
+
+
+def config_value(archsim, arch, table, key):
+    """Key `table.key` of CPU config `arch` (a TOML file): its value there, else the declared
+    default (`archsim params cpu`)."""
+    import tomllib
+    with open(arch, "rb") as f:
+        v = tomllib.load(f).get(table, {}).get(key)
+    if v is None:
+        decls = json.loads(subprocess.run([archsim, "params", "cpu", "--format", "json"], capture_output=True, text=True,
+                                          check=True).stdout)
+        v = next(d["default"] for d in decls if d["key"] == f"{table}.{key}")
+    return float(v)
 
 
 def pool_thing():
@@ -460,10 +480,9 @@ def main():
         rounds.add(name, *network_thing(name, args.mode))
     rounds.run(args.rounds, args.warmup, args.reps,
                lambda r: print(f"  round {r} of {args.rounds} timed", file=sys.stderr))
-    # the framework's cost per operator in each round: a network's prediction in a round takes the
-    # chain timed in that round, seconds apart, so a busy spell slows both (see the module doc)
+    # the framework's cost per operator: the chain's calmest round, as every other timing
     overheads = [op_overhead_us(t) for t in rounds.medians["chain"]]
-    overhead = statistics.median(overheads)
+    overhead = min(overheads)
     print(f"  framework cost per operator ({args.mode}): {overhead:.2f} us (rounds {min(overheads):.2f}-{max(overheads):.2f})",
           file=sys.stderr)
     blas_s = rounds.result("linear")[0]
@@ -472,7 +491,7 @@ def main():
           file=sys.stderr)
     ref_cpo = reference_cycles_per_op(pool, px, rounds.result("pool")[0], args.threads, clock_hz)
     print(f"  scalar max pooling: {ref_cpo:.1f} cycles per window element", file=sys.stderr)
-    for key in ("linear", "pool"):
+    for key in ("chain", "linear", "pool"):
         if rounds.unsettled(key):
             lo, _, hi = rounds.result(key)
             print(f"warning: the {key} microbenchmark's rounds never agreed within {STABLE:.0%} ({lo * 1e3:.3f}-{hi * 1e3:.3f} ms): "
@@ -480,23 +499,19 @@ def main():
     rows = []
     for name in names:
         path = os.path.join(args.shared, name + ".onnx")
-        # the model's time is a + b x overhead (each operator pays it once): simulated at two
-        # overheads, then predicted for every round's
-        a, _ = simulate(args.archsim, path, args.arch, args.mode, 0.0, blas_bpc, ref_cpo)
-        a10, _ = simulate(args.archsim, path, args.arch, args.mode, 10.0, blas_bpc, ref_cpo)
-        b = (a10 - a) / 10.0
+        pred, _ = simulate(args.archsim, path, args.arch, args.mode, overhead, blas_bpc, ref_cpo)
         measured = rounds.medians[name]
-        predicted = [a + b * o for o in overheads]
-        errors = [100 * (p - m) / m for p, m in zip(predicted, measured)]
-        med, pred, err = statistics.median(measured), statistics.median(predicted), statistics.median(errors)
+        med = min(measured)  # the network's calmest round
+        errors = [100 * (pred - m) / m for m in measured]  # what each round would give
         rows.append({"model": name, "measured_ms": med * 1e3, "p10_ms": min(measured) * 1e3, "p90_ms": max(measured) * 1e3,
                      "unsettled": rounds.unsettled(name),
-                     "predicted_ms": pred * 1e3, "error_pct": err, "error_min_pct": min(errors), "error_max_pct": max(errors),
-                     "threads": args.threads, "mode": args.mode, "op_overhead_us": round(overhead, 3),
+                     "predicted_ms": pred * 1e3, "error_pct": 100 * (pred - med) / med, "error_min_pct": min(errors),
+                     "error_max_pct": max(errors), "threads": args.threads, "mode": args.mode, "op_overhead_us": round(overhead, 3),
                      "blas_pack_bytes_per_cycle": round(blas_bpc, 3), "reference_cycles_per_op": round(ref_cpo, 2),
-                     "blas": blas_in_use(),
-                     "torch": torch.__version__})
-        print(f"  {name}: measured {med * 1e3:.2f} ms, predicted {pred * 1e3:.2f} ms (median of {len(measured)} rounds)",
+                     "blas": blas_in_use(), "torch": torch.__version__,
+                     "rounds_ms": " ".join(f"{m * 1e3:.3f}" for m in measured),
+                     "rounds_op_overhead_us": " ".join(f"{o:.3f}" for o in overheads)})
+        print(f"  {name}: measured {med * 1e3:.2f} ms (its calmest of {len(measured)} rounds), predicted {pred * 1e3:.2f} ms",
               file=sys.stderr)
     return report(rows, args, overhead, blas_bpc, ref_cpo)
 
@@ -515,14 +530,12 @@ def report(rows, args, overhead, blas_bpc, ref_cpo):
                   f"{r['measured_ms']:.2f} ms after {ATTEMPTS} attempts): the machine is busy; compare with care", file=sys.stderr)
         if r.get("unsettled"):
             print(f"warning: {r['model']}: even its two calmest rounds disagree by more than {STABLE:.0%} (rounds "
-                  f"{r['p10_ms']:.2f}-{r['p90_ms']:.2f} ms): the machine is busy; the error is the median of the rounds'",
-                  file=sys.stderr)
+                  f"{r['p10_ms']:.2f}-{r['p90_ms']:.2f} ms): the machine is busy; compare with care", file=sys.stderr)
     errs = [abs(r["error_pct"]) for r in rows]
     print(f"\nMAPE {statistics.mean(errs):.1f}%, worst {max(errs):.1f}%, within 20%: {sum(e <= 20 for e in errs)} of {len(errs)}")
     runtime = "torch-eager" if args.mode == "train" else f"torch-{args.mode}"
     protocol = (f"SGD training step at batch {args.batch}, median of {args.reps}" if args.mode == "train"
-                else f"medians of {args.rounds} round-robin rounds of {args.reps} after warm-up, each round's prediction with "
-                     "that round's framework cost")
+                else f"each thing's calmest of {args.rounds} round-robin rounds, medians of {args.reps} after warm-up")
     print(f"torch {torch.__version__} ({args.mode}: {protocol}, runtime {runtime}), {args.threads} threads, framework cost "
           f"per operator {overhead:.2f} us, BLAS {blas_in_use()} packing {blas_bpc:.2f} bytes/cycle, scalar max pooling {ref_cpo:.1f} cycles/element, config {args.arch}, CPU {cpu_model()}")
     if args.csv:

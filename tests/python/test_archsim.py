@@ -33,9 +33,9 @@ def test_graph_is_the_clis_graph():
     assert int(ops["macs"].sum()) == cli["total"]["macs"]
 
 
-def test_two_machines_from_one_process_match_the_cli():
+def test_two_machines_from_one_process_match_the_cli(tmp_path):
     for arch in ("tpu/tpu_128x128_ws", "roofline/host"):
-        r = archsim.run(arch=arch, detail="kernel")
+        r = archsim.run(arch=arch, detail="kernel", out=tmp_path / arch.replace("/", "_"))
         with tempfile.TemporaryDirectory() as d:
             subprocess.run([archsim.binary(), "run", "--arch", arch, "--out", d, "--quiet", "--detail", "kernel"],
                            check=True, capture_output=True)
@@ -49,9 +49,9 @@ def test_two_machines_from_one_process_match_the_cli():
         assert "<table" in r._repr_html_()
 
 
-def test_a_job_from_python_matches_the_cli():
+def test_a_job_from_python_matches_the_cli(tmp_path):
     entry = os.path.join(SRC, "workloads", "workloads.yaml") + "#megatron_gpt_1_7B"
-    job = archsim.run_job(entry, TARGET)
+    job = archsim.run_job(entry, TARGET, out=tmp_path / "job")
     with tempfile.TemporaryDirectory() as d:
         subprocess.run([archsim.binary(), "run", entry, "--target", TARGET, "--out", d, "--quiet"], check=True, capture_output=True)
         with open(os.path.join(d, "last_run.json")) as f:
@@ -61,9 +61,9 @@ def test_a_job_from_python_matches_the_cli():
     assert "<table" in job._repr_html_()
 
 
-def test_a_bad_key_raises_archsim_error_with_the_clis_line():
+def test_a_bad_key_raises_archsim_error_with_the_clis_line(tmp_path):
     with pytest.raises(archsim.Error) as e:
-        archsim.run(arch="tpu/tpu_128x128_ws", sets={"array.rowz": 64})
+        archsim.run(arch="tpu/tpu_128x128_ws", sets={"array.rowz": 64}, out=tmp_path)
     msg = str(e.value)
     assert "\n" not in msg and "array.rowz" in msg
     with pytest.raises(archsim.Error) as e:
@@ -71,18 +71,18 @@ def test_a_bad_key_raises_archsim_error_with_the_clis_line():
     assert "/nonexistent/model.onnx" in str(e.value) and "\n" not in str(e.value)
 
 
-def test_from_torch_mlp_has_exact_macs():
+def test_from_torch_mlp_has_exact_macs(tmp_path):
     torch = pytest.importorskip("torch")
     mlp = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10))
-    path = archsim.from_torch(mlp, torch.randn(4, 64))
+    path = archsim.from_torch(mlp, torch.randn(4, 64), path=str(tmp_path / "mlp.onnx"))
     ops = archsim.graph(path)
     assert ops.attrs["total"]["macs"] == 4 * (64 * 128 + 128 * 10)
     assert sorted(ops.loc[ops["macs"] > 0, "macs"]) == [4 * 128 * 10, 4 * 64 * 128]
-    r = archsim.run(path, arch="roofline/host", detail="kernel")
+    r = archsim.run(path, arch="roofline/host", detail="kernel", out=tmp_path / "run")
     assert r.total["macs"] == 4 * (64 * 128 + 128 * 10)
 
 
-def test_a_sweep_as_a_dataframe():
+def test_a_sweep_as_a_dataframe(tmp_path):
     study = {
         "name": "py_sweep",
         "models": [os.path.join(SRC, "workloads", "models", "resnet18.onnx")],
@@ -90,7 +90,7 @@ def test_a_sweep_as_a_dataframe():
         "axes": {"clock_mhz": [500, 1000]},
         "machine": [{"label": "roofline", "config": os.path.join(SRC, "configs", "roofline", "host.toml")}],
     }
-    df = archsim.sweep(study)
+    df = archsim.sweep(study, out=tmp_path / "sweep")
     assert len(df) == 2
     assert set(df["clock_mhz"]) == {500, 1000}
     lat = df.sort_values("clock_mhz")["latency_s"].tolist()

@@ -42,6 +42,8 @@ namespace {
 /// saved for the operators that read them).
 std::vector<int32_t> attention_backward(const FusionGroups& groups, const std::vector<int32_t>& later, int64_t scores) {
     const OpGraph& g = groups.graph();
+    // in the backward pass's fusion stage (a recomputed forward operator runs inside it too)
+    auto in_backward = [](const Operator& op) { return fusion_stage(op.phase) == fusion_stage(TrainingPhase::Backward); };
     std::vector<int32_t> block;
     auto in_block = [&](int32_t o) { return std::find(block.begin(), block.end(), o) != block.end(); };
     std::vector<int32_t> todo = later;
@@ -51,13 +53,13 @@ std::vector<int32_t> attention_backward(const FusionGroups& groups, const std::v
         if (in_block(o)) continue;
         const Operator& op = op_at(g, o);
         const bool contraction = op.cost.cls == OpClass::Contraction && op.cost.gemms.size() == 1 && !op.cost.gemms[0].b_is_weight;
-        if (fusion_stage(op.phase) != fusion_stage(TrainingPhase::Backward) || !groups.alone(o) || !(contraction || is_vector(op) || is_layout_view(op))) return {};
+        if (!in_backward(op) || !groups.alone(o) || !(contraction || is_vector(op) || is_layout_view(op))) return {};
         block.push_back(o);
         if (block.size() > 16) return {};
         // the score-sized gradients it reads from the backward and writes: their operators too
         for (int32_t t : op.inputs) {
             const int32_t p = t >= 0 ? g.producer(t) : -1;
-            if (p >= 0 && fusion_stage(op_at(g, p).phase) == fusion_stage(TrainingPhase::Backward) && tensor_at(g, t).elems() == scores) todo.push_back(p);
+            if (p >= 0 && in_backward(op_at(g, p)) && tensor_at(g, t).elems() == scores) todo.push_back(p);
         }
         for (int32_t t : op.outputs)
             if (t >= 0 && tensor_at(g, t).elems() == scores)
