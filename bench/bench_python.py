@@ -21,7 +21,7 @@ arch = "tpu/tpu_128x128_ws"
 py_s = cli_s = 0.0
 with tempfile.TemporaryDirectory() as tmp:
     out = os.path.join(tmp, "run")
-    script = f'for i in $(seq {args.block}); do "{archsim.binary()}" run --arch {arch} --out {out} --quiet --format json > /dev/null || exit 1; done'
+    script = f'for i in $(seq {args.block}); do "{archsim.binary()}" run --arch {arch} --out {out} --quiet --format json > /dev/null 2>&1 || exit 1; done'
     for _ in range(0, args.runs, args.block):
         t0 = time.perf_counter()
         for _ in range(args.block):

@@ -1,0 +1,119 @@
+// The GPU's GEMM kernels: CTAs in waves over the SMs, operand tiles through L2, split-K
+// (GpuMachine::gemm_kernel; the tile choice in cta_mapper.h).
+#include "arch/gpu/gpu_machine_impl.h"
+
+namespace archsim {
+
+void GpuMachine::gemm_kernel(const GemmView& g, size_t gi, int64_t rep) {
+    launch();
+    const KernelPlan plan = choose_kernel(g, m_cfg);
+    const int64_t eb = operand_bytes(m_cfg.precision);
+    const int32_t a_tensor = g.a.tensor, b_tensor = g.b.tensor, c_tensor = g.c.tensor;
+    const double a_ratio = g.a_unique_elems > 0 ? std::min(1.0, double(g.a_unique_elems) / (double(g.m) * g.k)) : 1.0;
+    const int64_t col_tiles = (g.n + plan.tile.bn - 1) / plan.tile.bn, split = plan.split_k;
+    const int64_t per_instance = (g.m + plan.tile.bm - 1) / plan.tile.bm * col_tiles * split;
+    const int64_t slots = m_cfg.sms * plan.ctas_per_sm;
+    const double l2_latency_ps = static_cast<double>(m_cfg.l2_latency_cycles) * m_cfg.cycle_ps();
+    const double dram_latency_ps = m_cfg.dram.ideal ? 0.0 : m_cfg.dram.latency_ns * 1e3;
+    const double kstep = kstep_cycles(plan.tile, plan.bk, m_cfg);
+    const int64_t instances = g.batch * g.groups;
+    m_l2->workspace_ready().clear();                    // this kernel's partial sums are its own
+    std::unordered_map<int64_t, double> partial_stored;  // CTA -> when the previous split stored its partial, for a split in a later wave
+    double kernel_end = sim_now_ps();
+    for (int64_t w = 0; w < plan.waves; ++w) {
+        const double start = sim_now_ps();
+        // the SMs of a partial (tail) wave host fewer CTAs, which share the SM among fewer
+        const int64_t in_wave = std::min(plan.ctas - w * slots, slots);
+        const double per_sm = static_cast<double>(std::min(plan.ctas_per_sm, (in_wave + m_cfg.sms - 1) / m_cfg.sms));
+        double wave_end = start, stores_done = start, cta_ps_max = 0;
+        const int64_t first = w * slots, last = std::min(plan.ctas, first + slots);
+        // Loads of every CTA of the wave first (all issued at the wave's start), then the
+        // epilogue stores in completion order, so the shared L2 and DRAM servers see their
+        // requests in time order.
+        struct Cta { int64_t index; int64_t m, n, k, sk; double end; };
+        std::vector<Cta> ctas;
+        ctas.reserve(static_cast<size_t>(last - first));
+        for (int64_t c = first; c < last; ++c) {
+            const int64_t inst = c / per_instance, r = c % per_instance, tile = r / split, sk = r % split;
+            const int64_t bi = tile / col_tiles, bj = tile % col_tiles;
+            const int64_t m = std::min(plan.tile.bm, g.m - bi * plan.tile.bm), n = std::min(plan.tile.bn, g.n - bj * plan.tile.bn);
+            const int64_t k = std::max<int64_t>(0, std::min(plan.k_per_split, g.k - sk * plan.k_per_split));
+            const int64_t k_iters = (k + plan.bk - 1) / plan.bk;
+            SmPort& sm = *m_sms[static_cast<size_t>((c - first) % m_cfg.sms)];
+            const TileId a_key{a_tensor, mix_key(mix_key(mix_key(1, rep * 1000003 + inst), bi), sk)};
+            const TileId b_key{b_tensor, g.b_is_weight ? mix_key(mix_key(mix_key(2, gi), mix_key(inst % g.groups, bj)), sk)
+                                                       : mix_key(mix_key(mix_key(2, rep * 1000003 + inst), bj), sk)};
+            bool a_miss = false, b_miss = false;
+            const TensorPart a_part = TensorPart::rows(a_tensor, inst * g.m + bi * plan.tile.bm, m, instances * g.m);
+            const TensorPart b_part = g.b_is_weight ? TensorPart{} : TensorPart::rows(b_tensor, inst * g.k + sk * plan.k_per_split, k, instances * g.k);
+            double loaded = sm.access(a_key, static_cast<int64_t>(std::ceil(m * k * a_ratio)) * eb, a_part, false, 0, &a_miss);
+            loaded = std::max(loaded, sm.access(b_key, k * n * eb, b_part, false, 0, &b_miss));
+            // the main loop (MMAs or shared-memory traffic) with the SM shared by the wave's CTAs on it
+            const double mma_ps = static_cast<double>(k_iters) * kstep * per_sm * m_cfg.cycle_ps();
+            cta_ps_max = std::max(cta_ps_max, mma_ps);
+            // Little's law on the multistage pipeline: with stages - 1 K-steps in flight, each
+            // taking a load latency (L2, plus DRAM on a miss), a K-step takes at least
+            // latency / (stages - 1); the main loop starts after its first stage arrives.
+            const double stage_latency = l2_latency_ps + ((a_miss || b_miss) ? dram_latency_ps : 0.0);
+            const double loop_ps = std::max(mma_ps, static_cast<double>(k_iters) * stage_latency /
+                                                        static_cast<double>(std::max<int64_t>(1, plan.tile.stages - 1)));
+            ctas.push_back({c, m, n, k, sk, std::max(start + l2_latency_ps + loop_ps, loaded)});
+        }
+        // Epilogues, every transaction issued in time order (the L2 and DRAM serve requests
+        // in the order they come). Serial split-K: a split's epilogue waits for the previous
+        // split's partial-sum store (the semaphore), reads that partial (step 0), adds and
+        // stores its own (step 1; the last split stores C); the first split stores at its
+        // main loop's end.
+        using Step = std::tuple<double, size_t, int>;  // when, which CTA, which step
+        std::priority_queue<Step, std::vector<Step>, std::greater<>> steps;
+        for (size_t i = 0; i < ctas.size(); ++i) {
+            const Cta& cta = ctas[i];
+            if (cta.sk == 0) steps.emplace(cta.end, i, 1);
+            else if (auto it = partial_stored.find(cta.index); it != partial_stored.end()) {  // its predecessor ran in an earlier wave
+                steps.emplace(std::max(cta.end, it->second), i, 0);
+                partial_stored.erase(it);
+            }
+        }
+        while (!steps.empty()) {
+            const auto [at, i, step] = steps.top();
+            steps.pop();
+            const Cta& cta = ctas[i];
+            const int64_t c = cta.index;
+            SmPort& sm = *m_sms[static_cast<size_t>((c - first) % m_cfg.sms)];
+            // the tile's partial sum, fp32, where every split of the tile adds into it
+            const TileId partial{-1, mix_key(6, static_cast<uint64_t>(c - cta.sk))};
+            if (step == 0) {
+                steps.emplace(sm.workspace(partial, cta.m * cta.n * 4, false, at - sim_now_ps()), i, 1);
+                continue;
+            }
+            wave_end = std::max({wave_end, cta.end, at});
+            const uint32_t seq = static_cast<uint32_t>(c);
+            // operands pass through shared memory into registers; accumulators stay in registers
+            const uint64_t smem_bytes = static_cast<uint64_t>((cta.m + cta.n) * cta.k * eb);
+            const Span span = ps_span(start, cta.end - start);
+            m_rec.emit(EventKind::Fold, m_sm_comp[(c - first) % m_cfg.sms], span,
+                       {0, uint64_t(cta.m * cta.n * cta.k), c == first ? m_clock.cycles_of(cta_ps_max) : 0}, seq);
+            m_rec.emit(EventKind::SramRead, m_smem, span, {smem_bytes}, seq);
+            m_rec.emit(EventKind::SramWrite, m_smem, span, {smem_bytes}, seq);
+            m_rec.emit(EventKind::SramRead, m_rf, span, {2 * smem_bytes}, seq);
+            if (cta.sk == split - 1) {  // C goes back through L2 (written through to DRAM)
+                stores_done = std::max(stores_done, sm.access(TileId{c_tensor, mix_key(3, static_cast<uint64_t>(c))}, cta.m * cta.n * eb, {},
+                                                              true, at - sim_now_ps()));
+                continue;
+            }
+            const double stored = sm.workspace(partial, cta.m * cta.n * 4, true, at - sim_now_ps());
+            stores_done = std::max(stores_done, stored);
+            if (c + 1 < last) steps.emplace(std::max(ctas[i + 1].end, stored), i + 1, 0);  // the next split, in this wave
+            else partial_stored[c + 1] = stored;                                          // ... or in the next
+        }
+        if (wave_end > start + cta_ps_max)  // waiting for operands: the first stage, or loads slower than the MMAs
+            stall(start + cta_ps_max, wave_end - (start + cta_ps_max), static_cast<uint32_t>(w), m_operand_load);
+        sim_wait_until_ps(wave_end);
+        kernel_end = std::max(kernel_end, stores_done);
+    }
+    if (kernel_end > sim_now_ps()) stall(sim_now_ps(), kernel_end - sim_now_ps(), 0, m_write_drain);
+    sim_wait_until_ps(kernel_end);
+    if (c_tensor >= 0) m_l2->retain(c_tensor, g.batch * g.groups * g.m * g.n * eb);
+}
+
+}  // namespace archsim
