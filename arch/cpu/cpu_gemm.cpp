@@ -1,0 +1,155 @@
+// The CPU's contractions: BLIS-style blocked GEMMs split over the cores (CpuMachine::gemm;
+// the blocking in blocking.h, the cores' schedule in core_schedule.h).
+#include "arch/cpu/cpu_machine_impl.h"
+
+namespace archsim {
+
+void CpuMachine::gemm(const OpGraph& graph, const GemmView& g, int64_t inst, int64_t cores, bool blas) {
+    Blocking b = fit_blocking(m_block, g.m, g.n, g.k);
+    // BLIS divides the ic loop's rows evenly among the threads: mc shrinks so that every core
+    // gets the same rows (split_rows; fewer rows than cores x mr split the columns too,
+    // below). The cache sizes only cap a block: a larger L2 (a larger mc) once left M = 784
+    // in one block of 784 rows on 4 of 96 cores.
+    if (g.m > b.mc || cores > 1) b.mc = split_rows(g.m, b.mc, b.mr, cores);
+    const uint64_t e = static_cast<uint64_t>(operand_bytes(m_cfg.precision));
+    const int32_t a_t = g.a.tensor, b_t = g.b.tensor, c_t = g.c.tensor;
+    // A: row-major with `a_cols` distinct columns per row (implicit im2col folds the taps)
+    const int64_t a_unique = g.a_unique_elems > 0 ? std::min(g.a_unique_elems, g.m * g.k) : g.m * g.k;
+    const int64_t a_cols = std::max<int64_t>(1, std::min<int64_t>(g.k, (a_unique + g.m - 1) / g.m));
+    const uint64_t a_base = base(a_t, graph) + static_cast<uint64_t>(inst * a_unique) * e;
+    const int64_t group = inst % g.groups;
+    const uint64_t b_base = base(b_t, graph) + static_cast<uint64_t>((g.b_is_weight ? group : inst) * g.k * g.n) * e;
+    const uint64_t c_base = base(c_t, graph) + static_cast<uint64_t>(inst * g.m * g.n) * e;
+    const double rate = m_cfg.mac_rate() * m_cfg.eff_gemm;
+    // BLIS packs an operand to reuse it; one used by a single micro-kernel row (m <= mr) or
+    // column (n <= nr) of calls is read in place, as oneDNN's GEMV-like kernels do. Weights
+    // reordered at load time are already in panel layout. A convolution's input is read in
+    // place (oneDNN's direct convolution on a blocked layout: no im2col copy).
+    const bool prepacked = g.b_is_weight && m_cfg.prepacked_weights && !blas;
+    const bool pack_b = blas || (g.m > b.mr && !prepacked), pack_a = blas || (g.n > b.nr && !g.a.in_place);
+    // cycles per packed byte: a load and a store per byte at core.pack_bytes_per_cycle, or the
+    // BLAS's measured rate per byte packed
+    const double pack_cycles_per_byte = blas && m_cfg.blas_pack_bytes_per_cycle > 0 ? 1.0 / m_cfg.blas_pack_bytes_per_cycle
+                                                                                   : 2.0 / m_cfg.pack_bytes_per_cycle;
+    for (int64_t jc = 0; jc < g.n; jc += b.nc) {
+        const int64_t ncb = std::min(b.nc, g.n - jc);
+        for (int64_t pc = 0; pc < g.k; pc += b.kc) {
+            const int64_t kcb = std::min(b.kc, g.k - pc);
+            // the cores pack the kc x nc B panel together, kc rows split among them
+            const int64_t rows_per = (kcb + cores - 1) / cores;
+            for (int64_t c = 0; c < cores && pack_b; ++c) {
+                const int64_t r0 = c * rows_per, rows = std::min(rows_per, kcb - r0);
+                if (rows <= 0) break;
+                CpuCore& cc = *m_cores[static_cast<size_t>(c)];
+                if (!m_units->block(c)) {
+                    cc.touch_rows(b_base + static_cast<uint64_t>((pc + r0) * g.n + jc) * e, rows, static_cast<uint64_t>(ncb) * e,
+                                  static_cast<uint64_t>(g.n) * e, false);
+                    cc.touch(kPackedB + static_cast<uint64_t>(r0 * ncb) * e, static_cast<uint64_t>(rows * ncb) * e, true, Fill::Claim);
+                    m_units->block_done(c);
+                }
+                const uint64_t bytes = static_cast<uint64_t>(rows * ncb) * e;
+                m_sched->finish_block(c, static_cast<double>(bytes) * pack_cycles_per_byte * m_cfg.cycle_ps(), 0, 0, 0, bytes);
+            }
+            if (pack_b) m_sched->barrier();
+            // macro-kernel work: mc-row blocks; with fewer blocks than cores, split the nr panels too
+            const int64_t ic_blocks = (g.m + b.mc - 1) / b.mc;
+            const int64_t panels = (ncb + b.nr - 1) / b.nr;
+            const int64_t jsplit = ic_blocks >= cores ? 1 : std::min(panels, (cores + ic_blocks - 1) / ic_blocks);
+            std::vector<std::vector<int64_t>> queue(static_cast<size_t>(cores));
+            for (int64_t w = 0; w < ic_blocks * jsplit; ++w) queue[static_cast<size_t>(w % cores)].push_back(w);
+            std::vector<size_t> next(static_cast<size_t>(cores), 0);
+            // a core's mc-row blocks are units of one loop (unit_replay.h): A's rows and C's move
+            // down by `cores` blocks from one to the next, the packed operands stay
+            const bool block_loop = replay_units() && even_rows(g) && !m_units->in_loop() && jsplit == 1 && ic_blocks >= 4 * cores;
+            if (block_loop) {
+                const uint64_t rows = static_cast<uint64_t>(cores * b.mc);
+                const uint64_t a0 = a_base, c0 = c_base;
+                std::vector<int64_t> full(static_cast<size_t>(m_cfg.cores), 0);
+                for (int64_t c = 0; c < cores; ++c)
+                    for (const int64_t w : queue[static_cast<size_t>(c)]) full[static_cast<size_t>(c)] += (w + 1) * b.mc <= g.m;
+                m_units->begin_loop({{a0, a0 + static_cast<uint64_t>(g.m * a_cols) * e, rows * static_cast<uint64_t>(a_cols) * e},
+                                     {c0, c0 + static_cast<uint64_t>(g.m * g.n) * e, rows * static_cast<uint64_t>(g.n) * e}},
+                                    std::move(full), sample_in_force());
+            }
+            for (int64_t c; (c = m_sched->next_core(next, queue)) >= 0;) {
+                const int64_t w = queue[static_cast<size_t>(c)][next[static_cast<size_t>(c)]++];
+                const int64_t ib = w / jsplit, js = w % jsplit;
+                const int64_t ic = ib * b.mc, mcb = std::min(b.mc, g.m - ic);
+                const int64_t p0 = js * panels / jsplit, p1 = (js + 1) * panels / jsplit;
+                CpuCore& cc = *m_cores[static_cast<size_t>(c)];
+                if (block_loop) m_units->unit_start(c, static_cast<int64_t>(next[static_cast<size_t>(c)]) - 1);
+                const bool replayed = m_units->block(c);
+                const uint64_t ap = packed_a(c);
+                // pack the A block: its rows' source bytes, into this core's buffer
+                const int64_t src_cols = std::min<int64_t>(kcb, a_cols);
+                const int64_t src_col0 = (pc % a_cols + src_cols <= a_cols) ? pc % a_cols : a_cols - src_cols;
+                if (pack_a && !replayed) {
+                    cc.touch_rows(a_base + static_cast<uint64_t>(ic * a_cols + src_col0) * e, mcb,
+                                  static_cast<uint64_t>(src_cols) * e, static_cast<uint64_t>(a_cols) * e, false);
+                    cc.touch(ap, static_cast<uint64_t>(mcb * kcb) * e, true, Fill::NoFetch);
+                }
+                const uint64_t packed = pack_a ? static_cast<uint64_t>(mcb * kcb) * e : 0;
+                const uint64_t a_row = static_cast<uint64_t>(a_cols) * e, c_row = static_cast<uint64_t>(g.n) * e;
+                const uint64_t a_src = a_base + static_cast<uint64_t>(ic * a_cols + src_col0) * e;
+                const uint64_t c_blk = c_base + static_cast<uint64_t>(ic * g.n + jc) * e;
+                // B micro-panel jr (kcb x cols): where the micro-kernel reads it
+                auto b_panel = [&](int64_t jr, int64_t cols) {
+                    if (pack_b) return MovingBox::contiguous(kPackedB + static_cast<uint64_t>(jr * b.nr * kcb) * e, static_cast<uint64_t>(kcb * cols) * e, 0);
+                    if (prepacked)  // panel (jc / nr + jr) of K x nr, rows pc.. contiguous
+                        return MovingBox::contiguous(b_base + static_cast<uint64_t>(((jc / b.nr + jr) * g.k + pc) * b.nr) * e,
+                                                     static_cast<uint64_t>(kcb * cols) * e, 0);
+                    return MovingBox::down(b_base + static_cast<uint64_t>(pc * g.n + jc + jr * b.nr) * e, kcb,
+                                           static_cast<uint64_t>(cols) * e, c_row, 0);
+                };
+                // one mr x cols micro-kernel call: its A micro-panel, B micro-panel and C tile
+                auto micro = [&](int64_t jr, int64_t ir, int64_t rows, int64_t cols) {
+                    if (pack_a) cc.touch(ap + static_cast<uint64_t>(ir * kcb) * e, static_cast<uint64_t>(rows * kcb) * e, false);
+                    else cc.touch_rows(a_src + static_cast<uint64_t>(ir) * a_row, rows, static_cast<uint64_t>(src_cols) * e, a_row, false);
+                    const MovingBox bp = b_panel(jr, cols);
+                    cc.touch_rows(bp.base, bp.rows, bp.row_bytes, bp.stride, false);
+                    cc.touch_rows(c_blk + static_cast<uint64_t>(ir) * c_row + static_cast<uint64_t>(jr * b.nr) * e, rows,
+                                  static_cast<uint64_t>(cols) * e, c_row, true);
+                };
+                const MovingBox a_fixed = pack_a ? MovingBox::contiguous(ap, static_cast<uint64_t>(mcb * kcb) * e, 0)
+                                                 : MovingBox::down(a_src, mcb, static_cast<uint64_t>(src_cols) * e, a_row, 0);
+                // a column of micro-kernels (micro-panel jr of B down the block's rows), its
+                // mr-row calls fast-forwarded once they repeat (A and C move down, B stays)
+                auto column = [&](int64_t jr, int64_t cols) {
+                    const int64_t full = mcb / b.mr;
+                    std::vector<MovingBox> boxes{
+                        pack_a ? MovingBox::contiguous(ap, static_cast<uint64_t>(b.mr * kcb) * e, static_cast<uint64_t>(b.mr * kcb) * e)
+                               : MovingBox::down(a_src, b.mr, static_cast<uint64_t>(src_cols) * e, a_row, b.mr),
+                        b_panel(jr, cols), MovingBox::down(c_blk - static_cast<uint64_t>(jc) * e, b.mr, c_row, c_row, b.mr)};
+                    SteadyLoop rows_loop(cc, std::move(boxes), full, fast_forward(), &m_ff);
+                    rows_loop.run([&](int64_t q) { micro(jr, q * b.mr, b.mr, cols); });
+                    if (mcb % b.mr) micro(jr, full * b.mr, mcb % b.mr, cols);
+                };
+                if (!replayed) {
+                    // the block's columns, fast-forwarded once they repeat (B and C move right, A stays;
+                    // C's box spans every row of C, as older rows' tiles leave the L2 in step)
+                    const int64_t full_cols = std::min(p1, ncb / b.nr) - p0;
+                    {
+                        MovingBox b_move = b_panel(p0, b.nr);
+                        if (pack_b) b_move = MovingBox::contiguous(b_move.base, b_move.row_bytes, static_cast<uint64_t>(kcb * b.nr) * e);
+                        else if (prepacked) b_move = MovingBox::contiguous(b_move.base, b_move.row_bytes, static_cast<uint64_t>(g.k * b.nr) * e);
+                        else b_move.col_step = static_cast<uint64_t>(b.nr) * e;
+                        const MovingBox c_move = MovingBox::right(c_base + static_cast<uint64_t>(jc + p0 * b.nr) * e, g.m,
+                                                                  static_cast<uint64_t>(b.nr) * e, c_row, static_cast<uint64_t>(b.nr) * e);
+                        SteadyLoop cols_loop(cc, {a_fixed, b_move, c_move}, std::max<int64_t>(0, full_cols), fast_forward(), &m_ff);
+                        cols_loop.run([&](int64_t j) { column(p0 + j, b.nr); });
+                    }
+                    for (int64_t jr = p0 + std::max<int64_t>(0, full_cols); jr < p1; ++jr) column(jr, std::min(b.nr, ncb - jr * b.nr));
+                    m_units->block_done(c);
+                }
+                const int64_t cols_done = std::min(p1 * b.nr, ncb) - p0 * b.nr;
+                const uint64_t macs = static_cast<uint64_t>(mcb * cols_done * kcb);
+                m_sched->finish_block(c, static_cast<double>(packed) * pack_cycles_per_byte * m_cfg.cycle_ps(),
+                             static_cast<double>(macs) / rate * m_cfg.cycle_ps(), macs, 0, packed);
+            }
+            if (block_loop) m_units->end_loop();
+            m_sched->barrier();
+        }
+    }
+}
+
+}  // namespace archsim
