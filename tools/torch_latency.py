@@ -23,9 +23,8 @@ error each round would give; a network whose two calmest rounds disagree by more
 flagged. The CSV keeps every round's time and framework cost. (Pairing each network's round
 with the framework cost of the same round was tried on 2026-11-27: the chain's single round is
 noisier than the network's, 14-30 us per operator, and the small networks' errors spread more.)
-In train mode a timing whose 10th-90th percentile
-range exceeds 10% of its median is taken again (up to 4 times, the smallest median kept) and one
-still above 25% is flagged.
+In train mode a timing whose 10th-90th percentile range exceeds 10% of its median is taken again
+(up to 4 times, the smallest median kept) and one still above 25% is flagged.
 Three ways to run it (`--mode`):
   frozen (default): torch.jit.freeze + torch.jit.optimize_for_inference, PyTorch's own inference
       path: oneDNN convolutions with weights prepacked once, ReLU/Add/SiLU still separate ops,
