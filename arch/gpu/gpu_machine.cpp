@@ -58,7 +58,7 @@ std::any GpuMachine::memo_save(const Operator&, const OpGraph&, const std::vecto
 }
 
 void GpuMachine::memo_restore(const std::any& change, const Operator&, const OpGraph&, const std::vector<int32_t>&, double end_ps,
-                  bool exact) {
+                              bool exact) {
     const auto& c = std::any_cast<const MemoChange&>(change);
     m_l2_memo.restore(c.l2, exact, m_l2->lines());
     // a server idle at the end keeps its own (earlier) free time, as simulating would
@@ -121,8 +121,8 @@ void GpuMachine::launch() {
 }
 
 void GpuMachine::cta_waves(int64_t ctas, int64_t ctas_per_sm, int64_t waves, const std::function<double(int64_t, int64_t)>& cycles,
-               const std::function<double(int64_t, SmPort&)>& load,
-               const std::function<double(int64_t, SmPort&, size_t, const Span&, double, uint64_t)>& finish) {
+                           const std::function<double(int64_t, SmPort&)>& load,
+                           const std::function<double(int64_t, SmPort&, size_t, const Span&, double, uint64_t)>& finish) {
     const int64_t n_sms = m_cfg.sms, slots = n_sms * ctas_per_sm;
     const double l2_latency_ps = static_cast<double>(m_cfg.l2_latency_cycles) * m_cfg.cycle_ps();
     double kernel_end = sim_now_ps();

@@ -55,7 +55,7 @@ bool KpuMachine::memo_replayable(const std::any& change, double, uint64_t, bool 
 }
 
 void KpuMachine::memo_restore(const std::any& change, const Operator&, const OpGraph&, const std::vector<int32_t>&, double end_ps,
-                  bool exact) {
+                              bool exact) {
     const auto& c = std::any_cast<const MemoChange&>(change);
     m_l3_memo.restore(c.l3, exact, m_l3);
     for (const auto& [s, rel] : c.ready) m_ready_ps[m_memo_slots[static_cast<size_t>(s)]] = end_ps + rel;
