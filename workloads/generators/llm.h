@@ -19,7 +19,7 @@ struct LlmShape {
     int64_t experts = 0, top_k = 0;  ///< moe only
     int64_t max_positions = 0;       ///< gpt: learned position embeddings
     int64_t prompt = 0, generate = 0;
-    std::string weights_precision, activations_precision;
+    std::string weights_precision{}, activations_precision{};
     /// Dropout probability in training (GPT-2's embedding, attention and residual dropout: 0.1;
     /// Llama and MoE: 0).
     double dropout = 0;

@@ -75,11 +75,11 @@ struct TrainingStep {
     bool mixed_precision = false;    ///< as in TrainingOptions
     bool setup = false;              ///< as in TrainingOptions: the graph starts with the setup operators
     /// Per tensor of `graph`: what it holds.
-    std::vector<MemoryCategory> category;
+    std::vector<MemoryCategory> category{};
     /// Per tensor of `graph`: the tensor whose buffer it is written into (an in-place update: the
     /// optimizer's updated weights and state, an accumulated gradient, the fused cross-entropy's
     /// gradient written over the logits), or itself.
-    std::vector<int32_t> storage;
+    std::vector<int32_t> storage{};
 };
 
 /// Builds one training step of `forward`: its operators, a loss on its output (labels as a new
