@@ -67,7 +67,8 @@ int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& o
 /// `force`, then the table `archsim report` prints. Returns 1 if a point failed.
 int cmd_compare(const std::string& study_file, const std::string& out_dir, int jobs, bool force);
 
-/// `archsim params KIND`: every key of a machine kind with type, unit, default and doc.
+/// `archsim params KIND`: every key of a machine kind (or `cluster`: a cluster description; `runtime`: a
+/// runtime profile) with type, unit, default and doc, as a table, JSON, CSV or `md` (a Markdown table).
 int cmd_params(const std::string& kind, const std::string& format);
 /// `archsim metrics`: prints the declared metrics (traces/metric_catalog.h) as a table, JSON or CSV.
 int cmd_metrics(const std::string& format);
