@@ -170,8 +170,8 @@ def timed(fn, x, warmup, reps):
 class Rounds:
     """Round-robin timing on a shared machine (see the module doc): things are added with
     add(key, fn, x), run(rounds, warmup, reps) times each in turn, round after round;
-    medians[key] holds each round's median and result(key) is (calmest round's median, lowest and
-    highest round median), s."""
+    medians[key] holds each round's median and result(key) is (the calmest round's median, the
+    busiest round's), s."""
 
     def __init__(self):
         self.things, self.medians = {}, {}
@@ -189,7 +189,7 @@ class Rounds:
 
     def result(self, key):
         m = self.medians[key]
-        return min(m), min(m), max(m)
+        return min(m), max(m)
 
     def unsettled(self, key):
         """Whether the rounds' medians never came within STABLE of each other (even the two
@@ -492,7 +492,7 @@ def main():
     print(f"  scalar max pooling: {ref_cpo:.1f} cycles per window element", file=sys.stderr)
     for key in ("chain", "linear", "pool"):
         if rounds.unsettled(key):
-            lo, _, hi = rounds.result(key)
+            lo, hi = rounds.result(key)
             print(f"warning: the {key} microbenchmark's rounds never agreed within {STABLE:.0%} ({lo * 1e3:.3f}-{hi * 1e3:.3f} ms): "
                   "the machine is busy; the predictions take its calmest round", file=sys.stderr)
     rows = []

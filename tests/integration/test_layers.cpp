@@ -2,9 +2,6 @@
 // and every link between archsim's libraries points to a lower layer.
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
-
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -15,13 +12,11 @@ using namespace archsim::test;
 namespace fs = std::filesystem;
 
 namespace {
-/// Runs tools/check_layers.py on `repo`; returns (exit code, its stdout).
+/// Runs tools/check_layers.py on `repo`; returns (exit code, what it printed: the violations on
+/// stdout, then its summary from stderr).
 std::pair<int, std::string> check_layers(const std::string& repo) {
-    const std::string out = temp_dir("layers") + "/stdout";
-    const std::string cmd = "/usr/bin/python3 " + std::string(ARCHSIM_SOURCE_DIR) + "/tools/check_layers.py " + repo + " > " + out +
-                            " 2>&1";
-    const int status = std::system(cmd.c_str());
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out)};
+    const CliResult r = run_command("/usr/bin/python3 " + std::string(ARCHSIM_SOURCE_DIR) + "/tools/check_layers.py " + repo);
+    return {r.exit_code, r.out + r.err};
 }
 
 void write(const fs::path& p, const std::string& text) {

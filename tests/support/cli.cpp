@@ -30,10 +30,10 @@ std::string temp_dir(const std::string& tag) {
     return p.string();
 }
 
-CliResult run_archsim(const std::string& args) {
+CliResult run_command(const std::string& command) {
     const std::string dir = temp_dir("cli");
     const std::string out = dir + "/stdout", err = dir + "/stderr";
-    const std::string cmd = std::string(ARCHSIM_BIN) + " " + args + " > " + out + " 2> " + err + " < /dev/null";
+    const std::string cmd = command + " > " + out + " 2> " + err + " < /dev/null";
     int status = std::system(cmd.c_str());
     CliResult r;
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -42,6 +42,8 @@ CliResult run_archsim(const std::string& args) {
     fs::remove_all(dir);
     return r;
 }
+
+CliResult run_archsim(const std::string& args) { return run_command(std::string(ARCHSIM_BIN) + " " + args); }
 
 nlohmann::json run_json_ok(const std::string& args) {
     const std::string out = temp_dir("json");

@@ -13,6 +13,10 @@ struct CliResult {
     std::string err;
 };
 
+/// Runs `command` through /bin/sh (stdin from /dev/null) and captures its exit code, stdout and
+/// stderr.
+CliResult run_command(const std::string& command);
+
 /// Runs `ARCHSIM_BIN args` through /bin/sh (args are passed as written).
 CliResult run_archsim(const std::string& args);
 
