@@ -269,6 +269,7 @@ std::vector<MetricDecl> declare_all() {
     };
     std::vector<MetricDecl> out;
     for (const auto& d : all) out.push_back(d.d);
+    for (auto& d : job_metric_declarations()) out.push_back(std::move(d));
     return out;
 }
 
@@ -289,6 +290,28 @@ std::vector<const MetricDecl*> metrics_of(MetricScope scope) {
 const MetricDecl* find_metric(MetricScope scope, const std::string& name) {
     for (const auto& d : metric_catalog())
         if (d.scope == scope && d.name == name) return &d;
+    return nullptr;
+}
+
+const MetricDecl* find_metric_path(MetricScope scope, const std::string& path) {
+    // segments split at '.', each "*" in a declaration matching any one segment
+    auto segments = [](const std::string& p) {
+        std::vector<std::string> out(1);
+        for (char c : p) {
+            if (c == '.') out.emplace_back();
+            else out.back().push_back(c);
+        }
+        return out;
+    };
+    const std::vector<std::string> want = segments(path);
+    for (const auto& d : metric_catalog()) {
+        if (d.scope != scope) continue;
+        const std::vector<std::string> have = segments(d.name);
+        if (have.size() != want.size()) continue;
+        bool same = true;
+        for (size_t i = 0; i < have.size() && same; ++i) same = have[i] == "*" || have[i] == want[i];
+        if (same) return &d;
+    }
     return nullptr;
 }
 

@@ -19,8 +19,11 @@ struct Metrics;
 /// totals ("total"), one operator ("ops[]"), one trace component ("components[]"), or one study
 /// point (derived by the sweep from the totals and the point's batch; not in metrics.json), or a
 /// training step (metrics.json's `training` object, written by `run --train`; absent for an
-/// inference: its name is a path in that object, "*" standing for each key of a per-key one).
-enum class MetricScope { Run, Total, Op, Component, Point, Training };
+/// inference: its name is a path in that object, "*" standing for each key of a per-key one), a
+/// parallel job (its last_run.json, sim/api/job_run.h) or an llm workload's serving phases (its
+/// llm.json, sim/api/llm_serving.h); for these two the name is a path in the file: "a.b" a key
+/// of an object, "a[].b" a key of every element of an array, "*" any one key.
+enum class MetricScope { Run, Total, Op, Component, Point, Training, Job, Serving };
 
 /// Values keyed by memory level, energy part or stall cause.
 using MetricCounts = std::map<std::string, uint64_t>;
@@ -69,6 +72,11 @@ const std::vector<MetricDecl>& metric_catalog();
 std::vector<const MetricDecl*> metrics_of(MetricScope scope);
 /// The declaration named `name` in `scope`, or nullptr.
 const MetricDecl* find_metric(MetricScope scope, const std::string& name);
+/// The declaration in `scope` whose path matches `path` ("breakdown_s.exposed_by.tensor/intra"
+/// matches "breakdown_s.exposed_by.*"), or nullptr.
+const MetricDecl* find_metric_path(MetricScope scope, const std::string& path);
+/// The Job and Serving declarations (traces/metric_catalog_jobs.cpp), part of metric_catalog().
+std::vector<MetricDecl> job_metric_declarations();
 /// A sweep column pattern filled with `key` ("traffic_{}_bytes", "dram" -> "traffic_dram_bytes").
 std::string column_for(const std::string& pattern, const std::string& key);
 /// Whether `pattern` names one column per key (contains "{}").

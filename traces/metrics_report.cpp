@@ -226,6 +226,8 @@ std::string describe_metrics(ReportFormat f) {
             case MetricScope::Component: return "component";
             case MetricScope::Point: return "point";
             case MetricScope::Training: return "training";
+            case MetricScope::Job: return "job";
+            case MetricScope::Serving: return "serving";
         }
         return "";
     };
@@ -237,6 +239,8 @@ std::string describe_metrics(ReportFormat f) {
             case MetricScope::Component: return "components[]." + d.name;
             case MetricScope::Point: return "";
             case MetricScope::Training: return "training." + d.name;
+            case MetricScope::Job: return "last_run.json:" + d.name;
+            case MetricScope::Serving: return "llm.json:" + d.name;
         }
         return "";
     };

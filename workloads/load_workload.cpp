@@ -4,6 +4,7 @@
 
 #include "sim/base/error.h"
 #include "workloads/generators/workload_file.h"
+#include "workloads/onnx/input_data.h"
 #include "workloads/scalesim/topology_csv.h"
 
 namespace archsim {
@@ -19,6 +20,17 @@ ImportResult load_workload(const std::string& path, const ImportOptions& options
     if (ext == ".onnx") return import_onnx(path, options);
     if (ext == ".csv") return ImportResult{read_scalesim_topology(path, options.batch.value_or(1)), {}, 0};
     throw UserError(path, "unknown workload type '" + ext + "' (expected .onnx, a SCALE-Sim topology .csv, or FILE.toml#NAME)");
+}
+
+ImportOptions make_import_options(const std::map<std::string, int64_t>& dims, int64_t batch, bool allow_unsupported,
+                                  const std::vector<std::string>& workload_sets, const std::string& inputs) {
+    ImportOptions opt;
+    opt.dims = dims;
+    if (batch > 0) opt.batch = batch;
+    opt.allow_unsupported = allow_unsupported;
+    opt.workload_sets = workload_sets;
+    if (!inputs.empty()) opt.input_files = input_data_files(inputs);
+    return opt;
 }
 
 }  // namespace archsim

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "tests/support/cli.h"
+#include "tests/support/undeclared.h"
 
 using namespace archsim::test;
 namespace fs = std::filesystem;
@@ -144,6 +145,7 @@ TEST_CASE("an llm workload runs prefill and decode and reports serving metrics",
     // tokens/s is batch x generated over prefill + every decode step
     CHECK(tps == Approx(64.0 / (ttft + 63 * tpot)).epsilon(1e-6));
     CHECK(j["decode_points"].size() == 4);
+    CHECK(undeclared_numbers(j, archsim::MetricScope::Serving) == std::vector<std::string>{});  // each declared (`archsim metrics`)
     // decode at batch 1 is memory-bound: each step reads every fp16 weight from DRAM
     const json d = json::parse(slurp(out + "/decode_kv256/metrics.json"));
     CHECK(d["total"]["traffic_bytes"]["dram"].get<double>() >= 2.0 * 124e6);

@@ -12,6 +12,7 @@
 
 #include "tests/support/cli.h"
 #include "tests/support/temp_file.h"
+#include "tests/support/undeclared.h"
 
 using namespace archsim::test;
 using json = nlohmann::json;
@@ -167,6 +168,8 @@ training = { optimizer = "adam", recompute = "full" }
     const json g = json::parse(slurp(out + "/last_run.json"));
     CHECK(g["step_time_s"].get<double>() < streams_step);
     CHECK(g["not_modeled"].dump().find("cuda_graphs") == std::string::npos);
+    // every figure is a declared job metric (`archsim metrics`)
+    CHECK(undeclared_numbers(j, archsim::MetricScope::Job) == std::vector<std::string>{});
 }
 
 TEST_CASE("a job's bad input is one line and exit code 2", "[e2e][cluster][bad_input]") {
@@ -225,6 +228,7 @@ TEST_CASE("a tensor x pipeline parallel inference job reports TTFT, time per tok
     CHECK(ag == 2 * 8);
     CHECK(j["tensor_comm_share_of_token"].get<double>() > 0);
     CHECK(j["tensor_comm_share_of_token"].get<double>() < 1);
+    CHECK(undeclared_numbers(j, archsim::MetricScope::Job) == std::vector<std::string>{});
 }
 
 TEST_CASE("FP8 is its own precision: an H100 runs it at its FP8 rate and says so, an A100 (no FP8 tensor cores) refuses it", "[e2e][cluster]") {
@@ -287,6 +291,7 @@ TEST_CASE("a job's schedule phases run one by one and are weighted by duration",
     CHECK(peak["prompt_tokens"] == 32);                    // the phase's override
     const double a = j["phases"][0]["tokens_per_s"].get<double>(), b = j["phases"][1]["tokens_per_s"].get<double>();
     CHECK(j["tokens_per_s"].get<double>() == Approx((20 * a + 10 * b) / 30));
+    CHECK(undeclared_numbers(j, archsim::MetricScope::Job) == std::vector<std::string>{});
     CHECK(j["phases"][1]["custom"]["slo_ms"] == 250);  // a phase's custom key, kept with its type
     // an entry key one edit from the format's is kept as custom (the format keeps custom keys), with a warning
     CHECK(r.err.find("warning: " + y + "#day.runtime_tunning: not a key of the format, kept as a custom key; did you mean "

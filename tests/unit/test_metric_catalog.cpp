@@ -53,7 +53,8 @@ std::vector<std::string> declared(MetricScope s) {
 }  // namespace
 
 TEST_CASE("every metric is declared once, with a unit, a doc and a scope", "[unit][metrics]") {
-    const std::set<std::string> units = {"", "s", "J", "cycles", "MAC", "FLOP", "bytes", "W", "Hz", "MAC/cycle", "1", "1/s", "1/J"};
+    const std::set<std::string> units = {"", "s", "J", "cycles", "MAC", "FLOP", "bytes", "W", "Hz", "MAC/cycle", "1", "1/s", "1/J",
+                                        "TFLOP/s", "min"};
     std::set<std::pair<int, std::string>> names;
     std::set<std::string> sweep_columns;
     for (const auto& d : metric_catalog()) {
@@ -65,11 +66,18 @@ TEST_CASE("every metric is declared once, with a unit, a doc and a scope", "[uni
         if (!d.sweep.empty()) CHECK(sweep_columns.insert(d.sweep).second);
         if (d.scope == MetricScope::Point) CHECK((d.derive && !d.get && !d.sweep.empty()));
         else if (d.scope == MetricScope::Training) CHECK((!d.get && !d.sweep.empty()));  // training_json writes them
+        else if (d.scope == MetricScope::Job || d.scope == MetricScope::Serving) CHECK(!d.get);  // run_job, run_llm_serving write them
         else CHECK(d.get);
         if (!d.report.key.empty()) CHECK(is_per_key(d.sweep));
     }
     CHECK(find_metric(MetricScope::Total, "latency_s") != nullptr);
     CHECK(column_for("traffic_{}_bytes", "dram") == "traffic_dram_bytes");
+    // a job's paths: "*" stands for any one key, nothing else does
+    REQUIRE(find_metric_path(MetricScope::Job, "breakdown_s.exposed_by.tensor/intra") != nullptr);
+    CHECK(find_metric_path(MetricScope::Job, "breakdown_s.exposed_by.tensor/intra")->name == "breakdown_s.exposed_by.*");
+    CHECK(find_metric_path(MetricScope::Job, "breakdown_s.exposed_by") == nullptr);
+    CHECK(find_metric_path(MetricScope::Job, "stages[].compute_s") != nullptr);
+    CHECK(find_metric_path(MetricScope::Serving, "stages[].compute_s") == nullptr);
 }
 
 TEST_CASE("metrics.json holds exactly the declared metrics, in declaration order", "[unit][metrics]") {

@@ -20,8 +20,8 @@
 #include "sim/base/error.h"
 #include "sim/base/machine_file.h"
 #include "tools/archsim/dnnl_measure.h"
-#include "tools/archsim/host_cpu.h"
-#include "tools/archsim/spawn.h"
+#include "sim/api/host_cpu.h"
+#include "sim/api/process_pool.h"
 
 namespace archsim::cli {
 
@@ -160,10 +160,7 @@ double simulate_case(const std::string& self, const std::string& model, const st
     std::vector<std::string> args = {"run", model, "--arch", arch, "--runtime", "none", "--out", dir, "--format", "csv"};
     for (const auto& s : sets) args.insert(args.end(), {"--set", s});
     const std::string err = dir + "/stderr.log";
-    const pid_t pid = spawn_self(self, args, dir + "/report.csv", err);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw UserError(err, "simulating " + model + " failed (see this log)");
+    if (!exited_ok(run_child(self, {args, dir + "/report.csv", err}))) throw UserError(err, "simulating " + model + " failed (see this log)");
     std::ifstream in(dir + "/metrics.json");
     const auto m = nlohmann::json::parse(in);
     for (const auto& op : m["ops"])

@@ -1,78 +1,30 @@
 #include "tools/archsim/commands.h"
 
-#include "arch/cluster/cluster_config.h"
-
 #include <fmt/format.h>
 
-#include <chrono>
+#include <algorithm>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <optional>
 #include <nlohmann/json.hpp>
 
-#include "sim/base/atomic_file.h"
-#include "sim/base/error.h"
-#include "traces/display_units.h"
-#include "sim/base/precision.h"
-#include "sim/base/units.h"
-#include "sim/base/machine_file.h"
-#include "sim/base/params.h"
-#include "sim/engine/machine_setup.h"
-#include "sim/engine/run_choice.h"
+#include "arch/cluster/cluster_config.h"
 #include "arch/common/registry.h"
-#include "sim/engine/simulate.h"
+#include "sim/api/llm_serving.h"
+#include "sim/api/training_report.h"
+#include "sim/base/error.h"
+#include "sim/base/params.h"
+#include "tools/archsim/run_print.h"
+#include "traces/display_units.h"
 #include "traces/metrics_report.h"
-#include "traces/reducer.h"
-#include "traces/trace_reader.h"
-#include "tools/archsim/host_cpu.h"
-#include "tools/archsim/llm_run.h"
-#include "tools/archsim/training_report.h"
-#include "workloads/generators/workload_file.h"
 #include "workloads/graph_report.h"
-#include "workloads/load_workload.h"
 #include "workloads/lowering/lower.h"
-#include "workloads/training/memory_footprint.h"
-#include "workloads/onnx/input_data.h"
-#include "workloads/training/training_step.h"
 
 namespace archsim::cli {
 
 namespace fs = std::filesystem;
 
-/// The workload of `w`: its graph as imported, or with --train its training step (whose
-/// composition goes to `step`, its graph moved into the result).
-static ImportResult load(const WorkloadArgs& w, std::optional<TrainingStep>* step = nullptr, bool mixed_precision = false) {
-    ImportOptions opt;
-    for (const auto& d : w.dims) parse_dim_binding(d, opt.dims);
-    if (w.batch > 0) opt.batch = w.batch;
-    opt.allow_unsupported = w.allow_unsupported;
-    opt.workload_sets = w.workload_sets;
-    if (!w.inputs.empty()) opt.input_files = input_data_files(w.inputs);
-    const WorkloadRef ref = parse_workload_ref(w.model);
-    // a generated workload may ask for training itself (mode = "train"); a flag given wins
-    const WorkloadRunFields entry = ref.generated() ? read_workload_run_fields(ref.file, ref.entry, w.workload_sets) : WorkloadRunFields{};
-    ImportResult r = load_workload(w.model, opt);
-    if (w.train || entry.train) {
-        auto pick = [](const std::string& flag, const std::string& field, const char* def) {
-            return !flag.empty() ? flag : !field.empty() ? field : std::string(def);
-        };
-        TrainingOptions t;
-        t.loss = pick(w.loss, entry.loss, "auto");
-        t.optimizer = pick(w.optimizer, entry.optimizer, "sgd");
-        t.allow_unsupported = w.allow_unsupported;
-        t.recompute = pick(w.recompute, entry.recompute, "none");
-        t.microbatches = w.microbatches > 0 ? w.microbatches : entry.microbatches > 0 ? entry.microbatches : 1;
-        t.mixed_precision = mixed_precision;
-        t.setup = w.setup || entry.setup.value_or(false);
-        TrainingStep s = make_training_step(r.graph, t);
-        for (const auto& name : s.no_gradient)
-            r.warnings.push_back("operator '" + name + "' has no gradient rule: it runs forward only, no gradient flows through it");
-        r.graph = std::move(s.graph);
-        if (step) *step = std::move(s);
-    }
-    for (const auto& warn : r.warnings) std::fprintf(stderr, "archsim: warning: %s\n", warn.c_str());
-    return r;
+/// Prints the warnings of an import or a run to stderr, one line each.
+static void print_warnings(const std::vector<std::string>& warnings) {
+    for (const auto& w : warnings) std::fprintf(stderr, "archsim: warning: %s\n", w.c_str());
 }
 
 static std::string shapes(const OpGraph& g, const std::vector<int32_t>& ids) {
@@ -80,17 +32,6 @@ static std::string shapes(const OpGraph& g, const std::vector<int32_t>& ids) {
     for (auto t : ids)
         if (t >= 0) s += (s.empty() ? "" : ",") + shape_string(g.tensors()[t].shape);
     return s;
-}
-
-std::string runtimes_dir() { return std::string(ARCHSIM_SOURCE_DIR) + "/configs/runtimes"; }
-
-std::string over_capacity_reason(double needed_bytes, const std::vector<std::pair<std::string, double>>& categories,
-                                 double capacity_bytes, const std::string& capacity_key) {
-    std::string parts;
-    for (const auto& [name, bytes] : categories)
-        if (bytes > 0) parts += (parts.empty() ? "" : ", ") + name + " " + with_unit(bytes, "B");
-    return std::string(kDoesNotFit) + ": needs " + with_unit(needed_bytes, "B") + " per device (" + parts + ") against the device's " +
-           with_unit(capacity_bytes, "B") + " (" + capacity_key + "); --allow-over-capacity simulates it anyway";
 }
 
 /// Where a kernel runs, for `graph --runtime`: "" (the machine's own path), "blas" with its
@@ -146,7 +87,8 @@ static int print_plan(const OpGraph& g, const std::string& name, ReportFormat f)
 }
 
 int cmd_graph(const WorkloadArgs& w, const std::string& format) {
-    ImportResult r = load(w);
+    ImportResult r = load_run_workload(w);
+    print_warnings(r.warnings);
     const OpGraph& g = r.graph;
     if (!w.runtime.empty()) return print_plan(g, w.runtime, parse_report_format(format));
     int64_t bytes = 0;
@@ -196,7 +138,7 @@ int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& o
             const std::vector<std::string>& sets, const std::string& format, uint64_t max_events, const std::string& max_sim_time,
             const std::string& detail, bool reference, bool quiet) {
     const ReportFormat f = parse_report_format(format);
-    const TraceDetail trace_detail = parse_trace_detail(detail, "--detail");
+    parse_trace_detail(detail, "--detail");  // a bad --detail fails before anything runs
     if (is_llm_workload(w.model)) {
         WorkloadArgs t = w;
         t.model = llm_training_workload(w.model, w.workload_sets, t.train);
@@ -205,120 +147,36 @@ int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& o
         // serving: each phase is a run of its own, the runtime goes with it
         std::vector<std::string> phase_sets = sets;
         if (!w.runtime.empty()) phase_sets.push_back("runtime=" + w.runtime);
-        return cmd_run_llm(w, arch, out_dir, precision, phase_sets, format, detail, reference);
+        auto note = [](const std::string& x) { std::fprintf(stderr, "archsim: %s\n", x.c_str()); };
+        print_llm_serving(run_llm_serving(w, arch, out_dir, precision, phase_sets, detail, reference, note), format, out_dir);
+        return 0;
     }
-    {  // an earlier run's result in the folder must not look like this one's, whatever happens next
-        std::error_code ec;
-        fs::remove(fs::path(out_dir) / "metrics.json", ec);
-    }
-    // Config first: it is cheap, and a typo there should not wait for a big import.
-    std::vector<KeyOverride> overrides = set_overrides(sets);
-    const MachineSetup base = load_machine(arch, "", overrides);
-    if (base.kind->schema().find("host.cpu"))
-        if (const std::string warn = host_cpu_mismatch(arch, base.params.get_string("host.cpu")); !warn.empty())
-            std::fprintf(stderr, "archsim: warning: %s\n", warn.c_str());
-    // precision and runtime by the one rule (run_choice.h): command line, workload, machine
-    const WorkloadRef ref = parse_workload_ref(w.model);
-    const WorkloadRunFields entry = ref.generated() ? read_workload_run_fields(ref.file, ref.entry, w.workload_sets) : WorkloadRunFields{};
-    const bool training_step = w.train || entry.train;
-    const RunChoice precision_choice = choose_precision(precision, overrides, entry.precision, ref.name(), base, training_step);
-    const RunChoice runtime_choice = choose_runtime(w.runtime, overrides, base, training_step);
-    if (const std::string warn = training_precision_warning(precision_choice, training_step); !warn.empty())
-        std::fprintf(stderr, "archsim: warning: %s\n", warn.c_str());
-    overrides.push_back({"runtime=" + runtime_choice.value, runtime_choice.from});
-    if (reference && base.kind->schema().find("dram.per_burst")) overrides.push_back({"dram.per_burst=true", "--reference"});
-    const MachineSetup as_given = load_machine(arch, precision_choice.value, overrides);
-    const RuntimeProfile runtime = [&] {
-        try {
-            return load_runtime(as_given.params.get_string("runtime"), runtimes_dir());
-        } catch (const UserError& e) {
-            if (runtime_choice.from != "machine config") throw;
-            throw UserError(arch, e.what());  // the machine file's own `runtime` key
-        }
-    }();
-    std::optional<MachineSetup> stacked;
-    if (!runtime.device_sets.empty() && runtime.device_kind == as_given.kind->kind) {
-        // the software stack's device keys first, the user's --set over them
-        std::vector<KeyOverride> sets;
-        for (const auto& a : runtime.device_sets) sets.push_back({a, runtime.source + ": device.sets"});
-        sets.insert(sets.end(), overrides.begin(), overrides.end());
-        stacked.emplace(load_machine(arch, precision_choice.value, sets));
-    }
-    const MachineSetup& machine = stacked ? *stacked : as_given;
-
-    std::optional<TrainingStep> step;
-    const std::string run_precision = machine.params.get_string("precision");
-    ImportResult r = load(w, &step, run_precision != "fp32");
-    std::optional<OpGraph> plan;
-    if (!runtime.literal()) plan = lower(r.graph, runtime, run_precision);
-    const OpGraph& graph = plan ? *plan : r.graph;
-    if (!machine.kind->fused_attention)
-        for (const auto& k : graph.ops())
-            if (!k.cost.attention.empty())
-                throw UserError(runtime.source, "passes.attention: the " + machine.kind->kind + " model has no fused-attention cost "
-                                                "model yet (kernel '" + k.name + "'); use a runtime without it");
-
-    // a training step must fit the machine's memory (unless asked to simulate it anyway)
-    std::optional<MemoryFootprint> footprint;
-    const double capacity = machine.dram_capacity_bytes();
-    if (step) {
-        footprint = memory_footprint(graph, *step, operand_bytes(parse_precision(run_precision, arch)));
-        const MemoryBytes& p = footprint->at_peak;
-        if (capacity > 0 && static_cast<double>(footprint->peak_bytes) > capacity && !w.allow_over_capacity)
-            throw UserError(w.model + " on " + arch,
-                            "the training step " + over_capacity_reason(double(footprint->peak_bytes),
-                                                                        {{"weights", double(p.weights)}, {"gradients", double(p.gradients)},
-                                                                         {"optimizer state", double(p.optimizer_state)},
-                                                                         {"saved activations", double(p.saved_activations)},
-                                                                         {"workspace", double(p.workspace)}},
-                                                                        capacity, "dram.capacity_gib"));
-    }
-    std::error_code ec;
-    fs::create_directories(out_dir, ec);
-    if (ec || !fs::is_directory(out_dir)) throw UserError(out_dir, "cannot create the output directory: " + ec.message());
-    const std::string trace_path = (fs::path(out_dir) / "trace.h5").string();
-    const std::string resolved = machine.resolved_toml("# resolved by archsim from " + arch + "\n");
-    write_file_atomically((fs::path(out_dir) / "config.toml").string(), resolved);
-
-    std::string warnings;
-    for (const auto& x : r.warnings) warnings += x + "\n";
-    SimulationLimits limits;
-    limits.max_events = max_events;
-    limits.max_sim_time_ps = max_sim_time.empty() ? 0 : parse_time_ps(max_sim_time, "--max-sim-time");
-    SimulationResult sim = simulate(graph, *machine.kind, machine.params, trace_path,
-                                    {{"config", resolved}, {"config_path", arch}, {"import_warnings", warnings},
-                                     {"precision_from", precision_choice.from}, {"runtime_from", runtime_choice.from}},
-                                    limits,
-                                    SimulationOptions{trace_detail, !reference, !quiet});
+    RunRequest req{w, arch, out_dir, precision, sets, max_events, max_sim_time, detail, reference, quiet, {}};
+    req.warn = [](const std::string& x) { std::fprintf(stderr, "archsim: warning: %s\n", x.c_str()); };
+    const RunOutcome run = run_model(req);
+    const SimulationResult& sim = run.sim;
     if (!sim.stopped_by.empty()) {
         std::fprintf(stderr, "archsim: error: %s: the run stopped: %s; the trace is kept, marked incomplete, and no metrics.json was written\n",
-                     trace_path.c_str(), sim.stopped_by.c_str());
+                     run.trace_path.c_str(), sim.stopped_by.c_str());
         return 4;
     }
-
-    const Metrics& m = sim.metrics;
-    std::string json = metrics_to_json(m);
-    nlohmann::ordered_json training;
-    if (step) {  // a training step: its figures under `training`
-        nlohmann::ordered_json j = nlohmann::ordered_json::parse(json);
-        const MemoryFootprint& mem = *footprint;
-        j["training"] = training = training_json(*step, graph, m, mem, capacity);
-        if (capacity > 0 && static_cast<double>(mem.peak_bytes) > capacity)  // --allow-over-capacity
-            std::fprintf(stderr, "archsim: warning: %s: the training step's memory peak, %.4g GiB, exceeds the machine's %.4g GiB "
-                                 "(dram.capacity_gib); simulated as asked (--allow-over-capacity), the result is flagged "
-                                 "(training.memory.fits = false)\n",
-                         arch.c_str(), mem.peak_bytes / kBytesPerGiB, capacity / kBytesPerGiB);
-        json = j.dump(2) + "\n";
-    }
-    write_file_atomically((fs::path(out_dir) / "metrics.json").string(), json);
-    std::fputs(f == ReportFormat::Json ? json.c_str() : render_metrics(m, f).c_str(), stdout);
-    if (step && f == ReportFormat::Table) std::fputs(training_text(training).c_str(), stdout);
+    std::fputs(f == ReportFormat::Json ? run.metrics_json.c_str() : render_metrics(sim.metrics, f).c_str(), stdout);
+    if (!run.training.is_null() && f == ReportFormat::Table) std::fputs(training_text(run.training).c_str(), stdout);
     const std::string units = sim.units_replayed ? ", " + std::to_string(sim.units_replayed) + " loop units replayed" : "";
     std::fprintf(stderr, "archsim: simulated %.6f ms in %.3f s wall, %llu events (%.2f M events/s), %llu kernels replayed of %llu%s; wrote %s and %s\n",
                  sim.simulated_ps * 1e-9, sim.wall_s, static_cast<unsigned long long>(sim.events),
                  sim.wall_s > 0 ? sim.events / sim.wall_s * 1e-6 : 0.0, static_cast<unsigned long long>(sim.kernels_replayed),
-                 static_cast<unsigned long long>(sim.kernels_replayed + sim.kernels_recorded), units.c_str(), trace_path.c_str(),
-                 (fs::path(out_dir) / "metrics.json").string().c_str());
+                 static_cast<unsigned long long>(sim.kernels_replayed + sim.kernels_recorded), units.c_str(), run.trace_path.c_str(),
+                 run.metrics_path.c_str());
+    return 0;
+}
+
+int cmd_run_job(JobRunArgs args, const std::string& format) {
+    if (format != "table" && format != "json")
+        throw UserError("--format " + format, "a job reports as table or json (each device run's metrics.json is under OUT/devices/)");
+    args.warn = [](const std::string& x) { std::fprintf(stderr, "archsim: warning: %s\n", x.c_str()); };
+    args.note = [](const std::string& x) { std::fprintf(stderr, "archsim: %s\n", x.c_str()); };
+    print_job(run_job(args), format, args.out_dir);
     return 0;
 }
 

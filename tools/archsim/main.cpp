@@ -15,7 +15,6 @@
 #include "sim/engine/machine_setup.h"
 #include "tools/archsim/calibrate.h"
 #include "tools/archsim/commands.h"
-#include "tools/archsim/job_run.h"
 #include "workloads/jobs/llm_job.h"
 #include "tools/archsim/report.h"
 #include "tools/archsim/sweep.h"
@@ -41,7 +40,7 @@ int main(int argc, char** argv) {
     app.set_version_flag("--version", std::string("archsim ") + version());
     app.require_subcommand(1);
 
-    cli::WorkloadArgs wl;
+    WorkloadArgs wl;
     std::string format = "table";
     auto add_workload_opts = [&](CLI::App* sub, bool required) {
         auto* m = sub->add_option("model", wl.model, "ONNX model (.onnx) or SCALE-Sim topology (.csv)");
@@ -108,7 +107,7 @@ int main(int argc, char** argv) {
                                         "kind; `trace` commands show one span each); metrics are the same at either")
         ->check(CLI::IsMember({"full", "kernel"}))
         ->capture_default_str();
-    cli::JobRunArgs job;
+    JobRunArgs job;
     run->add_option("--target", job.target, "A parallel job's hardware target: TARGETS.yaml#NAME or a cluster file (configs/clusters/*.toml); "
                                             "MODEL is then WORKLOADS.yaml#NAME or an llm entry with a parallelism table");
     run->add_option("--cluster-set", job.cluster_sets, "Override a cluster key of the target: KEY=VALUE (repeatable)");
@@ -145,7 +144,7 @@ int main(int argc, char** argv) {
     compare->add_option("--jobs", jobs, "Parallel simulations (default: one per core)");
     compare->add_flag("--force", force, "Rerun points that already have results");
 
-    cli::SweepArgs sw;
+    SweepArgs sw;
     auto* sweep = app.add_subcommand("sweep", "Run every point of a study (models x machines x axes) in parallel, "
                                               "resumable; results.csv and results.h5 in OUT");
     sweep->add_option("study", sw.study, "Study file (configs/studies/*.toml)")->required();
@@ -247,11 +246,11 @@ int main(int argc, char** argv) {
             }
             int rc = 0;
             if (!job.target.empty() || is_llm_job(wl.model)) {
-                job.workload = wl.model, job.out_dir = out_dir, job.format = format, job.device_sets = sets, job.runtime = wl.runtime, job.detail = detail;
+                job.workload = wl.model, job.out_dir = out_dir, job.device_sets = sets, job.runtime = wl.runtime, job.detail = detail;
                 job.precision = precision;
                 job.allow_over_capacity = wl.allow_over_capacity;
                 job.quiet = quiet;
-                rc = cli::cmd_run_job(job);
+                rc = cli::cmd_run_job(job, format);
             } else {
                 rc = cli::cmd_run(wl, resolve_machine_file(arch, std::string(ARCHSIM_SOURCE_DIR) + "/configs"), out_dir, precision, sets, format,
                                   run_max_events, max_sim_time, detail, reference, quiet);

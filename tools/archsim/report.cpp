@@ -12,12 +12,12 @@
 #include <optional>
 
 #include "sim/base/error.h"
-#include "tools/archsim/spawn.h"
+#include "sim/api/process_pool.h"
 #include "traces/display_units.h"
 #include "traces/metric_catalog.h"
 #include "traces/metrics_report.h"
-#include "tools/archsim/study.h"
-#include "tools/archsim/sweep_results.h"
+#include "sim/api/study.h"
+#include "sim/api/sweep_results.h"
 #include "workloads/training/training_step.h"
 
 namespace archsim::cli {
@@ -325,10 +325,7 @@ int cmd_report(const ReportArgs& a) {
     }
     for (const auto& f : filters)  // the plots take the equality filters, by results column
         if (f.op == "=" && f.scale == 1) args.insert(args.end(), {"--where", f.key + "=" + f.value});
-    const pid_t pid = spawn_program("/usr/bin/python3", args);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    if (!exited_ok(run_program("/usr/bin/python3", args))) {
         std::fprintf(stderr, "archsim report: the plots failed (tools/plot_sweep.py; needs python3-matplotlib and python3-h5py)\n");
         return 1;
     }

@@ -1,30 +1,15 @@
-#include "workloads/load_workload.h"
 #include "tools/archsim/sweep.h"
 
-#include <fcntl.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
-#include <filesystem>
-#include <fmt/format.h>
-#include <fstream>
-#include <map>
-#include <sstream>
-#include <thread>
 
-#include "sim/base/error.h"
-#include "tools/archsim/study.h"
-#include "tools/archsim/spawn.h"
-#include "tools/archsim/sweep_engine.h"
-#include "tools/archsim/sweep_plan.h"
-#include "tools/archsim/sweep_results.h"
+#include "sim/api/study.h"
+#include "sim/api/sweep_plan.h"
+#include "workloads/graph/workload_ref.h"
 
 namespace archsim::cli {
-
-namespace fs = std::filesystem;
 
 int cmd_sweep(const SweepArgs& a) {
     if (a.list) {
@@ -44,27 +29,7 @@ int cmd_sweep(const SweepArgs& a) {
         std::fprintf(stderr, "archsim sweep: %zu points, %zu skipped by rules\n", plan.points.size(), plan.skipped);
         return 0;
     }
-    SweepSession session(a);
-    const int jobs = a.jobs > 0 ? a.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    std::vector<size_t> todo = session.todo();
-    session.announce(jobs, 1);
-    std::map<pid_t, size_t> running;
-    size_t next = 0;
-    while (next < todo.size() || !running.empty()) {
-        while (next < todo.size() && static_cast<int>(running.size()) < jobs) {
-            const size_t i = todo[next++];
-            running[session.start(i)] = i;
-        }
-        int status = 0;
-        const pid_t pid = waitpid(-1, &status, 0);
-        if (pid < 0) break;
-        auto it = running.find(pid);
-        if (it == running.end()) continue;
-        const size_t i = it->second;
-        running.erase(it);
-        session.record(session.finish(i, WIFEXITED(status) && WEXITSTATUS(status) == 0));
-    }
-    return session.close();
+    return run_sweep_here(a);
 }
 
 }  // namespace archsim::cli

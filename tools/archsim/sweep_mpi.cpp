@@ -1,15 +1,14 @@
 // `archsim sweep` over MPI ranks (Open MPI): rank 0 hands out points and writes the results;
 // every other rank runs the points it is given, one at a time, in child processes.
 #include <mpi.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
 #include "sim/base/error.h"
+#include "sim/api/process_pool.h"
 #include "tools/archsim/sweep.h"
-#include "tools/archsim/sweep_engine.h"
 
 namespace archsim::cli {
 
@@ -47,10 +46,8 @@ int cmd_sweep_mpi(const SweepArgs& a, int rank, int size) {
         long long index = -1;
         MPI_Recv(&index, 1, MPI_LONG_LONG, 0, kTagAssign, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         if (index < 0) break;
-        const pid_t pid = session.start(static_cast<size_t>(index));
-        int status = 0;
-        waitpid(pid, &status, 0);
-        line = journal_line(session.finish(static_cast<size_t>(index), WIFEXITED(status) && WEXITSTATUS(status) == 0));
+        const int status = run_child(self_program(), session.start(static_cast<size_t>(index)));
+        line = journal_line(session.finish(static_cast<size_t>(index), exited_ok(status)));
     }
     return 0;
 }

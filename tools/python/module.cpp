@@ -12,7 +12,6 @@
 #include "sim/base/version.h"
 #include "workloads/graph_report.h"
 #include "workloads/load_workload.h"
-#include "workloads/onnx/input_data.h"
 
 namespace py = pybind11;
 
@@ -24,13 +23,8 @@ namespace {
 /// one .pb), `workload_sets` sets fields of a generated workload ("KEY=VALUE"). Throws UserError.
 std::string graph_json(const std::string& model, int64_t batch, const std::map<std::string, int64_t>& dims,
                        const std::string& inputs, bool allow_unsupported, const std::vector<std::string>& workload_sets) {
-    archsim::ImportOptions opt;
-    opt.dims = dims;
-    if (batch > 0) opt.batch = batch;
-    opt.allow_unsupported = allow_unsupported;
-    opt.workload_sets = workload_sets;
-    if (!inputs.empty()) opt.input_files = archsim::input_data_files(inputs);
-    return archsim::graph_report_json(archsim::load_workload(model, opt));
+    return archsim::graph_report_json(
+        archsim::load_workload(model, archsim::make_import_options(dims, batch, allow_unsupported, workload_sets, inputs)));
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "tools/archsim/study.h"
+#include "sim/api/study.h"
 
 #include <filesystem>
 #include <set>

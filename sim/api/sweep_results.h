@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "tools/archsim/sweep_plan.h"
+#include "sim/api/sweep_plan.h"
 
-namespace archsim::cli {
+namespace archsim {
 
 /// The result of one point (status "ok", "failed", or "infeasible": it does not fit its device's
 /// memory, over_capacity_reason()).
@@ -64,4 +64,4 @@ void write_results_csv(const std::string& path, std::vector<SweepRow> rows, cons
 void write_results_h5(const std::string& path, std::vector<SweepRow> rows, const std::vector<std::string>& axis_keys,
                       const std::string& study);
 
-}  // namespace archsim::cli
+}  // namespace archsim

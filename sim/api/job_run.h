@@ -1,17 +1,21 @@
 #pragma once
-// `archsim run WORKLOADS.yaml#NAME --target TARGETS.yaml#NAME`: a parallel LLM training job on a
-// cluster, its distinct devices simulated once each and the whole job in one SystemC simulation.
+// `archsim run WORKLOADS.yaml#NAME --target TARGETS.yaml#NAME`: a parallel LLM job (a training
+// step or an inference request) on a cluster, its distinct devices simulated once each in child
+// processes (sim/api/process_pool.h) and the whole job in one SystemC simulation.
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
-namespace archsim::cli {
+#include <nlohmann/json.hpp>
+
+namespace archsim {
 
 /// What `run` was given for a job.
 struct JobRunArgs {
     std::string workload;    ///< FILE.yaml#NAME, or FILE.toml#NAME of an llm entry with `parallelism`
     std::string target;      ///< TARGETS.yaml#NAME, or a cluster file (configs/clusters/*.toml)
     std::string out_dir;
-    std::string format = "table";
     std::vector<std::string> cluster_sets;  ///< cluster keys overridden: KEY=VALUE
     std::vector<std::string> device_sets;   ///< device machine keys overridden (run --set)
     // CLI flags over the job's runtime_tuning ("" / 0: the job's)
@@ -28,14 +32,23 @@ struct JobRunArgs {
     /// memory_fits = false) instead of refusing it (exit 2).
     bool allow_over_capacity = false;
     bool quiet = false;         ///< no progress of the device runs (run --quiet)
+    /// Hears each warning (settings read but not modeled, the job file's) and each line on what
+    /// is about to run (a schedule phase); none given: warnings are only kept in last_run.json's
+    /// not_modeled where they belong there.
+    std::function<void(const std::string&)> warn, note;
 };
 
 /// Runs the job: reads it and the target, checks the plan against model and cluster (one-line
-/// errors, exit 2, before anything is simulated), simulates each distinct model chunk's
-/// training step on one device in its own process (OUT/devices/chunk<k>/, resumable: a chunk
-/// whose metrics.json exists is not simulated again), simulates the iteration over every
-/// pipeline stage, its links and collectives, prints the report and writes OUT/last_run.json.
-/// Returns 0, or throws UserError.
-int cmd_run_job(const JobRunArgs& args);
+/// errors before anything is simulated), simulates each distinct model chunk's training step (or
+/// prefill and sampled decode steps) on one device in a child process (OUT/devices/..., resumable:
+/// a run whose metrics.json exists and whose signature.txt matches its command and inputs is not
+/// simulated again), simulates the iteration over every pipeline stage, its links and collectives
+/// (OUT/trace.h5), and returns what it writes to OUT/last_run.json: the job metrics of
+/// traces/metric_catalog.h (step time, tokens/s, MFU, HFU, the split of the step, collectives,
+/// memory, energy and power; for an inference TTFT, time per output token, tokens/s). A job with
+/// schedule phases runs each phase as a child `archsim run --phase` and returns their figures
+/// and duration-weighted means. Throws UserError (a plan that does not fit its devices' memory
+/// names the stage and the categories, unless allow_over_capacity).
+nlohmann::json run_job(const JobRunArgs& args);
 
-}  // namespace archsim::cli
+}  // namespace archsim

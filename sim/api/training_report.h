@@ -12,7 +12,7 @@ struct MemoryFootprint;
 class OpGraph;
 }  // namespace archsim
 
-namespace archsim::cli {
+namespace archsim {
 
 /// Bytes in a GiB (2^30), for the footprints and capacities people read.
 constexpr double kBytesPerGiB = 1073741824.0;
@@ -35,4 +35,4 @@ nlohmann::ordered_json training_json(const TrainingStep& step, const OpGraph& pl
 /// The same as a few human lines.
 std::string training_text(const nlohmann::ordered_json& training);
 
-}  // namespace archsim::cli
+}  // namespace archsim

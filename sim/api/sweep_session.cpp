@@ -1,5 +1,4 @@
-#include "workloads/load_workload.h"
-#include "tools/archsim/sweep_engine.h"
+#include "sim/api/sweep_session.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -14,11 +13,13 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "sim/base/error.h"
-#include "tools/archsim/spawn.h"
+#include "workloads/graph/workload_ref.h"
+#include "sim/api/process_pool.h"
 
-namespace archsim::cli {
+namespace archsim {
 
 namespace fs = std::filesystem;
 
@@ -36,7 +37,6 @@ SweepSession::SweepSession(const SweepArgs& a, bool writer)
     : m_args(a), m_study(load_study(a.study)), m_plan(plan_sweep(m_study)), m_t0(std::chrono::steady_clock::now()) {
     if (a.traces != "none" && a.traces != "summary" && a.traces != "full")
         throw UserError("--traces " + a.traces, "must be none, summary or full");
-    m_self = fs::read_symlink("/proc/self/exe").string();
     m_journal = (fs::path(a.out_dir) / "results.jsonl").string();
     m_finished.assign(m_plan.points.size(), false);
     std::error_code ec;
@@ -76,7 +76,7 @@ void SweepSession::announce(int jobs, int ranks) const {
                  jobs == 1 ? "" : "s", ranks > 1 ? fmt::format(" on each of {} worker ranks", ranks - 1).c_str() : "");
 }
 
-pid_t SweepSession::start(size_t i) {
+ChildTask SweepSession::start(size_t i) {
     const SweepPoint& p = m_plan.points[i];
     const fs::path dir = fs::path(m_args.out_dir) / "points" / p.id;
     std::error_code ec;
@@ -98,7 +98,7 @@ pid_t SweepSession::start(size_t i) {
         for (const char* key : {"precision", "runtime"})
             if (set.rfind(std::string(key) + "=", 0) == 0) args.insert(args.end(), {"--set", set});
     for (const auto& ws : p.workload_sets) args.insert(args.end(), {"--workload-set", ws});
-    return spawn_self(m_self, args, (dir / "report.json").string(), (dir / "stderr.log").string());
+    return ChildTask{args, (dir / "report.json").string(), (dir / "stderr.log").string()};
 }
 
 SweepRow SweepSession::finish(size_t i, bool exited_ok) {
@@ -168,4 +168,14 @@ int SweepSession::close() {
     return failed ? 1 : 0;
 }
 
-}  // namespace archsim::cli
+int run_sweep_here(const SweepArgs& a) {
+    SweepSession session(a);
+    const int jobs = a.jobs > 0 ? a.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const std::vector<size_t> todo = session.todo();
+    session.announce(jobs, 1);
+    run_children(self_program(), todo.size(), static_cast<size_t>(jobs), [&](size_t k) { return session.start(todo[k]); },
+                 [&](size_t k, int status) { session.record(session.finish(todo[k], exited_ok(status))); });
+    return session.close();
+}
+
+}  // namespace archsim

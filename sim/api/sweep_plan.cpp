@@ -1,5 +1,5 @@
 #include "workloads/load_workload.h"
-#include "tools/archsim/sweep_plan.h"
+#include "sim/api/sweep_plan.h"
 
 #include <fmt/format.h>
 
@@ -19,7 +19,7 @@
 #include "workloads/generators/llm.h"
 #include "workloads/generators/workload_file.h"
 
-namespace archsim::cli {
+namespace archsim {
 
 namespace fs = std::filesystem;
 
@@ -202,4 +202,4 @@ SweepPlan plan_sweep(const StudySpec& study) {
     return plan;
 }
 
-}  // namespace archsim::cli
+}  // namespace archsim

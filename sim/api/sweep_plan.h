@@ -6,9 +6,9 @@
 #include <utility>
 #include <vector>
 
-#include "tools/archsim/study.h"
+#include "sim/api/study.h"
 
-namespace archsim::cli {
+namespace archsim {
 
 /// One simulation of a sweep.
 struct SweepPoint {
@@ -48,4 +48,4 @@ struct SweepPlan {
 /// and the problem.
 SweepPlan plan_sweep(const StudySpec& study);
 
-}  // namespace archsim::cli
+}  // namespace archsim

@@ -1,4 +1,4 @@
-#include "tools/archsim/training_report.h"
+#include "sim/api/training_report.h"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,7 @@
 #include "workloads/training/memory_footprint.h"
 #include "workloads/training/training_step.h"
 
-namespace archsim::cli {
+namespace archsim {
 
 namespace {
 
@@ -137,4 +137,4 @@ std::string training_text(const nlohmann::ordered_json& t) {
     return out;
 }
 
-}  // namespace archsim::cli
+}  // namespace archsim

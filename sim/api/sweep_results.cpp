@@ -1,5 +1,5 @@
 #include "workloads/load_workload.h"
-#include "tools/archsim/sweep_results.h"
+#include "sim/api/sweep_results.h"
 
 #include <hdf5.h>
 
@@ -12,11 +12,11 @@
 
 #include "sim/base/atomic_file.h"
 #include "sim/base/error.h"
-#include "tools/archsim/commands.h"
+#include "sim/api/run_model.h"
 #include "traces/metric_catalog.h"
 #include "traces/metrics_report.h"
 
-namespace archsim::cli {
+namespace archsim {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -338,4 +338,4 @@ void write_results_h5(const std::string& path, std::vector<SweepRow> rows, const
     rename_into_place(tmp, path);
 }
 
-}  // namespace archsim::cli
+}  // namespace archsim

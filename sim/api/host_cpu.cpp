@@ -1,11 +1,11 @@
-#include "tools/archsim/host_cpu.h"
+#include "sim/api/host_cpu.h"
 
 #include <unistd.h>
 
 #include <fstream>
 #include <string>
 
-namespace archsim::cli {
+namespace archsim {
 
 std::string host_cpu_identity() {
     std::ifstream in("/proc/cpuinfo");
@@ -42,4 +42,4 @@ std::string host_cpu_mismatch(const std::string& file, const std::string& config
            "for your machine\")";
 }
 
-}  // namespace archsim::cli
+}  // namespace archsim

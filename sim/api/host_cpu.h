@@ -3,7 +3,7 @@
 // `host.cpu` key, so a config measured on another machine can say so.
 #include <string>
 
-namespace archsim::cli {
+namespace archsim {
 
 /// "MODEL NAME, family F model M, N CPUs" from /proc/cpuinfo (model name, cpu family, model) and
 /// the online CPUs; "" where /proc/cpuinfo cannot be read.
@@ -14,4 +14,4 @@ std::string host_cpu_identity();
 /// is compared with this machine's identity less its model number.
 std::string host_cpu_mismatch(const std::string& file, const std::string& config_host_cpu);
 
-}  // namespace archsim::cli
+}  // namespace archsim

@@ -1,0 +1,96 @@
+#pragma once
+// The parts of run_job (sim/api/job_run.h) that its files share: the job as resolved, the device
+// runs, and the pieces of last_run.json a training step and an inference request have in common.
+// Internal to sim/api.
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "arch/cluster/cluster_config.h"
+#include "arch/cluster/targets.h"
+#include "sim/api/job_run.h"
+#include "sim/cluster/job_builder.h"
+#include "sim/cluster/job_model.h"
+#include "sim/engine/machine_setup.h"
+#include "sim/engine/run_choice.h"
+#include "workloads/jobs/llm_job.h"
+#include "workloads/parallel/parallel_plan.h"
+
+namespace archsim {
+
+/// A job as run_job resolved it: the job with the command line's tuning applied, its target and
+/// cluster, the plan, the device (its machine file with the device --sets), the precision and
+/// device runtime it runs at, and where its device runs go.
+struct JobContext {
+    const LlmJob& job;
+    const Target& target;
+    const ClusterConfig& cl;
+    const ParallelPlan& plan;
+    const JobRunArgs& args;
+    const MachineSetup& device;
+    RunChoice precision;
+    std::string runtime;   ///< device runtime profile ("" = the device config's)
+    std::string dev_dir;   ///< OUT/devices
+    std::chrono::steady_clock::time_point t0;
+
+    /// The training half of run_job: one training step per chunk kind on a device, the plan's
+    /// memory per stage checked, the iteration simulated over every stage; last_run.json's figures.
+    nlohmann::json run_training() const;
+    /// The inference half of run_job: prefill and decode device runs per chunk kind, the request
+    /// simulated over every stage; last_run.json with TTFT, time per output token and tokens/s.
+    nlohmann::json run_inference() const;
+};
+
+/// One device simulation: a `run` of the job's workload phase into `dir`.
+struct DeviceTask {
+    std::string phase;  ///< "train", "prefill", "decode=L"
+    size_t kind = 0;    ///< the chunk kind
+    std::string dir;
+};
+
+/// Whether the device model prices CUDA-graph launches (a GPU: kernel.cuda_graphs).
+bool device_launches_graphs(const MachineSetup& device);
+
+/// Runs every task whose metrics.json is not there yet, or was made by another command or from
+/// other inputs (the job's workload text, the device config and the command line are kept in
+/// signature.txt beside it), up to one process per core: an interrupted job resumes where it
+/// stopped, and an edited one reruns what changed. A device that prices CUDA-graph launches gets
+/// the job's cuda_graphs. `split`: the microbatch is split into this many pipelined ones.
+/// Throws UserError naming the first device run that failed and its log.
+void run_devices(const JobContext& c, const std::vector<DeviceTask>& tasks, int64_t split = 1);
+
+/// A finished training-step device run's figures (its metrics.json's `training` and `total`).
+ChunkRun read_chunk_run(const std::string& metrics_path);
+
+/// A finished device run's total latency (ps) and energy (J); its MACs, the device's peak MACs/s
+/// and its static power (W) into `macs`, `peak` and `static_w` when given.
+std::pair<double, double> run_total(const std::string& dir, double* macs = nullptr, double* peak = nullptr, double* static_w = nullptr);
+
+/// The static energy one device per stage draws while it does not compute, J: `static_w` over the
+/// part of `span_ps` (a training step, a serving request) outside the stage's compute. Its device
+/// runs charge static power only while they compute; the device draws it through the whole span.
+double waiting_static_j(const JobResult& res, double static_w, double span_ps);
+
+/// Power drawn outside the devices by the nodes a job of `devices` devices occupies
+/// (ClusterConfig::node_overhead_w: host CPUs and NICs, as the cluster file cites them), beside
+/// `devices_w` (the devices' power, W): {"nodes", "per_node_w", "host_w", "nics_w", "total_w",
+/// "job_with_nodes_w", "not_modeled"}.
+nlohmann::json node_power_json(const ClusterConfig& cl, int64_t devices, double devices_w);
+
+/// The job's collectives, one row per scope, collective, algorithm and protocol.
+nlohmann::json comm_json(const JobResult& res);
+
+/// The job's custom keys, as given.
+nlohmann::json custom_json(const LlmJob& job);
+
+/// Adds to `not_modeled` (a JSON array) the settings of a job and its cluster that are read but
+/// change nothing simulated, one line each (the cluster's, ClusterConfig::unmodeled_settings, and
+/// a vendor fabric), and warns of each (args.warn): once the job has run, so that a plan refused
+/// before that stays one line.
+void add_unmodeled_settings(const LlmJob& job, const ClusterConfig& cl, nlohmann::json& not_modeled, const JobRunArgs& args);
+
+}  // namespace archsim

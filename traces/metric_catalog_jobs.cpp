@@ -1,0 +1,117 @@
+// The job and serving metrics of the catalogue (traces/metric_catalog.h): every figure a job's
+// last_run.json (sim/api/job_run.h) and an llm workload's llm.json (sim/api/llm_serving.h)
+// report, by its path in that file. The inputs they echo (model, parallelism, custom) are not
+// metrics. Formulas are those of the code that computes them; sources are cited there.
+#include "traces/metric_catalog.h"
+
+namespace archsim {
+
+namespace {
+
+MetricDecl decl(MetricScope scope, const char* name, const char* unit, const char* doc) {
+    MetricDecl d;
+    d.scope = scope, d.name = name, d.unit = unit, d.doc = doc;
+    return d;
+}
+
+}  // namespace
+
+std::vector<MetricDecl> job_metric_declarations() {
+    using S = MetricScope;
+    const S J = S::Job, V = S::Serving;
+    return {
+        // ---- a job: both modes
+        decl(J, "devices", "1", "devices the job occupies: tp x pp x dp"),
+        decl(J, "tokens_per_s", "1/s", "training: global_batch x sequence / step_time_s; inference: dp x batch x generated tokens / request_s; "
+                                       "a job with schedule phases: the phases' mean weighted by duration"),
+        decl(J, "memory_per_device_bytes", "bytes", "training: the largest pipeline stage's weights, gradients, optimizer state, "
+                                                    "activations and workspace; inference: the device's weights and KV cache"),
+        decl(J, "memory_capacity_bytes", "bytes", "the device's memory (dram.capacity_gib; 0: the device gives none)"),
+        decl(J, "energy_per_device_j", "J", "mean over one device per stage: its device runs' energy plus static power while it waits"),
+        decl(J, "static_while_waiting_per_device_j", "J", "static power x the time a device does not compute (bubbles, exposed "
+                                                          "communication), mean per device"),
+        decl(J, "energy_job_j", "J", "energy_per_device_j x devices"),
+        decl(J, "power_per_device_w", "W", "energy_per_device_j over the step (training) or the request (inference)"),
+        decl(J, "node_overhead_power.nodes", "1", "nodes the job's devices occupy"),
+        decl(J, "node_overhead_power.per_node_w", "W", "host CPUs and NICs per node (the cluster's node.host_w + NICs x network.nic_w)"),
+        decl(J, "node_overhead_power.host_w", "W", "the host CPUs of one node (node.host_w)"),
+        decl(J, "node_overhead_power.nics_w", "W", "the NICs of one node (nics_per_node x network.nic_w)"),
+        decl(J, "node_overhead_power.total_w", "W", "nodes x per_node_w"),
+        decl(J, "node_overhead_power.job_with_nodes_w", "W", "the devices' power plus the nodes' overhead"),
+        decl(J, "communication[].count", "1", "collectives of one scope, kind, algorithm and protocol"),
+        decl(J, "communication[].bytes", "bytes", "their message bytes"),
+        decl(J, "communication[].time_s", "s", "their time, summed over one device per stage"),
+        decl(J, "communication[].exposed_s", "s", "the part of time_s no compute hid"),
+        decl(J, "communication[].hidden_s", "s", "time_s - exposed_s"),
+        decl(J, "simulation.events", "1", "events of the job simulation"),
+        decl(J, "simulation.wall_s", "s", "wall time of the whole command, device runs included"),
+        decl(J, "simulation.device_runs", "1", "device simulations the job needed (each a child archsim run)"),
+        // ---- a training job
+        decl(J, "step_time_s", "s", "one iteration: the end of the last pipeline stage in the job simulation"),
+        decl(J, "samples_per_s", "1/s", "global_batch / step_time_s"),
+        decl(J, "model_flops_per_iteration", "FLOP", "a GPT: Megatron-LM's 96 B s l h^2 (1 + s/(6h) + V/(16 l h)) (Narayanan et al. "
+                                                     "SC21 eq. 3); otherwise model_flops_from_device_runs"),
+        decl(J, "model_flops_from_device_runs", "FLOP", "2 x the forward and gradient MACs of every chunk's device run, per microbatch, "
+                                                        "over microbatches, tp and dp (recomputation excluded)"),
+        decl(J, "tflops_per_device", "TFLOP/s", "model_flops_per_iteration / devices / step_time_s / 1e12"),
+        decl(J, "peak_tflops_per_device", "TFLOP/s", "2 x the device's peak MACs per cycle x its clock / 1e12"),
+        decl(J, "mfu", "1", "model FLOPs (no recomputation) / devices / step_time_s / peak (Korthikanti et al. 2022)"),
+        decl(J, "hfu", "1", "hardware FLOPs (recomputation included) / devices / step_time_s / peak (Korthikanti et al. 2022)"),
+        decl(J, "breakdown_s.compute", "s", "mean over the stages' devices of their compute; compute + exposed + bubble = step"),
+        decl(J, "breakdown_s.exposed_communication", "s", "mean over the stages' devices of the communication they waited on"),
+        decl(J, "breakdown_s.bubble", "s", "mean over the stages' devices of the time they idled in the pipeline schedule"),
+        decl(J, "breakdown_s.exposed_by.*", "s", "exposed communication by scope and link level (tensor/intra, data/inter, ...)"),
+        decl(J, "pipeline.bubble_fraction_ideal", "1", "the schedule's bubble fraction without communication: (pp - 1) / (v x m + pp - 1)"),
+        decl(J, "pipeline.critical_stage", "1", "the stage that ends last"),
+        decl(J, "stages[].stage", "1", "the pipeline stage's index"),
+        decl(J, "stages[].compute_s", "s", "the stage's device's compute in the step"),
+        decl(J, "stages[].exposed_communication_s", "s", "the communication it waited on"),
+        decl(J, "stages[].bubble_s", "s", "the time it idled"),
+        decl(J, "stages[].end_s", "s", "when its last work ended"),
+        decl(J, "stages[].energy_j", "J", "its device's energy in the step (device runs, links)"),
+        decl(J, "stages[].memory_bytes", "bytes", "its device's memory: weights, gradients, optimizer state, activations, workspace"),
+        decl(J, "power_job_w", "W", "energy_job_j / step_time_s"),
+        decl(J, "link_bytes.intra", "bytes", "bytes over links inside nodes"),
+        decl(J, "link_bytes.inter", "bytes", "bytes over links between nodes"),
+        decl(J, "link_bytes.link_contention_s", "s", "time transfers queued for a busy link"),
+        // ---- an inference job
+        decl(J, "prompt_tokens", "1", "tokens of the prompt (the prefill)"),
+        decl(J, "generated_tokens", "1", "tokens generated per sequence"),
+        decl(J, "ttft_s", "s", "time to first token: the prefill pass through every stage"),
+        decl(J, "time_per_output_token_s", "s", "(request_s - ttft_s) / decode steps"),
+        decl(J, "request_s", "s", "the whole request: the prefill and every decode step"),
+        decl(J, "tensor_comm_per_token_s", "s", "one microbatch's tensor-parallel collectives in a middle decode step"),
+        decl(J, "tensor_comm_share_of_token", "1", "tensor_comm_per_token_s over that microbatch's path: compute, collectives, hand-offs"),
+        decl(J, "decode_points[].kv_length", "1", "a sampled decode step's KV length"),
+        decl(J, "decode_points[].device_compute_s", "s", "its device runs' time summed over the stages"),
+        decl(J, "memory.weights_bytes", "bytes", "a device's share of the weights: parameters / (tp x pp) x bytes per weight"),
+        decl(J, "memory.kv_cache_bytes", "bytes", "a device's KV cache: 2 x layers/pp x batch x (prompt + generated) x kv_heads/tp x "
+                                                   "head dim x bytes"),
+        decl(J, "energy_per_token_j", "J", "energy_job_j / generated tokens of all replicas"),
+        // ---- a job with schedule phases
+        // (step_time_s, tokens_per_s, tflops_per_device, mfu, ttft_s, time_per_output_token_s and the
+        // powers are then the phases' means weighted by duration)
+        decl(J, "duration_minutes", "min", "the schedule's phases' duration_minutes, summed"),
+        decl(J, "tokens_over_schedule", "1", "tokens_per_s x duration_minutes x 60"),
+        decl(J, "phases[].*", "", "each phase's own figures (its last_run.json's keys of the same name) and its duration_minutes and tokens_scale"),
+        // ---- an llm workload's serving phases (llm.json)
+        decl(V, "batch", "1", "sequences served together"),
+        decl(V, "prompt_tokens", "1", "tokens of the prompt"),
+        decl(V, "generated_tokens", "1", "tokens generated per sequence"),
+        decl(V, "parameters", "1", "the model's parameters"),
+        decl(V, "time_to_first_token_s", "s", "the prefill run's latency"),
+        decl(V, "time_per_output_token_s", "s", "decode.latency_s / decode.steps"),
+        decl(V, "tokens_per_s", "1/s", "batch x generated tokens / (prefill + decode latency)"),
+        decl(V, "energy_per_token_j", "J", "(prefill + decode energy) / (batch x generated tokens)"),
+        decl(V, "prefill.latency_s", "s", "the prefill run's latency"),
+        decl(V, "prefill.energy_j", "J", "the prefill run's energy"),
+        decl(V, "decode.steps", "1", "decode steps: generated tokens - 1 (the prefill makes the first)"),
+        decl(V, "decode.latency_s", "s", "every decode step's latency, interpolated linearly in the KV length between the sampled runs"),
+        decl(V, "decode.energy_j", "J", "every decode step's energy, interpolated the same way"),
+        decl(V, "decode_points[].kv_length", "1", "a sampled decode step's KV length (prompt, one third, two thirds and all the way)"),
+        decl(V, "decode_points[].latency_s", "s", "its run's latency"),
+        decl(V, "decode_points[].energy_j", "J", "its run's energy"),
+    };
+}
+
+}  // namespace archsim
