@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <numeric>
 
-#include "arch/common/runtime_key.h"
 #include "arch/energy/process_node.h"
 #include "arch/memory/dram_params.h"
 #include "arch/power/power_limit.h"
@@ -62,20 +61,17 @@ const ParamBinder<CpuConfig>& cpu_params() {
         ParamBinder<CpuConfig> b;
         using C = CpuConfig;
         const std::string sog = "AMD SOG 56665, Zen 3";
-        b.string("name", [](C& c) -> std::string& { return c.name; }, "cpu", {}, "Free-text name shown in reports");
+        declare_machine_basics(b, {"cpu", "torch-frozen",
+                                   "torch-frozen: TorchScript freeze + optimize_for_inference on oneDNN, what PyTorch deployments run on a CPU (docs/cpu_networks.md)",
+                                   "fp32", "Operand precision of the run (accumulation in fp32 / int32)"});
         b.string("host.cpu", [](C& c) -> std::string& { return c.host_cpu; }, "", {},
                  "The machine this config was measured on, as tools/cpu-config names it (\"MODEL NAME, family F model M, N CPUs\"); "
                  "a run on another machine says so. \"\" = a published part, not tied to a machine");
-        declare_runtime_key(b, "torch-frozen", "torch-frozen: TorchScript freeze + optimize_for_inference on oneDNN, what PyTorch deployments run on a CPU (docs/cpu_networks.md)");
-        above(b.real("clock_mhz", [](C& c) -> double& { return c.clock_mhz; }, 2450.0, "MHz",
-                     "Core clock under all-core load (EPYC 7763 base 2.45 GHz)"),
-              0);
+        declare_clock_mhz(b, &C::clock_mhz, 2450.0, "Core clock under all-core load (EPYC 7763 base 2.45 GHz)");
         at_most(at_least(b.integer("cores", [](C& c) -> int64_t& { return c.cores; }, 64, "cores",
                                    "Cores the run uses, one thread each (EPYC 7763: 64)"),
                          1),
                 1024);
-        b.string("precision", [](C& c) -> std::string& { return c.precision_name; }, "fp32", precision_names(),
-                 "Operand precision of the run (accumulation in fp32 / int32)");
         at_most(at_least(b.integer("core.vector_bits", [](C& c) -> int64_t& { return c.vector_bits; }, 256, "bits",
                                    "SIMD register width, a multiple of 128: 256 (AVX2) or 512 (AVX-512); sets the GEMM "
                                    "micro-tile (" + sog + ")"),
@@ -191,7 +187,7 @@ const ParamBinder<CpuConfig>& cpu_params() {
         for (const char* p : {"fp32", "fp16", "bf16"}) b.rename(std::string("energy.fma_pj_") + p, std::string("energy.pj_per_mac.") + p);
         b.rename("energy.mac_pj_int8", "energy.pj_per_mac.int8");
         derive_mac_energies_at_node(b, "energy.pj_per_mac");
-        at_least(b.real("energy.static_w", [](C& c) -> double& { return c.static_w; }, 0.0, "W", "Static power; 0 = not modeled"), 0);
+        declare_static_power(b, 0.0, "Static power; 0 = not modeled");
         declare_checked_limit(b, &C::tdp_w, "The vendor's TDP (EPYC 9654: 360 W).");
         return b;
     }();
@@ -208,7 +204,7 @@ int64_t CpuConfig::sample_ratio() const { return std::max<int64_t>(1, std::gcd(s
 
 CpuConfig make_cpu_config(const ParamSet& p) {
     CpuConfig c = cpu_params().build(p);
-    c.precision = parse_precision(c.precision_name, "precision");
+    check_machine_basics(c);
     if (c.simd_macs.fp32 <= 0) throw UserError("core.macs_per_cycle.fp32", "must be > 0 (every precision without its own rate runs at it)");
     for (const auto& [key, lvl] : {std::pair<const char*, const CacheLevelConfig*>{"l1d.kib", &c.l1}, {"l2.kib", &c.l2}, {"l3.kib", &c.l3}})
         if (lvl->bytes() % (lvl->ways * c.line_bytes) != 0)
@@ -216,7 +212,6 @@ CpuConfig make_cpu_config(const ParamSet& p) {
                                      "-way sets of " + std::to_string(c.line_bytes) + "-byte lines");
     if (c.vector_bits % 128 != 0) throw UserError("core.vector_bits", std::to_string(c.vector_bits) + " is not a multiple of 128");
     if (c.lanes() < 1) throw UserError("core.vector_bits", "narrower than one " + c.precision_name + " element");
-    check_limit_above_static("power.tdp_w", c.tdp_w, c.static_w);
     return c;
 }
 

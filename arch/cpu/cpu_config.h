@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 
+#include "arch/common/machine_keys.h"
 #include "arch/energy/process_node.h"
 #include "arch/memory/dram_config.h"
 #include "sim/base/precision.h"
@@ -23,13 +24,10 @@ struct CacheLevelConfig {
 
 /// A multicore CPU: cores with SIMD FMA units (and AMX tiles where the part has them), private
 /// L1d and L2, a shared L3 and DRAM. Filled only by make_cpu_config(), already valid.
-struct CpuConfig {
-    std::string name;
+struct CpuConfig : MachineBasics {
     std::string host_cpu;  ///< host.cpu: the machine tools/cpu-config wrote it on ("" = a published part)
     double clock_mhz = 0;
     int64_t cores = 0;
-    std::string precision_name;
-    Precision precision = Precision::Fp32;
     int64_t vector_bits = 0;        ///< SIMD register width, bits (256 AVX2, 512 AVX-512)
     int64_t vector_registers = 0;   ///< architectural SIMD registers (16 AVX2, 32 AVX-512)
     PerPrecision simd_macs;  ///< SIMD MACs (FMA) per core per cycle by precision (core.macs_per_cycle.<p>); 0 = none
@@ -53,8 +51,6 @@ struct CpuConfig {
     double sample_min_l3s = 2;      ///< kernels whose tensors span at least this many L3 capacities are set-sampled (sampling.min_kernel_l3s)
     ProcessNode node;        ///< what the Horowitz-derived energy defaults are scaled to
     PerPrecision mac_pj_by;  ///< energy of one SIMD or AMX MAC (FMA) by precision (energy.pj_per_mac.<p>), pJ
-    double static_w = 0;
-    double tdp_w = 0;  ///< package power limit, W, checked not enforced (power.tdp_w); 0 = none
 
     double cycle_ps() const { return 1e6 / clock_mhz; }
     /// MACs per core per cycle a contraction gets in the run's precision: AMX where the part has

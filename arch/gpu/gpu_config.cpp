@@ -4,7 +4,6 @@
 
 #include "sim/base/error.h"
 
-#include "arch/common/runtime_key.h"
 #include "arch/energy/process_node.h"
 #include "arch/memory/dram_params.h"
 #include "arch/power/power_limit.h"
@@ -24,12 +23,11 @@ const ParamBinder<GpuConfig>& gpu_params() {
         ParamBinder<GpuConfig> b;
         using C = GpuConfig;
         const std::string wp = "A100 whitepaper";
-        b.string("name", [](C& c) -> std::string& { return c.name; }, "gpu", {}, "Free-text name shown in reports");
-        declare_runtime_key(b, "tensorrt", "tensorrt: NVIDIA's inference runtime (fused attention, GEMM epilogues, pointwise fusion; docs/gpu_validation.md)");
-        above(b.real("clock_mhz", [](C& c) -> double& { return c.clock_mhz; }, 1410.0, "MHz", "SM clock (boost; " + wp + ")"), 0);
+        declare_machine_basics(b, {"gpu", "tensorrt",
+                                   "tensorrt: NVIDIA's inference runtime (fused attention, GEMM epilogues, pointwise fusion; docs/gpu_validation.md)",
+                                   "fp16", "Operand precision of the run (accumulation in fp32 / int32)"});
+        declare_clock_mhz(b, &C::clock_mhz, 1410.0, "SM clock (boost; " + wp + ")");
         at_most(at_least(b.integer("sms", [](C& c) -> int64_t& { return c.sms; }, 108, "SMs", "Streaming multiprocessors (" + wp + ")"), 1), 1024);
-        b.string("precision", [](C& c) -> std::string& { return c.precision_name; }, "fp16", precision_names(),
-                 "Operand precision of the run (accumulation in fp32 / int32)");
         above(b.real("cuda.macs_per_cycle", [](C& c) -> double& { return c.cuda_fp32_fma; }, 64.0, "MACs/SM/cycle",
                      "FP32 MACs (FMA) per SM per cycle on the CUDA cores: 108 x 64 x 2 x 1.41 GHz = 19.5 TFLOPS (" + wp + ")"), 0);
         b.rename("cuda.fp32_fma_per_sm_per_cycle", "cuda.macs_per_cycle");
@@ -144,9 +142,8 @@ const ParamBinder<GpuConfig>& gpu_params() {
         derived(at_least(b.real("l2.pj_per_byte", [](C& c) -> double& { return c.l2_pj_per_byte; }, 0, "pJ/byte", "L2 access energy"), 0),
                 from_a100(4.71), "4.71 pJ/bit measured on an A100 (Antepara et al., SC'25) scaled to energy.node_nm and energy.vdd_v");
         b.rename("energy.l2_pj_per_byte", "l2.pj_per_byte");
-        at_least(b.real("energy.static_w", [](C& c) -> double& { return c.static_w; }, 54.0, "W",
-                        "Idle board power, drawn whatever runs (leakage, HBM refresh, the board's fixed draw): an A100's constant "
-                        "power, 54 W (Antepara et al., SC'25; nvidia-smi reads 50-62 W on an idle A100 SXM4)"), 0);
+        declare_static_power(b, 54.0, "Idle board power, drawn whatever runs (leakage, HBM refresh, the board's fixed draw): an A100's "
+                                      "constant power, 54 W (Antepara et al., SC'25; nvidia-smi reads 50-62 W on an idle A100 SXM4)");
         at_least(b.real("power.tdp_w", [](C& c) -> double& { return c.tdp_w; }, 400.0, "W",
                         "Board power limit the SM clock is lowered to fit (arch/power/power_controller.h; A100 SXM4 datasheet: "
                         "400 W); 0 = no limit"),
@@ -180,10 +177,11 @@ const ParamBinder<GpuConfig>& gpu_params() {
 
 GpuConfig make_gpu_config(const ParamSet& p) {
     GpuConfig c = gpu_params().build(p);
-    c.precision = parse_precision(c.precision_name, "precision");
-    if (c.precision == Precision::Fp8 && c.tensor.fp8 <= 0)
-        throw UserError("sm.macs_per_cycle.fp8", "is 0: this GPU has no FP8 tensor cores (they arrived with Ada and Hopper), so a "
-                                                 "run at fp8 cannot be simulated on it; choose fp16, bf16 or int8");
+    // FP8 runs on the tensor cores only: a GPU without FP8 ones cannot run it (the other
+    // precisions have a CUDA-core path)
+    check_machine_basics(c, [&](Precision p) { return p == Precision::Fp8 ? c.tensor.fp8 : 1.0; }, "sm.macs_per_cycle", "GPU",
+                         "is 0: this GPU has no FP8 tensor cores (they arrived with Ada and Hopper), so a run at fp8 cannot be "
+                         "simulated on it; choose fp16, bf16 or int8");
     if (c.power_min_mhz > c.clock_mhz)
         throw UserError("power.min_mhz", "the lowest clock (" + format_value(c.power_min_mhz) + " MHz) is above clock_mhz (" +
                                              format_value(c.clock_mhz) + " MHz)");
@@ -193,7 +191,6 @@ GpuConfig make_gpu_config(const ParamSet& p) {
                                                 format_value(c.clock_mhz) + ")");
     if (c.vf_boost_v > 0 && !(c.vf_floor_mhz < c.clock_mhz))
         throw UserError("voltage.floor_mhz", "is not below clock_mhz (" + format_value(c.clock_mhz) + " MHz)");
-    check_limit_above_static("power.tdp_w", c.tdp_w, c.static_w);
     return c;
 }
 

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 
+#include "arch/common/machine_keys.h"
 #include "arch/energy/process_node.h"
 #include "arch/memory/dram_config.h"
 #include "arch/power/power_spec.h"
@@ -14,12 +15,9 @@ namespace archsim {
 
 /// An NVIDIA-style GPU: SMs with CUDA cores and tensor cores, shared memory and registers per
 /// SM, a shared L2 and HBM/GDDR. Filled only by make_gpu_config(), already valid.
-struct GpuConfig {
-    std::string name;
+struct GpuConfig : MachineBasics {
     double clock_mhz = 0;
     int64_t sms = 0;
-    std::string precision_name;
-    Precision precision = Precision::Fp16;
     double cuda_fp32_fma = 0;                 ///< FP32 FMA per SM per cycle on CUDA cores
     double sfu_ops = 0;                       ///< exp2 / reciprocal / type conversions per SM per cycle (the quarter-rate pipe)
     PerPrecision tensor;                      ///< dense tensor-core MACs per SM per cycle (fp32: TF32); 0 = none
@@ -42,8 +40,6 @@ struct GpuConfig {
     ProcessNode node;                         ///< what the Horowitz-derived energy defaults are scaled to
     double cuda_mac_pj = 0;                   ///< energy per CUDA-core FP32 FMA, pJ
     double rf_pj_per_byte = 0, smem_pj_per_byte = 0, l2_pj_per_byte = 0;
-    double static_w = 0;                      ///< idle board power, W (energy.static_w)
-    double tdp_w = 0;                         ///< board power limit, W; 0 = none
     double power_window_us = 1000;            ///< the power controller's averaging window, us
     double power_min_mhz = 0;                 ///< the lowest clock the controller may set, MHz
     double power_step_mhz = 0;                ///< step between the clocks it may set, MHz

@@ -1,6 +1,5 @@
 #include "arch/kpu/kpu_config.h"
 
-#include "arch/common/runtime_key.h"
 #include "arch/kpu/wavefront.h"
 #include "arch/memory/dram_params.h"
 #include "sim/base/error.h"
@@ -58,8 +57,9 @@ const ParamBinder<KpuConfig>& kpu_params() {
         ParamBinder<KpuConfig> b;
         using C = KpuConfig;
         const std::string sw = "Stillwater T256 design point";
-        b.string("name", [](C& c) -> std::string& { return c.name; }, "kpu", {}, "Free-text name shown in reports");
-        declare_runtime_key(b, "kpu-domain-flow", "kpu-domain-flow: elementwise consumers and reductions as further recurrences of the same wavefront");
+        declare_machine_basics(b, {"kpu", "kpu-domain-flow",
+                                   "kpu-domain-flow: elementwise consumers and reductions as further recurrences of the same wavefront", "int8",
+                                   "Operand precision (operand bytes, PE rate and MAC energy; accumulators are 32-bit)"});
         b.string("power_mode", [](C& c) -> std::string& { return c.power_mode; }, "mid", {"low", "mid", "high"},
                  "Operating point: selects clock.<mode>_mhz and power.<mode>_w");
         above(b.real("clock.low_mhz", [](C& c) -> double& { return c.clock_low_mhz; }, 450.0, "MHz", "Clock at power_mode = low (" + sw + ")"), 0);
@@ -81,8 +81,6 @@ const ParamBinder<KpuConfig>& kpu_params() {
         above(b.real("power.window_us", [](C& c) -> double& { return c.power_window_us; }, 10.0, "us",
                      "Window the power controller averages over before it sets the next clock (not published; an assumption: "
                      "an on-die controller acting within tens of microseconds)"), 0);
-        b.string("precision", [](C& c) -> std::string& { return c.precision_name; }, "int8", precision_names(),
-                 "Operand precision (operand bytes, PE rate and MAC energy; accumulators are 32-bit)");
         at_most(at_least(b.integer("tiles.rows", [](C& c) -> int64_t& { return c.tile_rows; }, 16, "tiles", "Rows of the tile mesh (" + sw + ")"), 1), 256);
         at_most(at_least(b.integer("tiles.cols", [](C& c) -> int64_t& { return c.tile_cols; }, 16, "tiles", "Columns of the tile mesh (" + sw + ")"), 1), 256);
         for (const std::string& prec : precision_names()) {
@@ -148,8 +146,7 @@ const ParamBinder<KpuConfig>& kpu_params() {
             b.rename(std::string("energy.") + lvl + "_pj_per_byte", std::string(lvl) + ".pj_per_byte");
         b.rename("energy.noc_pj_per_byte_hop", "noc.pj_per_flit_hop");
         b.rename("noc.pj_per_byte_hop", "noc.pj_per_flit_hop");
-        at_least(b.real("energy.static_w", [](C& c) -> double& { return c.static_w; }, 1.79, "W",
-                        "Static power drawn whatever runs: the part's idle power (" + cat + ": 1.79 W, 6.0% of the 30 W default)"), 0);
+        declare_static_power(b, 1.79, "Static power drawn whatever runs: the part's idle power (" + cat + ": 1.79 W, 6.0% of the 30 W default)");
         return b;
     }();
     return b;
@@ -157,7 +154,7 @@ const ParamBinder<KpuConfig>& kpu_params() {
 
 KpuConfig make_kpu_config(const ParamSet& p) {
     KpuConfig c = kpu_params().build(p);
-    c.precision = parse_precision(c.precision_name, "precision");
+    check_machine_basics(c, [&](Precision) { return c.macs_per_pe(); }, "pe.macs_per_cycle", "fabric");
     if (!(c.clock_low_mhz < c.clock_mid_mhz && c.clock_mid_mhz < c.clock_high_mhz))
         throw UserError("clock.low_mhz", "the modes' clocks must rise from low to mid to high (" + format_value(c.clock_low_mhz) + ", " +
                                              format_value(c.clock_mid_mhz) + ", " + format_value(c.clock_high_mhz) + " MHz)");
@@ -165,9 +162,6 @@ KpuConfig make_kpu_config(const ParamSet& p) {
         throw UserError("power." + c.power_mode + "_w", "an envelope of " + format_value(c.power_envelope_w()) +
                                                             " W leaves nothing above energy.static_w (" + format_value(c.static_w) +
                                                             " W) for the fabric to run on");
-    if (c.macs_per_pe() <= 0)
-        throw UserError("pe.macs_per_cycle." + c.precision_name, "is 0: this fabric has no " + c.precision_name +
-                                                                      " MAC rate (choose another precision)");
     return c;
 }
 

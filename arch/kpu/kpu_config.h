@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 
+#include "arch/common/machine_keys.h"
 #include "arch/memory/dram_config.h"
 #include "arch/power/power_spec.h"
 #include "sim/base/precision.h"
@@ -13,16 +14,13 @@ namespace archsim {
 
 /// A Stillwater KPU: a mesh of tiles, each an array of PEs, fed by DRAM -> DMA -> L3 -> block
 /// movers -> L2 -> streamers -> L1 -> fabric. Filled only by make_kpu_config(), already valid.
-struct KpuConfig {
-    std::string name;
+struct KpuConfig : MachineBasics {
     std::string power_mode;                 ///< "low" | "mid" | "high": selects clock and power envelope
     double clock_low_mhz = 0, clock_mid_mhz = 0, clock_high_mhz = 0;
     double power_low_w = 0, power_mid_w = 0, power_high_w = 0;  ///< envelopes, W: the controller's limit
     double vdd_low_v = 0, vdd_mid_v = 0, vdd_high_v = 0;        ///< supply voltage per mode, V (energies hold at mid)
     double power_window_us = 10;                                ///< the power controller's window, us
     double power_step_mhz = 25;                                 ///< step between the clocks it may set, MHz
-    std::string precision_name;
-    Precision precision = Precision::Int8;
     int64_t tile_rows = 0, tile_cols = 0;   ///< tiles in the mesh
     int64_t pe_rows = 0, pe_cols = 0;       ///< PEs per tile (R x C)
     /// Tiles that can compute in each precision (0 = every tile): a fabric whose FP32 units are
@@ -39,7 +37,6 @@ struct KpuConfig {
     double dma_pj_per_byte = 0, block_mover_pj_per_byte = 0, streamer_pj_per_byte = 0;
     double noc_pj_per_flit_hop = 0;  ///< network energy per flit per hop, pJ
     int64_t noc_flit_bytes = 16;     ///< flit width, bytes
-    double static_w = 0;             ///< idle power, W
 
     /// Network energy per byte per hop, pJ: a flit's energy over its width.
     double noc_pj_per_byte_hop() const { return noc_pj_per_flit_hop / static_cast<double>(noc_flit_bytes); }

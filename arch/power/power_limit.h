@@ -8,11 +8,11 @@
 
 namespace archsim {
 
-/// Declares `power.tdp_w` (W, >= 0, default 0 = no limit) on `b`, bound to `field`. `source`
+/// Declares `power.tdp_w` (W, >= 0, default 0 = no limit) on `b`, bound to `field` (of C or a base of it). `source`
 /// names where a config's value comes from (appended to the doc). The limit is checked, not
 /// enforced: a run drawing more on average is reported OVER LIMIT with the reason.
-template <class C>
-ParamDecl& declare_checked_limit(ParamBinder<C>& b, double C::*field, const std::string& source) {
+template <class C, class Base>
+ParamDecl& declare_checked_limit(ParamBinder<C>& b, double Base::*field, const std::string& source) {
     return at_least(b.real("power.tdp_w", [field](C& c) -> double& { return c.*field; }, 0.0, "W",
                            "Power limit of the part (its TDP). This model cannot lower its clock, so the limit is checked, not "
                            "enforced: a run whose average power exceeds it is reported OVER LIMIT. 0 = none. " + source),

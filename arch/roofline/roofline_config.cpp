@@ -1,6 +1,5 @@
 #include "arch/roofline/roofline_config.h"
 
-#include "arch/common/runtime_key.h"
 #include "arch/energy/process_node.h"
 #include "arch/power/power_limit.h"
 #include "sim/base/error.h"
@@ -11,12 +10,10 @@ const ParamBinder<RooflineConfig>& roofline_params() {
     static const ParamBinder<RooflineConfig> b = [] {
         ParamBinder<RooflineConfig> b;
         using C = RooflineConfig;
-        b.string("name", [](C& c) -> std::string& { return c.name; }, "roofline", {}, "Free-text name shown in reports");
-        declare_runtime_key(b, "none", "none: the bound of the graph as imported; each roofline config in configs/roofline/ names its detailed twin's runtime");
-        above(b.real("clock_mhz", [](C& c) -> double& { return c.clock_mhz; }, 1000.0, "MHz",
-                     "Clock that cycles in reports count (the rates below are per cycle of it)"), 0);
-        b.string("precision", [](C& c) -> std::string& { return c.precision_name; }, "int8", precision_names(),
-                 "Operand precision (sets operand bytes, the MAC rate and the MAC energy)");
+        declare_machine_basics(b, {"roofline", "none",
+                                   "none: the bound of the graph as imported; each roofline config in configs/roofline/ names its detailed twin's runtime",
+                                   "int8", "Operand precision (sets operand bytes, the MAC rate and the MAC energy)"});
+        declare_clock_mhz(b, &C::clock_mhz, 1000.0, "Clock that cycles in reports count (the rates below are per cycle of it)");
         // defaults: the tpu kind's default array (128 x 128 MACs at every precision, 1 GHz)
         declare_per_precision<C>(b, "compute.macs_per_cycle", [](C& c) -> PerPrecision& { return c.macs_per_cycle; },
                                  {16384, 16384, 16384, 16384, 16384}, "MACs/cycle",
@@ -35,8 +32,7 @@ const ParamBinder<RooflineConfig>& roofline_params() {
                                 "off-chip DRAM", "TPU v1's DDR3 34 GB/s, Jouppi et al. ISCA 2017; Horowitz 2014 energy", false);
         declare_memory_level<C>(b, "sram", [](C& c) -> MemoryLevel& { return c.sram; }, {0.0, 0.0},
                                 "the on-chip level every operand passes once (global buffer, L2 or LLC)", "not modeled", true);
-        at_least(b.real("energy.static_w", [](C& c) -> double& { return c.static_w; }, 0.0, "W",
-                        "Static power, charged over the whole run; 0 = not modeled"), 0);
+        declare_static_power(b, 0.0, "Static power, charged over the whole run; 0 = not modeled");
         declare_checked_limit(b, &C::tdp_w, "The part's TDP or board power limit (A100 SXM4: 400 W).");
         return b;
     }();
@@ -45,11 +41,7 @@ const ParamBinder<RooflineConfig>& roofline_params() {
 
 RooflineConfig make_roofline_config(const ParamSet& p) {
     RooflineConfig c = roofline_params().build(p);
-    c.precision = parse_precision(c.precision_name, "precision");
-    if (c.macs_per_cycle.at(c.precision) <= 0)
-        throw UserError("compute.macs_per_cycle." + c.precision_name, "is 0: this device has no " + c.precision_name +
-                                                                           " MAC rate (choose another precision)");
-    check_limit_above_static("power.tdp_w", c.tdp_w, c.static_w);
+    check_machine_basics(c, [&](Precision p) { return c.macs_per_cycle.at(p); }, "compute.macs_per_cycle", "device");
     return c;
 }
 

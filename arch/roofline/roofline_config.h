@@ -4,6 +4,7 @@
 
 #include "arch/energy/process_node.h"
 #include "arch/memory/memory_level.h"
+#include "arch/common/machine_keys.h"
 #include "sim/base/precision.h"
 #include "sim/base/params.h"
 #include "sim/base/per_precision.h"
@@ -11,11 +12,8 @@
 namespace archsim {
 
 /// Peak rates, bandwidths and energies of a device, as a roofline sees it.
-struct RooflineConfig {
-    std::string name;
+struct RooflineConfig : MachineBasics {
     double clock_mhz = 0;
-    std::string precision_name;
-    Precision precision = Precision::Int8;
     PerPrecision macs_per_cycle;  ///< device-wide peak MACs per cycle (compute.macs_per_cycle.<p>)
     ProcessNode node;             ///< what the Horowitz-derived energy defaults are scaled to
     PerPrecision pj_per_mac;      ///< energy per MAC (energy.pj_per_mac.<p>)
@@ -23,8 +21,6 @@ struct RooflineConfig {
     double vector_pj_per_op = 0;
     MemoryLevel dram;             ///< off-chip memory
     MemoryLevel sram;             ///< the on-chip level every operand passes (bandwidth 0: not modeled)
-    double static_w = 0;
-    double tdp_w = 0;             ///< power limit, W, checked not enforced (power.tdp_w); 0 = none
 };
 
 /// The declared parameters of kind "roofline".

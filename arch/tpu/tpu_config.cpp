@@ -1,6 +1,5 @@
 #include "arch/tpu/tpu_config.h"
 
-#include "arch/common/runtime_key.h"
 #include "arch/energy/process_node.h"
 #include "arch/memory/dram_params.h"
 #include "arch/power/power_limit.h"
@@ -14,13 +13,9 @@ const ParamBinder<TpuConfig>& tpu_params() {
     static const ParamBinder<TpuConfig> b = [] {
         ParamBinder<TpuConfig> b;
         using C = TpuConfig;
-        b.string("name", [](C& c) -> std::string& { return c.name; }, "tpu", {}, "Free-text name shown in reports");
-        declare_runtime_key(b, "xla", "xla: the TPU compiler (output, loop and input fusion; transposes folded into dot layouts)");
-        above(b.real("clock_mhz", [](C& c) -> double& { return c.clock_mhz; }, 1000.0, "MHz",
-                     "Clock of the array, vector unit and buffers"), 0);
-        b.string("precision", [](C& c) -> std::string& { return c.precision_name; }, "int8",
-                 precision_names(),
-                 "Operand precision (sets operand bytes and MAC energy; accumulators are 32-bit)");
+        declare_machine_basics(b, {"tpu", "xla", "xla: the TPU compiler (output, loop and input fusion; transposes folded into dot layouts)",
+                                   "int8", "Operand precision (sets operand bytes and MAC energy; accumulators are 32-bit)"});
+        declare_clock_mhz(b, &C::clock_mhz, 1000.0, "Clock of the array, vector unit and buffers");
         at_most(at_least(b.integer("array.rows", [](C& c) -> int64_t& { return c.rows; }, 128, "PEs",
                                    "Rows R of the systolic array"), 1), 65536);
         at_most(at_least(b.integer("array.cols", [](C& c) -> int64_t& { return c.cols; }, 128, "PEs",
@@ -65,8 +60,7 @@ const ParamBinder<TpuConfig>& tpu_params() {
                                   0),
                          [](const ParamSet&) { return horowitz::kFp32AddPj; }, "fp32 add 0.9 pJ");
         b.rename("energy.vector_op_pj", "energy.pj_per_vector_op");
-        at_least(b.real("energy.static_w", [](C& c) -> double& { return c.static_w; }, 0.0, "W",
-                        "Static (leakage + idle) power, charged over the whole run; 0 = not modeled"), 0);
+        declare_static_power(b, 0.0, "Static (leakage + idle) power, charged over the whole run; 0 = not modeled");
         declare_checked_limit(b, &C::tdp_w, "TPU v1: 75 W (Jouppi et al., ISCA 2017, Table 2).");
         return b;
     }();
@@ -75,9 +69,8 @@ const ParamBinder<TpuConfig>& tpu_params() {
 
 TpuConfig make_tpu_config(const ParamSet& p) {
     TpuConfig c = tpu_params().build(p);
-    c.precision = parse_precision(c.precision_name, "precision");
+    check_machine_basics(c);
     c.dataflow = c.dataflow_name == "os" ? Dataflow::OS : c.dataflow_name == "is" ? Dataflow::IS : Dataflow::WS;
-    check_limit_above_static("power.tdp_w", c.tdp_w, c.static_w);
     return c;
 }
 

@@ -5,6 +5,7 @@
 
 #include "arch/energy/process_node.h"
 #include "arch/memory/dram_config.h"
+#include "arch/common/machine_keys.h"
 #include "sim/base/precision.h"
 #include "sim/base/params.h"
 #include "sim/base/per_precision.h"
@@ -15,11 +16,8 @@ namespace archsim {
 enum class Dataflow : uint8_t { OS, WS, IS };
 
 /// Everything a TPU machine is built from; filled only by tpu_params().build(), already valid.
-struct TpuConfig {
-    std::string name;
+struct TpuConfig : MachineBasics {
     double clock_mhz = 0;
-    std::string precision_name;
-    Precision precision = Precision::Int8;
     int64_t rows = 0, cols = 0;
     std::string dataflow_name;
     Dataflow dataflow = Dataflow::WS;
@@ -31,8 +29,6 @@ struct TpuConfig {
     PerPrecision mac_pj;           ///< energy per MAC by precision (energy.pj_per_mac.<p>), pJ
     double sram_pj_per_byte[3] = {0, 0, 0};  ///< access energy of the ifmap, filter and ofmap buffers, pJ/byte
     double vector_op_pj = 0;       ///< energy of one vector-unit operation, pJ
-    double static_w = 0;
-    double tdp_w = 0;              ///< power limit, W, checked not enforced (power.tdp_w); 0 = none
 
     /// ps per clock cycle.
     double cycle_ps() const { return 1e6 / clock_mhz; }
