@@ -1,16 +1,16 @@
 // The CPU's contractions: BLIS-style blocked GEMMs split over the cores (CpuMachine::gemm;
 // the blocking in blocking.h, the cores' schedule in core_schedule.h).
 #include "arch/cpu/cpu_machine_impl.h"
+#include "arch/cpu/gemm_nest.h"
 
 namespace archsim {
 
 void CpuMachine::gemm(const OpGraph& graph, const GemmView& g, int64_t inst, int64_t cores, bool blas) {
-    Blocking b = fit_blocking(m_block, g.m, g.n, g.k);
-    // BLIS divides the ic loop's rows evenly among the threads: mc shrinks so that every core
-    // gets the same rows (split_rows; fewer rows than cores x mr split the columns too,
-    // below). The cache sizes only cap a block: a larger L2 (a larger mc) once left M = 784
-    // in one block of 784 rows on 4 of 96 cores.
-    if (g.m > b.mc || cores > 1) b.mc = split_rows(g.m, b.mc, b.mr, cores);
+    // the loop nest (gemm_nest.h): blocking, what is packed, who packs and computes what
+    const GemmNest nest = plan_gemm_nest(fit_blocking(m_block, g.m, g.n, g.k), g.m, g.n, g.k, cores,
+                                         {blas, g.b_is_weight, m_cfg.prepacked_weights, g.a.in_place});
+    const Blocking& b = nest.b;
+    const bool pack_a = nest.pack_a, pack_b = nest.pack_b, prepacked = nest.prepacked;
     const uint64_t e = static_cast<uint64_t>(operand_bytes(m_cfg.precision));
     const int32_t a_t = g.a.tensor, b_t = g.b.tensor, c_t = g.c.tensor;
     // A: row-major with `a_cols` distinct columns per row (implicit im2col folds the taps)
@@ -21,12 +21,6 @@ void CpuMachine::gemm(const OpGraph& graph, const GemmView& g, int64_t inst, int
     const uint64_t b_base = base(b_t, graph) + static_cast<uint64_t>((g.b_is_weight ? group : inst) * g.k * g.n) * e;
     const uint64_t c_base = base(c_t, graph) + static_cast<uint64_t>(inst * g.m * g.n) * e;
     const double rate = m_cfg.mac_rate() * m_cfg.eff_gemm;
-    // BLIS packs an operand to reuse it; one used by a single micro-kernel row (m <= mr) or
-    // column (n <= nr) of calls is read in place, as oneDNN's GEMV-like kernels do. Weights
-    // reordered at load time are already in panel layout. A convolution's input is read in
-    // place (oneDNN's direct convolution on a blocked layout: no im2col copy).
-    const bool prepacked = g.b_is_weight && m_cfg.prepacked_weights && !blas;
-    const bool pack_b = blas || (g.m > b.mr && !prepacked), pack_a = blas || (g.n > b.nr && !g.a.in_place);
     // cycles per packed byte: a load and a store per byte at core.pack_bytes_per_cycle, or the
     // BLAS's measured rate per byte packed
     const double pack_cycles_per_byte = blas && m_cfg.blas_pack_bytes_per_cycle > 0 ? 1.0 / m_cfg.blas_pack_bytes_per_cycle
@@ -36,9 +30,9 @@ void CpuMachine::gemm(const OpGraph& graph, const GemmView& g, int64_t inst, int
         for (int64_t pc = 0; pc < g.k; pc += b.kc) {
             const int64_t kcb = std::min(b.kc, g.k - pc);
             // the cores pack the kc x nc B panel together, kc rows split among them
-            const int64_t rows_per = (kcb + cores - 1) / cores;
-            for (int64_t c = 0; c < cores && pack_b; ++c) {
-                const int64_t r0 = c * rows_per, rows = std::min(rows_per, kcb - r0);
+            const std::vector<PackRows> slices = pack_b ? pack_rows(kcb, cores) : std::vector<PackRows>{};
+            for (int64_t c = 0; c < static_cast<int64_t>(slices.size()); ++c) {
+                const int64_t r0 = slices[static_cast<size_t>(c)].row0, rows = slices[static_cast<size_t>(c)].rows;
                 if (rows <= 0) break;
                 CpuCore& cc = *m_cores[static_cast<size_t>(c)];
                 if (!m_units->block(c)) {
@@ -51,38 +45,33 @@ void CpuMachine::gemm(const OpGraph& graph, const GemmView& g, int64_t inst, int
                 m_sched->finish_block(c, static_cast<double>(bytes) * pack_cycles_per_byte * m_cfg.cycle_ps(), 0, 0, 0, bytes);
             }
             if (pack_b) m_sched->barrier();
-            // macro-kernel work: mc-row blocks; with fewer blocks than cores, split the nr panels too
-            const int64_t ic_blocks = (g.m + b.mc - 1) / b.mc;
-            const int64_t panels = (ncb + b.nr - 1) / b.nr;
-            const int64_t jsplit = ic_blocks >= cores ? 1 : std::min(panels, (cores + ic_blocks - 1) / ic_blocks);
-            std::vector<std::vector<int64_t>> queue(static_cast<size_t>(cores));
-            for (int64_t w = 0; w < ic_blocks * jsplit; ++w) queue[static_cast<size_t>(w % cores)].push_back(w);
+            // macro-kernel work: mc-row blocks; with fewer blocks than cores, the nr panels split too
+            const MacroQueues work = macro_queues(nest, ncb, kcb);
+            const std::vector<std::vector<int64_t>>& queue = work.queue;
             std::vector<size_t> next(static_cast<size_t>(cores), 0);
             // a core's mc-row blocks are units of one loop (unit_replay.h): A's rows and C's move
             // down by `cores` blocks from one to the next, the packed operands stay
-            const bool block_loop = replay_units() && even_rows(g) && !m_units->in_loop() && jsplit == 1 && ic_blocks >= 4 * cores;
+            const bool block_loop = replay_units() && even_rows(g) && !m_units->in_loop() && work.jsplit == 1 && work.ic_blocks >= 4 * cores;
             if (block_loop) {
                 const uint64_t rows = static_cast<uint64_t>(cores * b.mc);
                 const uint64_t a0 = a_base, c0 = c_base;
                 std::vector<int64_t> full(static_cast<size_t>(m_cfg.cores), 0);
                 for (int64_t c = 0; c < cores; ++c)
-                    for (const int64_t w : queue[static_cast<size_t>(c)]) full[static_cast<size_t>(c)] += (w + 1) * b.mc <= g.m;
+                    for (const int64_t w : queue[static_cast<size_t>(c)]) full[static_cast<size_t>(c)] += work.work(w).mcb == b.mc;
                 m_units->begin_loop({{a0, a0 + static_cast<uint64_t>(g.m * a_cols) * e, rows * static_cast<uint64_t>(a_cols) * e},
                                      {c0, c0 + static_cast<uint64_t>(g.m * g.n) * e, rows * static_cast<uint64_t>(g.n) * e}},
                                     std::move(full), sample_in_force());
             }
             for (int64_t c; (c = m_sched->next_core(next, queue)) >= 0;) {
-                const int64_t w = queue[static_cast<size_t>(c)][next[static_cast<size_t>(c)]++];
-                const int64_t ib = w / jsplit, js = w % jsplit;
-                const int64_t ic = ib * b.mc, mcb = std::min(b.mc, g.m - ic);
-                const int64_t p0 = js * panels / jsplit, p1 = (js + 1) * panels / jsplit;
+                const MacroWork wk = work.work(queue[static_cast<size_t>(c)][next[static_cast<size_t>(c)]++]);
+                const int64_t ic = wk.ic, mcb = wk.mcb, p0 = wk.p0, p1 = wk.p1;
                 CpuCore& cc = *m_cores[static_cast<size_t>(c)];
                 if (block_loop) m_units->unit_start(c, static_cast<int64_t>(next[static_cast<size_t>(c)]) - 1);
                 const bool replayed = m_units->block(c);
                 const uint64_t ap = packed_a(c);
                 // pack the A block: its rows' source bytes, into this core's buffer
-                const int64_t src_cols = std::min<int64_t>(kcb, a_cols);
-                const int64_t src_col0 = (pc % a_cols + src_cols <= a_cols) ? pc % a_cols : a_cols - src_cols;
+                const std::pair<int64_t, int64_t> src = a_source_cols(pc, kcb, a_cols);
+                const int64_t src_col0 = src.first, src_cols = src.second;
                 if (pack_a && !replayed) {
                     cc.touch_rows(a_base + static_cast<uint64_t>(ic * a_cols + src_col0) * e, mcb,
                                   static_cast<uint64_t>(src_cols) * e, static_cast<uint64_t>(a_cols) * e, false);
@@ -141,10 +130,8 @@ void CpuMachine::gemm(const OpGraph& graph, const GemmView& g, int64_t inst, int
                     for (int64_t jr = p0 + std::max<int64_t>(0, full_cols); jr < p1; ++jr) column(jr, std::min(b.nr, ncb - jr * b.nr));
                     m_units->block_done(c);
                 }
-                const int64_t cols_done = std::min(p1 * b.nr, ncb) - p0 * b.nr;
-                const uint64_t macs = static_cast<uint64_t>(mcb * cols_done * kcb);
                 m_sched->finish_block(c, static_cast<double>(packed) * pack_cycles_per_byte * m_cfg.cycle_ps(),
-                             static_cast<double>(macs) / rate * m_cfg.cycle_ps(), macs, 0, packed);
+                                      static_cast<double>(wk.macs) / rate * m_cfg.cycle_ps(), wk.macs, 0, packed);
             }
             if (block_loop) m_units->end_loop();
             m_sched->barrier();
