@@ -1,7 +1,4 @@
-#include "tools/archsim/calibrate.h"
-
-#include <sys/wait.h>
-#include <unistd.h>
+#include "sim/api/calibrate.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,271 +9,25 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <onnx/onnx_pb.h>
 #include <sstream>
 
 #include "arch/cpu/cpu_config.h"
 #include "sim/base/atomic_file.h"
 #include "sim/base/error.h"
 #include "sim/base/machine_file.h"
-#include "tools/archsim/dnnl_measure.h"
+#include "sim/api/calibrate_parts.h"
+#include "sim/api/dnnl_measure.h"
 #include "sim/api/host_cpu.h"
 #include "sim/api/process_pool.h"
 
-namespace archsim::cli {
+namespace archsim {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-/// One calibration case: a matmul (m, n, k) or a convolution (batch, c, h, w, oc, kh x kw).
-struct Case {
-    std::string scenario, kind;
-    int64_t m = 0, n = 0, k = 0;
-    int64_t b = 0, c = 0, h = 0, w = 0, oc = 0, kh = 0, kw = 0;
-
-    std::string id() const {
-        return kind == "matmul" ? fmt::format("{}_matmul_{}x{}x{}", scenario, m, n, k)
-                                : fmt::format("{}_conv_{}x{}x{}x{}_{}x{}x{}", scenario, b, c, h, w, oc, kh, kw);
-    }
-    std::string shape() const {
-        return kind == "matmul" ? fmt::format("M={} N={} K={}", m, n, k)
-                                : fmt::format("N={} C={} H={} W={} OC={} {}x{}", b, c, h, w, oc, kh, kw);
-    }
-    double macs() const { return kind == "matmul" ? double(m) * n * k : double(b) * oc * h * w * c * kh * kw; }
-    /// fp32 bytes of A + B + C: the working set
-    double bytes() const {
-        return kind == "matmul" ? 4.0 * (double(m) * k + double(k) * n + double(m) * n)
-                                : 4.0 * (double(b) * c * h * w + double(oc) * c * kh * kw + double(b) * oc * h * w);
-    }
-    double intensity() const { return 2 * macs() / bytes(); }  // FLOPs per byte
-};
-
-int64_t round_to(double v, int64_t q) { return std::max<int64_t>(q, static_cast<int64_t>(std::llround(v / q)) * q); }
-
-/// Shapes whose working set fits each level. Square matmuls are compute-bound, m = 1..8
-/// matmuls (GEMV-like, weights dominate) memory-bound; convolutions are ResNet-style layers.
-std::vector<Case> make_cases(const CpuConfig& cfg, const std::string& scenario, bool quick) {
-    const double l1 = double(cfg.l1.bytes()), l2 = double(cfg.l2.bytes()), l3 = double(cfg.l3.bytes());
-    struct Level { const char* name; double target; };
-    const Level levels[] = {{"l1_fit", 0.5 * l1}, {"l2_fit", 0.5 * l2}, {"l3_fit", l3 / 3}, {"dram_spill", 4 * l3}};
-    std::vector<Case> cases;
-    for (const auto& lv : levels) {
-        if (scenario != "all" && scenario != lv.name) continue;
-        auto mm = [&](int64_t m, int64_t n, int64_t k) {
-            Case c;
-            c.scenario = lv.name;
-            c.kind = "matmul";
-            c.m = m, c.n = n, c.k = k;
-            cases.push_back(c);
-        };
-        auto conv = [&](int64_t b, int64_t ch, int64_t hw, int64_t oc, int64_t kk) {
-            Case c;
-            c.scenario = lv.name;
-            c.kind = "conv";
-            c.b = b, c.c = ch, c.h = hw, c.w = hw, c.oc = oc, c.kh = kk, c.kw = kk;
-            cases.push_back(c);
-        };
-        const bool spill = std::string(lv.name) == "dram_spill";
-        // compute-bound: square (or, beyond the L3, 256-row) matmul of ~target bytes
-        if (!spill) {
-            const int64_t sq = round_to(std::sqrt(lv.target / 12.0), 8);
-            mm(sq, sq, sq);
-            if (!quick) mm(round_to(sq * 0.5, 8), round_to(sq * 2, 8), sq);
-        } else {
-            const int64_t nk = round_to(std::sqrt(lv.target / 4.0), 64);
-            mm(256, nk, nk);
-        }
-        // memory-bound: weights of ~target bytes, 1 and 8 rows
-        const int64_t nk = round_to(std::sqrt(lv.target / 4.0), 16);
-        mm(1, nk, nk);
-        if (!quick) mm(8, nk, nk);
-        // a 3x3 convolution with 64 channels whose input + output are ~target bytes
-        if (std::string(lv.name) != "l1_fit") {
-            const double pixels = lv.target / (2 * 64 * 4.0);
-            const int64_t hw = std::max<int64_t>(4, std::llround(std::sqrt(std::min(pixels, 56.0 * 56.0))));
-            const int64_t batch = std::max<int64_t>(1, std::llround(pixels / double(hw * hw)));
-            conv(batch, 64, hw, 64, 3);
-            if (!quick) conv(batch, 256, std::max<int64_t>(4, hw / 2), 64, 1);
-        }
-    }
-    return cases;
-}
-
-/// Writes the case as a two-node ONNX model: a warm-up operator and the measured one, on the
-/// same input and weight tensors (weights are shape-only initializers).
-void write_case_model(const Case& c, const std::string& path) {
-    onnx::ModelProto model;
-    model.set_ir_version(7);
-    auto* opset = model.add_opset_import();
-    opset->set_domain("");
-    opset->set_version(13);
-    auto* g = model.mutable_graph();
-    g->set_name(c.id());
-    auto value = [](onnx::ValueInfoProto* v, const std::string& name, const std::vector<int64_t>& dims) {
-        v->set_name(name);
-        auto* t = v->mutable_type()->mutable_tensor_type();
-        t->set_elem_type(onnx::TensorProto::FLOAT);
-        for (int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
+CalibrationResult run_calibration(const CalibrateArgs& a) {
+    auto note = [&](const std::string& line) {
+        if (a.note) a.note(line);
     };
-    std::vector<int64_t> x_dims, w_dims, y_dims;
-    if (c.kind == "matmul") {
-        x_dims = {c.m, c.k}, w_dims = {c.k, c.n}, y_dims = {c.m, c.n};
-    } else {
-        x_dims = {c.b, c.c, c.h, c.w}, w_dims = {c.oc, c.c, c.kh, c.kw}, y_dims = {c.b, c.oc, c.h, c.w};
-    }
-    value(g->add_input(), "X", x_dims);
-    auto* w = g->add_initializer();
-    w->set_name("W");
-    w->set_data_type(onnx::TensorProto::FLOAT);
-    for (int64_t d : w_dims) w->add_dims(d);
-    for (const char* name : {"warmup", "measured"}) {
-        auto* node = g->add_node();
-        node->set_name(name);
-        node->set_op_type(c.kind == "matmul" ? "MatMul" : "Conv");
-        node->add_input("X");
-        node->add_input("W");
-        node->add_output(std::string("Y_") + name);
-        if (c.kind == "conv") {
-            auto* pads = node->add_attribute();
-            pads->set_name("pads");
-            pads->set_type(onnx::AttributeProto::INTS);
-            for (int64_t p : {c.kh / 2, c.kw / 2, (c.kh - 1) / 2, (c.kw - 1) / 2}) pads->add_ints(p);
-        }
-        value(g->add_output(), std::string("Y_") + name, y_dims);
-    }
-    std::ofstream out(path, std::ios::binary);
-    if (!out || !model.SerializeToOstream(&out)) throw UserError(path, "cannot write the case model");
-}
-
-/// Runs `archsim run` on the case in a child process; returns the measured operator's latency, s.
-/// The case runs under the runtime `none`, as the primitives are timed: oneDNN called directly,
-/// weights in its preferred layout. The CPU's default runtime (torch-frozen) sends fp32 MatMul to
-/// the system BLAS, which packs the weights at every call: under it an M = 1 case was simulated
-/// 1.9-2.9x slower than oneDNN's matrix-vector kernel runs it (that kernel packs nothing).
-double simulate_case(const std::string& self, const std::string& model, const std::string& arch,
-                     const std::vector<std::string>& sets, const std::string& dir) {
-    fs::create_directories(dir);
-    std::vector<std::string> args = {"run", model, "--arch", arch, "--runtime", "none", "--out", dir, "--format", "csv"};
-    for (const auto& s : sets) args.insert(args.end(), {"--set", s});
-    const std::string err = dir + "/stderr.log";
-    if (!exited_ok(run_child(self, {args, dir + "/report.csv", err}))) throw UserError(err, "simulating " + model + " failed (see this log)");
-    std::ifstream in(dir + "/metrics.json");
-    const auto m = nlohmann::json::parse(in);
-    for (const auto& op : m["ops"])
-        if (op["name"] == "measured") return op["latency_s"].get<double>();
-    throw UserError(dir + "/metrics.json", "no operator named measured");
-}
-
-/// Repeats whose 10th-90th percentile range exceeds this share of their median are timed again
-/// (up to kTimingAttempts times); a case still above kUnstablePct is reported but not fitted.
-constexpr double kStablePct = 10, kUnstablePct = 25;
-constexpr int kTimingAttempts = 4;
-/// A clock whose 5 best rounds disagree by more than this is not applied (the config's is kept).
-constexpr double kClockStablePct = 3;
-
-struct Row {
-    Case c;
-    double measured_s = 0, spread_pct = 0, predicted_s = 0;
-    /// Its repeats never settled (spread above kUnstablePct): shown, not fitted.
-    bool unstable() const { return spread_pct > kUnstablePct; }
-    double error_pct() const { return 100.0 * (predicted_s - measured_s) / measured_s; }
-};
-
-struct Stats {
-    double mape = 0, r2_log = 0, min_err = 0, max_err = 0;
-    size_t n = 0;
-};
-/// MAPE, R^2 of log10(predicted) against log10(measured), and the extreme signed errors.
-Stats stats_of(const std::vector<const Row*>& rows, const std::vector<double>& predicted) {
-    Stats s;
-    s.n = rows.size();
-    if (rows.empty()) return s;
-    double mean = 0;
-    for (const Row* r : rows) mean += std::log10(r->measured_s);
-    mean /= double(rows.size());
-    double ss_res = 0, ss_tot = 0;
-    s.min_err = 1e300, s.max_err = -1e300;
-    for (size_t i = 0; i < rows.size(); ++i) {
-        const double e = 100.0 * (predicted[i] - rows[i]->measured_s) / rows[i]->measured_s;
-        s.mape += std::fabs(e) / double(rows.size());
-        s.min_err = std::min(s.min_err, e), s.max_err = std::max(s.max_err, e);
-        const double lm = std::log10(rows[i]->measured_s);
-        ss_res += std::pow(std::log10(predicted[i]) - lm, 2);
-        ss_tot += std::pow(lm - mean, 2);
-    }
-    s.r2_log = ss_tot > 0 ? 1 - ss_res / ss_tot : 1;
-    return s;
-}
-
-double median(std::vector<double> v) {
-    if (v.empty()) return 1;
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-/// One key the calibration sets: its table ("" = top level, "[core]", ...), name and value.
-struct Setting {
-    std::string table, key, value;
-};
-
-/// Copies `arch` to `out` with each setting's line replaced where the key exists in its table,
-/// added at the end of its table where the table exists, and otherwise added at the top (top-level
-/// keys) or in a new table at the end.
-void write_applied(const std::string& arch, const std::string& out, const std::vector<Setting>& settings,
-                   const std::string& note) {
-    std::ifstream in(arch);
-    std::vector<std::string> lines;
-    for (std::string l; std::getline(in, l);) lines.push_back(l);
-    std::vector<bool> placed(settings.size(), false);
-    std::map<std::string, size_t> table_end;  // table -> index after its last key line
-    std::string table;
-    for (size_t n = 0; n < lines.size(); ++n) {
-        std::string& l = lines[n];
-        const size_t first = l.find_first_not_of(" \t");
-        if (first == std::string::npos || l[first] == '#') continue;
-        if (l[first] == '[') {
-            table = l.substr(first, l.find(']') - first + 1);
-            table_end[table] = n + 1;
-            continue;
-        }
-        const size_t eq = l.find('=');
-        if (eq == std::string::npos) continue;
-        if (!table.empty()) table_end[table] = n + 1;
-        std::string key = l.substr(first, eq - first);
-        key.erase(key.find_last_not_of(" \t") + 1);
-        for (size_t i = 0; i < settings.size(); ++i)
-            if (settings[i].table == table && settings[i].key == key) {
-                l = settings[i].key + " = " + settings[i].value + "    # " + note;
-                placed[i] = true;
-            }
-    }
-    auto line_of = [&](const Setting& s) { return s.key + " = " + s.value + "    # " + note; };
-    std::map<size_t, std::vector<std::string>> inserts;  // before line index
-    std::vector<std::string> top, tail;
-    for (size_t i = 0; i < settings.size(); ++i) {
-        if (placed[i]) continue;
-        const Setting& s = settings[i];
-        if (s.table.empty()) top.push_back(line_of(s));
-        else if (table_end.count(s.table)) inserts[table_end[s.table]].push_back(line_of(s));
-        else tail.insert(tail.end(), {"", s.table, line_of(s)});
-    }
-    std::ofstream o(out);
-    o << "# " << note << ": a copy of " << arch << "\n";
-    for (const auto& l : top) o << l << "\n";
-    for (size_t n = 0; n <= lines.size(); ++n) {
-        if (inserts.count(n))
-            for (const auto& l : inserts[n]) o << l << "\n";
-        if (n < lines.size()) o << lines[n] << "\n";
-    }
-    for (const auto& l : tail) o << l << "\n";
-    if (!o) throw UserError(out, "cannot write the calibrated config");
-}
-
-}  // namespace
-
-int cmd_calibrate(const CalibrateArgs& a) {
     static const std::vector<std::string> scenarios = {"l1_fit", "l2_fit", "l3_fit", "dram_spill", "all"};
     if (std::find(scenarios.begin(), scenarios.end(), a.scenario) == scenarios.end())
         throw UserError("--scenario " + a.scenario, "must be one of l1_fit, l2_fit, l3_fit, dram_spill, all");
@@ -289,16 +40,16 @@ int cmd_calibrate(const CalibrateArgs& a) {
     const std::string other_machine = host_cpu_mismatch(a.arch, cfg.host_cpu);
     if (!other_machine.empty() && a.apply)
         throw UserError("--apply", other_machine + "; write a config for this machine with tools/cpu-config and calibrate that");
-    if (!other_machine.empty()) std::fprintf(stderr, "archsim: warning: %s\n", other_machine.c_str());
+    if (!other_machine.empty()) note("warning: " + other_machine);
     {  // a busy machine: said up front (the measurements below are made to withstand it)
         std::ifstream load("/proc/loadavg");
         double load1 = 0;
         if (load >> load1 && load1 > 0.5)
-            std::fprintf(stderr, "archsim: warning: the machine is busy (load average %.2f on %lld CPUs): timings are slower and noisier; "
-                                 "the clock is measured against CPU time and each case is timed again until its repeats agree\n",
-                         load1, static_cast<long long>(cfg.cores));
+            note(fmt::format("warning: the machine is busy (load average {:.2f} on {} CPUs): timings are slower and noisier; "
+                             "the clock is measured against CPU time and each case is timed again until its repeats agree",
+                             load1, cfg.cores));
     }
-    const std::string self = fs::canonical("/proc/self/exe").string();
+    const std::string self = self_program();
     fs::create_directories(a.out_dir + "/cases");
     const std::string csv_path = a.out_dir + "/calibration.csv";
 
@@ -348,9 +99,8 @@ int cmd_calibrate(const CalibrateArgs& a) {
                                c.bytes(), c.intensity(), r.measured_s, r.spread_pct, r.predicted_s, r.error_pct());
             csv.flush();
         }
-        std::fprintf(stderr, "  %-44s measured %10.3f us (+-%4.1f%%)  predicted %10.3f us  %+7.1f%%%s\n", c.id().c_str(),
-                     r.measured_s * 1e6, r.spread_pct / 2, r.predicted_s * 1e6, r.error_pct(),
-                     r.unstable() ? "  (unstable: not fitted)" : "");
+        note(fmt::format("  {:<44} measured {:10.3f} us (+-{:4.1f}%)  predicted {:10.3f} us  {:+7.1f}%{}", c.id(), r.measured_s * 1e6,
+                         r.spread_pct / 2, r.predicted_s * 1e6, r.error_pct(), r.unstable() ? "  (unstable: not fitted)" : ""));
         rows.push_back(r);
     }
 
@@ -387,8 +137,8 @@ int cmd_calibrate(const CalibrateArgs& a) {
     const double clock_meas = clock_ok ? clock.mhz : 0;
     const double clock_new = clock_ok ? clock.mhz : cfg.clock_mhz;
     if (clock.mhz > 0 && !clock_ok)
-        std::fprintf(stderr, "archsim: warning: the clock did not settle (%.0f MHz, its 5 best of %d rounds %.1f%% apart): the config's %.0f MHz is kept\n",
-                     clock.mhz, clock.rounds, clock.spread_pct, cfg.clock_mhz);
+        note(fmt::format("warning: the clock did not settle ({:.0f} MHz, its 5 best of {} rounds {:.1f}% apart): the config's {:.0f} MHz is kept",
+                         clock.mhz, clock.rounds, clock.spread_pct, cfg.clock_mhz));
     struct Coeffs { double clock, gemm, cache, dram, dram_bw, overhead; };
     Coeffs cur{cfg.clock_mhz, cfg.eff_gemm, cfg.eff_cache, cfg.eff_dram, cfg.dram.bandwidth_gbps, cfg.op_overhead_us};
     std::vector<double> pred_now, pred_cur;
@@ -436,8 +186,8 @@ int cmd_calibrate(const CalibrateArgs& a) {
         for (size_t i = 0; i < rows.size(); ++i)
             pred_cur[i] = simulate_case(self, a.out_dir + "/cases/" + rows[i].c.id() + ".onnx", a.arch, sets,
                                         a.out_dir + "/runs_recommended/" + rows[i].c.id());
-        std::fprintf(stderr, "  fit pass %d: gemm %.4f cache %.4f dram %.4f x %.1f GB/s overhead %.3f us\n", it + 1, cur.gemm,
-                     cur.cache, cur.dram, cur.dram_bw, cur.overhead);
+        note(fmt::format("  fit pass {}: gemm {:.4f} cache {:.4f} dram {:.4f} x {:.1f} GB/s overhead {:.3f} us", it + 1, cur.gemm, cur.cache,
+                         cur.dram, cur.dram_bw, cur.overhead));
     }
     const std::vector<double>& pred_rec = pred_cur;
     const double gemm_new = cur.gemm, cache_new = cur.cache, dram_new = cur.dram, overhead_new = cur.overhead;
@@ -515,29 +265,25 @@ int cmd_calibrate(const CalibrateArgs& a) {
     // a calibration that does not improve the fit is never applied
     const double mape_before = stats_of(all, pred_now).mape, mape_after = stats_of(all, pred_rec).mape;
     const bool improves = mape_after < mape_before;
+    CalibrationResult result;
     if (a.apply && !improves) {
         md += fmt::format("\n`--apply`: nothing written: the recommended coefficients give a MAPE of {:.1f}%, the config as given "
                           "{:.1f}%.\n", mape_after, mape_before);
-        write_file_atomically(a.out_dir + "/calibration.md", md);
-        std::fputs(md.c_str(), stdout);
-        throw UserError("--apply", fmt::format("not applied: the fitted coefficients make the fit worse (MAPE {:.1f}% against {:.1f}% with "
-                                               "{} as given); {}/calibration.md has the cases", mape_after, mape_before, a.arch, a.out_dir));
-    }
-    if (a.apply) {
-        const std::string out = a.out_dir + "/" + fs::path(a.arch).stem().string() + ".calibrated.toml";
-        write_applied(a.arch, out, {{"", "clock_mhz", fmt::format("{:.0f}", clock_new)},
-                                    {"[core]", "op_overhead_us", fmt::format("{:.3f}", overhead_new)},
-                                    {"[efficiency]", "gemm", fmt::format("{:.4f}", gemm_new)},
-                                    {"[efficiency]", "dram", fmt::format("{:.4f}", dram_new)},
-                                    {"[efficiency]", "cache", fmt::format("{:.4f}", cache_new)}},
+        result.refused = fmt::format("not applied: the fitted coefficients make the fit worse (MAPE {:.1f}% against {:.1f}% with {} as "
+                                     "given); {}/calibration.md has the cases", mape_after, mape_before, a.arch, a.out_dir);
+    } else if (a.apply) {
+        result.calibrated_config = a.out_dir + "/" + fs::path(a.arch).stem().string() + ".calibrated.toml";
+        write_applied(a.arch, result.calibrated_config, {{"", "clock_mhz", fmt::format("{:.0f}", clock_new)},
+                                                         {"[core]", "op_overhead_us", fmt::format("{:.3f}", overhead_new)},
+                                                         {"[efficiency]", "gemm", fmt::format("{:.4f}", gemm_new)},
+                                                         {"[efficiency]", "dram", fmt::format("{:.4f}", dram_new)},
+                                                         {"[efficiency]", "cache", fmt::format("{:.4f}", cache_new)}},
                       fmt::format("archsim calibrate, {}", date));
-        md += fmt::format("\n`--apply` wrote `{}`.\n", out);
+        md += fmt::format("\n`--apply` wrote `{}`.\n", result.calibrated_config);
     }
     write_file_atomically(a.out_dir + "/calibration.md", md);
-    std::fputs(md.c_str(), stdout);
-    std::fprintf(stderr, "archsim calibrate: wrote %s/calibration.md and %s/calibration.csv%s\n", a.out_dir.c_str(), a.out_dir.c_str(),
-                 a.apply ? (" and " + a.out_dir + "/" + fs::path(a.arch).stem().string() + ".calibrated.toml").c_str() : "");
-    return 0;
+    result.markdown = md;
+    return result;
 }
 
-}  // namespace archsim::cli
+}  // namespace archsim

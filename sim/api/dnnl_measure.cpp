@@ -1,4 +1,4 @@
-#include "tools/archsim/dnnl_measure.h"
+#include "sim/api/dnnl_measure.h"
 
 #include <omp.h>
 #include <time.h>
@@ -8,7 +8,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #include <unordered_map>
 
-namespace archsim::cli {
+namespace archsim {
 
 namespace {
 using dt = dnnl::memory::data_type;
@@ -84,9 +84,9 @@ Timing time_conv(int64_t n, int64_t c, int64_t h, int64_t w, int64_t oc, int64_t
     return time_primitive(prim, s, {{DNNL_ARG_SRC, sm}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DST, dm}}, min_time_s, min_reps);
 }
 
-}  // namespace archsim::cli
+}  // namespace archsim
 
-namespace archsim::cli {
+namespace archsim {
 ClockMeasurement measure_clock(int threads) {
     ClockMeasurement out;
 #if defined(__x86_64__)
@@ -130,4 +130,4 @@ ClockMeasurement measure_clock(int threads) {
     return out;
 }
 
-}  // namespace archsim::cli
+}  // namespace archsim

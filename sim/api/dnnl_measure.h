@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace archsim::cli {
+namespace archsim {
 
 /// Timings of one primitive: every timed repeat, seconds.
 struct Timing {
@@ -24,9 +24,9 @@ Timing time_matmul(int64_t m, int64_t n, int64_t k, int threads, double min_time
 Timing time_conv(int64_t n, int64_t c, int64_t h, int64_t w, int64_t oc, int64_t kh, int64_t kw, int threads,
                  double min_time_s, int min_reps);
 
-}  // namespace archsim::cli
+}  // namespace archsim
 
-namespace archsim::cli {
+namespace archsim {
 /// A clock measured on a shared machine: the estimate, how far its best rounds disagree, and
 /// how many rounds it took.
 struct ClockMeasurement {
@@ -56,4 +56,4 @@ Timing stable_timing(F measure, double stable_pct, int attempts) {
     }
     return best;
 }
-}  // namespace archsim::cli
+}  // namespace archsim

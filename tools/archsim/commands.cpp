@@ -180,6 +180,17 @@ int cmd_run_job(JobRunArgs args, const std::string& format) {
     return 0;
 }
 
+int cmd_calibrate(CalibrateArgs a) {
+    a.note = [](const std::string& x) { std::fprintf(stderr, "%s%s\n", x.rfind("warning: ", 0) == 0 ? "archsim: " : "", x.c_str()); };
+    const CalibrationResult r = run_calibration(a);
+    std::fputs(r.markdown.c_str(), stdout);
+    std::fflush(stdout);
+    if (!r.refused.empty()) throw UserError("--apply", r.refused);
+    std::fprintf(stderr, "archsim calibrate: wrote %s/calibration.md and %s/calibration.csv%s\n", a.out_dir.c_str(), a.out_dir.c_str(),
+                 r.calibrated_config.empty() ? "" : (" and " + r.calibrated_config).c_str());
+    return 0;
+}
+
 static const char* type_label(ParamType t) {
     switch (t) {
         case ParamType::Int: return "int";

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/api/calibrate.h"
 #include "sim/api/job_run.h"
 #include "sim/api/run_model.h"
 
@@ -27,6 +28,10 @@ int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& o
 /// printed as `format` ("table" or "json"); warnings and what runs next go to stderr. Throws
 /// UserError for another format.
 int cmd_run_job(JobRunArgs args, const std::string& format);
+
+/// `archsim calibrate`: run_calibration (sim/api/calibrate.h) with its progress and warnings on
+/// stderr and calibration.md on stdout. Throws UserError when --apply was refused.
+int cmd_calibrate(CalibrateArgs a);
 
 /// `archsim compare STUDY`: the study as `archsim sweep` runs it (`jobs` child processes, 0 = one
 /// per core; each point's metrics.json kept), resuming a folder that has a journal unless

@@ -13,7 +13,6 @@
 #include "sim/base/error.h"
 #include "sim/base/version.h"
 #include "sim/engine/machine_setup.h"
-#include "tools/archsim/calibrate.h"
 #include "tools/archsim/commands.h"
 #include "workloads/jobs/llm_job.h"
 #include "tools/archsim/report.h"
@@ -201,7 +200,7 @@ int main(int argc, char** argv) {
     t_diff->add_option("b", trace_b, "trace B")->required();
     t_diff->add_option("--top", diff_top, "Operators listed")->capture_default_str();
 
-    cli::CalibrateArgs cal;
+    CalibrateArgs cal;
     auto* calibrate = app.add_subcommand("calibrate", "Time real oneDNN kernels on this machine, run them through the CPU "
                                                       "model, report the error and recommend efficiency coefficients");
     calibrate->add_option("--arch", cal.arch, "CPU machine config (kind = \"cpu\") describing this machine")->required();
