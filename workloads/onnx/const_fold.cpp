@@ -1,4 +1,5 @@
 #include "workloads/onnx/const_fold.h"
+#include "workloads/onnx/const_fold_parts.h"
 
 #include <cstdint>
 #include <type_traits>
@@ -27,7 +28,7 @@ int64_t ConstTensor::elems() const {
     return n;
 }
 
-namespace {
+namespace fold {
 
 bool is_int_type(int32_t dt) {
     switch (dt) {
@@ -138,8 +139,6 @@ ConstTensor make_int(std::vector<int64_t> shape, std::vector<int64_t> v) {
 }
 
 int64_t norm_axis(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
-
-using Result = std::optional<std::vector<ConstTensor>>;
 
 Result one(ConstTensor c) {
     if (c.elems() > kMaxFoldElems) return std::nullopt;
@@ -312,7 +311,9 @@ std::optional<std::vector<int64_t>> reshape_target(const std::vector<int64_t>& i
     return out;
 }
 
-}  // namespace
+}  // namespace fold
+
+using namespace fold;
 
 std::optional<ConstTensor> const_from_proto(const onnx::TensorProto& t) {
     ConstTensor c;
@@ -385,208 +386,22 @@ std::optional<std::vector<ConstTensor>> fold_node(const onnx::NodeProto& node,
                                                   const std::map<std::string, ConstTensor>& consts,
                                                   const ShapeMap& shapes, int64_t opset) {
     if (!node.domain().empty() && node.domain() != "ai.onnx") return std::nullopt;
-    const std::string& op = node.op_type();
-
-    if (op == "Shape" || op == "Size") {
-        if (node.input_size() < 1) return std::nullopt;
-        auto it = shapes.find(node.input(0));
-        if (it == shapes.end()) return std::nullopt;
-        const auto& s = it->second;
-        if (op == "Size") {
-            int64_t p = 1;
-            for (auto d : s) p *= d;
-            return one(make_int({}, {p}));
-        }
-        const int64_t rank = static_cast<int64_t>(s.size());
-        int64_t b = std::clamp<int64_t>(norm_axis(attr_i(node, "start", 0), rank), 0, rank);
-        int64_t e = std::clamp<int64_t>(norm_axis(attr_i(node, "end", rank), rank), 0, rank);
-        std::vector<int64_t> v(s.begin() + b, s.begin() + std::max(b, e));
-        return one(make_int({static_cast<int64_t>(v.size())}, v));
-    }
-    if (op == "Constant") {
-        if (auto a = attr(node, "value"); a && a->has_t()) {
-            auto c = const_from_proto(a->t());
-            if (!c) return std::nullopt;
-            return one(*c);
-        }
-        if (auto a = attr(node, "value_int")) return one(make_int({}, {a->i()}));
-        if (auto a = attr(node, "value_ints")) return one(make_int({a->ints_size()}, {a->ints().begin(), a->ints().end()}));
-        if (auto a = attr(node, "value_float")) {
-            ConstTensor c;
-            c.dtype = onnx::TensorProto_DataType_FLOAT;
-            c.f = {a->f()};
-            return one(c);
-        }
-        if (auto a = attr(node, "value_floats")) {
-            ConstTensor c;
-            c.dtype = onnx::TensorProto_DataType_FLOAT;
-            c.shape = {a->floats_size()};
-            c.f.assign(a->floats().begin(), a->floats().end());
-            return one(c);
-        }
-        return std::nullopt;
-    }
-
-    // Every other foldable op needs all its (present) inputs to be constants.
-    std::vector<const ConstTensor*> in;
-    for (const auto& name : node.input()) {
-        if (name.empty()) { in.push_back(nullptr); continue; }
-        auto it = consts.find(name);
-        if (it == consts.end()) return std::nullopt;
-        in.push_back(&it->second);
-    }
-    if (in.empty() || !in[0]) return std::nullopt;
-    const ConstTensor& x = *in[0];
-
-    if (op == "Identity") return one(x);
-    if (op == "Cast") {
-        ConstTensor c;
-        c.shape = x.shape;
-        c.dtype = static_cast<int32_t>(attr_i(node, "to", onnx::TensorProto_DataType_INT64));
-        if (!c.is_float() && !is_int_type(c.dtype)) return std::nullopt;
-        for (int64_t k = 0; k < x.elems(); ++k) {
-            if (c.is_float()) c.f.push_back(x.as_double(k));
-            else if (c.dtype == onnx::TensorProto_DataType_BOOL) c.i.push_back(x.as_double(k) != 0.0);
-            else c.i.push_back(saturate_i64(x.as_double(k)));
-        }
-        return one(std::move(c));
-    }
-    if (op == "Gather" && in.size() == 2 && in[1]) return fold_gather(node, x, *in[1]);
-    if (op == "Concat") {
-        for (auto* t : in)
-            if (!t) return std::nullopt;
-        return fold_concat(node, in);
-    }
-    if (op == "Slice") return fold_slice(node, in, opset);
-    if (op == "Unsqueeze" || op == "Squeeze") {
-        std::vector<int64_t> axes = attr_ints(node, "axes");
-        if (opset >= 13 && in.size() > 1 && in[1])
-            for (int64_t k = 0; k < in[1]->elems(); ++k) axes.push_back(in[1]->as_int(k));
-        ConstTensor c = x;
-        if (op == "Unsqueeze") {
-            const int64_t out_rank = static_cast<int64_t>(x.shape.size() + axes.size());
-            for (auto& a : axes) a = norm_axis(a, out_rank);
-            std::sort(axes.begin(), axes.end());
-            for (auto a : axes) {
-                if (a < 0 || a > static_cast<int64_t>(c.shape.size())) return std::nullopt;
-                c.shape.insert(c.shape.begin() + a, 1);
+    const FoldRule* rule = find_fold_rule(node.op_type());
+    if (!rule) return std::nullopt;
+    FoldArgs a{node, {}, shapes, opset};
+    if (rule->constant_inputs) {  // every (present) input a known constant, the first present
+        for (const auto& name : node.input()) {
+            if (name.empty()) {
+                a.in.push_back(nullptr);
+                continue;
             }
-        } else {
-            const int64_t rank = static_cast<int64_t>(x.shape.size());
-            std::vector<int64_t> s;
-            for (int64_t k = 0; k < rank; ++k) {
-                bool drop = axes.empty() ? x.shape[k] == 1
-                                         : std::any_of(axes.begin(), axes.end(),
-                                                       [&](int64_t a) { return norm_axis(a, rank) == k; });
-                if (!drop) s.push_back(x.shape[k]);
-            }
-            c.shape = s;
+            auto it = consts.find(name);
+            if (it == consts.end()) return std::nullopt;
+            a.in.push_back(&it->second);
         }
-        return one(std::move(c));
+        if (a.in.empty() || !a.in[0]) return std::nullopt;
     }
-    if (op == "Reshape" && in.size() > 1 && in[1]) {
-        auto s = reshape_target(x.shape, *in[1], attr_i(node, "allowzero", 0) != 0);
-        if (!s) return std::nullopt;
-        ConstTensor c = x;
-        c.shape = *s;
-        return one(std::move(c));
-    }
-    if (op == "ConstantOfShape") {
-        ConstTensor c;
-        for (int64_t k = 0; k < x.elems(); ++k) {
-            if (x.as_int(k) < 0) return std::nullopt;
-            c.shape.push_back(x.as_int(k));
-        }
-        if (c.elems() > kMaxFoldElems) return std::nullopt;
-        double value = 0;
-        c.dtype = onnx::TensorProto_DataType_FLOAT;
-        if (auto a = attr(node, "value"); a && a->has_t()) {
-            auto v = const_from_proto(a->t());
-            if (!v || v->elems() != 1) return std::nullopt;
-            c.dtype = v->dtype;
-            value = v->as_double(0);
-        }
-        if (c.is_float()) c.f.assign(c.elems(), value);
-        else c.i.assign(c.elems(), saturate_i64(value));
-        return one(std::move(c));
-    }
-    if (op == "Expand" && in.size() > 1 && in[1]) {
-        ConstTensor target;
-        for (int64_t k = 0; k < in[1]->elems(); ++k) target.shape.push_back(in[1]->as_int(k));
-        auto shape = broadcast({&x, &target});
-        if (!shape) return std::nullopt;
-        ConstTensor c;
-        c.dtype = x.dtype;
-        c.shape = *shape;
-        if (c.elems() > kMaxFoldElems) return std::nullopt;
-        for (int64_t k = 0; k < c.elems(); ++k) {
-            int64_t src = broadcast_index(x, *shape, k);
-            if (x.is_float()) c.f.push_back(x.f[src]);
-            else c.i.push_back(x.i[src]);
-        }
-        return one(std::move(c));
-    }
-    if (op == "Range" && in.size() == 3 && in[1] && in[2]) {
-        double start = x.as_double(0), limit = in[1]->as_double(0), delta = in[2]->as_double(0);
-        if (delta == 0) return std::nullopt;
-        int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((limit - start) / delta)));
-        if (n > kMaxFoldElems) return std::nullopt;
-        ConstTensor c;
-        c.dtype = x.dtype;
-        c.shape = {n};
-        for (int64_t k = 0; k < n; ++k) {
-            double v = start + k * delta;
-            if (c.is_float()) c.f.push_back(v);
-            else c.i.push_back(static_cast<int64_t>(v));
-        }
-        return one(std::move(c));
-    }
-    if ((op == "ReduceProd" || op == "ReduceSum") && attr_ints(node, "axes").empty() && in.size() == 1) {
-        double acc = op == "ReduceProd" ? 1 : 0;
-        for (int64_t k = 0; k < x.elems(); ++k) acc = op == "ReduceProd" ? acc * x.as_double(k) : acc + x.as_double(k);
-        ConstTensor c;
-        c.dtype = x.dtype;
-        if (attr_i(node, "keepdims", 1)) c.shape.assign(x.shape.size(), 1);
-        if (c.is_float()) c.f = {acc};
-        else c.i = {static_cast<int64_t>(acc)};
-        return one(std::move(c));
-    }
-
-    // Elementwise arithmetic and comparisons with numpy broadcasting.
-    using Args = std::vector<double>;
-    const bool fl = x.is_float();
-    const int32_t bool_t = onnx::TensorProto_DataType_BOOL;
-    auto bin = [&](std::function<double(double, double)> f, int32_t out_dtype) -> Result {
-        if (in.size() != 2 || !in[1]) return std::nullopt;
-        return elementwise(in, out_dtype, [f](const Args& a) { return f(a[0], a[1]); });
-    };
-    if (op == "Add") return bin([](double a, double b) { return a + b; }, x.dtype);
-    if (op == "Sub") return bin([](double a, double b) { return a - b; }, x.dtype);
-    if (op == "Mul") return bin([](double a, double b) { return a * b; }, x.dtype);
-    if (op == "Div") {
-        if (in.size() == 2 && in[1])
-            for (int64_t k = 0; k < in[1]->elems(); ++k)
-                if (in[1]->as_double(k) == 0.0) return std::nullopt;
-        return bin([fl](double a, double b) { return fl ? a / b : std::trunc(a / b); }, x.dtype);
-    }
-    if (op == "Max") return bin([](double a, double b) { return std::max(a, b); }, x.dtype);
-    if (op == "Min") return bin([](double a, double b) { return std::min(a, b); }, x.dtype);
-    if (op == "Equal") return bin([](double a, double b) { return a == b ? 1.0 : 0.0; }, bool_t);
-    if (op == "Less") return bin([](double a, double b) { return a < b ? 1.0 : 0.0; }, bool_t);
-    if (op == "Greater") return bin([](double a, double b) { return a > b ? 1.0 : 0.0; }, bool_t);
-    if (op == "Where" && in.size() == 3 && in[1] && in[2] && in[1]->is_float() == in[2]->is_float())
-        return elementwise(in, in[1]->dtype, [](const Args& a) { return a[0] != 0.0 ? a[1] : a[2]; });
-    auto un = [&](std::function<double(double)> f, int32_t out_dtype) -> Result {
-        return elementwise({&x}, out_dtype, [f](const Args& a) { return f(a[0]); });
-    };
-    if (op == "Neg") return un([](double a) { return -a; }, x.dtype);
-    if (op == "Abs") return un([](double a) { return std::fabs(a); }, x.dtype);
-    if (op == "Relu") return un([](double a) { return std::max(a, 0.0); }, x.dtype);
-    if (op == "Not") return un([](double a) { return a == 0.0 ? 1.0 : 0.0; }, bool_t);
-    if (op == "Sqrt" && fl) return un([](double a) { return std::sqrt(a); }, x.dtype);
-    if (op == "Floor" && fl) return un([](double a) { return std::floor(a); }, x.dtype);
-    if (op == "Ceil" && fl) return un([](double a) { return std::ceil(a); }, x.dtype);
-    return std::nullopt;
+    return rule->fold(a);
 }
 
 }  // namespace archsim
