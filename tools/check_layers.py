@@ -32,7 +32,7 @@ LAYERS = [
     ("machine core", ["arch/common"]),                    # interface, registry, recorder
     ("machines", ["arch/*"]),                            # every other arch/ folder: a kind, clusters
     ("engine", ["sim/engine"]),                           # one graph on one machine
-    ("cluster", ["sim/cluster"]),                         # a job on many devices
+    ("cluster", ["sim/cluster", "sim/serving"]),          # a job on many devices; requests served over time
     ("api", ["sim/api"]),                                 # the library API: runs, jobs, sweeps, process pool
     ("tools", ["tools/**"]),                              # the command line
 ]
@@ -49,6 +49,7 @@ LIBRARIES = {
     "archsim_machines": "machines",
     "archsim_engine": "engine",
     "archsim_cluster": "cluster",
+    "archsim_serving": "cluster",
     "archsim_api": "api",
     "archsim": "tools",
     "_archsim": "tools",                 # the Python extension (tools/python)

@@ -1,0 +1,211 @@
+#include "sim/serving/serving_sim.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+
+#include "sim/base/error.h"
+
+namespace archsim {
+
+namespace {
+
+/// A request in the engine.
+struct Live {
+    int64_t prompt = 0;      ///< tokens to prefill: the prompt, and after a recompute preemption the tokens generated so far too
+    int64_t prefilled = 0;   ///< of them, in the KV cache
+    int64_t generated = 0;   ///< output tokens emitted
+    int64_t blocks = 0;      ///< KV blocks held
+    double first_token_s = -1, last_token_s = -1;
+    bool admitted = false;
+};
+
+int64_t blocks_for(int64_t tokens, int64_t block) { return (tokens + block - 1) / block; }
+
+}  // namespace
+
+LatencyStats latency_stats(std::vector<double> v) {
+    LatencyStats s;
+    s.n = v.size();
+    if (v.empty()) return s;
+    std::sort(v.begin(), v.end());
+    double sum = 0;
+    for (double x : v) sum += x;
+    s.mean = sum / double(v.size());
+    auto pct = [&](double p) {
+        const double pos = p / 100.0 * double(v.size() - 1);
+        const size_t lo = static_cast<size_t>(std::floor(pos));
+        const size_t hi = std::min(lo + 1, v.size() - 1);
+        return v[lo] + (pos - double(lo)) * (v[hi] - v[lo]);
+    };
+    s.p50 = pct(50), s.p90 = pct(90), s.p99 = pct(99);
+    return s;
+}
+
+ServingResult simulate_serving(const std::vector<ServingRequest>& reqs, const SchedulerConfig& cfg, const IterationCostFn& cost) {
+    const int64_t B = std::max<int64_t>(1, cfg.kv_block_tokens);
+    const int64_t cap_blocks = cfg.kv_capacity_tokens > 0 ? cfg.kv_capacity_tokens / B : INT64_MAX;
+    const bool continuous = cfg.policy != "static";
+    for (size_t i = 0; i < reqs.size(); ++i) {
+        const ServingRequest& r = reqs[i];
+        if (r.prompt < 1 || r.output < 1) throw UserError("serving", "request " + std::to_string(i) + " has no prompt or no output tokens");
+        if (continuous && !cfg.chunked_prefill && r.prompt > cfg.max_num_tokens)
+            throw UserError("serving.max_num_tokens", "a prompt of " + std::to_string(r.prompt) + " tokens exceeds the token budget of " +
+                                                          std::to_string(cfg.max_num_tokens) + " and chunked prefill is off");
+        const int64_t need = blocks_for(cfg.reserve_output ? r.prompt + r.output : r.prompt + 1, B);
+        if (need > cap_blocks)
+            throw UserError("serving", "the KV cache holds " + std::to_string(cap_blocks * B) + " tokens, less than one request needs (" +
+                                           std::to_string(need * B) + ")");
+        if (i > 0 && r.arrival_s < reqs[i - 1].arrival_s) throw UserError("serving", "requests are not sorted by arrival");
+    }
+    ServingResult out;
+    out.requests = reqs.size();
+    if (reqs.empty()) return out;
+    std::vector<Live> live(reqs.size());
+    for (size_t i = 0; i < reqs.size(); ++i) live[i].prompt = reqs[i].prompt;
+    std::deque<size_t> waiting;
+    std::vector<size_t> running;  // in admission order
+    std::vector<double> itl;
+    int64_t used_blocks = 0;
+    size_t next = 0;
+    double t = reqs.front().arrival_s;
+    const double t0 = t;
+    std::vector<ServingSample> samples;
+
+    auto admit = [&]() {
+        if (!continuous && !running.empty()) return;
+        while (!waiting.empty() && static_cast<int64_t>(running.size()) < cfg.max_batch) {
+            const size_t id = waiting.front();
+            Live& q = live[id];
+            const int64_t need = blocks_for(cfg.reserve_output ? q.prompt + (reqs[id].output - q.generated) : q.prompt + 1, B);
+            if (used_blocks + need > cap_blocks) break;  // first come, first served: the head waits
+            q.blocks = need, used_blocks += need, q.admitted = true;
+            running.push_back(id);
+            waiting.pop_front();
+        }
+    };
+    // the newest running request gives its blocks back and starts over (recompute)
+    auto preempt_newest = [&](size_t keep) -> bool {
+        for (size_t k = running.size(); k-- > 0;) {
+            const size_t id = running[k];
+            if (id == keep) continue;
+            Live& q = live[id];
+            used_blocks -= q.blocks;
+            q.blocks = 0, q.admitted = false;
+            q.prompt = reqs[id].prompt + q.generated, q.prefilled = 0;
+            running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
+            waiting.push_front(id);
+            ++out.preemptions;
+            return true;
+        }
+        return false;
+    };
+
+    while (out.completed < reqs.size()) {
+        while (next < reqs.size() && reqs[next].arrival_s <= t) waiting.push_back(next++);
+        admit();
+        out.peak_queue = std::max<int64_t>(out.peak_queue, static_cast<int64_t>(waiting.size()));
+        if (running.empty()) {
+            if (next >= reqs.size()) throw UserError("serving", "requests wait that can never be admitted");  // guarded above
+            t = std::max(t, reqs[next].arrival_s);
+            continue;
+        }
+        samples.push_back({t, static_cast<int64_t>(waiting.size()), static_cast<int64_t>(running.size()), used_blocks * B});
+        // the iteration: decode tokens first, then prefill chunks in admission order within the token budget
+        IterationShape shape;
+        int64_t budget = continuous ? cfg.max_num_tokens : INT64_MAX;
+        bool prefill_pending = false;
+        for (size_t id : running) prefill_pending |= live[id].prefilled < live[id].prompt;
+        const bool decode_now = cfg.mixed_batches || !prefill_pending;
+        std::vector<size_t> decoding, prefilling;
+        std::vector<int64_t> chunk_of;
+        if (decode_now)
+            for (const size_t id : std::vector<size_t>(running)) {  // a copy: preemption edits `running`
+                Live& q = live[id];
+                if (!q.admitted || q.prefilled < q.prompt || budget < 1) continue;
+                // a new token's KV needs a block when the held ones are full (without reserving)
+                const int64_t ctx = reqs[id].prompt + q.generated;  // tokens in the cache once this step has run
+                if (!cfg.reserve_output && blocks_for(ctx + 1, B) > q.blocks) {
+                    while (used_blocks + 1 > cap_blocks)
+                        if (!preempt_newest(id)) break;
+                    if (used_blocks + 1 > cap_blocks) continue;
+                    ++q.blocks, ++used_blocks;
+                }
+                decoding.push_back(id);
+                shape.decode_kv_tokens += ctx;
+                --budget;
+            }
+        for (size_t id : running) {
+            Live& q = live[id];
+            if (q.prefilled >= q.prompt) continue;
+            const int64_t rest = q.prompt - q.prefilled;
+            const int64_t chunk = cfg.chunked_prefill || !continuous ? std::min(rest, budget) : (rest <= budget ? rest : 0);
+            if (chunk <= 0) {
+                if (!cfg.chunked_prefill) continue;  // a whole prompt waits for a budget it fits in
+                break;
+            }
+            prefilling.push_back(id), chunk_of.push_back(chunk);
+            shape.prefill.push_back({chunk, q.prefilled});
+            budget -= chunk;
+        }
+        shape.decode_seqs = static_cast<int64_t>(decoding.size());
+        shape.tokens = shape.decode_seqs;
+        for (const auto& c : shape.prefill) shape.tokens += c.tokens;
+        shape.head_tokens = shape.decode_seqs;
+        for (size_t k = 0; k < prefilling.size(); ++k)
+            shape.head_tokens += live[prefilling[k]].prefilled + chunk_of[k] >= live[prefilling[k]].prompt;
+        if (shape.tokens == 0) {  // nothing fits (every prompt above what is left of the budget): wait for the next arrival
+            if (next >= reqs.size()) throw UserError("serving", "no request can run within the token budget");
+            t = std::max(t, reqs[next].arrival_s);
+            continue;
+        }
+        const IterationCostValue c = cost(shape);
+        t += c.time_s + cfg.iteration_overhead_s;
+        out.energy_j += c.energy_j, out.busy_s += c.time_s + cfg.iteration_overhead_s;
+        ++out.iterations;
+        // tokens come out at the end of the iteration
+        auto emit = [&](size_t id) {
+            Live& q = live[id];
+            ++q.generated;
+            if (q.first_token_s < 0) q.first_token_s = t;
+            else itl.push_back(t - q.last_token_s);
+            q.last_token_s = t;
+        };
+        for (size_t id : decoding) emit(id);
+        for (size_t k = 0; k < prefilling.size(); ++k) {
+            Live& q = live[prefilling[k]];
+            q.prefilled += chunk_of[k];
+            if (q.prefilled >= q.prompt) emit(prefilling[k]);
+        }
+        // finished requests leave and give their blocks back
+        for (size_t k = running.size(); k-- > 0;) {
+            const size_t id = running[k];
+            if (live[id].generated < reqs[id].output) continue;
+            used_blocks -= live[id].blocks;
+            live[id].blocks = 0;
+            running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
+            ++out.completed;
+        }
+        out.peak_kv_tokens = std::max(out.peak_kv_tokens, used_blocks * B);
+    }
+    out.duration_s = t - t0;
+    std::vector<double> ttft, tpot, e2e;
+    int64_t out_tokens = 0, all_tokens = 0;
+    for (size_t i = 0; i < reqs.size(); ++i) {
+        ttft.push_back(live[i].first_token_s - reqs[i].arrival_s);
+        e2e.push_back(live[i].last_token_s - reqs[i].arrival_s);
+        if (reqs[i].output > 1) tpot.push_back((live[i].last_token_s - live[i].first_token_s) / double(reqs[i].output - 1));
+        out_tokens += reqs[i].output, all_tokens += reqs[i].prompt + reqs[i].output;
+    }
+    out.ttft = latency_stats(ttft), out.itl = latency_stats(itl), out.tpot = latency_stats(tpot), out.e2e = latency_stats(e2e);
+    if (out.duration_s > 0) {
+        out.achieved_requests_per_s = double(reqs.size()) / out.duration_s;
+        out.output_tokens_per_s = double(out_tokens) / out.duration_s;
+        out.total_tokens_per_s = double(all_tokens) / out.duration_s;
+    }
+    const size_t stride = std::max<size_t>(1, samples.size() / 2000);
+    for (size_t i = 0; i < samples.size(); i += stride) out.samples.push_back(samples[i]);
+    return out;
+}
+
+}  // namespace archsim

@@ -1,0 +1,94 @@
+#pragma once
+// Request-level LLM serving on one model replica, as a discrete-event simulation: requests arrive,
+// a scheduler batches them iteration by iteration (static batching, or continuous batching as
+// Orca and vLLM do it, with an optional token budget and chunked prefill as in Sarathi-Serve), the
+// KV cache is held in fixed-size blocks (PagedAttention) and a request that does not fit waits or
+// is preempted, and each iteration takes the time and energy a cost function gives (from
+// archsim's device models: sim/serving/iteration_cost.h). Pure: no SystemC, no files.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace archsim {
+
+/// One request: when it arrives (s) and its prompt and output lengths (tokens).
+struct ServingRequest {
+    double arrival_s = 0;
+    int64_t prompt = 0, output = 0;
+};
+
+/// A prefill chunk of one request in an iteration: `tokens` prompt tokens after `offset` already
+/// in its KV cache.
+struct PrefillChunk {
+    int64_t tokens = 0, offset = 0;
+};
+
+/// What one iteration (one forward pass of the batch) runs.
+struct IterationShape {
+    int64_t tokens = 0;          ///< tokens through the token-linear kernels: decode sequences + prefill chunk tokens
+    int64_t head_tokens = 0;     ///< tokens the LM head runs on: decode sequences + prefills finished this iteration
+    int64_t decode_seqs = 0;     ///< sequences decoding one token
+    int64_t decode_kv_tokens = 0;  ///< KV tokens those sequences attend over, summed
+    std::vector<PrefillChunk> prefill;
+};
+
+/// An iteration's time (s) and energy (J).
+struct IterationCostValue {
+    double time_s = 0, energy_j = 0;
+};
+using IterationCostFn = std::function<IterationCostValue(const IterationShape&)>;
+
+/// How the engine batches (engine profiles set these: docs/serving.md).
+struct SchedulerConfig {
+    std::string policy = "continuous";  ///< "continuous" (iteration-level) or "static" (a batch runs to its end)
+    int64_t max_batch = 256;            ///< sequences in flight at most
+    int64_t max_num_tokens = 8192;      ///< tokens an iteration runs at most (prefill chunks + decode tokens)
+    bool chunked_prefill = false;       ///< a prompt may be split over iterations to fill the token budget
+    bool mixed_batches = true;          ///< prefills and decodes share iterations (TensorRT-LLM); false: a prefill pauses decoding (vLLM v0)
+    int64_t kv_block_tokens = 64;       ///< tokens per KV block
+    int64_t kv_capacity_tokens = 0;     ///< KV cache capacity in tokens (blocks x block tokens); 0 = unlimited
+    /// true: a request is admitted only when blocks for its prompt and whole output are free, and
+    /// is never preempted (TensorRT-LLM's GUARANTEED_NO_EVICT); false: blocks are taken as tokens
+    /// come and the newest request is preempted when none is left (vLLM; MAX_UTILIZATION).
+    bool reserve_output = true;
+    std::string preemption = "recompute";  ///< recompute (the KV is dropped and rebuilt by a new prefill) or swap
+    double iteration_overhead_s = 0;    ///< the engine's own time per iteration (scheduling, sampling), s
+};
+
+/// Mean and percentiles of a latency, s.
+struct LatencyStats {
+    double mean = 0, p50 = 0, p90 = 0, p99 = 0;
+    size_t n = 0;
+};
+
+/// One sample of the engine's state over time.
+struct ServingSample {
+    double t_s = 0;
+    int64_t queued = 0, running = 0, kv_tokens = 0;
+};
+
+/// What a serving run measured.
+struct ServingResult {
+    size_t requests = 0, completed = 0, preemptions = 0, iterations = 0;
+    double duration_s = 0;             ///< first arrival to last completion
+    double achieved_requests_per_s = 0, output_tokens_per_s = 0, total_tokens_per_s = 0;
+    LatencyStats ttft, itl, tpot, e2e;  ///< time to first token, inter-token latency, time per output token, end to end
+    double energy_j = 0, busy_s = 0;    ///< the iterations' energy and time
+    int64_t peak_kv_tokens = 0, peak_queue = 0;
+    std::vector<ServingSample> samples;  ///< the state at each iteration's start, thinned to at most ~2,000
+};
+
+/// The latency stats of `v` (mean, and the 50th, 90th, 99th percentiles by linear interpolation
+/// between order statistics, numpy's default); zeros for none.
+LatencyStats latency_stats(std::vector<double> v);
+
+/// Simulates `requests` (sorted by arrival) on one replica under `cfg`, each iteration costed by
+/// `cost`. TTFT: arrival to the end of the iteration that finishes the prompt (its first token);
+/// ITL: the gaps between a request's successive tokens after the first; TPOT: (e2e - TTFT) /
+/// (output - 1) per request of two or more tokens; e2e: arrival to the last token. Throws
+/// UserError when a request can never run: its prompt exceeds max_num_tokens without chunked
+/// prefill, or its KV cache (prompt + output, or prompt + 1 without reserving) exceeds the capacity.
+ServingResult simulate_serving(const std::vector<ServingRequest>& requests, const SchedulerConfig& cfg, const IterationCostFn& cost);
+
+}  // namespace archsim

@@ -1,0 +1,98 @@
+// The request-level serving simulator (sim/serving/serving_sim.h) on hand-made costs, where every
+// latency follows from the schedule by hand.
+#include <catch2/catch.hpp>
+
+#include "sim/base/error.h"
+#include "sim/serving/serving_sim.h"
+
+using namespace archsim;
+
+namespace {
+
+/// Every iteration takes 1 ms plus 1 us per token, and 1 mJ.
+IterationCostValue per_token(const IterationShape& s) { return {1e-3 + 1e-6 * double(s.tokens), 1e-3}; }
+/// Every iteration takes 10 ms whatever it runs.
+IterationCostValue flat(const IterationShape&) { return {10e-3, 1.0}; }
+
+}  // namespace
+
+TEST_CASE("one request: a prefill iteration gives its first token, then one token per decode iteration", "[unit][serving]") {
+    SchedulerConfig cfg;
+    const ServingResult r = simulate_serving({{0.0, 100, 5}}, cfg, per_token);
+    CHECK(r.iterations == 5);
+    CHECK(r.ttft.mean == Approx(1e-3 + 100e-6));   // the prompt's 100 tokens
+    CHECK(r.itl.n == 4);
+    CHECK(r.itl.mean == Approx(1e-3 + 1e-6));      // one token per decode step
+    CHECK(r.e2e.mean == Approx(1.1e-3 + 4 * 1.001e-3));
+    CHECK(r.tpot.mean == Approx(1.001e-3));
+    CHECK(r.energy_j == Approx(5e-3));
+    CHECK(r.achieved_requests_per_s == Approx(1.0 / r.e2e.mean));
+    CHECK(r.output_tokens_per_s == Approx(5.0 / r.e2e.mean));
+}
+
+TEST_CASE("continuous batching lets a late request in at the next iteration; static batching makes it wait for the batch", "[unit][serving]") {
+    const std::vector<ServingRequest> reqs = {{0.0, 10, 10}, {0.015, 10, 10}};  // the second arrives during the first's 2nd iteration
+    SchedulerConfig cont;
+    const ServingResult c = simulate_serving(reqs, cont, flat);
+    // it joins at 20 ms (the first iteration boundary after its arrival) and has its first token at 30 ms
+    CHECK(c.ttft.p50 == Approx((0.010 + 0.015) / 2 + 0.0).margin(0.0051));
+    CHECK(c.e2e.n == 2);
+    SchedulerConfig stat;
+    stat.policy = "static";
+    const ServingResult s = simulate_serving(reqs, stat, flat);
+    // the first runs 10 iterations alone (to 100 ms); the second starts then: first token at 110 ms
+    CHECK(s.ttft.mean == Approx((0.010 + (0.110 - 0.015)) / 2));
+    CHECK(s.iterations == 20);
+    CHECK(c.iterations < s.iterations);
+}
+
+TEST_CASE("the token budget: a prompt over it is refused without chunked prefill and split into chunks with it", "[unit][serving]") {
+    SchedulerConfig cfg;
+    cfg.max_num_tokens = 256;
+    CHECK_THROWS_AS(simulate_serving({{0.0, 1000, 2}}, cfg, flat), UserError);
+    cfg.chunked_prefill = true;
+    const ServingResult r = simulate_serving({{0.0, 1000, 2}}, cfg, flat);
+    CHECK(r.ttft.mean == Approx(4 * 0.010));  // 256 + 256 + 256 + 232 tokens
+    CHECK(r.iterations == 5);
+}
+
+TEST_CASE("a KV cache for one request: the second waits for the first to finish; without reserving, the newest is preempted", "[unit][serving]") {
+    SchedulerConfig cfg;
+    cfg.kv_block_tokens = 16;
+    cfg.kv_capacity_tokens = 160;  // 10 blocks: one request of 100 + 50 tokens
+    const ServingResult r = simulate_serving({{0.0, 100, 50}, {0.0, 100, 50}}, cfg, flat);
+    CHECK(r.preemptions == 0);
+    CHECK(r.ttft.n == 2);
+    CHECK(r.e2e.mean == Approx((0.5 + 1.0) / 2));   // 50 iterations each, one after the other
+    CHECK(r.ttft.mean == Approx((0.010 + 0.510) / 2));
+    CHECK(r.peak_kv_tokens <= 160);
+    CHECK_THROWS_AS(simulate_serving({{0.0, 200, 50}}, cfg, flat), UserError);  // one request does not fit
+    // 40 + 100 tokens each: reserving, one at a time (9 blocks each); without, both start on 3
+    // blocks and grow until the newest is preempted and recomputed
+    const ServingResult one_by_one = simulate_serving({{0.0, 40, 100}, {0.0, 40, 100}}, cfg, flat);
+    CHECK(one_by_one.preemptions == 0);
+    CHECK(one_by_one.iterations == 200);
+    cfg.reserve_output = false;
+    const ServingResult p = simulate_serving({{0.0, 40, 100}, {0.0, 40, 100}}, cfg, flat);
+    CHECK(p.preemptions >= 1);
+    CHECK(p.completed == 2);
+    CHECK(p.peak_kv_tokens <= 160);
+}
+
+TEST_CASE("a prefill pauses decoding when batches are not mixed (vLLM v0)", "[unit][serving]") {
+    SchedulerConfig cfg;
+    cfg.mixed_batches = false;
+    const ServingResult r = simulate_serving({{0.0, 10, 3}, {0.005, 10, 3}}, cfg, flat);
+    // first: prefill [0,10] token 1; at 10 ms the second's prefill runs alone [10,20]; decodes [20,30],[30,40]
+    CHECK(r.itl.n == 4);
+    CHECK(r.itl.mean == Approx((0.020 + 0.010 + 0.010 + 0.010) / 4));  // the first's gap spans the second's prefill
+}
+
+TEST_CASE("latency percentiles interpolate between order statistics", "[unit][serving]") {
+    const LatencyStats s = latency_stats({4, 1, 3, 2, 5});
+    CHECK(s.mean == Approx(3));
+    CHECK(s.p50 == Approx(3));
+    CHECK(s.p90 == Approx(4.6));
+    CHECK(s.p99 == Approx(4.96));
+    CHECK(latency_stats({}).n == 0);
+}
