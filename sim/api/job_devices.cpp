@@ -79,7 +79,7 @@ void run_devices(const JobContext& c, const std::vector<DeviceTask>& tasks, int6
     auto command = [&](const DeviceTask& t) {
         const ChunkShape& sh = plan.kinds[t.kind];
         std::vector<std::string> a = {"run", wl + "#job@" + t.phase, "--arch", c.cl.device, "--out", t.dir, "--format", "json", "--quiet", "--detail", "kernel",
-                                      "--batch", std::to_string(plan.spec.microbatch / split), "--precision", precision};
+                                      "--batch", std::to_string(t.batch > 0 ? t.batch : plan.spec.microbatch / split), "--precision", precision};
         if (t.phase == "train")  // the job checks its plan's memory itself (stage_memory): a chunk's own peak is not the stage's
             a.insert(a.end(), {"--train", "--recompute", plan.spec.recompute, "--optimizer", plan.spec.optimizer, "--loss", sh.head ? "cross_entropy" : "mse",
                                "--allow-over-capacity"});
@@ -87,6 +87,7 @@ void run_devices(const JobContext& c, const std::vector<DeviceTask>& tasks, int6
                  {"shard.tp", std::to_string(plan.spec.tp)}, {"shard.ep", std::to_string(plan.spec.ep)}, {"shard.layers", std::to_string(sh.layers)},
                  {"shard.embedding", sh.embedding ? "true" : "false"}, {"shard.head", sh.head ? "true" : "false"}})
             a.insert(a.end(), {"--workload-set", key + "=" + val});
+        for (const auto& ws : t.workload_sets) a.insert(a.end(), {"--workload-set", ws});
         if (!runtime.empty()) a.insert(a.end(), {"--runtime", runtime});
         if (graphs) a.insert(a.end(), {"--set", "kernel.cuda_graphs=true"});
         for (const auto& s : device_sets) a.insert(a.end(), {"--set", s});

@@ -43,6 +43,10 @@ struct JobContext {
     /// The inference half of run_job: prefill and decode device runs per chunk kind, the request
     /// simulated over every stage; last_run.json with TTFT, time per output token and tokens/s.
     nlohmann::json run_inference() const;
+    /// A serving job (a serving block): requests arriving over time on each replica, batched by
+    /// the engine profile's policy, every iteration costed from device runs (sim/serving);
+    /// last_run.json with its `serving` object.
+    nlohmann::json run_serving() const;
 };
 
 /// One device simulation: a `run` of the job's workload phase into `dir`.
@@ -50,6 +54,8 @@ struct DeviceTask {
     std::string phase;  ///< "train", "prefill", "decode=L"
     size_t kind = 0;    ///< the chunk kind
     std::string dir;
+    int64_t batch = 0;  ///< sequences; 0 = the plan's microbatch over the split
+    std::vector<std::string> workload_sets{};  ///< fields of the job's entry set for this run ("sequence.prompt=64")
 };
 
 /// Whether the device model prices CUDA-graph launches (a GPU: kernel.cuda_graphs).

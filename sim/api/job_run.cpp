@@ -134,7 +134,7 @@ json run_job(const JobRunArgs& args) {
     std::string runtime = args.runtime;
     if (runtime.empty() && fs::exists(runtimes_dir() + "/" + job.framework + ".toml")) runtime = job.framework;
     const JobContext c{job, target, cl, plan, args, device, precision, runtime, dev_dir, t0};
-    return job.training() ? c.run_training() : c.run_inference();
+    return job.training() ? c.run_training() : job.serving.given ? c.run_serving() : c.run_inference();
 }
 
 }  // namespace archsim

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <limits>
 #include <regex>
 #include <set>
 
@@ -126,6 +127,8 @@ const std::map<std::string, std::vector<std::string>>& block_keys() {
         {"precision", {"weights", "activations"}},
         {"runtime_tuning", {"microbatch", "cuda_graphs", "gpudirect_rdma", "virt", "fabric"}},
         {"training", {"optimizer", "recompute"}},
+        {"serving", {"arrival_rate_per_s", "requests", "arrival", "seed", "policy", "scheduler", "max_batch", "max_num_tokens",
+                     "kv_block_tokens", "chunked_prefill", "kv_cache_fraction"}},
         {"schedule", {"phases"}}};
     return keys;
 }
@@ -134,7 +137,7 @@ const std::map<std::string, std::vector<std::string>>& block_keys() {
 /// is a custom key, kept with its YAML type.
 const std::vector<std::string> kEntryKeys = {"name", "framework", "model_family", "params", "parallelism", "sequence", "precision",
                                              "dataloader", "duration_minutes", "track", "runtime_tuning", "schedule", "notes",
-                                             "global_batch", "training"};
+                                             "global_batch", "training", "serving"};
 
 /// A phase's own keys; any other key of a phase is a custom key of that phase.
 const std::vector<std::string> kPhaseKeys = {"name", "duration_minutes", "tokens_scale", "autoscale_factor", "request_profile", "overrides"};
@@ -199,6 +202,28 @@ void read_training(const YamlFields& t, ParallelismSpec& s) {
     t.only(block_keys().at("training"));
     s.optimizer = t.choice_or("optimizer", s.optimizer, {"sgd", "momentum", "adam", "adamw"});
     s.recompute = t.choice_or("recompute", s.recompute, {"none", "selective", "full"});
+}
+
+void read_serving(const YamlFields& v, ServingSpec& s) {
+    v.only(block_keys().at("serving"));
+    s.given = true;
+    const std::string rate = v.raw()["arrival_rate_per_s"] && v.raw()["arrival_rate_per_s"].IsScalar() ? v.raw()["arrival_rate_per_s"].Scalar() : "";
+    if (rate == "inf" || rate == ".inf" || rate == "INF") s.arrival_rate_per_s = std::numeric_limits<double>::infinity();
+    else s.arrival_rate_per_s = v.real("arrival_rate_per_s");
+    if (!(s.arrival_rate_per_s > 0)) throw UserError(v.where() + ".arrival_rate_per_s", "must be above 0 (or inf: every request at once)");
+    s.requests = v.integer_or("requests", 0, 1);
+    s.arrival = v.choice_or("arrival", "poisson", {"poisson", "uniform", "bursty"});
+    s.seed = v.integer_or("seed", 1, 0);
+    if (v.has("policy")) s.policy = v.choice("policy", {"continuous", "static"});
+    if (v.has("scheduler")) s.scheduler = v.choice("scheduler", {"guaranteed_no_evict", "max_utilization"});
+    if (v.has("max_batch")) s.max_batch = v.integer("max_batch");
+    if (v.has("max_num_tokens")) s.max_num_tokens = v.integer("max_num_tokens");
+    if (v.has("kv_block_tokens")) s.kv_block_tokens = v.integer("kv_block_tokens");
+    if (v.has("chunked_prefill")) s.chunked_prefill = v.boolean_or("chunked_prefill", false);
+    if (v.has("kv_cache_fraction")) {
+        s.kv_cache_fraction = v.real("kv_cache_fraction");
+        if (!(*s.kv_cache_fraction > 0 && *s.kv_cache_fraction <= 1)) throw UserError(v.where() + ".kv_cache_fraction", "must be in (0, 1]");
+    }
 }
 
 std::string dump(const YAML::Node& n) {
@@ -352,6 +377,7 @@ LlmJob read_llm_job_yaml(const std::string& file, const std::string& name, const
     j.notes = f.str_or("notes", "");
     if (f.has("runtime_tuning")) read_tuning(f.map("runtime_tuning"), j.tuning);
     if (f.has("training")) read_training(f.map("training"), j.parallel);
+    if (f.has("serving")) read_serving(f.map("serving"), j.serving);
     j.parallel.microbatch = j.tuning.microbatch > 0 ? j.tuning.microbatch : 1;
     if (f.has("global_batch")) j.parallel.global_batch = f.integer("global_batch");
     if (f.has("schedule")) {

@@ -5,6 +5,7 @@
 // entry of archsim's own TOML workload files with a `parallelism` table.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,25 @@ struct JobPhase {
     std::map<std::string, std::string> custom;
 };
 
+/// The entry's optional `serving` block (archsim's own, beside the format's keys): the load an
+/// inference job serves over time, and engine settings over its engine profile's (the runtime
+/// profile its framework names: configs/runtimes/, docs/serving.md). Without it an inference job
+/// runs one batch end to end.
+struct ServingSpec {
+    bool given = false;
+    /// Mean arrival rate, requests/s; infinity (`inf`): every request at time 0.
+    double arrival_rate_per_s = 0;
+    int64_t requests = 0;             ///< requests; 0 = the rate x duration_minutes
+    std::string arrival = "poisson";  ///< poisson (exponential gaps), uniform (even gaps), bursty (gaps of a gamma with CV 4)
+    int64_t seed = 1;                 ///< of the arrival process
+    // engine settings; unset: the engine profile's
+    std::optional<std::string> policy;     ///< continuous | static
+    std::optional<std::string> scheduler;  ///< guaranteed_no_evict | max_utilization
+    std::optional<int64_t> max_batch, max_num_tokens, kv_block_tokens;
+    std::optional<bool> chunked_prefill;
+    std::optional<double> kv_cache_fraction;  ///< of the device memory left after the weights
+};
+
 /// One job.
 struct LlmJob {
     std::string file, name;
@@ -42,6 +62,7 @@ struct LlmJob {
     ParallelismSpec parallel;      ///< tp, pp, dp (+ optional ep, virtual_stages, schedule, ...)
     RuntimeTuning tuning;
     std::vector<JobPhase> phases;
+    ServingSpec serving;
     /// Keys the format does not define (and archsim's own global_batch and training): JSON text of
     /// each value, with the type YAML's core schema gives it (4711 a number, "4711" a string).
     std::map<std::string, std::string> custom;

@@ -80,6 +80,38 @@ const ParamBinder<RuntimeProfile>& runtime_params() {
         b.string("blas.precisions", [](R& r) -> std::string& { return r.blas_precisions_text; }, "", {},
                  "Comma-separated run precisions (fp32, bf16, fp16, int8) at which blas.ops go to the BLAS; empty = every "
                  "precision (PyTorch 1.13 sends fp32 matmuls to the BLAS and bf16 ones to oneDNN)");
+        // the serving engine (an inference job with a serving block: docs/serving.md); the defaults
+        // are TensorRT-LLM's (configs/runtimes/tensorrt-llm.toml cites them)
+        b.string("serving.policy", [](R& r) -> std::string& { return r.serving.policy; }, "continuous", {"continuous", "static"},
+                 "How requests are batched: continuous (iteration-level: a request joins or leaves the batch at any "
+                 "iteration, as Orca, vLLM and TensorRT-LLM's in-flight batching do) or static (a batch runs to its last token)");
+        b.string("serving.scheduler", [](R& r) -> std::string& { return r.serving.scheduler; }, "guaranteed_no_evict",
+                 {"guaranteed_no_evict", "max_utilization"},
+                 "guaranteed_no_evict: a request is admitted only when KV blocks for its prompt and whole output are free and "
+                 "is never preempted; max_utilization: blocks are taken as tokens come and the newest request is preempted "
+                 "(its KV dropped and recomputed) when none is left, as vLLM does");
+        at_least(b.integer("serving.max_batch", [](R& r) -> int64_t& { return r.serving.max_batch; }, 2048, "sequences",
+                           "Sequences in flight at most (TensorRT-LLM max_batch_size: 2048 since 0.14, its release notes; vLLM "
+                           "max_num_seqs)"), 1);
+        at_least(b.integer("serving.max_num_tokens", [](R& r) -> int64_t& { return r.serving.max_num_tokens; }, 8192, "tokens",
+                           "Tokens one iteration runs at most: prefill tokens plus one per decoding sequence (TensorRT-LLM "
+                           "max_num_tokens: 8192 since 0.11, its release notes; vLLM max_num_batched_tokens); 0 = no budget"), 0);
+        at_least(b.integer("serving.kv_block_tokens", [](R& r) -> int64_t& { return r.serving.kv_block_tokens; }, 64, "tokens",
+                           "Tokens per KV-cache block (TensorRT-LLM tokens_per_block, vLLM block_size)"), 1);
+        b.boolean("serving.chunked_prefill", [](R& r) -> bool& { return r.serving.chunked_prefill; }, false,
+                  "A prompt may be split over iterations to fill the token budget (Sarathi-Serve; TensorRT-LLM chunked context)");
+        b.boolean("serving.mixed_batches", [](R& r) -> bool& { return r.serving.mixed_batches; }, true,
+                  "Prefills and decodes share an iteration (TensorRT-LLM in-flight batching); false: an iteration with a "
+                  "prefill runs no decode (vLLM's scheduler without chunked prefill)");
+        at_most(above(b.real("serving.kv_cache_fraction", [](R& r) -> double& { return r.serving.kv_cache_fraction; }, 0.9, "1",
+                             "Share of the device memory left after the weights that the KV cache takes (TensorRT-LLM "
+                             "free_gpu_memory_fraction; vLLM's gpu_memory_utilization is of the whole memory)"),
+                        0),
+                1);
+        at_least(b.real("serving.iteration_overhead_us", [](R& r) -> double& { return r.serving.iteration_overhead_us; }, 0.0, "us",
+                        "The engine's own time per iteration beyond the device's kernels (scheduling, sampling, detokenizing); "
+                        "0 = none"),
+                 0);
         return b;
     }();
     return b;

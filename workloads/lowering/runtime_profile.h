@@ -11,6 +11,20 @@
 namespace archsim {
 
 /// One runtime's lowering choices; filled only by load_runtime(), already valid.
+/// How a serving engine batches requests: a profile's `serving` section, under which an inference
+/// job with a serving block runs (sim/serving; docs/serving.md).
+struct ServingEngine {
+    std::string policy = "continuous";             ///< continuous (iteration-level) | static
+    std::string scheduler = "guaranteed_no_evict"; ///< guaranteed_no_evict (blocks reserved for the whole output) | max_utilization (blocks as tokens come, recompute preemption)
+    int64_t max_batch = 2048;                      ///< sequences in flight at most
+    int64_t max_num_tokens = 8192;                 ///< tokens per iteration at most; 0 = no budget
+    int64_t kv_block_tokens = 64;                  ///< tokens per KV-cache block
+    bool chunked_prefill = false;                  ///< prompts split to fill the token budget
+    bool mixed_batches = true;                     ///< prefills and decodes in one iteration
+    double kv_cache_fraction = 0.9;                ///< of the device memory left after the weights, for the KV cache
+    double iteration_overhead_us = 0;              ///< the engine's own time per iteration, us
+};
+
 struct RuntimeProfile {
     std::string name;                          ///< the file's stem: "tensorrt", "none", ...
     std::string doc;                           ///< one line: which runtime and version it stands for
@@ -47,6 +61,7 @@ struct RuntimeProfile {
     /// device.sets split at commas.
     std::vector<std::string> device_sets;
     std::string device_sets_text;              ///< device.sets as written
+    ServingEngine serving;                     ///< the serving section
 
     /// Whether blas.ops go to the BLAS in a run at `precision` ("fp32", ...).
     bool blas_at(const std::string& precision) const {

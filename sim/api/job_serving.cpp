@@ -1,0 +1,165 @@
+// A serving job: requests over time on each model replica (sim/serving), every iteration costed
+// from device runs of the job's model on its device.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+
+#include "sim/api/job_parts.h"
+#include "sim/api/run_model.h"
+#include "sim/base/atomic_file.h"
+#include "sim/base/error.h"
+#include "sim/serving/arrivals.h"
+#include "sim/serving/iteration_cost.h"
+#include "workloads/lowering/runtime_profile.h"
+
+namespace archsim {
+
+using nlohmann::json;
+
+namespace {
+
+/// A finished device run's time and energy per kernel class (sim/serving/iteration_cost.h).
+ClassCost class_cost(const std::string& dir) {
+    std::ifstream in(dir + "/metrics.json");
+    const json m = json::parse(in);
+    ClassCost c;
+    for (const auto& op : m.at("ops"))
+        c.add(kernel_class(op.value("name", ""), op.value("op_type", "")), op.value("latency_s", 0.0), op.value("energy_j", 0.0));
+    return c;
+}
+
+json stats_json(const LatencyStats& s) { return {{"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}}; }
+
+/// Powers of two from 1 up to the first at or above `n`.
+std::vector<int64_t> powers_to(int64_t n) {
+    std::vector<int64_t> v{1};
+    while (v.back() < n) v.push_back(v.back() * 2);
+    return v;
+}
+
+}  // namespace
+
+json JobContext::run_serving() const {
+    const LlmShape& m = job.model;
+    const ParallelismSpec& s = plan.spec;
+    const ServingSpec& spec = job.serving;
+    if (s.tp * s.pp > 1)
+        throw UserError(job.where() + ".serving", "serving over time runs one device per replica today (tp = pp = 1; dp replicas share "
+                                                  "the requests): an iteration's tensor- and pipeline-parallel communication is not "
+                                                  "modeled yet");
+    // the engine: its profile's settings, the job's serving block over them
+    const std::string engine_name = runtime.empty() ? "tensorrt-llm" : runtime;
+    ServingEngine e = load_runtime(engine_name, runtimes_dir()).serving;
+    if (spec.policy) e.policy = *spec.policy;
+    if (spec.scheduler) e.scheduler = *spec.scheduler;
+    if (spec.max_batch) e.max_batch = *spec.max_batch;
+    if (spec.max_num_tokens) e.max_num_tokens = *spec.max_num_tokens;
+    if (spec.kv_block_tokens) e.kv_block_tokens = *spec.kv_block_tokens;
+    if (spec.chunked_prefill) e.chunked_prefill = *spec.chunked_prefill;
+    if (spec.kv_cache_fraction) e.kv_cache_fraction = *spec.kv_cache_fraction;
+    // the load, split over the dp replicas in turn
+    const int64_t total = spec.requests > 0 ? spec.requests
+                                            : std::isinf(spec.arrival_rate_per_s)
+                                                  ? throw UserError(job.where() + ".serving.requests", "an infinite rate needs a request count")
+                                                  : std::max<int64_t>(1, std::llround(spec.arrival_rate_per_s * job.duration_minutes * 60.0));
+    const int64_t per_replica = (total + s.dp - 1) / s.dp;
+    const std::vector<ServingRequest> reqs =
+        make_requests(per_replica, spec.arrival_rate_per_s / double(s.dp), spec.arrival, uint64_t(spec.seed), m.prompt, m.generate);
+    // the KV cache: what the weights leave of the device's memory, the engine's share of it
+    const double weights = double(m.parameters()) * double(m.weight_elem_bytes());
+    const double kv_per_token = 2.0 * double(m.layers) * double(m.kv_heads) * double(m.hidden / m.heads) * double(m.activation_elem_bytes());
+    const double capacity = device.dram_capacity_bytes();
+    if (capacity > 0 && weights >= capacity)
+        throw UserError(job.where() + " on " + target.name, over_capacity_reason(weights, {{"weights", weights}}, capacity, "the device's dram.capacity_gib"));
+    const int64_t kv_tokens = capacity > 0 ? int64_t((capacity - weights) * e.kv_cache_fraction / kv_per_token) : 0;
+    SchedulerConfig sc;
+    sc.policy = e.policy, sc.max_batch = e.max_batch, sc.chunked_prefill = e.chunked_prefill, sc.mixed_batches = e.mixed_batches;
+    sc.max_num_tokens = e.max_num_tokens > 0 ? e.max_num_tokens : INT64_MAX / 4;
+    sc.kv_block_tokens = e.kv_block_tokens, sc.kv_capacity_tokens = kv_tokens, sc.reserve_output = e.scheduler == "guaranteed_no_evict";
+    sc.iteration_overhead_s = e.iteration_overhead_us * 1e-6;
+    // the device runs the iteration costs come from: prefills at powers of two up to the token
+    // budget (and the prompt itself), decodes over batch x KV length
+    const int64_t budget = e.max_num_tokens > 0 ? e.max_num_tokens : std::max<int64_t>(m.prompt, 8192);
+    std::vector<int64_t> prompts;
+    for (int64_t p = 16; p <= budget; p *= 2)
+        if (m.model_family != "gpt" || p <= m.max_positions) prompts.push_back(p);
+    prompts.push_back(m.prompt);
+    std::sort(prompts.begin(), prompts.end());
+    prompts.erase(std::unique(prompts.begin(), prompts.end()), prompts.end());
+    const std::vector<int64_t> batches = powers_to(std::min<int64_t>(e.max_batch, per_replica));
+    std::vector<int64_t> kvs = {m.prompt, m.prompt + m.generate / 2, m.prompt + m.generate};
+    kvs.erase(std::unique(kvs.begin(), kvs.end()), kvs.end());
+    std::vector<DeviceTask> tasks;
+    for (int64_t p : prompts) tasks.push_back({"prefill", 0, dev_dir + "/serve_prefill" + std::to_string(p), 1, {"sequence.prompt=" + std::to_string(p)}});
+    for (int64_t b : batches)
+        for (int64_t kv : kvs)
+            tasks.push_back({"decode=" + std::to_string(kv), 0, dev_dir + "/serve_decode" + std::to_string(b) + "_kv" + std::to_string(kv), b, {}});
+    run_devices(*this, tasks);
+    IterationCostModel model;
+    double static_w = 0, peak = 0;
+    for (size_t i = 0; i < tasks.size(); ++i) {
+        const ClassCost cc = class_cost(tasks[i].dir);
+        if (i < prompts.size()) model.add_prefill_run(prompts[i], cc);
+        else model.add_decode_run(batches[(i - prompts.size()) / kvs.size()], kvs[(i - prompts.size()) % kvs.size()], cc);
+    }
+    run_total(tasks.front().dir, nullptr, &peak, &static_w);
+    const ServingResult r = simulate_serving(reqs, sc, std::ref(model));
+    // energy: the iterations' (their kernels' dynamic energy and static power while they run), and
+    // static power while the replica waits for requests
+    const double idle_s = std::max(0.0, r.duration_s - r.busy_s);
+    const double energy_replica = r.energy_j + static_w * idle_s;
+    const double devices = double(s.devices()), replicas = double(s.dp);
+    const double tokens = double(m.generate) * double(per_replica);
+    json out;
+    out["workload"] = job.where(), out["target"] = target.name, out["cluster"] = cl.file, out["device"] = cl.device, out["framework"] = job.framework;
+    out["device_runtime"] = runtime.empty() ? "the device config's" : runtime;
+    out["mode"] = "serving";
+    out["devices"] = s.devices();
+    out["model"] = {{"family", m.model_family}, {"hidden", m.hidden}, {"layers", m.layers}, {"heads", m.heads}, {"kv_heads", m.kv_heads},
+                    {"vocab", m.vocab}, {"ffn", m.ffn}, {"parameters", m.parameters()}, {"precision", precision.value}, {"precision_from", precision.from}};
+    out["parallelism"] = {{"tp", s.tp}, {"pp", s.pp}, {"dp", s.dp}};
+    json sv;
+    sv["engine"] = {{"profile", engine_name}, {"policy", e.policy}, {"scheduler", e.scheduler}, {"max_batch", e.max_batch},
+                    {"max_num_tokens", e.max_num_tokens}, {"kv_block_tokens", e.kv_block_tokens}, {"chunked_prefill", e.chunked_prefill},
+                    {"mixed_batches", e.mixed_batches}, {"kv_cache_fraction", e.kv_cache_fraction}};
+    sv["arrival"] = spec.arrival;
+    sv["arrival_rate_per_s"] = std::isinf(spec.arrival_rate_per_s) ? json("inf") : json(spec.arrival_rate_per_s);
+    sv["requests"] = int64_t(r.requests) * s.dp;  // per_replica x dp: the count rounded up to a multiple of dp
+    sv["prompt_tokens"] = m.prompt, sv["output_tokens"] = m.generate;
+    sv["achieved_requests_per_s"] = r.achieved_requests_per_s * replicas;  // every replica serves its share alike
+    sv["output_tokens_per_s"] = r.output_tokens_per_s * replicas;
+    sv["total_tokens_per_s"] = r.total_tokens_per_s * replicas;
+    sv["ttft_s"] = stats_json(r.ttft), sv["itl_s"] = stats_json(r.itl), sv["tpot_s"] = stats_json(r.tpot), sv["e2e_s"] = stats_json(r.e2e);
+    sv["duration_s"] = r.duration_s, sv["iterations"] = r.iterations, sv["preemptions"] = r.preemptions;
+    sv["peak_queue"] = r.peak_queue, sv["peak_kv_tokens"] = r.peak_kv_tokens, sv["kv_capacity_tokens"] = kv_tokens;
+    sv["kv_bytes_per_token"] = kv_per_token;
+    sv["device_runs"] = tasks.size();
+    json tl = json::array();
+    for (const ServingSample& x : r.samples) tl.push_back({{"t_s", x.t_s}, {"queued", x.queued}, {"running", x.running}, {"kv_tokens", x.kv_tokens}});
+    sv["timeline"] = tl;
+    out["serving"] = sv;
+    out["energy_per_device_j"] = energy_replica;
+    out["energy_job_j"] = energy_replica * devices;
+    out["energy_per_token_j"] = tokens > 0 ? energy_replica / tokens : 0.0;
+    out["power_per_device_w"] = r.duration_s > 0 ? energy_replica / r.duration_s : 0.0;
+    out["memory_per_device_bytes"] = weights + double(r.peak_kv_tokens) * kv_per_token;
+    out["memory_capacity_bytes"] = capacity;
+    out["node_overhead_power"] = node_power_json(cl, s.devices(), r.duration_s > 0 ? energy_replica * devices / r.duration_s : 0.0);
+    json nm = json::array();
+    nm.push_back("request lengths are fixed at sequence.prompt and sequence.generate (the means)");
+    nm.push_back("activation memory: the KV cache takes kv_cache_fraction of all the weights leave");
+    nm.push_back("the engine's CPU-side work per iteration beyond serving.iteration_overhead_us, and the network between client and server");
+    nm.push_back("node overheads: " + out["node_overhead_power"]["not_modeled"].get<std::string>());
+    if (!job.phases.empty()) nm.push_back("schedule.phases with a serving block: each phase runs the same load (request_profile does not shape the rate yet)");
+    add_unmodeled_settings(job, cl, nm, args);
+    out["not_modeled"] = nm;
+    out["custom"] = custom_json(job);
+    out["simulation"] = {{"wall_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()},
+                         {"device_runs", tasks.size()}, {"iterations", r.iterations}};
+    (void)peak;
+    write_file_atomically(args.out_dir + "/last_run.json", out.dump(2) + "\n");
+    return out;
+}
+
+}  // namespace archsim
