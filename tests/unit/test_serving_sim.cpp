@@ -30,7 +30,7 @@ TEST_CASE("one request: a prefill iteration gives its first token, then one toke
     CHECK(r.output_tokens_per_s == Approx(5.0 / r.e2e.mean));
 }
 
-TEST_CASE("continuous batching lets a late request in at the next iteration; static batching makes it wait for the batch", "[unit][serving]") {
+TEST_CASE("continuous batching lets a late request in at the next iteration and static batching makes it wait for the batch", "[unit][serving]") {
     const std::vector<ServingRequest> reqs = {{0.0, 10, 10}, {0.015, 10, 10}};  // the second arrives during the first's 2nd iteration
     SchedulerConfig cont;
     const ServingResult c = simulate_serving(reqs, cont, flat);
@@ -56,7 +56,7 @@ TEST_CASE("the token budget: a prompt over it is refused without chunked prefill
     CHECK(r.iterations == 5);
 }
 
-TEST_CASE("a KV cache for one request: the second waits for the first to finish; without reserving, the newest is preempted", "[unit][serving]") {
+TEST_CASE("a KV cache for one request: the second waits for the first to finish, and without reserving the newest is preempted", "[unit][serving]") {
     SchedulerConfig cfg;
     cfg.kv_block_tokens = 16;
     cfg.kv_capacity_tokens = 160;  // 10 blocks: one request of 100 + 50 tokens

@@ -62,6 +62,32 @@ std::string inference_text(const json& out, const std::string& out_dir) {
     return s + power_lines(out) + fmt::format("  wrote {}/last_run.json\n", out_dir);
 }
 
+std::string serving_text(const json& out, const std::string& out_dir) {
+    const json& s = out.at("serving");
+    const json& e = s.at("engine");
+    std::string t = fmt::format("{} on {}: {} requests of {} + {} tokens at {} requests/s ({}), {} device(s) (dp {})\n", text(out, "workload"),
+                                text(out, "target"), s.at("requests").get<int64_t>(), s.at("prompt_tokens").get<int64_t>(),
+                                s.at("output_tokens").get<int64_t>(), s.at("arrival_rate_per_s").dump(), text(s, "arrival"),
+                                out.at("devices").get<int64_t>(), out.at("parallelism").at("dp").get<int64_t>());
+    t += choice_line(out);
+    t += fmt::format("  engine               {}: {} batching, {}, at most {} sequences and {} tokens per iteration, KV blocks of {} tokens{}\n",
+                     text(e, "profile"), text(e, "policy"), text(e, "scheduler"), e.at("max_batch").get<int64_t>(),
+                     e.at("max_num_tokens").get<int64_t>() > 0 ? std::to_string(e.at("max_num_tokens").get<int64_t>()) : std::string("any"),
+                     e.at("kv_block_tokens").get<int64_t>(), e.at("chunked_prefill").get<bool>() ? ", chunked prefill" : "");
+    t += fmt::format("  achieved             {:.2f} requests/s, {} output tokens/s\n", num(s, "achieved_requests_per_s"),
+                     in_unit(num(s, "output_tokens_per_s"), DisplayUnit{"", 1}));
+    for (const char* k : {"ttft_s", "tpot_s", "itl_s", "e2e_s"}) {
+        const json& x = s.at(k);
+        t += fmt::format("  {:<20} mean {}, p50 {}, p90 {}, p99 {}\n", k, with_unit(num(x, "mean"), "s"), with_unit(num(x, "p50"), "s"),
+                         with_unit(num(x, "p90"), "s"), with_unit(num(x, "p99"), "s"));
+    }
+    t += fmt::format("  KV cache             peak {} of {} tokens; {} preemption(s); queue peak {}\n", s.at("peak_kv_tokens").get<int64_t>(),
+                     s.at("kv_capacity_tokens").get<int64_t>(), s.at("preemptions").get<int64_t>(), s.at("peak_queue").get<int64_t>());
+    t += fmt::format("  energy               {} per output token, {} per device on average\n", with_unit(num(out, "energy_per_token_j"), "J"),
+                     with_unit(num(out, "power_per_device_w"), "W"));
+    return t + fmt::format("  wrote {}/last_run.json ({} device runs under {}/devices)\n", out_dir, s.at("device_runs").get<int64_t>(), out_dir);
+}
+
 std::string training_text(const json& out, const std::string& out_dir) {
     const json& p = out.at("parallelism");
     std::string s = fmt::format("{} on {}: {} devices (tp {} x pp {} x dp {}), {} schedule, {} microbatches of {}\n", text(out, "workload"),
@@ -122,6 +148,7 @@ void print_job(const json& out, const std::string& format, const std::string& ou
     }
     const std::string s = out.contains("weighting")                                  ? phases_text(out, out_dir)
                           : out.value("mode", std::string()) == "inference" ? inference_text(out, out_dir)
+                          : out.value("mode", std::string()) == "serving"   ? serving_text(out, out_dir)
                                                                                : training_text(out, out_dir);
     std::fputs(s.c_str(), stdout);
 }

@@ -1,0 +1,102 @@
+// Serving over time end to end (docs/serving.md): a small Llama served on an H100 by the
+// TensorRT-LLM profile, its last_run.json's serving object consistent with the load and the
+// engine's settings, and its bad input one line.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/support/cli.h"
+#include "tests/support/temp_file.h"
+#include "tests/support/undeclared.h"
+
+using namespace archsim::test;
+using json = nlohmann::json;
+
+namespace {
+
+const std::string kSrc = ARCHSIM_SOURCE_DIR;
+const std::string kH100 = kSrc + "/configs/clusters/targets.yaml#NVIDIA_H100_8x_NVLink";
+
+/// A 4-layer Llama served with `serving` (the block's YAML flow mapping), `dp` replicas.
+std::string serve_yaml(const std::string& name, const std::string& serving, int dp = 1, const std::string& framework = "tensorrt-llm") {
+    return write_temp("archsim_serving_" + name + ".yaml", R"(workloads:
+  - name: )" + name + R"(
+    framework: )" + framework + R"(
+    model_family: llama
+    params: { hidden_size: 256, n_layers: 4, vocab_size: 1024, n_heads: 4, n_kv_heads: 4, ffn_hidden_size: 512 }
+    parallelism: { tp: 1, pp: 1, dp: )" + std::to_string(dp) + R"( }
+    sequence: { prompt: 64, generate: 32 }
+    precision: { weights: bf16, activations: bf16 }
+    dataloader: synthetic
+    duration_minutes: 1
+    track: parity
+    serving: )" + serving + "\n");
+}
+
+json run_serving(const std::string& yaml, const std::string& name, const std::string& out) {
+    const CliResult r = run_archsim("run " + yaml + "#" + name + " --target " + kH100 + " --out " + out + " --quiet");
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    return json::parse(slurp(out + "/last_run.json"));
+}
+
+}  // namespace
+
+TEST_CASE("a serving job serves its requests over time and reports latency percentiles with every figure declared", "[e2e][serving]") {
+    const std::string out = temp_dir("serving_low");
+    const json j = run_serving(serve_yaml("low", "{ arrival_rate_per_s: 20, requests: 40, arrival: uniform }"), "low", out);
+    CHECK(j["mode"] == "serving");
+    const json& s = j["serving"];
+    CHECK(s["engine"]["profile"] == "tensorrt-llm");
+    CHECK(s["requests"] == 40);
+    // a light load: every request is served as it comes, the last one 39 gaps of 50 ms after the first
+    CHECK(s["duration_s"].get<double>() >= 39 * 0.050);
+    CHECK(s["achieved_requests_per_s"].get<double>() <= 20.0 * 40 / 39);
+    CHECK(s["achieved_requests_per_s"].get<double>() > 15.0);
+    for (const char* k : {"ttft_s", "itl_s", "tpot_s", "e2e_s"}) {
+        INFO(k);
+        CHECK(s[k]["p50"].get<double>() > 0);
+        CHECK(s[k]["p50"].get<double>() <= s[k]["p90"].get<double>());
+        CHECK(s[k]["p90"].get<double>() <= s[k]["p99"].get<double>());
+    }
+    // e2e is the first token and 31 more: TTFT + 31 x TPOT on average
+    CHECK(s["e2e_s"]["mean"].get<double>() == Approx(s["ttft_s"]["mean"].get<double>() + 31 * s["tpot_s"]["mean"].get<double>()));
+    CHECK(s["preemptions"] == 0);
+    CHECK(s["output_tokens_per_s"].get<double>() == Approx(32 * s["achieved_requests_per_s"].get<double>()));
+    CHECK(j["power_per_device_w"].get<double>() > 0);
+    CHECK(undeclared_numbers(j, archsim::MetricScope::Job) == std::vector<std::string>{});
+}
+
+TEST_CASE("all at once a batch limit queues requests and without reserving a small KV cache preempts", "[e2e][serving]") {
+    const std::string out = temp_dir("serving_burst");
+    const json free = run_serving(serve_yaml("burst", "{ arrival_rate_per_s: inf, requests: 32 }"), "burst", out);
+    const json capped = run_serving(serve_yaml("capped", "{ arrival_rate_per_s: inf, requests: 32, max_batch: 4 }"), "capped", out);
+    CHECK(free["serving"]["peak_queue"] == 0);
+    CHECK(capped["serving"]["peak_queue"].get<int64_t>() == 28);  // 4 run, 28 wait
+    CHECK(capped["serving"]["ttft_s"]["p99"].get<double>() > 2 * free["serving"]["ttft_s"]["p99"].get<double>());
+    // a KV cache for about two requests of 96 tokens: reserving, no preemption; growing as tokens come, preemptions
+    const std::string tiny = "kv_cache_fraction: 0.000012";  // about 250 tokens of 4 KiB
+    const json reserve = run_serving(serve_yaml("reserve", "{ arrival_rate_per_s: inf, requests: 8, " + tiny + " }"), "reserve", out);
+    const json grow =
+        run_serving(serve_yaml("grow", "{ arrival_rate_per_s: inf, requests: 8, scheduler: max_utilization, kv_block_tokens: 16, " + tiny + " }"),
+                    "grow", out);
+    CHECK(reserve["serving"]["preemptions"] == 0);
+    CHECK(reserve["serving"]["peak_kv_tokens"].get<int64_t>() <= reserve["serving"]["kv_capacity_tokens"].get<int64_t>());
+    CHECK(grow["serving"]["preemptions"].get<int64_t>() > 0);
+    CHECK(grow["serving"]["peak_kv_tokens"].get<int64_t>() <= grow["serving"]["kv_capacity_tokens"].get<int64_t>());
+}
+
+TEST_CASE("a serving job's bad input is one line and exit code 2", "[e2e][serving][bad_input]") {
+    const std::string out = temp_dir("serving_bad");
+    for (const auto& [serving, says] : std::vector<std::pair<std::string, std::string>>{
+             {"{ arrival_rate_per_s: -1, requests: 4 }", "serving.arrival_rate_per_s"},
+             {"{ arrival_rate_per_s: 2, requests: 4, arival: poisson }", "did you mean 'arrival'"},
+             {"{ arrival_rate_per_s: 2, requests: 4, kv_cache_fraction: 0.0000001 }", "less than one request needs"},
+             {"{ arrival_rate_per_s: 2, requests: 4, arrival: gaussian }", "must be one of poisson, uniform, bursty"}}) {
+        const CliResult r = run_archsim("run " + serve_yaml("bad", serving) + "#bad --target " + kH100 + " --out " + out + " --quiet");
+        INFO(serving << "\n" << r.err);
+        CHECK(r.exit_code == 2);
+        CHECK(r.err.find(says) != std::string::npos);
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    }
+}
