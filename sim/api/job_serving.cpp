@@ -59,10 +59,10 @@ json JobContext::run_serving() const {
     if (spec.chunked_prefill) e.chunked_prefill = *spec.chunked_prefill;
     if (spec.kv_cache_fraction) e.kv_cache_fraction = *spec.kv_cache_fraction;
     // the load, split over the dp replicas in turn
-    const int64_t total = spec.requests > 0 ? spec.requests
-                                            : std::isinf(spec.arrival_rate_per_s)
-                                                  ? throw UserError(job.where() + ".serving.requests", "an infinite rate needs a request count")
-                                                  : std::max<int64_t>(1, std::llround(spec.arrival_rate_per_s * job.duration_minutes * 60.0));
+    if (spec.requests == 0 && std::isinf(spec.arrival_rate_per_s))
+        throw UserError(job.where() + ".serving.requests", "an infinite rate needs a request count");
+    const int64_t total =
+        spec.requests > 0 ? spec.requests : std::max<int64_t>(1, std::llround(spec.arrival_rate_per_s * job.duration_minutes * 60.0));
     const int64_t per_replica = (total + s.dp - 1) / s.dp;
     const std::vector<ServingRequest> reqs =
         make_requests(per_replica, spec.arrival_rate_per_s / double(s.dp), spec.arrival, uint64_t(spec.seed), m.prompt, m.generate);
@@ -97,13 +97,13 @@ json JobContext::run_serving() const {
             tasks.push_back({"decode=" + std::to_string(kv), 0, dev_dir + "/serve_decode" + std::to_string(b) + "_kv" + std::to_string(kv), b, {}});
     run_devices(*this, tasks);
     IterationCostModel model;
-    double static_w = 0, peak = 0;
+    double static_w = 0;
     for (size_t i = 0; i < tasks.size(); ++i) {
         const ClassCost cc = class_cost(tasks[i].dir);
         if (i < prompts.size()) model.add_prefill_run(prompts[i], cc);
         else model.add_decode_run(batches[(i - prompts.size()) / kvs.size()], kvs[(i - prompts.size()) % kvs.size()], cc);
     }
-    run_total(tasks.front().dir, nullptr, &peak, &static_w);
+    run_total(tasks.front().dir, nullptr, nullptr, &static_w);
     const ServingResult r = simulate_serving(reqs, sc, std::ref(model));
     // energy: the iterations' (their kernels' dynamic energy and static power while they run), and
     // static power while the replica waits for requests
@@ -157,7 +157,6 @@ json JobContext::run_serving() const {
     out["custom"] = custom_json(job);
     out["simulation"] = {{"wall_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()},
                          {"device_runs", tasks.size()}, {"iterations", r.iterations}};
-    (void)peak;
     write_file_atomically(args.out_dir + "/last_run.json", out.dump(2) + "\n");
     return out;
 }

@@ -52,7 +52,7 @@ ServingResult simulate_serving(const std::vector<ServingRequest>& reqs, const Sc
         if (continuous && !cfg.chunked_prefill && r.prompt > cfg.max_num_tokens)
             throw UserError("serving.max_num_tokens", "a prompt of " + std::to_string(r.prompt) + " tokens exceeds the token budget of " +
                                                           std::to_string(cfg.max_num_tokens) + " and chunked prefill is off");
-        const int64_t need = blocks_for(cfg.reserve_output ? r.prompt + r.output : r.prompt + 1, B);
+        const int64_t need = blocks_for(r.prompt + r.output, B);  // it must be able to finish alone
         if (need > cap_blocks)
             throw UserError("serving", "the KV cache holds " + std::to_string(cap_blocks * B) + " tokens, less than one request needs (" +
                                            std::to_string(need * B) + ")");
@@ -84,11 +84,12 @@ ServingResult simulate_serving(const std::vector<ServingRequest>& reqs, const Sc
             waiting.pop_front();
         }
     };
-    // the newest running request gives its blocks back and starts over (recompute)
-    auto preempt_newest = [&](size_t keep) -> bool {
+    // the newest running request not yet scheduled in this iteration gives its blocks back and
+    // starts over (recompute; vLLM preempts the lowest priority, the latest to arrive); returns it
+    auto preempt_newest = [&](const std::vector<size_t>& scheduled) -> size_t {
         for (size_t k = running.size(); k-- > 0;) {
             const size_t id = running[k];
-            if (id == keep) continue;
+            if (std::find(scheduled.begin(), scheduled.end(), id) != scheduled.end()) continue;
             Live& q = live[id];
             used_blocks -= q.blocks;
             q.blocks = 0, q.admitted = false;
@@ -96,9 +97,9 @@ ServingResult simulate_serving(const std::vector<ServingRequest>& reqs, const Sc
             running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
             waiting.push_front(id);
             ++out.preemptions;
-            return true;
+            return id;
         }
-        return false;
+        return SIZE_MAX;
     };
 
     while (out.completed < reqs.size()) {
@@ -126,9 +127,13 @@ ServingResult simulate_serving(const std::vector<ServingRequest>& reqs, const Sc
                 // a new token's KV needs a block when the held ones are full (without reserving)
                 const int64_t ctx = reqs[id].prompt + q.generated;  // tokens in the cache once this step has run
                 if (!cfg.reserve_output && blocks_for(ctx + 1, B) > q.blocks) {
-                    while (used_blocks + 1 > cap_blocks)
-                        if (!preempt_newest(id)) break;
-                    if (used_blocks + 1 > cap_blocks) continue;
+                    bool self_preempted = false;
+                    while (used_blocks + 1 > cap_blocks && !self_preempted) {
+                        const size_t gone = preempt_newest(decoding);
+                        if (gone == SIZE_MAX) break;
+                        self_preempted = gone == id;
+                    }
+                    if (self_preempted || used_blocks + 1 > cap_blocks) continue;
                     ++q.blocks, ++used_blocks;
                 }
                 decoding.push_back(id);

@@ -88,7 +88,9 @@ LatencyStats latency_stats(std::vector<double> v);
 /// ITL: the gaps between a request's successive tokens after the first; TPOT: (e2e - TTFT) /
 /// (output - 1) per request of two or more tokens; e2e: arrival to the last token. Throws
 /// UserError when a request can never run: its prompt exceeds max_num_tokens without chunked
-/// prefill, or its KV cache (prompt + output, or prompt + 1 without reserving) exceeds the capacity.
+/// prefill, or its KV cache (prompt + output) exceeds the capacity. Without reserving, a request
+/// whose next token needs a block when none is free preempts the newest request not yet scheduled
+/// in the iteration (itself, when it is that one).
 ServingResult simulate_serving(const std::vector<ServingRequest>& requests, const SchedulerConfig& cfg, const IterationCostFn& cost);
 
 }  // namespace archsim

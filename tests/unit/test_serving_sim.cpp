@@ -77,6 +77,14 @@ TEST_CASE("a KV cache for one request: the second waits for the first to finish,
     CHECK(p.preemptions >= 1);
     CHECK(p.completed == 2);
     CHECK(p.peak_kv_tokens <= 160);
+    CHECK(p.itl.n == 2 * 99);  // every token emitted once, a recomputed request's included
+    // six at once on room for about two: preemptions cascade, every request still ends with its 100 tokens
+    std::vector<ServingRequest> six(6, ServingRequest{0.0, 40, 100});
+    const ServingResult q = simulate_serving(six, cfg, flat);
+    CHECK(q.completed == 6);
+    CHECK(q.preemptions >= 4);
+    CHECK(q.itl.n == 6 * 99);
+    CHECK(q.peak_kv_tokens <= 160);
 }
 
 TEST_CASE("a prefill pauses decoding when batches are not mixed (vLLM v0)", "[unit][serving]") {
