@@ -5,6 +5,8 @@
 #include <cmath>
 #include <fstream>
 
+#include <fmt/format.h>
+
 #include "sim/api/job_parts.h"
 #include "sim/api/run_model.h"
 #include "sim/base/atomic_file.h"
@@ -124,6 +126,7 @@ json JobContext::run_serving() const {
                     {"max_num_tokens", e.max_num_tokens}, {"kv_block_tokens", e.kv_block_tokens}, {"chunked_prefill", e.chunked_prefill},
                     {"mixed_batches", e.mixed_batches}, {"kv_cache_fraction", e.kv_cache_fraction}};
     sv["arrival"] = spec.arrival;
+    sv["request_profile"] = spec.profile;
     sv["arrival_rate_per_s"] = std::isinf(spec.arrival_rate_per_s) ? json("inf") : json(spec.arrival_rate_per_s);
     sv["requests"] = int64_t(r.requests) * s.dp;  // per_replica x dp: the count rounded up to a multiple of dp
     sv["prompt_tokens"] = m.prompt, sv["output_tokens"] = m.generate;
@@ -139,6 +142,10 @@ json JobContext::run_serving() const {
     for (const ServingSample& x : r.samples) tl.push_back({{"t_s", x.t_s}, {"queued", x.queued}, {"running", x.running}, {"kv_tokens", x.kv_tokens}});
     sv["timeline"] = tl;
     out["serving"] = sv;
+    // the figures a job's schedule phases weight by duration (run_job's phase summary)
+    out["tokens_per_s"] = sv["output_tokens_per_s"];
+    out["ttft_s"] = r.ttft.mean;
+    out["time_per_output_token_s"] = r.tpot.mean;
     out["energy_per_device_j"] = energy_replica;
     out["energy_job_j"] = energy_replica * devices;
     out["energy_per_token_j"] = tokens > 0 ? energy_replica / tokens : 0.0;
@@ -151,7 +158,9 @@ json JobContext::run_serving() const {
     nm.push_back("activation memory: the KV cache takes kv_cache_fraction of all the weights leave");
     nm.push_back("the engine's CPU-side work per iteration beyond serving.iteration_overhead_us, and the network between client and server");
     nm.push_back("node overheads: " + out["node_overhead_power"]["not_modeled"].get<std::string>());
-    if (!job.phases.empty()) nm.push_back("schedule.phases with a serving block: each phase runs the same load (request_profile does not shape the rate yet)");
+    if (spec.profile != "steady_state")
+        nm.push_back("request_profile = " + spec.profile + ": archsim's own reading (the format defines none): the rate x " +
+                     fmt::format("{:g}", request_profile_rate(spec.profile)) + (spec.profile == "spike" ? ", bursty arrivals" : ""));
     add_unmodeled_settings(job, cl, nm, args);
     out["not_modeled"] = nm;
     out["custom"] = custom_json(job);

@@ -86,6 +86,46 @@ TEST_CASE("all at once a batch limit queues requests and without reserving a sma
     CHECK(grow["serving"]["peak_kv_tokens"].get<int64_t>() <= grow["serving"]["kv_capacity_tokens"].get<int64_t>());
 }
 
+TEST_CASE("a serving job's schedule phases shape the rate by request_profile and tokens_scale and add replicas by autoscale_factor", "[e2e][serving]") {
+    const std::string y = write_temp("archsim_serving_day.yaml", R"(workloads:
+  - name: day
+    framework: tensorrt-llm
+    model_family: llama
+    params: { hidden_size: 256, n_layers: 4, vocab_size: 1024, n_heads: 4, n_kv_heads: 4, ffn_hidden_size: 512 }
+    parallelism: { tp: 1, pp: 1, dp: 1 }
+    sequence: { prompt: 64, generate: 32 }
+    precision: { weights: bf16, activations: bf16 }
+    dataloader: synthetic
+    duration_minutes: 1
+    track: parity
+    serving: { arrival_rate_per_s: 2, arrival: uniform }
+    schedule:
+      phases:
+        - { name: night, duration_minutes: 1, request_profile: low }
+        - { name: rush, duration_minutes: 1, request_profile: peak, tokens_scale: 2 }
+        - { name: scaled, duration_minutes: 0.5, request_profile: steady_state, autoscale_factor: 2 }
+)");
+    const std::string out = temp_dir("serving_day");
+    const CliResult r = run_archsim("run " + y + "#day --target " + kH100 + " --out " + out + " --quiet");
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const json night = json::parse(slurp(out + "/phases/night/last_run.json"));
+    const json rush = json::parse(slurp(out + "/phases/rush/last_run.json"));
+    const json scaled = json::parse(slurp(out + "/phases/scaled/last_run.json"));
+    // low: 2 x 0.25 = 0.5 requests/s over 60 s; peak x tokens_scale: 2 x 2 x 2 = 8 requests/s
+    CHECK(night["serving"]["requests"] == 30);
+    CHECK(rush["serving"]["requests"] == 480);
+    CHECK(rush["serving"]["achieved_requests_per_s"].get<double>() == Approx(8.0).epsilon(0.05));
+    CHECK(night["serving"]["achieved_requests_per_s"].get<double>() == Approx(0.5).epsilon(0.05));
+    CHECK(night["not_modeled"].dump().find("request_profile = low") != std::string::npos);
+    // autoscale_factor: two replicas serving 2 requests/s between them
+    CHECK(scaled["devices"] == 2);
+    CHECK(scaled["serving"]["achieved_requests_per_s"].get<double>() == Approx(2.0).epsilon(0.05));
+    const json day = json::parse(slurp(out + "/last_run.json"));
+    CHECK(day["tokens_per_s"].get<double>() ==
+          Approx((1 * night["tokens_per_s"].get<double>() + 1 * rush["tokens_per_s"].get<double>() + 0.5 * scaled["tokens_per_s"].get<double>()) / 2.5));
+}
+
 TEST_CASE("a serving job's bad input is one line and exit code 2", "[e2e][serving][bad_input]") {
     const std::string out = temp_dir("serving_bad");
     for (const auto& [serving, says] : std::vector<std::pair<std::string, std::string>>{

@@ -326,6 +326,10 @@ void check_override_keys(const YamlFields& ov, std::vector<std::string>& warning
 
 }  // namespace
 
+double request_profile_rate(const std::string& profile) {
+    return profile == "peak" ? 2.0 : profile == "low" ? 0.25 : 1.0;
+}
+
 LlmJob read_llm_job_yaml(const std::string& file, const std::string& name, const std::string& phase) {
     const YAML::Node root = load_yaml(file);
     const YAML::Node list = root.IsMap() && root["workloads"] ? root["workloads"] : root;
@@ -335,7 +339,9 @@ LlmJob read_llm_job_yaml(const std::string& file, const std::string& name, const
     if (!find_named(list, name, entry, names, file + "#" + name)) throw UserError(file + "#" + name, "no such workload (the file has: " + names + ")");
     LlmJob j;
     j.file = file, j.name = name;
-    double phase_scale = 1.0;
+    double phase_scale = 1.0, phase_minutes = -1, replicas_scale = 1.0;
+    std::string profile = "steady_state";
+    bool tokens_scale_given = false;
     if (!phase.empty()) {  // the phase's overrides on a copy of the entry
         entry.reset(YAML::Clone(entry));
         const YAML::Node phases = entry["schedule"] && entry["schedule"]["phases"] ? entry["schedule"]["phases"] : YAML::Node();
@@ -344,6 +350,10 @@ LlmJob read_llm_job_yaml(const std::string& file, const std::string& name, const
         if (!find_named(phases, phase, ph, listed, j.where() + ".schedule.phases")) throw UserError(j.where() + "@" + phase, "no such phase in schedule.phases (" + (listed.empty() ? "none" : listed) + ")");
         const YamlFields pf(ph, j.where() + ".schedule.phases." + phase);
         phase_scale = pf.has("tokens_scale") ? pf.real("tokens_scale") : pf.has("autoscale_factor") ? pf.real("autoscale_factor") : 1.0;
+        tokens_scale_given = pf.has("tokens_scale");
+        if (pf.has("autoscale_factor")) replicas_scale = pf.real("autoscale_factor");
+        profile = pf.choice_or("request_profile", "steady_state", {"steady_state", "peak", "spike", "low"});
+        phase_minutes = pf.real("duration_minutes");
         if (pf.has("overrides")) {
             const YamlFields ov = pf.map("overrides");  // kept: raw() refers into it
             for (const auto& kv : ov.raw()) set_dotted(entry, kv.first.as<std::string>(), dump(kv.second), pf.where() + ".overrides");
@@ -422,6 +432,18 @@ LlmJob read_llm_job_yaml(const std::string& file, const std::string& name, const
         if (!own || k == "global_batch" || k == "training") j.custom[k] = yaml_to_json(kv.second).dump();
         if (!own)
             if (const std::string w = near_miss_warning(j.where(), k, kEntryKeys); !w.empty()) j.warnings.push_back(w);
+    }
+    if (!phase.empty() && j.serving.given) {
+        // a serving job's phase: requests arrive over the phase's minutes at the entry's rate times
+        // its request_profile's multiplier (request_profile_rate) and its tokens_scale, on dp x
+        // autoscale_factor replicas
+        ServingSpec& v = j.serving;
+        v.profile = profile;
+        v.arrival_rate_per_s *= request_profile_rate(profile) * (tokens_scale_given ? phase_scale : 1.0);
+        if (profile == "spike") v.arrival = "bursty";
+        j.duration_minutes = phase_minutes;
+        if (replicas_scale != 1.0) j.parallel.dp = std::max<int64_t>(1, int64_t(std::llround(double(j.parallel.dp) * replicas_scale)));
+        return j;
     }
     if (phase_scale != 1.0) {  // the phase's load: more (or fewer) sequences at once
         ParallelismSpec& s = j.parallel;

@@ -51,7 +51,13 @@ struct ServingSpec {
     std::optional<int64_t> max_batch, max_num_tokens, kv_block_tokens;
     std::optional<bool> chunked_prefill;
     std::optional<double> kv_cache_fraction;  ///< of the device memory left after the weights
+    std::string profile = "steady_state";     ///< the request_profile of the phase it runs (steady_state without phases)
 };
+
+/// A serving job's rate multiplier for a phase's `request_profile`, archsim's own reading (the
+/// format names the four profiles and defines none): steady_state 1, peak 2, spike 1 with bursty
+/// arrivals (gamma gaps with a coefficient of variation of 4), low 0.25 (docs/serving.md).
+double request_profile_rate(const std::string& profile);
 
 /// One job.
 struct LlmJob {
@@ -93,8 +99,10 @@ struct LlmJob {
 /// the entry, dotted into its blocks: "runtime_tuning.microbatch", "sequence.prompt",
 /// "global_batch", ...) replace the entry's values before it is read, and its tokens_scale
 /// multiplies the batch (the global batch of a training entry, rounded to a multiple of dp x
-/// microbatch; the sequences per replica of a serving entry), at least one. An unknown phase is
-/// a UserError listing the phases.
+/// microbatch; the sequences per replica of an inference entry), at least one. A serving entry's
+/// phase instead serves requests over the phase's duration_minutes at the entry's rate times its
+/// request_profile's multiplier (request_profile_rate) and its tokens_scale, on dp x
+/// autoscale_factor replicas. An unknown phase is a UserError listing the phases.
 LlmJob read_llm_job_yaml(const std::string& file, const std::string& name, const std::string& phase = "");
 
 /// Reads llm entry `name` of an archsim workload TOML file whose `parallelism` table makes it a
