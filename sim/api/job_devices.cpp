@@ -167,6 +167,18 @@ json custom_json(const LlmJob& job) {
     return custom;
 }
 
+json JobContext::identity_json(const std::string& mode) const {
+    const LlmShape& m = job.model;
+    json out;
+    out["workload"] = job.where(), out["target"] = target.name, out["cluster"] = cl.file, out["device"] = cl.device, out["framework"] = job.framework;
+    out["device_runtime"] = runtime.empty() ? "the device config's" : runtime;
+    out["mode"] = mode;
+    out["devices"] = plan.spec.devices();
+    out["model"] = {{"family", m.model_family}, {"hidden", m.hidden}, {"layers", m.layers}, {"heads", m.heads}, {"kv_heads", m.kv_heads},
+                    {"vocab", m.vocab}, {"ffn", m.ffn}, {"parameters", m.parameters()}, {"precision", precision.value}, {"precision_from", precision.from}};
+    return out;
+}
+
 void add_unmodeled_settings(const LlmJob& job, const ClusterConfig& cl, json& not_modeled, const JobRunArgs& args) {
     std::vector<std::string> lines = cl.unmodeled_settings();
     if (job.tuning.fabric == "Vendor")

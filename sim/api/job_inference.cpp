@@ -73,13 +73,7 @@ json JobContext::run_inference() const {
     const double waiting_j = waiting_static_j(res, static_w, res.pass_end_ps.back());  // waiting for the other stages
     energy += waiting_j;
     const double n = double(res.stages.size()), devices = double(s.devices());
-    json out;
-    out["workload"] = job.where(), out["target"] = target.name, out["cluster"] = cl.file, out["device"] = cl.device, out["framework"] = job.framework;
-    out["device_runtime"] = runtime.empty() ? "the device config's" : runtime;
-    out["mode"] = "inference";
-    out["devices"] = s.devices();
-    out["model"] = {{"family", m.model_family}, {"hidden", m.hidden}, {"layers", m.layers}, {"heads", m.heads}, {"kv_heads", m.kv_heads},
-                    {"vocab", m.vocab}, {"ffn", m.ffn}, {"parameters", m.parameters()}, {"precision", precision.value}, {"precision_from", precision.from}};
+    json out = identity_json("inference");
     out["parallelism"] = {{"tp", s.tp}, {"pp", s.pp}, {"dp", s.dp}, {"batch_per_replica", s.microbatch}, {"pipeline_microbatches", mbs}};
     out["prompt_tokens"] = m.prompt, out["generated_tokens"] = m.generate;
     out["ttft_s"] = ttft;

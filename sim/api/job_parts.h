@@ -47,6 +47,9 @@ struct JobContext {
     /// the engine profile's policy, every iteration costed from device runs (sim/serving);
     /// last_run.json with its `serving` object.
     nlohmann::json run_serving() const;
+    /// What an inference or serving job's last_run.json says of itself: workload, target, cluster,
+    /// device, framework, device runtime, `mode`, devices and the model with its precision.
+    nlohmann::json identity_json(const std::string& mode) const;
 };
 
 /// One device simulation: a `run` of the job's workload phase into `dir`.

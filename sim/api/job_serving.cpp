@@ -113,13 +113,7 @@ json JobContext::run_serving() const {
     const double energy_replica = r.energy_j + static_w * idle_s;
     const double devices = double(s.devices()), replicas = double(s.dp);
     const double tokens = double(m.generate) * double(per_replica);
-    json out;
-    out["workload"] = job.where(), out["target"] = target.name, out["cluster"] = cl.file, out["device"] = cl.device, out["framework"] = job.framework;
-    out["device_runtime"] = runtime.empty() ? "the device config's" : runtime;
-    out["mode"] = "serving";
-    out["devices"] = s.devices();
-    out["model"] = {{"family", m.model_family}, {"hidden", m.hidden}, {"layers", m.layers}, {"heads", m.heads}, {"kv_heads", m.kv_heads},
-                    {"vocab", m.vocab}, {"ffn", m.ffn}, {"parameters", m.parameters()}, {"precision", precision.value}, {"precision_from", precision.from}};
+    json out = identity_json("serving");
     out["parallelism"] = {{"tp", s.tp}, {"pp", s.pp}, {"dp", s.dp}};
     json sv;
     sv["engine"] = {{"profile", engine_name}, {"policy", e.policy}, {"scheduler", e.scheduler}, {"max_batch", e.max_batch},
