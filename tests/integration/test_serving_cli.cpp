@@ -126,6 +126,21 @@ TEST_CASE("a serving job's schedule phases shape the rate by request_profile and
           Approx((1 * night["tokens_per_s"].get<double>() + 1 * rush["tokens_per_s"].get<double>() + 0.5 * scaled["tokens_per_s"].get<double>()) / 2.5));
 }
 
+TEST_CASE("the workload format's own command form runs the same job as archsim's", "[e2e][serving]") {
+    const std::string y = serve_yaml("form", "{ arrival_rate_per_s: 10, requests: 8 }");
+    const std::string out = temp_dir("serving_form");
+    const CliResult ours = run_archsim("run " + y + "#form --target " + kH100 + " --out " + out + "/a --quiet --format json");
+    const CliResult theirs = run_archsim("run --targets " + kSrc + "/configs/clusters/targets.yaml --target NVIDIA_H100_8x_NVLink --workloads " + y +
+                                         " --workload form --out " + out + "/b --quiet --format json");
+    INFO(ours.err << theirs.err);
+    REQUIRE(ours.exit_code == 0);
+    REQUIRE(theirs.exit_code == 0);
+    CHECK(json::parse(ours.out)["serving"]["ttft_s"] == json::parse(theirs.out)["serving"]["ttft_s"]);
+    const CliResult half = run_archsim("run --workloads " + y + " --target " + kH100 + " --out " + out + "/c");
+    CHECK(half.exit_code == 2);
+    CHECK(half.err.find("--workloads FILE and --workload NAME go together") != std::string::npos);
+}
+
 TEST_CASE("a serving job's bad input is one line and exit code 2", "[e2e][serving][bad_input]") {
     const std::string out = temp_dir("serving_bad");
     for (const auto& [serving, says] : std::vector<std::pair<std::string, std::string>>{

@@ -180,6 +180,22 @@ int cmd_run_job(JobRunArgs args, const std::string& format) {
     return 0;
 }
 
+void apply_format_command(const std::string& targets_file, const std::string& workloads_file, const std::string& workload_name,
+                          std::string& model, std::string& target) {
+    if (workloads_file.empty() != workload_name.empty())
+        throw UserError(workloads_file.empty() ? "--workload " + workload_name : "--workloads " + workloads_file,
+                        "--workloads FILE and --workload NAME go together");
+    if (!workloads_file.empty()) {
+        if (!model.empty()) throw UserError("--workload " + workload_name, "give either MODEL or --workloads FILE --workload NAME, not both");
+        model = workloads_file + "#" + workload_name;
+    }
+    if (!targets_file.empty()) {
+        if (target.empty()) throw UserError("--targets " + targets_file, "needs --target NAME (an entry of that file)");
+        if (target.find('#') != std::string::npos) throw UserError("--target " + target, "with --targets FILE, --target is an entry's name");
+        target = targets_file + "#" + target;
+    }
+}
+
 int cmd_calibrate(CalibrateArgs a) {
     a.note = [](const std::string& x) { std::fprintf(stderr, "%s%s\n", x.rfind("warning: ", 0) == 0 ? "archsim: " : "", x.c_str()); };
     const CalibrationResult r = run_calibration(a);

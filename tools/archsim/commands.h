@@ -29,6 +29,13 @@ int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& o
 /// UserError for another format.
 int cmd_run_job(JobRunArgs args, const std::string& format);
 
+/// The workload format's command form (`--targets F --target T --workloads F --workload N`, the
+/// document's own test command) turned into archsim's (`F#N --target F#T`): sets `model` and
+/// `target`. Throws UserError when only half of a pair is given, or MODEL or a `#` target is given
+/// beside it.
+void apply_format_command(const std::string& targets_file, const std::string& workloads_file, const std::string& workload_name,
+                          std::string& model, std::string& target);
+
 /// `archsim calibrate`: run_calibration (sim/api/calibrate.h) with its progress and warnings on
 /// stderr and calibration.md on stdout. Throws UserError when --apply was refused.
 int cmd_calibrate(CalibrateArgs a);

@@ -109,6 +109,11 @@ int main(int argc, char** argv) {
     JobRunArgs job;
     run->add_option("--target", job.target, "A parallel job's hardware target: TARGETS.yaml#NAME or a cluster file (configs/clusters/*.toml); "
                                             "MODEL is then WORKLOADS.yaml#NAME or an llm entry with a parallelism table");
+    // the workload format document's own command form (../shared/spec/workload_format.md)
+    std::string targets_file, workloads_file, workload_name;
+    run->add_option("--targets", targets_file, "The workload format's form: the TARGETS.yaml whose entry --target names");
+    run->add_option("--workloads", workloads_file, "The workload format's form: the WORKLOADS.yaml whose entry --workload names");
+    run->add_option("--workload", workload_name, "The workload format's form: the entry of --workloads to run (instead of MODEL)");
     run->add_option("--cluster-set", job.cluster_sets, "Override a cluster key of the target: KEY=VALUE (repeatable)");
     auto positive = [](const std::string& v) -> std::string {
         try {
@@ -239,6 +244,7 @@ int main(int argc, char** argv) {
     try {
         if (*graph) return cli::cmd_graph(wl, format);
         if (*run) {
+            cli::apply_format_command(targets_file, workloads_file, workload_name, wl.model, job.target);
             if (wl.model.empty()) {
                 wl.model = default_model;
                 std::fprintf(stderr, "archsim: no model given, running the bundled %s\n", default_model.c_str());
