@@ -187,7 +187,7 @@ std::vector<MetricDecl> declare_all() {
             })
             .sweep("ops_per_j")
             .report("TOPS/W", 9, 1e-12, -2),
-        // ---- a training step (run --train: metrics.json's `training`, tools/archsim/training_report.h)
+        // ---- a training step (run --train: metrics.json's `training`, sim/api/training_report.h)
         Declare(S::Training, "step_time_s", "s", "the training step's time: total.latency_s less the setup's when --setup ran it", nullptr)
             .sweep("train_step_s")
             .report("step_ms", 12, 1e3, -2),
