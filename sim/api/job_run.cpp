@@ -39,7 +39,8 @@ json run_phases(const LlmJob& job, const JobRunArgs& args, std::chrono::steady_c
     for (const JobPhase& ph : job.phases) {
         const std::string dir = args.out_dir + "/phases/" + ph.name;
         fs::create_directories(dir);
-        std::vector<std::string> a = {"run", args.workload, "--target", args.target, "--out", dir, "--phase", ph.name, "--format", "json", "--detail", args.detail};
+        std::vector<std::string> a = {"run", args.workload, "--target", args.target, "--out", dir, "--phase", ph.name, "--format", "json", "--detail", args.detail,
+                                      "--devices-dir", args.out_dir + "/devices"};
         auto opt = [&](const char* flag, const std::string& v) {
             if (!v.empty()) a.insert(a.end(), {flag, v});
         };
@@ -124,7 +125,7 @@ json run_job(const JobRunArgs& args) {
     const ParallelPlan plan = make_parallel_plan(job.model, job.parallel, job.where());
     check_placement(plan, cl, job.where());
     // the device runs
-    const std::string dev_dir = args.out_dir + "/devices";
+    const std::string dev_dir = args.devices_dir.empty() ? args.out_dir + "/devices" : args.devices_dir;
     fs::create_directories(dev_dir);
     // the one rule (sim/engine/run_choice.h): --precision or a device --set, else the workload
     const std::vector<KeyOverride> device_overrides = set_overrides(args.device_sets);

@@ -26,6 +26,9 @@ struct JobRunArgs {
     /// One phase of the job's schedule ("" = all of them when it has phases, each simulated in
     /// its own process under OUT/phases/<name>, and the results weighted by duration).
     std::string phase;
+    /// Where the device runs go ("" = OUT/devices): a job's schedule phases share their parent's,
+    /// so a phase finds the device runs an earlier phase made from the same inputs.
+    std::string devices_dir;
     std::string runtime;        ///< device runtime profile; "" = the framework's profile if one is bundled, else the device's
     std::string precision;      ///< run --precision over the workload's precision ("" = the workload's)
     /// Simulate a plan whose memory per device exceeds the device's capacity (reported with

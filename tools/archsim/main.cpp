@@ -128,6 +128,7 @@ int main(int argc, char** argv) {
     run->add_option("--cuda-graphs", job.cuda_graphs, "Job: on|off (over runtime_tuning.cuda_graphs)")->check(CLI::IsMember({"on", "off"}));
     run->add_option("--gpudirect-rdma", job.gpudirect_rdma, "Job: on|off (over runtime_tuning.gpudirect_rdma)")->check(CLI::IsMember({"on", "off"}));
     run->add_option("--fabric", job.fabric, "Job: IB|RoCE|Vendor (over runtime_tuning.fabric)")->check(CLI::IsMember({"IB", "RoCE", "Vendor"}));
+    run->add_option("--devices-dir", job.devices_dir, "Job: where the device runs go (default OUT/devices; a job's phases share their parent's)");
     run->add_option("--phase", job.phase, "Job: run one phase of its schedule.phases (default: every phase, weighted by duration)");
     run->add_option("--virt", job.virt, "Job: bare|sriov (over runtime_tuning.virt)")->check(CLI::IsMember({"bare", "sriov"}));
     bool reference = false, quiet = false;
