@@ -92,18 +92,28 @@ json JobContext::run_serving() const {
     const std::vector<int64_t> batches = powers_to(std::min<int64_t>(e.max_batch, per_replica));
     std::vector<int64_t> kvs = {m.prompt, m.prompt + m.generate / 2, m.prompt + m.generate};
     kvs.erase(std::unique(kvs.begin(), kvs.end()), kvs.end());
+    struct Sample {
+        int64_t prompt = 0;          ///< a prefill of this many tokens at batch 1 (0: a decode)
+        int64_t batch = 0, kv = 0;   ///< a decode of `batch` sequences over `kv` cached tokens
+    };
     std::vector<DeviceTask> tasks;
-    for (int64_t p : prompts) tasks.push_back({"prefill", 0, dev_dir + "/serve_prefill" + std::to_string(p), 1, {"sequence.prompt=" + std::to_string(p)}});
+    std::vector<Sample> samples;  // what each task samples
+    for (int64_t p : prompts) {
+        tasks.push_back({"prefill", 0, dev_dir + "/serve_prefill" + std::to_string(p), 1, {"sequence.prompt=" + std::to_string(p)}});
+        samples.push_back({p, 0, 0});
+    }
     for (int64_t b : batches)
-        for (int64_t kv : kvs)
+        for (int64_t kv : kvs) {
             tasks.push_back({"decode=" + std::to_string(kv), 0, dev_dir + "/serve_decode" + std::to_string(b) + "_kv" + std::to_string(kv), b, {}});
+            samples.push_back({0, b, kv});
+        }
     run_devices(*this, tasks);
     IterationCostModel model;
     double static_w = 0;
     for (size_t i = 0; i < tasks.size(); ++i) {
         const ClassCost cc = class_cost(tasks[i].dir);
-        if (i < prompts.size()) model.add_prefill_run(prompts[i], cc);
-        else model.add_decode_run(batches[(i - prompts.size()) / kvs.size()], kvs[(i - prompts.size()) % kvs.size()], cc);
+        if (samples[i].prompt > 0) model.add_prefill_run(samples[i].prompt, cc);
+        else model.add_decode_run(samples[i].batch, samples[i].kv, cc);
     }
     run_total(tasks.front().dir, nullptr, nullptr, &static_w);
     const ServingResult r = simulate_serving(reqs, sc, std::ref(model));
