@@ -60,14 +60,27 @@ json JobContext::run_serving() const {
     if (spec.kv_block_tokens) e.kv_block_tokens = *spec.kv_block_tokens;
     if (spec.chunked_prefill) e.chunked_prefill = *spec.chunked_prefill;
     if (spec.kv_cache_fraction) e.kv_cache_fraction = *spec.kv_cache_fraction;
-    // the load, split over the dp replicas in turn
-    if (spec.requests == 0 && std::isinf(spec.arrival_rate_per_s))
-        throw UserError(job.where() + ".serving.requests", "an infinite rate needs a request count");
-    const int64_t total =
-        spec.requests > 0 ? spec.requests : std::max<int64_t>(1, std::llround(spec.arrival_rate_per_s * job.duration_minutes * 60.0));
-    const int64_t per_replica = (total + s.dp - 1) / s.dp;
-    const std::vector<ServingRequest> reqs =
-        make_requests(per_replica, spec.arrival_rate_per_s / double(s.dp), spec.arrival, uint64_t(spec.seed), m.prompt, m.generate);
+    // the load, split over the dp replicas in turn: a replay file's requests, or the arrival
+    // process's at the means (`synthetic`; `streaming`, an open stream at the rate, alike)
+    std::vector<ServingRequest> reqs;
+    int64_t total = 0;
+    if (!spec.replay_file.empty()) {
+        const std::vector<ServingRequest> all = read_replay_csv(spec.replay_file);
+        total = int64_t(all.size());
+        for (size_t i = 0; i < all.size(); i += size_t(s.dp)) reqs.push_back(all[i]);  // replica 0's share; the others' alike
+    } else {
+        if (spec.requests == 0 && std::isinf(spec.arrival_rate_per_s))
+            throw UserError(job.where() + ".serving.requests", "an infinite rate needs a request count");
+        total = spec.requests > 0 ? spec.requests : std::max<int64_t>(1, std::llround(spec.arrival_rate_per_s * job.duration_minutes * 60.0));
+        reqs = make_requests((total + s.dp - 1) / s.dp, spec.arrival_rate_per_s / double(s.dp), spec.arrival, uint64_t(spec.seed), m.prompt,
+                             m.generate);
+    }
+    const int64_t per_replica = int64_t(reqs.size());
+    int64_t short_ctx = INT64_MAX, long_ctx = 0, longest_prompt = 0, out_tokens = 0;
+    for (const ServingRequest& q : reqs) {
+        short_ctx = std::min(short_ctx, q.prompt), long_ctx = std::max(long_ctx, q.prompt + q.output);
+        longest_prompt = std::max(longest_prompt, q.prompt), out_tokens += q.output;
+    }
     // the KV cache: what the weights leave of the device's memory, the engine's share of it
     const double weights = double(m.parameters()) * double(m.weight_elem_bytes());
     const double kv_per_token = 2.0 * double(m.layers) * double(m.kv_heads) * double(m.hidden / m.heads) * double(m.activation_elem_bytes());
@@ -82,15 +95,15 @@ json JobContext::run_serving() const {
     sc.iteration_overhead_s = e.iteration_overhead_us * 1e-6;
     // the device runs the iteration costs come from: prefills at powers of two up to the token
     // budget (and the prompt itself), decodes over batch x KV length
-    const int64_t budget = e.max_num_tokens > 0 ? e.max_num_tokens : std::max<int64_t>(m.prompt, 8192);
+    const int64_t budget = e.max_num_tokens > 0 ? e.max_num_tokens : std::max<int64_t>(longest_prompt, 8192);
     std::vector<int64_t> prompts;
     for (int64_t p = 16; p <= budget; p *= 2)
         if (m.model_family != "gpt" || p <= m.max_positions) prompts.push_back(p);
-    prompts.push_back(m.prompt);
+    prompts.push_back(std::min(longest_prompt, budget));
     std::sort(prompts.begin(), prompts.end());
     prompts.erase(std::unique(prompts.begin(), prompts.end()), prompts.end());
     const std::vector<int64_t> batches = powers_to(std::min<int64_t>(e.max_batch, per_replica));
-    std::vector<int64_t> kvs = {m.prompt, m.prompt + m.generate / 2, m.prompt + m.generate};
+    std::vector<int64_t> kvs = {short_ctx, (short_ctx + long_ctx) / 2, long_ctx};
     kvs.erase(std::unique(kvs.begin(), kvs.end()), kvs.end());
     struct Sample {
         int64_t prompt = 0;          ///< a prefill of this many tokens at batch 1 (0: a decode)
@@ -122,7 +135,7 @@ json JobContext::run_serving() const {
     const double idle_s = std::max(0.0, r.duration_s - r.busy_s);
     const double energy_replica = r.energy_j + static_w * idle_s;
     const double devices = double(s.devices()), replicas = double(s.dp);
-    const double tokens = double(m.generate) * double(per_replica);
+    const double tokens = double(out_tokens);
     json out = identity_json("serving");
     out["parallelism"] = {{"tp", s.tp}, {"pp", s.pp}, {"dp", s.dp}};
     json sv;
@@ -132,8 +145,15 @@ json JobContext::run_serving() const {
     sv["arrival"] = spec.arrival;
     sv["request_profile"] = spec.profile;
     sv["arrival_rate_per_s"] = std::isinf(spec.arrival_rate_per_s) ? json("inf") : json(spec.arrival_rate_per_s);
-    sv["requests"] = int64_t(r.requests) * s.dp;  // per_replica x dp: the count rounded up to a multiple of dp
-    sv["prompt_tokens"] = m.prompt, sv["output_tokens"] = m.generate;
+    sv["requests"] = spec.replay_file.empty() ? int64_t(r.requests) * s.dp : total;  // synthetic: per replica x dp, the count rounded up
+    if (spec.replay_file.empty()) {
+        sv["prompt_tokens"] = m.prompt, sv["output_tokens"] = m.generate;
+    } else {  // the replay's means
+        double prompt_sum = 0;
+        for (const ServingRequest& q : reqs) prompt_sum += double(q.prompt);
+        sv["prompt_tokens"] = prompt_sum / double(reqs.size()), sv["output_tokens"] = double(out_tokens) / double(reqs.size());
+        sv["replay_file"] = spec.replay_file;
+    }
     sv["achieved_requests_per_s"] = r.achieved_requests_per_s * replicas;  // every replica serves its share alike
     sv["output_tokens_per_s"] = r.output_tokens_per_s * replicas;
     sv["total_tokens_per_s"] = r.total_tokens_per_s * replicas;
@@ -158,7 +178,13 @@ json JobContext::run_serving() const {
     out["memory_capacity_bytes"] = capacity;
     out["node_overhead_power"] = node_power_json(cl, s.devices(), r.duration_s > 0 ? energy_replica * devices / r.duration_s : 0.0);
     json nm = json::array();
-    nm.push_back("request lengths are fixed at sequence.prompt and sequence.generate (the means)");
+    if (spec.replay_file.empty()) nm.push_back("request lengths are fixed at sequence.prompt and sequence.generate (the means)");
+    else if (s.dp > 1) nm.push_back("a replay with dp > 1: every replica is taken to serve its share as replica 0 does");
+    if (job.track == "best") {
+        const std::string line = "track = best: the search of parallel plans and engine settings is not built yet; run as parity";
+        nm.push_back(line);
+        if (args.warn) args.warn(line);
+    }
     nm.push_back("activation memory: the KV cache takes kv_cache_fraction of all the weights leave");
     nm.push_back("the engine's CPU-side work per iteration beyond serving.iteration_overhead_us, and the network between client and server");
     nm.push_back("node overheads: " + out["node_overhead_power"]["not_modeled"].get<std::string>());

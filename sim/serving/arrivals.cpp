@@ -1,7 +1,9 @@
 #include "sim/serving/arrivals.h"
 
 #include <cmath>
+#include <fstream>
 #include <random>
+#include <sstream>
 
 #include "sim/base/error.h"
 
@@ -24,6 +26,42 @@ std::vector<ServingRequest> make_requests(int64_t count, double rate_per_s, cons
         if (i > 0 && mean_gap > 0) t += process == "uniform" ? mean_gap : process == "poisson" ? expo(rng) : gamma(rng);
         out[i] = {t, prompt, output};
     }
+    return out;
+}
+
+std::vector<ServingRequest> read_replay_csv(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw UserError(path, "cannot read the replay file");
+    std::string line;
+    if (!std::getline(in, line) || line.rfind("arrival_s,prompt_tokens,output_tokens", 0) != 0)
+        throw UserError(path + ":1", "the header must be arrival_s,prompt_tokens,output_tokens");
+    std::vector<ServingRequest> out;
+    for (int64_t n = 2; std::getline(in, line); ++n) {
+        if (line.empty() || line == "\r") continue;
+        const std::string where = path + ":" + std::to_string(n);
+        std::stringstream ss(line);
+        std::string a, p, o, extra;
+        std::getline(ss, a, ','), std::getline(ss, p, ','), std::getline(ss, o, ',');
+        ServingRequest r;
+        try {
+            size_t used = 0;
+            r.arrival_s = std::stod(a, &used);
+            if (used != a.size()) throw std::invalid_argument(a);
+            r.prompt = std::stoll(p, &used);
+            if (used != p.size()) throw std::invalid_argument(p);
+            while (!o.empty() && (o.back() == '\r' || o.back() == ' ')) o.pop_back();
+            r.output = std::stoll(o, &used);
+            if (used != o.size()) throw std::invalid_argument(o);
+        } catch (const std::exception&) {
+            throw UserError(where, "'" + line + "' is not arrival_s,prompt_tokens,output_tokens (a number and two integers)");
+        }
+        if (!(r.arrival_s >= 0) || r.prompt < 1 || r.output < 1)
+            throw UserError(where, "an arrival must be >= 0 s and both lengths at least 1 token");
+        if (!out.empty() && r.arrival_s < out.back().arrival_s)
+            throw UserError(where, "arrivals must not decrease (" + a + " s after " + std::to_string(out.back().arrival_s) + " s)");
+        out.push_back(r);
+    }
+    if (out.empty()) throw UserError(path, "no requests in the replay file");
     return out;
 }
 

@@ -17,4 +17,10 @@ namespace archsim {
 std::vector<ServingRequest> make_requests(int64_t count, double rate_per_s, const std::string& process, uint64_t seed, int64_t prompt,
                                           int64_t output);
 
+/// The requests of a replay file (the format's `dataloader: replay`, named by
+/// `serving.replay_file`): a CSV with the header `arrival_s,prompt_tokens,output_tokens` and one
+/// request per row, arrivals in seconds (not decreasing), lengths at least 1. Throws UserError
+/// "FILE:LINE: reason" for a missing file or header, a malformed or out-of-order row, or no rows.
+std::vector<ServingRequest> read_replay_csv(const std::string& path);
+
 }  // namespace archsim

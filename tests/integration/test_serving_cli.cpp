@@ -18,7 +18,8 @@ const std::string kSrc = ARCHSIM_SOURCE_DIR;
 const std::string kH100 = kSrc + "/configs/clusters/targets.yaml#NVIDIA_H100_8x_NVLink";
 
 /// A 4-layer Llama served with `serving` (the block's YAML flow mapping), `dp` replicas.
-std::string serve_yaml(const std::string& name, const std::string& serving, int dp = 1, const std::string& framework = "tensorrt-llm") {
+std::string serve_yaml(const std::string& name, const std::string& serving, int dp = 1, const std::string& framework = "tensorrt-llm",
+                       const std::string& dataloader = "synthetic", const std::string& track = "parity") {
     return write_temp("archsim_serving_" + name + ".yaml", R"(workloads:
   - name: )" + name + R"(
     framework: )" + framework + R"(
@@ -27,9 +28,9 @@ std::string serve_yaml(const std::string& name, const std::string& serving, int 
     parallelism: { tp: 1, pp: 1, dp: )" + std::to_string(dp) + R"( }
     sequence: { prompt: 64, generate: 32 }
     precision: { weights: bf16, activations: bf16 }
-    dataloader: synthetic
+    dataloader: )" + dataloader + R"(
     duration_minutes: 1
-    track: parity
+    track: )" + track + R"(
     serving: )" + serving + "\n");
 }
 
@@ -139,6 +140,40 @@ TEST_CASE("the workload format's own command form runs the same job as archsim's
     const CliResult half = run_archsim("run --workloads " + y + " --target " + kH100 + " --out " + out + "/c");
     CHECK(half.exit_code == 2);
     CHECK(half.err.find("--workloads FILE and --workload NAME go together") != std::string::npos);
+}
+
+TEST_CASE("dataloader replay serves the requests of a CSV with their own arrivals and lengths", "[e2e][serving]") {
+    const std::string csv = write_temp("archsim_serving_replay.csv",
+                                       "arrival_s,prompt_tokens,output_tokens\n0.0,64,8\n0.05,200,40\n0.05,16,4\n0.3,100,100\n");
+    const std::string out = temp_dir("serving_replay");
+    const std::string y = serve_yaml("replay", "{ replay_file: " + csv + ", max_num_tokens: 1024 }", 1, "tensorrt-llm", "replay", "best");
+    const CliResult r = run_archsim("run " + y + "#replay --target " + kH100 + " --out " + out + " --quiet");
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const json j = json::parse(slurp(out + "/last_run.json"));
+    CHECK(j["serving"]["requests"] == 4);
+    CHECK(j["serving"]["output_tokens"].get<double>() == Approx((8 + 40 + 4 + 100) / 4.0));
+    // the last request arrives at 0.3 s and generates 100 tokens: the run lasts past both
+    CHECK(j["serving"]["duration_s"].get<double>() > 0.3);
+    CHECK(j["serving"]["e2e_s"]["p99"].get<double>() > j["serving"]["e2e_s"]["p50"].get<double>());
+    // track: best runs as parity and says so, on stderr and in not_modeled
+    CHECK(r.err.find("track = best") != std::string::npos);
+    CHECK(j["not_modeled"].dump().find("track = best") != std::string::npos);
+    for (const auto& [rows, says] : std::vector<std::pair<std::string, std::string>>{
+             {"arrival_s,prompt_tokens,output_tokens\n0.5,64,8\n0.1,64,8\n", ":3: arrivals must not decrease"},
+             {"arrival_s,prompt_tokens,output_tokens\n0.5,sixty,8\n", ":2: '0.5,sixty,8' is not arrival_s,prompt_tokens,output_tokens"},
+             {"time,in,out\n0.5,64,8\n", ":1: the header must be arrival_s,prompt_tokens,output_tokens"}}) {
+        const std::string bad = write_temp("archsim_serving_bad_replay.csv", rows);
+        const std::string yb = serve_yaml("badreplay", "{ replay_file: " + bad + " }", 1, "tensorrt-llm", "replay");
+        const CliResult e = run_archsim("run " + yb + "#badreplay --target " + kH100 + " --out " + out + "/bad --quiet");
+        INFO(rows << "\n" << e.err);
+        CHECK(e.exit_code == 2);
+        CHECK(e.err.find(says) != std::string::npos);
+    }
+    const CliResult none = run_archsim("run " + serve_yaml("noreplay", "{ arrival_rate_per_s: 2 }", 1, "tensorrt-llm", "replay") +
+                                       "#noreplay --target " + kH100 + " --out " + out + "/none --quiet");
+    CHECK(none.exit_code == 2);
+    CHECK(none.err.find("dataloader: replay needs the CSV of requests to replay") != std::string::npos);
 }
 
 TEST_CASE("a serving job's bad input is one line and exit code 2", "[e2e][serving][bad_input]") {

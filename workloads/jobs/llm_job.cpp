@@ -128,7 +128,7 @@ const std::map<std::string, std::vector<std::string>>& block_keys() {
         {"runtime_tuning", {"microbatch", "cuda_graphs", "gpudirect_rdma", "virt", "fabric"}},
         {"training", {"optimizer", "recompute"}},
         {"serving", {"arrival_rate_per_s", "requests", "arrival", "seed", "policy", "scheduler", "max_batch", "max_num_tokens",
-                     "kv_block_tokens", "chunked_prefill", "kv_cache_fraction"}},
+                     "kv_block_tokens", "chunked_prefill", "kv_cache_fraction", "replay_file"}},
         {"schedule", {"phases"}}};
     return keys;
 }
@@ -207,10 +207,13 @@ void read_training(const YamlFields& t, ParallelismSpec& s) {
 void read_serving(const YamlFields& v, ServingSpec& s) {
     v.only(block_keys().at("serving"));
     s.given = true;
+    s.replay_file = v.str_or("replay_file", "");
     const std::string rate = v.raw()["arrival_rate_per_s"] && v.raw()["arrival_rate_per_s"].IsScalar() ? v.raw()["arrival_rate_per_s"].Scalar() : "";
     if (rate == "inf" || rate == ".inf" || rate == "INF") s.arrival_rate_per_s = std::numeric_limits<double>::infinity();
+    else if (!s.replay_file.empty() && !v.has("arrival_rate_per_s")) s.arrival_rate_per_s = 0;  // the file's arrivals
     else s.arrival_rate_per_s = v.real("arrival_rate_per_s");
-    if (!(s.arrival_rate_per_s > 0)) throw UserError(v.where() + ".arrival_rate_per_s", "must be above 0 (or inf: every request at once)");
+    if (s.replay_file.empty() && !(s.arrival_rate_per_s > 0))
+        throw UserError(v.where() + ".arrival_rate_per_s", "must be above 0 (or inf: every request at once)");
     s.requests = v.integer_or("requests", 0, 1);
     s.arrival = v.choice_or("arrival", "poisson", {"poisson", "uniform", "bursty"});
     s.seed = v.integer_or("seed", 1, 0);
@@ -387,7 +390,16 @@ LlmJob read_llm_job_yaml(const std::string& file, const std::string& name, const
     j.notes = f.str_or("notes", "");
     if (f.has("runtime_tuning")) read_tuning(f.map("runtime_tuning"), j.tuning);
     if (f.has("training")) read_training(f.map("training"), j.parallel);
-    if (f.has("serving")) read_serving(f.map("serving"), j.serving);
+    if (f.has("serving")) {
+        read_serving(f.map("serving"), j.serving);
+        std::string& replay = j.serving.replay_file;
+        if (!replay.empty() && std::filesystem::path(replay).is_relative())
+            replay = (std::filesystem::path(file).parent_path() / replay).string();
+        if (j.dataloader == "replay" && replay.empty())
+            throw UserError(j.where() + ".serving.replay_file", "dataloader: replay needs the CSV of requests to replay");
+        if (j.dataloader != "replay" && !replay.empty())
+            throw UserError(j.where() + ".serving.replay_file", "is read with dataloader: replay only (this job's is " + j.dataloader + ")");
+    }
     j.parallel.microbatch = j.tuning.microbatch > 0 ? j.tuning.microbatch : 1;
     if (f.has("global_batch")) j.parallel.global_batch = f.integer("global_batch");
     if (f.has("schedule")) {

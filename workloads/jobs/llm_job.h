@@ -52,6 +52,9 @@ struct ServingSpec {
     std::optional<bool> chunked_prefill;
     std::optional<double> kv_cache_fraction;  ///< of the device memory left after the weights
     std::string profile = "steady_state";     ///< the request_profile of the phase it runs (steady_state without phases)
+    /// The CSV of requests a `dataloader: replay` job serves (serving.replay_file, relative to the
+    /// workloads file; sim/serving/arrivals.h: read_replay_csv); "" otherwise.
+    std::string replay_file;
 };
 
 /// A serving job's rate multiplier for a phase's `request_profile`, archsim's own reading (the
