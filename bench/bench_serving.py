@@ -16,28 +16,17 @@ import subprocess
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ENTRY = """workloads:
-  - name: hour
-    framework: tensorrt-llm
+MODEL = """    framework: tensorrt-llm
     model_family: llama
     params: { hidden_size: 4096, n_layers: 32, vocab_size: 128256, n_heads: 32, n_kv_heads: 8, ffn_hidden_size: 14336 }
     parallelism: { tp: 1, pp: 1, dp: 1 }
     sequence: { prompt: 467, generate: 256 }
     precision: { weights: bf16, activations: bf16 }
     dataloader: synthetic
-    duration_minutes: 60
     track: parity
-    serving: { arrival_rate_per_s: 10, requests: 36000 }
-  - name: day
-    framework: tensorrt-llm
-    model_family: llama
-    params: { hidden_size: 4096, n_layers: 32, vocab_size: 128256, n_heads: 32, n_kv_heads: 8, ffn_hidden_size: 14336 }
-    parallelism: { tp: 1, pp: 1, dp: 1 }
-    sequence: { prompt: 467, generate: 256 }
-    precision: { weights: bf16, activations: bf16 }
-    dataloader: synthetic
-    duration_minutes: 1440
-    track: parity
+"""
+ENTRY = ("workloads:\n  - name: hour\n" + MODEL + "    duration_minutes: 60\n    serving: { arrival_rate_per_s: 10, requests: 36000 }\n"
+         "  - name: day\n" + MODEL + """    duration_minutes: 1440
     serving: { arrival_rate_per_s: 10 }
     schedule:
       phases:
@@ -45,7 +34,7 @@ ENTRY = """workloads:
         - { name: morning, duration_minutes: 360, request_profile: steady_state }
         - { name: noon, duration_minutes: 360, request_profile: peak }
         - { name: evening, duration_minutes: 360, request_profile: spike }
-"""
+""")
 
 
 def main():
