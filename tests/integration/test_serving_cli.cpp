@@ -45,7 +45,7 @@ json run_serving(const std::string& yaml, const std::string& name, const std::st
 
 TEST_CASE("a serving job serves its requests over time and reports latency percentiles with every figure declared", "[e2e][serving]") {
     const std::string out = temp_dir("serving_low");
-    const json j = run_serving(serve_yaml("low", "{ arrival_rate_per_s: 20, requests: 40, arrival: uniform, max_num_tokens: 1024 }"), "low", out);
+    const json j = run_serving(serve_yaml("low", "{ arrival_rate_per_s: 20, requests: 40, arrival: uniform, max_num_tokens: 256 }"), "low", out);
     CHECK(j["mode"] == "serving");
     const json& s = j["serving"];
     CHECK(s["engine"]["profile"] == "tensorrt-llm");
@@ -70,13 +70,13 @@ TEST_CASE("a serving job serves its requests over time and reports latency perce
 
 TEST_CASE("all at once a batch limit queues requests and without reserving a small KV cache preempts", "[e2e][serving]") {
     const std::string out = temp_dir("serving_burst");
-    const json free = run_serving(serve_yaml("burst", "{ arrival_rate_per_s: inf, requests: 32, max_num_tokens: 1024 }"), "burst", out);
-    const json capped = run_serving(serve_yaml("capped", "{ arrival_rate_per_s: inf, requests: 32, max_batch: 4, max_num_tokens: 1024 }"), "capped", out);
+    const json free = run_serving(serve_yaml("burst", "{ arrival_rate_per_s: inf, requests: 16, max_num_tokens: 256 }"), "burst", out);
+    const json capped = run_serving(serve_yaml("capped", "{ arrival_rate_per_s: inf, requests: 16, max_batch: 4, max_num_tokens: 256 }"), "capped", out);
     CHECK(free["serving"]["peak_queue"] == 0);
-    CHECK(capped["serving"]["peak_queue"].get<int64_t>() == 28);  // 4 run, 28 wait
+    CHECK(capped["serving"]["peak_queue"].get<int64_t>() == 12);  // 4 run, 12 wait
     CHECK(capped["serving"]["ttft_s"]["p99"].get<double>() > 2 * free["serving"]["ttft_s"]["p99"].get<double>());
     // a KV cache for about two requests of 96 tokens: reserving, no preemption; growing as tokens come, preemptions
-    const std::string tiny = "max_num_tokens: 1024, kv_cache_fraction: 0.000012";  // about 250 tokens of 4 KiB
+    const std::string tiny = "max_num_tokens: 256, kv_cache_fraction: 0.000012";  // about 250 tokens of 4 KiB
     const json reserve = run_serving(serve_yaml("reserve", "{ arrival_rate_per_s: inf, requests: 8, " + tiny + " }"), "reserve", out);
     const json grow =
         run_serving(serve_yaml("grow", "{ arrival_rate_per_s: inf, requests: 8, scheduler: max_utilization, kv_block_tokens: 16, " + tiny + " }"),
@@ -99,7 +99,7 @@ TEST_CASE("a serving job's schedule phases shape the rate by request_profile and
     dataloader: synthetic
     duration_minutes: 1
     track: parity
-    serving: { arrival_rate_per_s: 2, arrival: uniform, max_batch: 16, max_num_tokens: 1024 }
+    serving: { arrival_rate_per_s: 2, arrival: uniform, max_batch: 16, max_num_tokens: 256 }
     schedule:
       phases:
         - { name: night, duration_minutes: 1, request_profile: low }
@@ -128,7 +128,7 @@ TEST_CASE("a serving job's schedule phases shape the rate by request_profile and
 }
 
 TEST_CASE("the workload format's own command form runs the same job as archsim's", "[e2e][serving]") {
-    const std::string y = serve_yaml("form", "{ arrival_rate_per_s: 10, requests: 8, max_num_tokens: 1024 }");
+    const std::string y = serve_yaml("form", "{ arrival_rate_per_s: 10, requests: 8, max_num_tokens: 256 }");
     const std::string out = temp_dir("serving_form");
     const CliResult ours = run_archsim("run " + y + "#form --target " + kH100 + " --out " + out + "/a --quiet --format json");
     const CliResult theirs = run_archsim("run --targets " + kSrc + "/configs/clusters/targets.yaml --target NVIDIA_H100_8x_NVLink --workloads " + y +
@@ -146,7 +146,7 @@ TEST_CASE("dataloader replay serves the requests of a CSV with their own arrival
     const std::string csv = write_temp("archsim_serving_replay.csv",
                                        "arrival_s,prompt_tokens,output_tokens\n0.0,64,8\n0.05,200,40\n0.05,16,4\n0.3,100,100\n");
     const std::string out = temp_dir("serving_replay");
-    const std::string y = serve_yaml("replay", "{ replay_file: " + csv + ", max_num_tokens: 1024 }", 1, "tensorrt-llm", "replay", "best");
+    const std::string y = serve_yaml("replay", "{ replay_file: " + csv + ", max_num_tokens: 256 }", 1, "tensorrt-llm", "replay", "best");
     const CliResult r = run_archsim("run " + y + "#replay --target " + kH100 + " --out " + out + " --quiet");
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
