@@ -7,14 +7,14 @@ namespace archsim {
 
 KernelClass kernel_class(const std::string& name, const std::string& op_type) {
     if (op_type == "Attention" || op_type == "AttentionGrad") return KernelClass::Attention;
-    if (name.find("/layers.") != std::string::npos || op_type == "Gather") return KernelClass::Linear;
-    return KernelClass::Head;
+    if (name.find("/layers.") == std::string::npos && (op_type.find("MatMul") != std::string::npos || op_type.find("Gemm") != std::string::npos))
+        return KernelClass::Head;  // the LM head, the one contraction outside the layers
+    return KernelClass::Linear;
 }
 
-CostPoint interpolate(std::vector<CostPoint> p, double x) {
+CostPoint interpolate(const std::vector<CostPoint>& p, double x) {
     if (p.empty()) return {x, 0, 0};
     if (p.size() == 1) return {x, p[0].time_s, p[0].energy_j};
-    std::sort(p.begin(), p.end(), [](const CostPoint& a, const CostPoint& b) { return a.x < b.x; });
     size_t hi = 1;
     while (hi + 1 < p.size() && p[hi].x < x) ++hi;
     const CostPoint &a = p[hi - 1], &b = p[hi];
@@ -22,20 +22,30 @@ CostPoint interpolate(std::vector<CostPoint> p, double x) {
     return {x, std::max(0.0, a.time_s + f * (b.time_s - a.time_s)), std::max(0.0, a.energy_j + f * (b.energy_j - a.energy_j))};
 }
 
+namespace {
+
+/// Inserts `q` into `points` (sorted by x) in order; with `once`, not when a point at its x is there.
+void insert_sorted(std::vector<CostPoint>& points, const CostPoint& q, bool once = false) {
+    const auto at = std::lower_bound(points.begin(), points.end(), q.x, [](const CostPoint& a, double x) { return a.x < x; });
+    if (once && at != points.end() && at->x == q.x) return;
+    points.insert(at, q);
+}
+
+}  // namespace
+
 void IterationCostModel::add_prefill_run(int64_t prompt, const ClassCost& c) {
     const double p = double(prompt);
-    m_linear.push_back({p, c.time_s[0], c.energy_j[0]});
-    m_head.push_back({1, c.time_s[1], c.energy_j[1]});
-    m_prefill_attention.push_back({p, c.time_s[2], c.energy_j[2]});
+    insert_sorted(m_linear, {p, c.time_s[0], c.energy_j[0]});
+    insert_sorted(m_head, {1, c.time_s[1], c.energy_j[1]}, true);
+    insert_sorted(m_prefill_attention, {p, c.time_s[2], c.energy_j[2]});
 }
 
 void IterationCostModel::add_decode_run(int64_t batch, int64_t kv, const ClassCost& c) {
     const double b = double(batch);
     // the token-linear kernels and the head do not depend on the KV length: one point per batch
-    if (std::none_of(m_linear.begin(), m_linear.end(), [&](const CostPoint& q) { return q.x == b; }))
-        m_linear.push_back({b, c.time_s[0], c.energy_j[0]});
-    if (std::none_of(m_head.begin(), m_head.end(), [&](const CostPoint& q) { return q.x == b; })) m_head.push_back({b, c.time_s[1], c.energy_j[1]});
-    m_decode_attention[batch].push_back({double(kv), c.time_s[2], c.energy_j[2]});
+    insert_sorted(m_linear, {b, c.time_s[0], c.energy_j[0]}, true);
+    insert_sorted(m_head, {b, c.time_s[1], c.energy_j[1]}, true);
+    insert_sorted(m_decode_attention[batch], {double(kv), c.time_s[2], c.energy_j[2]});
 }
 
 CostPoint IterationCostModel::decode_attention(double seqs, double kv_per_seq) const {

@@ -19,9 +19,10 @@ enum class KernelClass { Linear, Head, Attention };
 
 /// The class of kernel `name` (op type `op_type`) of a graph of the llm generator
 /// (workloads/generators/llm.h): an attention kernel (op type "Attention", the runtime's fused
-/// kernel, or a kernel named for attention scores) attends over the KV cache; the embedding and
-/// every other kernel of a layer ("/layers." in its name) is token-linear; the rest (the final norm
-/// and the LM head) runs on the tokens that produce an output.
+/// kernel) attends over the KV cache; the LM head (the contraction outside the layers, "/layers."
+/// not in its name) runs on the tokens that produce an output; every other kernel (the embedding,
+/// the layers' projections, FFN and norms, the final norm, which a prefill runs on every token) is
+/// token-linear.
 KernelClass kernel_class(const std::string& name, const std::string& op_type);
 
 /// A device run's time (s) and energy (J) summed per class.
@@ -37,9 +38,9 @@ struct CostPoint {
     double x = 0, time_s = 0, energy_j = 0;
 };
 
-/// Piecewise-linear interpolation of `points` (any order) at `x`, extrapolated along the nearest
+/// Piecewise-linear interpolation of `points` (sorted by x) at `x`, extrapolated along the nearest
 /// segment beyond the ends and never below 0; a single point is returned as is; none: zeros.
-CostPoint interpolate(std::vector<CostPoint> points, double x);
+CostPoint interpolate(const std::vector<CostPoint>& points, double x);
 
 /// The cost of an iteration of one model replica on one device, from its device runs.
 class IterationCostModel {

@@ -17,7 +17,6 @@ struct Live {
     int64_t generated = 0;   ///< output tokens emitted
     int64_t blocks = 0;      ///< KV blocks held
     double first_token_s = -1, last_token_s = -1;
-    bool admitted = false;
 };
 
 int64_t blocks_for(int64_t tokens, int64_t block) { return (tokens + block - 1) / block; }
@@ -70,7 +69,10 @@ ServingResult simulate_serving(const std::vector<ServingRequest>& reqs, const Sc
     size_t next = 0;
     double t = reqs.front().arrival_s;
     const double t0 = t;
+    // the state at every `stride`-th iteration; when 2,000 are held, every other one goes and the
+    // stride doubles, so a long run keeps 1,000 to 2,000 evenly spaced samples in bounded memory
     std::vector<ServingSample> samples;
+    size_t stride = 1;
 
     auto admit = [&]() {
         if (!continuous && !running.empty()) return;
@@ -79,7 +81,7 @@ ServingResult simulate_serving(const std::vector<ServingRequest>& reqs, const Sc
             Live& q = live[id];
             const int64_t need = blocks_for(cfg.reserve_output ? q.prompt + (reqs[id].output - q.generated) : q.prompt + 1, B);
             if (used_blocks + need > cap_blocks) break;  // first come, first served: the head waits
-            q.blocks = need, used_blocks += need, q.admitted = true;
+            q.blocks = need, used_blocks += need;
             running.push_back(id);
             waiting.pop_front();
         }
@@ -92,7 +94,7 @@ ServingResult simulate_serving(const std::vector<ServingRequest>& reqs, const Sc
             if (std::find(scheduled.begin(), scheduled.end(), id) != scheduled.end()) continue;
             Live& q = live[id];
             used_blocks -= q.blocks;
-            q.blocks = 0, q.admitted = false;
+            q.blocks = 0;
             q.prompt = reqs[id].prompt + q.generated, q.prefilled = 0;
             running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
             waiting.push_front(id);
@@ -111,7 +113,14 @@ ServingResult simulate_serving(const std::vector<ServingRequest>& reqs, const Sc
             t = std::max(t, reqs[next].arrival_s);
             continue;
         }
-        samples.push_back({t, static_cast<int64_t>(waiting.size()), static_cast<int64_t>(running.size()), used_blocks * B});
+        if (out.iterations % stride == 0) {
+            samples.push_back({t, static_cast<int64_t>(waiting.size()), static_cast<int64_t>(running.size()), used_blocks * B});
+            if (samples.size() >= 2000) {
+                for (size_t k = 0; 2 * k < samples.size(); ++k) samples[k] = samples[2 * k];
+                samples.resize((samples.size() + 1) / 2);
+                stride *= 2;
+            }
+        }
         // the iteration: decode tokens first, then prefill chunks in admission order within the token budget
         IterationShape shape;
         int64_t budget = continuous ? cfg.max_num_tokens : INT64_MAX;
@@ -123,7 +132,7 @@ ServingResult simulate_serving(const std::vector<ServingRequest>& reqs, const Sc
         if (decode_now)
             for (const size_t id : std::vector<size_t>(running)) {  // a copy: preemption edits `running`
                 Live& q = live[id];
-                if (!q.admitted || q.prefilled < q.prompt || budget < 1) continue;
+                if (q.prefilled < q.prompt || budget < 1) continue;  // prefilling, or preempted (prefilled 0) this iteration
                 // a new token's KV needs a block when the held ones are full (without reserving)
                 const int64_t ctx = reqs[id].prompt + q.generated;  // tokens in the cache once this step has run
                 if (!cfg.reserve_output && blocks_for(ctx + 1, B) > q.blocks) {
@@ -208,8 +217,7 @@ ServingResult simulate_serving(const std::vector<ServingRequest>& reqs, const Sc
         out.output_tokens_per_s = double(out_tokens) / out.duration_s;
         out.total_tokens_per_s = double(all_tokens) / out.duration_s;
     }
-    const size_t stride = std::max<size_t>(1, samples.size() / 2000);
-    for (size_t i = 0; i < samples.size(); i += stride) out.samples.push_back(samples[i]);
+    out.samples = std::move(samples);
     return out;
 }
 

@@ -76,7 +76,7 @@ struct ServingResult {
     LatencyStats ttft, itl, tpot, e2e;  ///< time to first token, inter-token latency, time per output token, end to end
     double energy_j = 0, busy_s = 0;    ///< the iterations' energy and time
     int64_t peak_kv_tokens = 0, peak_queue = 0;
-    std::vector<ServingSample> samples;  ///< the state at each iteration's start, thinned to at most ~2,000
+    std::vector<ServingSample> samples;  ///< the state at evenly spaced iterations' starts, 1,000 to 2,000 of them (all of a shorter run)
 };
 
 /// The latency stats of `v` (mean, and the 50th, 90th, 99th percentiles by linear interpolation

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "sim/base/error.h"
+#include "sim/serving/iteration_cost.h"
 #include "sim/serving/serving_sim.h"
 
 using namespace archsim;
@@ -103,4 +104,25 @@ TEST_CASE("latency percentiles interpolate between order statistics", "[unit][se
     CHECK(s.p90 == Approx(4.6));
     CHECK(s.p99 == Approx(4.96));
     CHECK(latency_stats({}).n == 0);
+}
+
+TEST_CASE("an iteration costs the sum of its kernel classes, each interpolated between simulated points", "[unit][serving]") {
+    CHECK(kernel_class("/model/layers.3/MatMul_6", "MergedMatMul(2)") == KernelClass::Linear);
+    CHECK(kernel_class("/model/layers.3/MatMul_3", "Attention") == KernelClass::Attention);
+    CHECK(kernel_class("/model/Pow", "RMSNorm") == KernelClass::Linear);  // the final norm runs on every prefill token
+    CHECK(kernel_class("/model/MatMul", "MatMul") == KernelClass::Head);
+    CHECK(interpolate({{1, 1.0, 2.0}, {3, 3.0, 6.0}}, 2).time_s == Approx(2.0));
+    CHECK(interpolate({{1, 1.0, 2.0}, {3, 3.0, 6.0}}, 5).energy_j == Approx(10.0));  // beyond the end: the last segment
+    CHECK(interpolate({{1, 1.0, 2.0}, {3, 3.0, 6.0}}, -9).time_s == 0);           // never below 0
+    IterationCostModel m;
+    ClassCost prefill, decode;
+    prefill.add(KernelClass::Linear, 10e-3, 1), prefill.add(KernelClass::Head, 1e-3, 0.1), prefill.add(KernelClass::Attention, 2e-3, 0.2);
+    m.add_prefill_run(512, prefill);
+    decode.add(KernelClass::Linear, 5e-3, 0.5), decode.add(KernelClass::Head, 1e-3, 0.1), decode.add(KernelClass::Attention, 1e-3, 0.1);
+    m.add_decode_run(1, 512, decode);
+    IterationShape s;  // one decode at a KV of 512 and a whole 512-token prompt
+    s.tokens = 513, s.head_tokens = 2, s.decode_seqs = 1, s.decode_kv_tokens = 512, s.prefill = {{512, 0}};
+    const IterationCostValue v = m(s);
+    const double linear = 5e-3 + (10e-3 - 5e-3) * (513.0 - 1) / (512 - 1);
+    CHECK(v.time_s == Approx(linear + 1e-3 + 1e-3 + 2e-3));  // linear(513) + head (one point) + decode attention + prefill attention
 }
