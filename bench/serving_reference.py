@@ -8,6 +8,8 @@ ITL) within 20% and mean TTFT within 25% on rows offered at most 16 requests/s; 
 within 15% on the all-at-once rows. A published value is rounded to whole units: a difference
 within half a unit counts as met.
 
+Rows name their model (a MoE model by n_experts and top_k), GPU (its bundled target) and tp.
+
 Usage: bench/serving_reference.py [CSV] [--target TARGETS.yaml#NAME] [--out DIR] [--archsim BIN]
 Prints one line per row and a summary; exits 1 when a goal is missed.
 """
@@ -29,10 +31,12 @@ def rows_of(path):
 
 
 def entry(name, r, rate):
+    moe = r.get("n_experts", "").strip() not in ("", "0", "1")
+    experts = f", n_experts: {r['n_experts']}, top_k: {r['top_k']}" if moe else ""
     return f"""  - name: {name}
     framework: tensorrt-llm
-    model_family: llama
-    params: {{ hidden_size: {r['d_model']}, n_layers: {r['n_layers']}, vocab_size: {r['vocab']}, n_heads: {r['n_heads']}, n_kv_heads: {r['n_kv_heads']}, ffn_hidden_size: {r['d_ff']} }}
+    model_family: {'moe' if moe else 'llama'}
+    params: {{ hidden_size: {r['d_model']}, n_layers: {r['n_layers']}, vocab_size: {r['vocab']}, n_heads: {r['n_heads']}, n_kv_heads: {r['n_kv_heads']}, ffn_hidden_size: {r['d_ff']}{experts} }}
     parallelism: {{ tp: {r['tp']}, pp: 1, dp: 1 }}
     sequence: {{ prompt: {r['isl']}, generate: {r['osl']} }}
     precision: {{ weights: {r['precision']}, activations: {r['precision']} }}
@@ -43,6 +47,20 @@ def entry(name, r, rate):
 """
 
 
+# the bundled target of each GPU a reference row names
+TARGETS = {"H100-SXM-80GB": "NVIDIA_H100_8x_NVLink", "H200-SXM-141GB": "NVIDIA_H200_8x_NVLink"}
+
+
+def target_of(r, given):
+    if given:
+        return given
+    gpu = r["gpu"]
+    name = TARGETS.get(gpu) or next((t for g, t in TARGETS.items() if g.split("-")[0] == gpu.split("-")[0]), None)
+    if not name:
+        sys.exit(f"no bundled target for gpu {gpu}: give --target")
+    return os.path.join(ROOT, "configs", "clusters", "targets.yaml") + "#" + name
+
+
 def within(sim, meas, pct):
     """Met when within pct of the measurement, or within half a unit of the rounded value."""
     return abs(sim - meas) <= max(pct / 100 * abs(meas), 0.5)
@@ -51,13 +69,13 @@ def within(sim, meas, pct):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("csv", nargs="?", default=os.path.join(ROOT, "..", "shared", "reference", "serving", "trtllm_online_llama31_8b_h100.csv"))
-    ap.add_argument("--target", default=os.path.join(ROOT, "configs", "clusters", "targets.yaml") + "#NVIDIA_H100_8x_NVLink")
+    ap.add_argument("--target", help="TARGETS.yaml#NAME for every row (default: by the row's gpu, TARGETS below)")
     ap.add_argument("--out", default="out/serving_reference")
     ap.add_argument("--archsim", default=os.path.join(ROOT, "build", "archsim"))
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     missed = 0
-    print(f"{'isl/osl':>8} {'offered':>7} | {'req/s':>14} | {'TTFT ms':>16} | {'ITL ms':>14} | {'out tok/s':>16} | goals")
+    print(f"{'model':<14} {'gpu':<5} {'tp':>2} {'isl/osl':>8} {'offered':>7} | {'req/s':>14} | {'TTFT ms':>16} | {'ITL ms':>14} | {'out tok/s':>16} | goals")
     for i, r in enumerate(rows_of(a.csv)):
         inf = r["offered_qps"].upper() == "INF"
         rate = "inf" if inf else r["offered_qps"]
@@ -66,8 +84,8 @@ def main():
         with open(yaml, "w") as f:
             f.write("workloads:\n" + entry(name, r, rate))
         # rows of one length pair share their device runs (resumable by signature)
-        out = os.path.join(a.out, f"{r['isl']}_{r['osl']}")
-        p = subprocess.run([a.archsim, "run", f"{yaml}#{name}", "--target", a.target, "--out", out, "--format", "json", "--quiet"],
+        out = os.path.join(a.out, f"{r['model']}_{r['gpu']}_tp{r['tp']}_{r['isl']}_{r['osl']}")
+        p = subprocess.run([a.archsim, "run", f"{yaml}#{name}", "--target", target_of(r, a.target), "--out", out, "--format", "json", "--quiet"],
                            capture_output=True, text=True)
         if p.returncode != 0:
             print(f"row {i}: archsim failed: {p.stderr.strip().splitlines()[-1] if p.stderr.strip() else p.returncode}")
@@ -86,7 +104,7 @@ def main():
         bad = [k for k, pct in goals if not within(sim[k], meas[k], pct)]
         missed += len(bad)
         cell = lambda k: f"{sim[k]:7.1f} {100 * (sim[k] - meas[k]) / meas[k]:+5.0f}%"
-        print(f"{r['isl']:>4}/{r['osl']:<3} {r['offered_qps']:>7} | {cell('req'):>14} | {cell('ttft'):>16} | {cell('itl'):>14} | "
+        print(f"{r['model'][:14]:<14} {r['gpu'][:5]:<5} {r['tp']:>2} {r['isl']:>4}/{r['osl']:<3} {r['offered_qps']:>7} | {cell('req'):>14} | {cell('ttft'):>16} | {cell('itl'):>14} | "
               f"{cell('out'):>16} | {'met' if not bad else 'MISSED ' + ','.join(bad)}")
     print(f"\n{missed} goal(s) missed" if missed else "\nevery goal met")
     return 1 if missed else 0

@@ -46,10 +46,13 @@ json JobContext::run_serving() const {
     const LlmShape& m = job.model;
     const ParallelismSpec& s = plan.spec;
     const ServingSpec& spec = job.serving;
-    if (s.tp * s.pp > 1)
-        throw UserError(job.where() + ".serving", "serving over time runs one device per replica today (tp = pp = 1; dp replicas share "
-                                                  "the requests): an iteration's tensor- and pipeline-parallel communication is not "
-                                                  "modeled yet");
+    if (s.pp > 1)
+        throw UserError(job.where() + ".serving", "serving over time runs a replica on one device or one tensor-parallel group today "
+                                                  "(pp = 1; dp replicas share the requests): pipelined iterations are not modeled yet");
+    // the replica's tensor group: its collectives per iteration, costed by the cluster's model
+    JobOptions jopt;
+    jopt.gpudirect_rdma = job.tuning.gpudirect_rdma;
+    const JobModel comm = place_job(plan, cl, jopt, job.where());
     // the engine: its profile's settings, the job's serving block over them
     const std::string engine_name = runtime.empty() ? "tensorrt-llm" : runtime;
     ServingEngine e = load_runtime(engine_name, runtimes_dir()).serving;
@@ -81,9 +84,11 @@ json JobContext::run_serving() const {
         short_ctx = std::min(short_ctx, q.prompt), long_ctx = std::max(long_ctx, q.prompt + q.output);
         longest_prompt = std::max(longest_prompt, q.prompt), out_tokens += q.output;
     }
-    // the KV cache: what the weights leave of the device's memory, the engine's share of it
-    const double weights = double(m.parameters()) * double(m.weight_elem_bytes());
-    const double kv_per_token = 2.0 * double(m.layers) * double(m.kv_heads) * double(m.hidden / m.heads) * double(m.activation_elem_bytes());
+    // the KV cache: what the weights leave of each device's memory, the engine's share of it (a
+    // tensor-parallel device holds 1/tp of the weights and of the KV heads, at least one)
+    const double weights = double(m.parameters()) / double(s.tp) * double(m.weight_elem_bytes());
+    const double kv_heads_local = double(std::max<int64_t>(1, m.kv_heads / s.tp));
+    const double kv_per_token = 2.0 * double(m.layers) * kv_heads_local * double(m.hidden / m.heads) * double(m.activation_elem_bytes());
     const double capacity = device.dram_capacity_bytes();
     if (capacity > 0 && weights >= capacity)
         throw UserError(job.where() + " on " + target.name, over_capacity_reason(weights, {{"weights", weights}}, capacity, "the device's dram.capacity_gib"));
@@ -129,7 +134,35 @@ json JobContext::run_serving() const {
         else model.add_decode_run(samples[i].batch, samples[i].kv, cc);
     }
     run_total(tasks.front().dir, nullptr, nullptr, &static_w);
-    const ServingResult r = simulate_serving(reqs, sc, std::ref(model));
+    // an iteration on a tensor-parallel group: its kernels on one device (all run alike), then
+    // the Megatron collectives of its tokens, not overlapped (the engines issue them in stream);
+    // the same-sized per-layer all-reduces costed once
+    const double act_per_token = double(m.hidden) * double(m.activation_elem_bytes());
+    const ChunkShape whole = plan.kinds.at(0);
+    const auto comm_cost = [&](const IterationShape& it) {
+        IterationCostValue v;
+        const std::vector<CommOp> ops = tensor_parallel_forward(whole, s.tp, double(it.tokens) * act_per_token,
+                                                                double(it.head_tokens) * double(m.vocab) * double(m.activation_elem_bytes()));
+        CollectiveCost last;
+        for (size_t i = 0; i < ops.size(); ++i) {
+            if (i == 0 || ops[i].kind != ops[i - 1].kind || ops[i].bytes != ops[i - 1].bytes)
+                last = collective_cost(ops[i].kind, ops[i].bytes, comm.tensor);
+            v.time_s += last.time_ps * 1e-12;
+            v.energy_j += (last.intra_bytes * comm.intra_pj_per_byte + last.inter_bytes * comm.inter_pj_per_byte) * 1e-12 +
+                          static_w * last.time_ps * 1e-12;
+        }
+        return v;
+    };
+    double comm_s = 0;
+    const auto cost = [&](const IterationShape& it) {
+        IterationCostValue v = model(it);
+        if (s.tp > 1) {
+            const IterationCostValue c = comm_cost(it);
+            v.time_s += c.time_s, v.energy_j += c.energy_j, comm_s += c.time_s;
+        }
+        return v;
+    };
+    const ServingResult r = simulate_serving(reqs, sc, cost);
     // energy: the iterations' (their kernels' dynamic energy and static power while they run), and
     // static power while the replica waits for requests
     const double idle_s = std::max(0.0, r.duration_s - r.busy_s);
@@ -162,6 +195,7 @@ json JobContext::run_serving() const {
     sv["peak_queue"] = r.peak_queue, sv["peak_kv_tokens"] = r.peak_kv_tokens, sv["kv_capacity_tokens"] = kv_tokens;
     sv["kv_bytes_per_token"] = kv_per_token;
     sv["device_runs"] = tasks.size();
+    sv["tensor_comm_share"] = r.busy_s > 0 ? comm_s / r.busy_s : 0.0;
     json tl = json::array();
     for (const ServingSample& x : r.samples) tl.push_back({{"t_s", x.t_s}, {"queued", x.queued}, {"running", x.running}, {"kv_tokens", x.kv_tokens}});
     sv["timeline"] = tl;

@@ -20,8 +20,9 @@ void tp_reduce(std::vector<CommOp>& ops, double bytes, bool sp) {
     }
 }
 
-/// The job's communicators and links, placed in Megatron-LM's rank order (check_placement first).
-JobModel place(const ParallelPlan& plan, const ClusterConfig& cl, const JobOptions& opt, const std::string& where) {
+}  // namespace
+
+JobModel place_job(const ParallelPlan& plan, const ClusterConfig& cl, const JobOptions& opt, const std::string& where) {
     check_placement(plan, cl, where);
     const ParallelismSpec& s = plan.spec;
     const int64_t dpn = cl.devices_per_node;
@@ -53,8 +54,6 @@ JobModel place(const ParallelPlan& plan, const ClusterConfig& cl, const JobOptio
     return j;
 }
 
-}  // namespace
-
 void check_placement(const ParallelPlan& plan, const ClusterConfig& cl, const std::string& where) {
     const ParallelismSpec& s = plan.spec;
     if (s.devices() > cl.devices())
@@ -78,6 +77,15 @@ std::pair<double, double> ChunkServeRun::decode_at(int64_t kv) const {
     return decode.back().second;
 }
 
+std::vector<CommOp> tensor_parallel_forward(const ChunkShape& shape, int64_t tp, double act_bytes, double logits_bytes) {
+    std::vector<CommOp> ops;
+    if (tp <= 1) return ops;
+    if (shape.embedding) ops.push_back({Collective::AllReduce, CommScope::Tensor, act_bytes});
+    for (int64_t l = 0; l < 2 * shape.layers; ++l) ops.push_back({Collective::AllReduce, CommScope::Tensor, act_bytes});
+    if (shape.head) ops.push_back({Collective::AllGather, CommScope::Tensor, logits_bytes});
+    return ops;
+}
+
 int64_t inference_microbatches(int64_t batch, int64_t pp) {
     for (int64_t m = std::min(batch, pp); m > 1; --m)
         if (batch % m == 0) return m;
@@ -86,7 +94,7 @@ int64_t inference_microbatches(int64_t batch, int64_t pp) {
 
 JobModel build_inference_job(const ParallelPlan& plan, const ClusterConfig& cl, const std::vector<ChunkServeRun>& runs, int64_t steps,
                              int64_t microbatches, const JobOptions& opt, const std::string& where) {
-    JobModel j = place(plan, cl, opt, where);
+    JobModel j = place_job(plan, cl, opt, where);
     j.inference = true;
     j.microbatches = std::max<int64_t>(1, microbatches);
     const ParallelismSpec& s = plan.spec;
@@ -103,11 +111,7 @@ JobModel build_inference_job(const ParallelPlan& plan, const ClusterConfig& cl, 
                 const auto [ps, jl] = k == 0 ? std::make_pair(r.prefill_ps, r.prefill_j) : r.decode_at(plan.model.prompt + k - 1);
                 p.compute_ps += ps, p.energy_j += jl, p.macs += k == 0 ? r.prefill_macs : r.decode_macs;
                 const ChunkShape& sh = plan.kinds[kind];
-                if (s.tp > 1) {
-                    if (sh.embedding) p.comm.push_back({Collective::AllReduce, CommScope::Tensor, act});
-                    for (int64_t l = 0; l < 2 * sh.layers; ++l) p.comm.push_back({Collective::AllReduce, CommScope::Tensor, act});
-                    if (sh.head) p.comm.push_back({Collective::AllGather, CommScope::Tensor, logits});
-                }
+                for (const CommOp& op : tensor_parallel_forward(sh, s.tp, act, logits)) p.comm.push_back(op);
                 if (s.ep > 1)  // each MoE layer's dispatch and combine
                     for (int64_t l = 0; l < 2 * sh.layers; ++l)
                         p.comm.push_back({Collective::AllToAll, CommScope::Expert, act * double(plan.model.top_k)});
@@ -122,7 +126,7 @@ JobModel build_inference_job(const ParallelPlan& plan, const ClusterConfig& cl, 
 
 JobModel build_job(const ParallelPlan& plan, const ClusterConfig& cl, const std::vector<ChunkRun>& runs, const JobOptions& opt,
                    const std::string& where) {
-    JobModel j = place(plan, cl, opt, where);
+    JobModel j = place_job(plan, cl, opt, where);
     const ParallelismSpec& s = plan.spec;
     const bool sp = s.sequence_parallel, tp = s.tp > 1;
     const double act = plan.activation_bytes, ce_bytes = double(s.microbatch) * double(plan.model.prompt) * 4.0;

@@ -39,6 +39,19 @@ struct JobOptions {
 /// build_inference_job check it too; a caller checks first to fail before simulating devices.
 void check_placement(const ParallelPlan& plan, const ClusterConfig& cluster, const std::string& where);
 
+/// The job's communicators (tensor, data, pipeline pairs, expert) and their links, placed in
+/// Megatron-LM's rank order (tensor ranks adjacent, then data, then pipeline); without
+/// GPUDirect RDMA the NIC share is capped by the device's PCIe link to the host. Checks the
+/// placement first (check_placement: UserError naming `where`).
+JobModel place_job(const ParallelPlan& plan, const ClusterConfig& cluster, const JobOptions& options, const std::string& where);
+
+/// The tensor-parallel collectives of one forward pass of chunk `shape` split over `tp` devices,
+/// as Megatron-LM issues them (Shoeybi et al. 2019, section 3): an all-reduce of the pass's
+/// activations (`act_bytes`: tokens x hidden x element bytes) for the vocabulary-parallel
+/// embedding, two per layer (after the attention and the MLP), and an all-gather of the logits
+/// shards (`logits_bytes`) at the head. None for tp = 1.
+std::vector<CommOp> tensor_parallel_forward(const ChunkShape& shape, int64_t tp, double act_bytes, double logits_bytes);
+
 /// Builds the job: per stage its chunks' passes (device-run times; tensor-parallel collectives
 /// per layer as Megatron-LM issues them: two all-reduces of one activation in the forward, two
 /// in the backward, two more in a full recomputation, one for the vocabulary-parallel embedding,

@@ -17,15 +17,16 @@ namespace {
 const std::string kSrc = ARCHSIM_SOURCE_DIR;
 const std::string kH100 = kSrc + "/configs/clusters/targets.yaml#NVIDIA_H100_8x_NVLink";
 
-/// A 4-layer Llama served with `serving` (the block's YAML flow mapping), `dp` replicas.
+/// A 4-layer Llama served with `serving` (the block's YAML flow mapping), `dp` replicas of `tp`
+/// devices each.
 std::string serve_yaml(const std::string& name, const std::string& serving, int dp = 1, const std::string& framework = "tensorrt-llm",
-                       const std::string& dataloader = "synthetic", const std::string& track = "parity") {
+                       const std::string& dataloader = "synthetic", const std::string& track = "parity", int tp = 1) {
     return write_temp("archsim_serving_" + name + ".yaml", R"(workloads:
   - name: )" + name + R"(
     framework: )" + framework + R"(
     model_family: llama
     params: { hidden_size: 256, n_layers: 4, vocab_size: 1024, n_heads: 4, n_kv_heads: 4, ffn_hidden_size: 512 }
-    parallelism: { tp: 1, pp: 1, dp: )" + std::to_string(dp) + R"( }
+    parallelism: { tp: )" + std::to_string(tp) + R"(, pp: 1, dp: )" + std::to_string(dp) + R"( }
     sequence: { prompt: 64, generate: 32 }
     precision: { weights: bf16, activations: bf16 }
     dataloader: )" + dataloader + R"(
@@ -174,6 +175,27 @@ TEST_CASE("dataloader replay serves the requests of a CSV with their own arrival
                                        "#noreplay --target " + kH100 + " --out " + out + "/none --quiet");
     CHECK(none.exit_code == 2);
     CHECK(none.err.find("dataloader: replay needs the CSV of requests to replay") != std::string::npos);
+}
+
+TEST_CASE("a tensor-parallel replica splits the weights and KV heads over its devices and pays its collectives every iteration", "[e2e][serving]") {
+    const std::string out = temp_dir("serving_tp");
+    const std::string load = "{ arrival_rate_per_s: 40, requests: 24, max_num_tokens: 256 }";
+    const json one = run_serving(serve_yaml("tp1", load), "tp1", out);
+    const json two = run_serving(serve_yaml("tp2", load, 1, "tensorrt-llm", "synthetic", "parity", 2), "tp2", out);
+    const json &a = one["serving"], &b = two["serving"];
+    CHECK(two["parallelism"]["tp"] == 2);
+    CHECK(a["tensor_comm_share"].get<double>() == 0.0);
+    CHECK(b["tensor_comm_share"].get<double>() > 0.0);
+    CHECK(b["tensor_comm_share"].get<double>() < 1.0);
+    // 4 KV heads over 2 devices: half the bytes per token on each; the capacity more than doubles,
+    // since each device also holds half the weights
+    CHECK(b["kv_bytes_per_token"].get<double>() == Approx(a["kv_bytes_per_token"].get<double>() / 2));
+    CHECK(b["kv_capacity_tokens"].get<int64_t>() > 2 * a["kv_capacity_tokens"].get<int64_t>());
+    CHECK(two["memory_per_device_bytes"].get<double>() < one["memory_per_device_bytes"].get<double>());
+    // the same requests served: the job's energy is its two devices'
+    CHECK(b["requests"] == 24);
+    CHECK(two["energy_job_j"].get<double>() == Approx(2 * two["energy_per_device_j"].get<double>()));
+    CHECK(undeclared_numbers(two, archsim::MetricScope::Job) == std::vector<std::string>{});
 }
 
 TEST_CASE("a serving job's bad input is one line and exit code 2", "[e2e][serving][bad_input]") {
