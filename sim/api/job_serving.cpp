@@ -64,7 +64,8 @@ json JobContext::run_serving() const {
     if (spec.chunked_prefill) e.chunked_prefill = *spec.chunked_prefill;
     if (spec.kv_cache_fraction) e.kv_cache_fraction = *spec.kv_cache_fraction;
     // the load, split over the dp replicas in turn: a replay file's requests, or the arrival
-    // process's at the means (`synthetic`; `streaming`, an open stream at the rate, alike)
+    // process's with lengths around the means (`synthetic`; `streaming`, an open stream at the
+    // rate, alike)
     std::vector<ServingRequest> reqs;
     int64_t total = 0;
     if (!spec.replay_file.empty()) {
@@ -76,7 +77,7 @@ json JobContext::run_serving() const {
             throw UserError(job.where() + ".serving.requests", "an infinite rate needs a request count");
         total = spec.requests > 0 ? spec.requests : std::max<int64_t>(1, std::llround(spec.arrival_rate_per_s * job.duration_minutes * 60.0));
         reqs = make_requests((total + s.dp - 1) / s.dp, spec.arrival_rate_per_s / double(s.dp), spec.arrival, uint64_t(spec.seed), m.prompt,
-                             m.generate);
+                             m.generate, {spec.lengths, spec.length_cv});
     }
     const int64_t per_replica = int64_t(reqs.size());
     int64_t short_ctx = INT64_MAX, long_ctx = 0, longest_prompt = 0, out_tokens = 0;
@@ -179,13 +180,13 @@ json JobContext::run_serving() const {
     sv["request_profile"] = spec.profile;
     sv["arrival_rate_per_s"] = std::isinf(spec.arrival_rate_per_s) ? json("inf") : json(spec.arrival_rate_per_s);
     sv["requests"] = spec.replay_file.empty() ? int64_t(r.requests) * s.dp : total;  // synthetic: per replica x dp, the count rounded up
-    if (spec.replay_file.empty()) {
-        sv["prompt_tokens"] = m.prompt, sv["output_tokens"] = m.generate;
-    } else {  // the replay's means
+    {  // the lengths served (replica 0's requests): their means and spread
         double prompt_sum = 0;
         for (const ServingRequest& q : reqs) prompt_sum += double(q.prompt);
         sv["prompt_tokens"] = prompt_sum / double(reqs.size()), sv["output_tokens"] = double(out_tokens) / double(reqs.size());
-        sv["replay_file"] = spec.replay_file;
+        sv["longest_prompt_tokens"] = longest_prompt, sv["longest_request_tokens"] = long_ctx;
+        if (spec.replay_file.empty()) sv["lengths"] = spec.lengths == "lognormal" ? json{{"kind", spec.lengths}, {"cv", spec.length_cv}} : json{{"kind", spec.lengths}};
+        else sv["replay_file"] = spec.replay_file;
     }
     sv["achieved_requests_per_s"] = r.achieved_requests_per_s * replicas;  // every replica serves its share alike
     sv["output_tokens_per_s"] = r.output_tokens_per_s * replicas;
@@ -212,7 +213,8 @@ json JobContext::run_serving() const {
     out["memory_capacity_bytes"] = capacity;
     out["node_overhead_power"] = node_power_json(cl, s.devices(), r.duration_s > 0 ? energy_replica * devices / r.duration_s : 0.0);
     json nm = json::array();
-    if (spec.replay_file.empty()) nm.push_back("request lengths are fixed at sequence.prompt and sequence.generate (the means)");
+    if (spec.replay_file.empty() && spec.lengths == "fixed")
+        nm.push_back("request lengths are fixed at sequence.prompt and sequence.generate (the means; serving.lengths draws them around)");
     else if (s.dp > 1) nm.push_back("a replay with dp > 1: every replica is taken to serve its share as replica 0 does");
     if (job.track == "best") {
         const std::string line = "track = best: the search of parallel plans and engine settings is not built yet; run as parity";

@@ -177,6 +177,29 @@ TEST_CASE("dataloader replay serves the requests of a CSV with their own arrival
     CHECK(none.err.find("dataloader: replay needs the CSV of requests to replay") != std::string::npos);
 }
 
+TEST_CASE("serving.lengths draws the synthetic requests' lengths around the means and the run serves them", "[e2e][serving]") {
+    const std::string out = temp_dir("serving_lengths");
+    const std::string load = "{ arrival_rate_per_s: 40, requests: 24, max_num_tokens: 256";
+    const json fixed = run_serving(serve_yaml("fixed", load + " }"), "fixed", out);
+    const json drawn = run_serving(serve_yaml("drawn", load + ", lengths: uniform }"), "drawn", out);
+    CHECK(fixed["serving"]["prompt_tokens"].get<double>() == 64.0);
+    CHECK(fixed["serving"]["longest_request_tokens"] == 96);
+    const double p = drawn["serving"]["prompt_tokens"].get<double>(), o = drawn["serving"]["output_tokens"].get<double>();
+    CHECK(p != 64.0);  // 24 draws on [1, 127]
+    CHECK(p == Approx(64).margin(20));
+    CHECK(o == Approx(32).margin(10));
+    CHECK(drawn["serving"]["longest_request_tokens"].get<int64_t>() > 96);
+    CHECK(drawn["serving"]["lengths"]["kind"] == "uniform");
+    CHECK(drawn["serving"]["output_tokens_per_s"].get<double>() == Approx(o * drawn["serving"]["achieved_requests_per_s"].get<double>()));
+    // the spread shows in the latencies: requests of different lengths finish at different times
+    CHECK(drawn["serving"]["e2e_s"]["p99"].get<double>() / drawn["serving"]["e2e_s"]["p50"].get<double>() >
+          fixed["serving"]["e2e_s"]["p99"].get<double>() / fixed["serving"]["e2e_s"]["p50"].get<double>());
+    bool says_fixed = false;
+    for (const auto& line : fixed["not_modeled"]) says_fixed |= line.get<std::string>().find("fixed at sequence.prompt") != std::string::npos;
+    CHECK(says_fixed);
+    CHECK(undeclared_numbers(drawn, archsim::MetricScope::Job) == std::vector<std::string>{});
+}
+
 TEST_CASE("a tensor-parallel replica splits the weights and KV heads over its devices and pays its collectives every iteration", "[e2e][serving]") {
     const std::string out = temp_dir("serving_tp");
     const std::string load = "{ arrival_rate_per_s: 40, requests: 24, max_num_tokens: 256 }";
@@ -204,7 +227,10 @@ TEST_CASE("a serving job's bad input is one line and exit code 2", "[e2e][servin
              {"{ arrival_rate_per_s: -1, requests: 4 }", "serving.arrival_rate_per_s"},
              {"{ arrival_rate_per_s: 2, requests: 4, arival: poisson }", "did you mean 'arrival'"},
              {"{ arrival_rate_per_s: 2, requests: 4, kv_cache_fraction: 0.0000001 }", "less than one request needs"},
-             {"{ arrival_rate_per_s: 2, requests: 4, arrival: gaussian }", "must be one of poisson, uniform, bursty"}}) {
+             {"{ arrival_rate_per_s: 2, requests: 4, arrival: gaussian }", "must be one of poisson, uniform, bursty"},
+             {"{ arrival_rate_per_s: 2, requests: 4, lengths: normal }", "must be one of fixed, uniform, exponential, lognormal"},
+             {"{ arrival_rate_per_s: 2, requests: 4, length_cv: 2 }", "is read with lengths: lognormal only"},
+             {"{ arrival_rate_per_s: 2, requests: 4, lengths: lognormal, length_cv: 0 }", "must be above 0"}}) {
         const CliResult r = run_archsim("run " + serve_yaml("bad", serving) + "#bad --target " + kH100 + " --out " + out + " --quiet");
         INFO(serving << "\n" << r.err);
         CHECK(r.exit_code == 2);

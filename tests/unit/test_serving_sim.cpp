@@ -2,7 +2,11 @@
 // latency follows from the schedule by hand.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <tuple>
+
 #include "sim/base/error.h"
+#include "sim/serving/arrivals.h"
 #include "sim/serving/iteration_cost.h"
 #include "sim/serving/serving_sim.h"
 
@@ -125,4 +129,36 @@ TEST_CASE("an iteration costs the sum of its kernel classes, each interpolated b
     const IterationCostValue v = m(s);
     const double linear = 5e-3 + (10e-3 - 5e-3) * (513.0 - 1) / (512 - 1);
     CHECK(v.time_s == Approx(linear + 1e-3 + 1e-3 + 2e-3));  // linear(513) + head (one point) + decode attention + prefill attention
+}
+
+TEST_CASE("request lengths drawn around their means keep the means and differ by distribution", "[unit][serving]") {
+    const auto lengths = [](const LengthDistribution& d) {
+        const std::vector<ServingRequest> r = make_requests(20000, 10.0, "poisson", 7, 467, 256, d);
+        double p = 0, o = 0, o2 = 0;
+        int64_t lo = INT64_MAX, hi = 0;
+        for (const ServingRequest& q : r) p += double(q.prompt), o += double(q.output), o2 += double(q.output) * double(q.output);
+        for (const ServingRequest& q : r) lo = std::min(lo, q.output), hi = std::max(hi, q.output);
+        const double n = double(r.size()), mean_o = o / n;
+        return std::make_tuple(p / n, mean_o, std::sqrt(o2 / n - mean_o * mean_o) / mean_o, lo, hi);
+    };
+    const auto [fp, fo, fcv, flo, fhi] = lengths({"fixed", 1.0});
+    CHECK(fp == 467.0);
+    CHECK(fcv == Approx(0.0).margin(1e-9));
+    const auto [up, uo, ucv, ulo, uhi] = lengths({"uniform", 1.0});
+    CHECK(ulo >= 1);
+    CHECK(uhi <= 511);
+    CHECK(uo == Approx(256).epsilon(0.02));
+    CHECK(ucv == Approx(1.0 / std::sqrt(3.0)).epsilon(0.05));
+    const auto [ep, eo, ecv, elo, ehi] = lengths({"exponential", 1.0});
+    CHECK(ep == Approx(467).epsilon(0.03));
+    CHECK(eo == Approx(256).epsilon(0.03));
+    CHECK(ecv == Approx(1.0).epsilon(0.05));
+    const auto [lp, lo_, lcv, llo, lhi] = lengths({"lognormal", 2.0});
+    CHECK(lo_ == Approx(256).epsilon(0.05));
+    CHECK(lcv > 1.5);  // heavy tailed: the sample CV of a lognormal converges slowly
+    // the arrivals do not move with the lengths' distribution
+    const auto a = make_requests(50, 4.0, "poisson", 3, 100, 100, {"fixed", 1.0});
+    const auto b = make_requests(50, 4.0, "poisson", 3, 100, 100, {"lognormal", 1.0});
+    for (size_t i = 0; i < a.size(); ++i) CHECK(a[i].arrival_s == b[i].arrival_s);
+    CHECK_THROWS_AS(make_requests(5, 1.0, "poisson", 1, 10, 10, {"gaussian", 1.0}), UserError);
 }

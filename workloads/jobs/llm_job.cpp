@@ -128,7 +128,7 @@ const std::map<std::string, std::vector<std::string>>& block_keys() {
         {"runtime_tuning", {"microbatch", "cuda_graphs", "gpudirect_rdma", "virt", "fabric"}},
         {"training", {"optimizer", "recompute"}},
         {"serving", {"arrival_rate_per_s", "requests", "arrival", "seed", "policy", "scheduler", "max_batch", "max_num_tokens",
-                     "kv_block_tokens", "chunked_prefill", "kv_cache_fraction", "replay_file"}},
+                     "kv_block_tokens", "chunked_prefill", "kv_cache_fraction", "replay_file", "lengths", "length_cv"}},
         {"schedule", {"phases"}}};
     return keys;
 }
@@ -217,6 +217,13 @@ void read_serving(const YamlFields& v, ServingSpec& s) {
     s.requests = v.integer_or("requests", 0, 1);
     s.arrival = v.choice_or("arrival", "poisson", {"poisson", "uniform", "bursty"});
     s.seed = v.integer_or("seed", 1, 0);
+    s.lengths = v.choice_or("lengths", "fixed", {"fixed", "uniform", "exponential", "lognormal"});
+    if (v.has("length_cv")) {
+        if (s.lengths != "lognormal") throw UserError(v.where() + ".length_cv", "is read with lengths: lognormal only (this block's is " + s.lengths + ")");
+        s.length_cv = v.real("length_cv");
+        if (!(s.length_cv > 0)) throw UserError(v.where() + ".length_cv", "must be above 0");
+    }
+    if (v.has("lengths") && !s.replay_file.empty()) throw UserError(v.where() + ".lengths", "a replay file gives every request's lengths");
     if (v.has("policy")) s.policy = v.choice("policy", {"continuous", "static"});
     if (v.has("scheduler")) s.scheduler = v.choice("scheduler", {"guaranteed_no_evict", "max_utilization"});
     if (v.has("max_batch")) s.max_batch = v.integer("max_batch");

@@ -44,7 +44,11 @@ struct ServingSpec {
     double arrival_rate_per_s = 0;
     int64_t requests = 0;             ///< requests; 0 = the rate x duration_minutes
     std::string arrival = "poisson";  ///< poisson (exponential gaps), uniform (even gaps), bursty (gaps of a gamma with CV 4)
-    int64_t seed = 1;                 ///< of the arrival process
+    int64_t seed = 1;                 ///< of the arrival process (and the lengths' draws)
+    /// How synthetic and streaming requests' lengths vary around sequence.prompt and .generate:
+    /// fixed, uniform, exponential or lognormal (sim/serving/arrivals.h: LengthDistribution).
+    std::string lengths = "fixed";
+    double length_cv = 1.0;  ///< lognormal's coefficient of variation
     // engine settings; unset: the engine profile's
     std::optional<std::string> policy;     ///< continuous | static
     std::optional<std::string> scheduler;  ///< guaranteed_no_evict | max_utilization
