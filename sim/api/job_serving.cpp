@@ -63,6 +63,8 @@ json JobContext::run_serving() const {
     if (spec.kv_block_tokens) e.kv_block_tokens = *spec.kv_block_tokens;
     if (spec.chunked_prefill) e.chunked_prefill = *spec.chunked_prefill;
     if (spec.kv_cache_fraction) e.kv_cache_fraction = *spec.kv_cache_fraction;
+    if (spec.preemption) e.preemption = *spec.preemption;
+    if (spec.swap_space_gib) e.swap_space_gib = *spec.swap_space_gib;
     // the load, split over the dp replicas in turn: a replay file's requests, or the arrival
     // process's with lengths around the means (`synthetic`; `streaming`, an open stream at the
     // rate, alike)
@@ -99,6 +101,9 @@ json JobContext::run_serving() const {
     sc.max_num_tokens = e.max_num_tokens > 0 ? e.max_num_tokens : INT64_MAX / 4;
     sc.kv_block_tokens = e.kv_block_tokens, sc.kv_capacity_tokens = kv_tokens, sc.reserve_output = e.scheduler == "guaranteed_no_evict";
     sc.iteration_overhead_s = e.iteration_overhead_us * 1e-6;
+    // swaps go over the device's link to host memory (node.host_link_gbps), at its datasheet rate
+    sc.preemption = e.preemption, sc.swap_bytes_per_token = kv_per_token, sc.swap_bytes_per_s = cl.host_link().effective_bytes_per_s();
+    sc.swap_capacity_tokens = int64_t(e.swap_space_gib * 1073741824.0 / kv_per_token);
     // the device runs the iteration costs come from: prefills at powers of two up to the token
     // budget (and the prompt itself), decodes over batch x KV length
     const int64_t budget = e.max_num_tokens > 0 ? e.max_num_tokens : std::max<int64_t>(longest_prompt, 8192);
@@ -175,7 +180,8 @@ json JobContext::run_serving() const {
     json sv;
     sv["engine"] = {{"profile", engine_name}, {"policy", e.policy}, {"scheduler", e.scheduler}, {"max_batch", e.max_batch},
                     {"max_num_tokens", e.max_num_tokens}, {"kv_block_tokens", e.kv_block_tokens}, {"chunked_prefill", e.chunked_prefill},
-                    {"mixed_batches", e.mixed_batches}, {"kv_cache_fraction", e.kv_cache_fraction}};
+                    {"mixed_batches", e.mixed_batches}, {"kv_cache_fraction", e.kv_cache_fraction},
+                    {"preemption", e.preemption}, {"swap_space_gib", e.swap_space_gib}};
     sv["arrival"] = spec.arrival;
     sv["request_profile"] = spec.profile;
     sv["arrival_rate_per_s"] = std::isinf(spec.arrival_rate_per_s) ? json("inf") : json(spec.arrival_rate_per_s);
@@ -193,6 +199,7 @@ json JobContext::run_serving() const {
     sv["total_tokens_per_s"] = r.total_tokens_per_s * replicas;
     sv["ttft_s"] = stats_json(r.ttft), sv["itl_s"] = stats_json(r.itl), sv["tpot_s"] = stats_json(r.tpot), sv["e2e_s"] = stats_json(r.e2e);
     sv["duration_s"] = r.duration_s, sv["iterations"] = r.iterations, sv["preemptions"] = r.preemptions;
+    sv["swaps_out"] = r.swaps_out, sv["swaps_in"] = r.swaps_in, sv["swap_s"] = r.swap_s, sv["swapped_tokens"] = r.swapped_tokens;
     sv["peak_queue"] = r.peak_queue, sv["peak_kv_tokens"] = r.peak_kv_tokens, sv["kv_capacity_tokens"] = kv_tokens;
     sv["kv_bytes_per_token"] = kv_per_token;
     sv["device_runs"] = tasks.size();

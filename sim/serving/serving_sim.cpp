@@ -15,7 +15,8 @@ struct Live {
     int64_t prompt = 0;      ///< tokens to prefill: the prompt, and after a recompute preemption the tokens generated so far too
     int64_t prefilled = 0;   ///< of them, in the KV cache
     int64_t generated = 0;   ///< output tokens emitted
-    int64_t blocks = 0;      ///< KV blocks held
+    int64_t blocks = 0;      ///< KV blocks held (on the device, or in host memory while swapped)
+    bool swapped = false;    ///< preempted by swap: its blocks in host memory
     double first_token_s = -1, last_token_s = -1;
 };
 
@@ -62,10 +63,13 @@ ServingResult simulate_serving(const std::vector<ServingRequest>& reqs, const Sc
     if (reqs.empty()) return out;
     std::vector<Live> live(reqs.size());
     for (size_t i = 0; i < reqs.size(); ++i) live[i].prompt = reqs[i].prompt;
-    std::deque<size_t> waiting;
+    std::deque<size_t> waiting, swapped;  // swapped: preempted by swap, their blocks in host memory
     std::vector<size_t> running;  // in admission order
     std::vector<double> itl;
     int64_t used_blocks = 0;
+    const bool swap = cfg.preemption == "swap" && cfg.swap_bytes_per_s > 0;
+    const int64_t swap_cap_blocks = swap ? cfg.swap_capacity_tokens / B : 0;
+    int64_t swap_used_blocks = 0, swap_moved_blocks = 0;  // in host memory; copied in this iteration
     size_t next = 0;
     double t = reqs.front().arrival_s;
     const double t0 = t;
@@ -76,6 +80,16 @@ ServingResult simulate_serving(const std::vector<ServingRequest>& reqs, const Sc
 
     auto admit = [&]() {
         if (!continuous && !running.empty()) return;
+        while (!swapped.empty() && static_cast<int64_t>(running.size()) < cfg.max_batch) {  // swapped requests first, in order
+            const size_t id = swapped.front();
+            if (used_blocks + live[id].blocks > cap_blocks) break;
+            used_blocks += live[id].blocks, swap_used_blocks -= live[id].blocks, swap_moved_blocks += live[id].blocks;
+            live[id].swapped = false;
+            running.push_back(id);
+            swapped.pop_front();
+            ++out.swaps_in;
+        }
+        if (!swapped.empty()) return;  // no new request while one is swapped out (vLLM)
         while (!waiting.empty() && static_cast<int64_t>(running.size()) < cfg.max_batch) {
             const size_t id = waiting.front();
             Live& q = live[id];
@@ -86,19 +100,28 @@ ServingResult simulate_serving(const std::vector<ServingRequest>& reqs, const Sc
             waiting.pop_front();
         }
     };
-    // the newest running request not yet scheduled in this iteration gives its blocks back and
-    // starts over (recompute; vLLM preempts the lowest priority, the latest to arrive); returns it
+    // the newest running request not yet scheduled in this iteration gives its blocks back (vLLM
+    // preempts the lowest priority, the latest to arrive): swapped out to host memory when it
+    // fits there, else dropped to start over (recompute); returns it
     auto preempt_newest = [&](const std::vector<size_t>& scheduled) -> size_t {
         for (size_t k = running.size(); k-- > 0;) {
             const size_t id = running[k];
             if (std::find(scheduled.begin(), scheduled.end(), id) != scheduled.end()) continue;
             Live& q = live[id];
             used_blocks -= q.blocks;
+            running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
+            ++out.preemptions;
+            if (swap && swap_used_blocks + q.blocks <= swap_cap_blocks) {
+                swap_used_blocks += q.blocks, swap_moved_blocks += q.blocks;
+                out.swapped_tokens += q.blocks * B;
+                q.swapped = true;
+                swapped.push_back(id);
+                ++out.swaps_out;
+                return id;
+            }
             q.blocks = 0;
             q.prompt = reqs[id].prompt + q.generated, q.prefilled = 0;
-            running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
             waiting.push_front(id);
-            ++out.preemptions;
             return id;
         }
         return SIZE_MAX;
@@ -132,7 +155,7 @@ ServingResult simulate_serving(const std::vector<ServingRequest>& reqs, const Sc
         if (decode_now)
             for (const size_t id : std::vector<size_t>(running)) {  // a copy: preemption edits `running`
                 Live& q = live[id];
-                if (q.prefilled < q.prompt || budget < 1) continue;  // prefilling, or preempted (prefilled 0) this iteration
+                if (q.prefilled < q.prompt || q.swapped || budget < 1) continue;  // prefilling, or preempted this iteration
                 // a new token's KV needs a block when the held ones are full (without reserving)
                 const int64_t ctx = reqs[id].prompt + q.generated;  // tokens in the cache once this step has run
                 if (!cfg.reserve_output && blocks_for(ctx + 1, B) > q.blocks) {
@@ -174,7 +197,12 @@ ServingResult simulate_serving(const std::vector<ServingRequest>& reqs, const Sc
             continue;
         }
         const IterationCostValue c = cost(shape);
-        t += c.time_s + cfg.iteration_overhead_s;
+        // the swaps' copies over the host link hold the iteration (vLLM's worker runs them before
+        // the forward pass); the device idles meanwhile, so they add time, not busy time
+        const double swap_s = swap ? double(swap_moved_blocks * B) * cfg.swap_bytes_per_token / cfg.swap_bytes_per_s : 0.0;
+        swap_moved_blocks = 0;
+        out.swap_s += swap_s;
+        t += c.time_s + cfg.iteration_overhead_s + swap_s;
         out.energy_j += c.energy_j, out.busy_s += c.time_s + cfg.iteration_overhead_s;
         ++out.iterations;
         // tokens come out at the end of the iteration

@@ -52,7 +52,14 @@ struct SchedulerConfig {
     /// is never preempted (TensorRT-LLM's GUARANTEED_NO_EVICT); false: blocks are taken as tokens
     /// come and the newest request is preempted when none is left (vLLM; MAX_UTILIZATION).
     bool reserve_output = true;
-    std::string preemption = "recompute";  ///< recompute (the KV is dropped and rebuilt by a new prefill) or swap
+    /// What a preempted request loses: "recompute" (its KV is dropped and rebuilt by a new prefill
+    /// of its prompt and the tokens it made) or "swap" (its KV blocks are copied to host memory
+    /// and back when blocks are free again; swapped requests come back before any waiting one is
+    /// admitted, as vLLM's scheduler does). A swap that does not fit the host space recomputes.
+    std::string preemption = "recompute";
+    double swap_bytes_per_token = 0;   ///< KV bytes a swap moves per token (per device)
+    double swap_bytes_per_s = 0;       ///< the device-host link's rate for swaps, bytes/s (PCIe)
+    int64_t swap_capacity_tokens = 0;  ///< host swap space in tokens; 0: no swap space
     double iteration_overhead_s = 0;    ///< the engine's own time per iteration (scheduling, sampling), s
 };
 
@@ -71,6 +78,9 @@ struct ServingSample {
 /// What a serving run measured.
 struct ServingResult {
     size_t requests = 0, completed = 0, preemptions = 0, iterations = 0;
+    size_t swaps_out = 0, swaps_in = 0;  ///< preemptions by swap, and their returns
+    double swap_s = 0;                   ///< time the swaps' copies added to iterations
+    int64_t swapped_tokens = 0;          ///< KV tokens copied out (each comes back as many)
     double duration_s = 0;             ///< first arrival to last completion
     double achieved_requests_per_s = 0, output_tokens_per_s = 0, total_tokens_per_s = 0;
     LatencyStats ttft, itl, tpot, e2e;  ///< time to first token, inter-token latency, time per output token, end to end

@@ -86,6 +86,18 @@ TEST_CASE("all at once a batch limit queues requests and without reserving a sma
     CHECK(reserve["serving"]["peak_kv_tokens"].get<int64_t>() <= reserve["serving"]["kv_capacity_tokens"].get<int64_t>());
     CHECK(grow["serving"]["preemptions"].get<int64_t>() > 0);
     CHECK(grow["serving"]["peak_kv_tokens"].get<int64_t>() <= grow["serving"]["kv_capacity_tokens"].get<int64_t>());
+    CHECK(grow["serving"]["swaps_out"] == 0);
+    // the same with swap preemption: the KV goes to host memory and back over the host link
+    const json swap = run_serving(serve_yaml("swap", "{ arrival_rate_per_s: inf, requests: 8, scheduler: max_utilization, kv_block_tokens: 16, "
+                                                     "preemption: swap, " + tiny + " }"), "swap", out);
+    const json& w = swap["serving"];
+    CHECK(w["engine"]["preemption"] == "swap");
+    CHECK(w["swaps_out"].get<int64_t>() > 0);
+    CHECK(w["swaps_in"] == w["swaps_out"]);
+    CHECK(w["swap_s"].get<double>() > 0);
+    // out and back over the device's PCIe gen5 link to the host, 64 GB/s (configs/clusters/dgx_h100.toml)
+    CHECK(w["swap_s"].get<double>() == Approx(2 * w["swapped_tokens"].get<double>() * w["kv_bytes_per_token"].get<double>() / 64e9));
+    CHECK(undeclared_numbers(swap, archsim::MetricScope::Job) == std::vector<std::string>{});
 }
 
 TEST_CASE("a serving job's schedule phases shape the rate by request_profile and tokens_scale and add replicas by autoscale_factor", "[e2e][serving]") {

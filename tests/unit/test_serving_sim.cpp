@@ -92,6 +92,39 @@ TEST_CASE("a KV cache for one request: the second waits for the first to finish,
     CHECK(q.peak_kv_tokens <= 160);
 }
 
+TEST_CASE("swap preemption copies the KV out and back instead of recomputing it and the copies take time", "[unit][serving]") {
+    SchedulerConfig cfg;
+    cfg.kv_block_tokens = 16, cfg.kv_capacity_tokens = 160, cfg.reserve_output = false;
+    int64_t prefill_tokens = 0;
+    const auto counting = [&](const IterationShape& s) {
+        for (const auto& c : s.prefill) prefill_tokens += c.tokens;
+        return flat(s);
+    };
+    const std::vector<ServingRequest> two(2, ServingRequest{0.0, 40, 100});
+    const ServingResult rc = simulate_serving(two, cfg, counting);
+    const int64_t recompute_prefill = prefill_tokens;
+    CHECK(rc.preemptions >= 1);
+    CHECK(recompute_prefill > 80);  // a preempted request prefills its prompt and tokens again
+    cfg.preemption = "swap", cfg.swap_bytes_per_token = 1000, cfg.swap_bytes_per_s = 1e6, cfg.swap_capacity_tokens = 1000;
+    prefill_tokens = 0;
+    const ServingResult sw = simulate_serving(two, cfg, counting);
+    CHECK(prefill_tokens == 80);  // each prompt once: the swapped KV comes back whole
+    CHECK(sw.swaps_out >= 1);
+    CHECK(sw.swaps_in == sw.swaps_out);
+    CHECK(sw.preemptions == sw.swaps_out);
+    CHECK(sw.completed == 2);
+    CHECK(sw.itl.n == 2 * 99);
+    CHECK(sw.swapped_tokens % 16 == 0);  // whole blocks
+    CHECK(sw.swap_s == Approx(2.0 * double(sw.swapped_tokens) * 1000 / 1e6));  // out and back in, 1 ms per token
+    CHECK(sw.duration_s == Approx(double(sw.iterations) * 0.010 + sw.swap_s));  // everything at time 0: no idle time
+    CHECK(sw.busy_s == Approx(double(sw.iterations) * 0.010));
+    // no host space: every preemption recomputes
+    cfg.swap_capacity_tokens = 0;
+    const ServingResult none = simulate_serving(two, cfg, flat);
+    CHECK(none.swaps_out == 0);
+    CHECK(none.preemptions == rc.preemptions);
+}
+
 TEST_CASE("a prefill pauses decoding when batches are not mixed (vLLM v0)", "[unit][serving]") {
     SchedulerConfig cfg;
     cfg.mixed_batches = false;

@@ -128,7 +128,7 @@ const std::map<std::string, std::vector<std::string>>& block_keys() {
         {"runtime_tuning", {"microbatch", "cuda_graphs", "gpudirect_rdma", "virt", "fabric"}},
         {"training", {"optimizer", "recompute"}},
         {"serving", {"arrival_rate_per_s", "requests", "arrival", "seed", "policy", "scheduler", "max_batch", "max_num_tokens",
-                     "kv_block_tokens", "chunked_prefill", "kv_cache_fraction", "replay_file", "lengths", "length_cv"}},
+                     "kv_block_tokens", "chunked_prefill", "kv_cache_fraction", "replay_file", "lengths", "length_cv", "preemption", "swap_space_gib"}},
         {"schedule", {"phases"}}};
     return keys;
 }
@@ -230,6 +230,11 @@ void read_serving(const YamlFields& v, ServingSpec& s) {
     if (v.has("max_num_tokens")) s.max_num_tokens = v.integer("max_num_tokens");
     if (v.has("kv_block_tokens")) s.kv_block_tokens = v.integer("kv_block_tokens");
     if (v.has("chunked_prefill")) s.chunked_prefill = v.boolean_or("chunked_prefill", false);
+    if (v.has("preemption")) s.preemption = v.choice("preemption", {"recompute", "swap"});
+    if (v.has("swap_space_gib")) {
+        s.swap_space_gib = v.real("swap_space_gib");
+        if (!(*s.swap_space_gib >= 0)) throw UserError(v.where() + ".swap_space_gib", "must be at least 0");
+    }
     if (v.has("kv_cache_fraction")) {
         s.kv_cache_fraction = v.real("kv_cache_fraction");
         if (!(*s.kv_cache_fraction > 0 && *s.kv_cache_fraction <= 1)) throw UserError(v.where() + ".kv_cache_fraction", "must be in (0, 1]");

@@ -55,6 +55,8 @@ struct ServingSpec {
     std::optional<int64_t> max_batch, max_num_tokens, kv_block_tokens;
     std::optional<bool> chunked_prefill;
     std::optional<double> kv_cache_fraction;  ///< of the device memory left after the weights
+    std::optional<std::string> preemption;    ///< recompute | swap
+    std::optional<double> swap_space_gib;     ///< host memory for swapped KV per device
     std::string profile = "steady_state";     ///< the request_profile of the phase it runs (steady_state without phases)
     /// The CSV of requests a `dataloader: replay` job serves (serving.replay_file, relative to the
     /// workloads file; sim/serving/arrivals.h: read_replay_csv); "" otherwise.

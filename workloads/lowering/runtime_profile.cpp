@@ -112,6 +112,14 @@ const ParamBinder<RuntimeProfile>& runtime_params() {
                         "The engine's own time per iteration beyond the device's kernels (scheduling, sampling, detokenizing); "
                         "0 = none"),
                  0);
+        b.string("serving.preemption", [](R& r) -> std::string& { return r.serving.preemption; }, "recompute", {"recompute", "swap"},
+                 "What a preempted request (max_utilization) loses: recompute (its KV dropped, its prompt and tokens "
+                 "prefilled again) or swap (its KV blocks copied to host memory over the node's host link and back "
+                 "before any new request is admitted; vLLM's preemption_mode)");
+        at_least(b.real("serving.swap_space_gib", [](R& r) -> double& { return r.serving.swap_space_gib; }, 4.0, "GiB",
+                        "Host memory per device for swapped KV blocks (vLLM swap_space: 4 GiB); a swap that does not fit "
+                        "recomputes"),
+                 0);
         return b;
     }();
     return b;

@@ -23,6 +23,8 @@ struct ServingEngine {
     bool mixed_batches = true;                     ///< prefills and decodes in one iteration
     double kv_cache_fraction = 0.9;                ///< of the device memory left after the weights, for the KV cache
     double iteration_overhead_us = 0;              ///< the engine's own time per iteration, us
+    std::string preemption = "recompute";          ///< recompute | swap (the KV to host memory and back)
+    double swap_space_gib = 4.0;                   ///< host memory for swapped KV blocks per device, GiB
 };
 
 struct RuntimeProfile {
