@@ -165,6 +165,13 @@ PerfettoStats export_perfetto(const TraceReader& trace, const std::string& out_p
                            w.clock_mhz);
         st.counters_out += 2;
     }
+    // counters sampled by the run (traces/README.md, /counters): a serving run's queue and KV use
+    const CounterSeries& cs = trace.tables().counters;
+    for (const auto& c : cs.samples) {
+        buf += fmt::format(",\n{{\"ph\":\"C\",\"pid\":1,\"name\":\"{}\",\"ts\":{:.6f},\"args\":{{\"value\":{:.6g}}}}}", cs.names[c.counter],
+                           c.t_ps * 1e-6, c.value);
+        ++st.counters_out;
+    }
     std::string dropped;
     for (const auto& [k, v] : st.dropped_by_kind) dropped += (dropped.empty() ? "" : ",") + fmt::format("\"{}\":{}", k, v);
     buf += fmt::format("\n],\"metadata\":{{\"events_in_trace\":{},\"slices_written\":{},\"dropped_by_kind\":{{{}}}}}}}\n", st.events_in,

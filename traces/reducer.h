@@ -112,6 +112,7 @@ struct TraceTables {
     std::vector<double> op_clock_mhz;     ///< per operator (empty: every one at clock_hz)
     std::vector<double> op_energy_scale;  ///< per operator, factor on its on-chip event energies (empty: 1)
     std::vector<PowerWindow> power_timeline;
+    CounterSeries counters;  ///< /counters: named samples over time (none for most runs)
     uint64_t events = 0;  ///< events the run emitted (whatever the trace's detail kept)
     std::vector<ComponentInfo> components;
     std::vector<OpInfo> ops;

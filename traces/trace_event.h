@@ -2,6 +2,7 @@
 // The record every machine model emits: one fixed-size struct per event (schema in README.md).
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace archsim {
 
@@ -116,6 +117,19 @@ struct PowerWindow {
     double dur_ps = 0;     ///< its length, ps
     double power_w = 0;    ///< average power over it, static included, W
     double clock_mhz = 0;  ///< the clock it ran at, MHz
+};
+
+/// Samples of named counters over time (a serving run's queue length and KV-cache use): one
+/// row per sample, stored as /counters (t_ps, counter index, value) with the names in the root
+/// attribute counter_names (comma-separated, in index order).
+struct CounterSeries {
+    std::vector<std::string> names;  ///< with their units, e.g. "queued requests", "KV cache (tokens)"
+    struct Sample {
+        double t_ps = 0;
+        uint32_t counter = 0;  ///< index into names
+        double value = 0;
+    };
+    std::vector<Sample> samples;  ///< in time order
 };
 
 struct OpInfo {

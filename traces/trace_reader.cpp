@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <sstream>
 
 #include "sim/base/error.h"
 #include "traces/hdf5_types.h"
@@ -99,6 +100,17 @@ TraceReader::TraceReader(const std::string& path) : m_path(path), m_h(std::make_
     const std::vector<double> timeline = read_doubles(m_h->file.get(), "power_timeline", path);
     for (size_t i = 0; i + 3 < timeline.size(); i += 4)
         m_power_timeline.push_back({timeline[i], timeline[i + 1], timeline[i + 2], timeline[i + 3]});
+    const std::vector<double> counters = read_doubles(m_h->file.get(), "counters", path);
+    if (!counters.empty()) {
+        std::stringstream names(attr_string("counter_names"));
+        for (std::string n; std::getline(names, n, ',');) m_counters.names.push_back(n);
+        for (size_t i = 0; i + 2 < counters.size(); i += 3) {
+            if (!(counters[i + 1] >= 0 && counters[i + 1] < double(m_counters.names.size())))
+                throw UserError(path, "corrupt trace: a /counters row names counter " + std::to_string(counters[i + 1]) + " of " +
+                                          std::to_string(m_counters.names.size()) + " in counter_names");
+            m_counters.samples.push_back({counters[i], uint32_t(counters[i + 1]), counters[i + 2]});
+        }
+    }
     h5::Handle cause_type(h5::stall_cause_type(), H5Tclose);
     auto causes = read_table<h5::StallCauseRecord>(m_h->file.get(), "stall_causes", H5Tcopy(cause_type.get()), path);
     for (const auto& r : causes) m_stall_causes.push_back({s(r.name), s(r.doc)});
@@ -141,6 +153,7 @@ TraceTables TraceReader::tables() const {
     t.power_unthrottled_w = attr_double("power.unthrottled_w", 0);
     t.op_clock_mhz = m_op_clock_mhz, t.op_energy_scale = m_op_energy_scale;
     t.power_timeline = m_power_timeline;
+    t.counters = m_counters;
     t.events = m_emitted;
     t.components = m_components;
     t.ops = m_ops;

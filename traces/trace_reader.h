@@ -85,6 +85,7 @@ private:
     std::vector<EventSum> m_sums;
     std::vector<double> m_op_clock_mhz, m_op_energy_scale;
     std::vector<PowerWindow> m_power_timeline;
+    CounterSeries m_counters;
 };
 
 }  // namespace archsim

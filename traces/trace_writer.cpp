@@ -152,6 +152,14 @@ void TraceWriter::set_op_power(uint32_t op, double clock_mhz, double energy_scal
     m_op_energy_scale[op] = energy_scale;
 }
 
+void TraceWriter::set_counters(CounterSeries counters) {
+    for (const std::string& n : counters.names)
+        if (n.find(',') != std::string::npos) throw std::invalid_argument("counter name '" + n + "' has a comma");
+    for (const auto& c : counters.samples)
+        if (c.counter >= counters.names.size()) throw std::invalid_argument("counter sample of an unnamed counter");
+    m_counters = std::move(counters);
+}
+
 TraceTables TraceWriter::tables() const {
     TraceTables t;
     auto str = [&](const char* k) { auto it = m_str_attrs.find(k); return it == m_str_attrs.end() ? std::string() : it->second; };
@@ -165,6 +173,7 @@ TraceTables TraceWriter::tables() const {
     t.power_clock_fixed = num("power.fixed_clock") != 0;
     t.op_clock_mhz = m_op_clock_mhz, t.op_energy_scale = m_op_energy_scale;
     t.power_timeline = m_power_timeline;
+    t.counters = m_counters;
     t.events = m_emitted;
     t.components = m_components;
     t.ops = m_ops;
@@ -272,6 +281,15 @@ void TraceWriter::finish(bool complete) {
         std::vector<double> rows;
         for (const auto& w : m_power_timeline) rows.insert(rows.end(), {w.t_ps, w.dur_ps, w.power_w, w.clock_mhz});
         write_doubles(f, "power_timeline", rows, 4, m_tmp_path);
+    }
+    if (!m_counters.names.empty()) {
+        std::vector<double> rows;
+        rows.reserve(m_counters.samples.size() * 3);
+        for (const auto& c : m_counters.samples) rows.insert(rows.end(), {c.t_ps, double(c.counter), c.value});
+        write_doubles(f, "counters", rows, 3, m_tmp_path);
+        std::string names;
+        for (const std::string& n : m_counters.names) names += (names.empty() ? "" : ",") + n;
+        write_string_attr(f, "counter_names", names);
     }
     write_num_attr(f, "schema_version", H5T_NATIVE_INT64, static_cast<int64_t>(kTraceSchemaVersion));
     write_num_attr(f, "event_count", H5T_NATIVE_INT64, static_cast<int64_t>(m_written));

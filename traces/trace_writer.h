@@ -81,6 +81,9 @@ public:
     /// Records the power controller's closed windows (stored as /power_timeline: t_ps, dur_ps,
     /// power_w, clock_mhz per row).
     void set_power_timeline(std::vector<PowerWindow> windows) { m_power_timeline = std::move(windows); }
+    /// Records counters sampled over time (stored as /counters and the attribute counter_names;
+    /// a name must not contain a comma: std::invalid_argument).
+    void set_counters(CounterSeries counters);
     /// Writes what is buffered, the tables and `complete` (1, or 0 when `complete` is false: a run
     /// stopped by a limit, whose trace readers then refuse), closes and renames. Idempotent.
     void finish(bool complete = true);
@@ -120,6 +123,7 @@ private:
     std::vector<uint8_t> m_offchip;  ///< per component: 1 for level "dram"
     std::vector<double> m_op_clock_mhz, m_op_energy_scale;
     std::vector<PowerWindow> m_power_timeline;
+    CounterSeries m_counters;
     bool m_finished = false;
 };
 

@@ -13,6 +13,7 @@
 #include "sim/base/error.h"
 #include "sim/serving/arrivals.h"
 #include "sim/serving/iteration_cost.h"
+#include "sim/serving/serving_trace.h"
 #include "workloads/lowering/runtime_profile.h"
 
 namespace archsim {
@@ -168,7 +169,9 @@ json JobContext::run_serving() const {
         }
         return v;
     };
-    const ServingResult r = simulate_serving(reqs, sc, cost);
+    ServingTrace trace(args.out_dir + "/trace.h5", parse_trace_detail(args.detail, "--detail"), job.where(), target.name, precision.value);
+    const ServingResult r = simulate_serving(reqs, sc, cost, [&](double start_s, double time_s, const IterationShape& it) { trace.iteration(start_s, time_s, it); });
+    trace.finish(r, kv_tokens);
     // energy: the iterations' (their kernels' dynamic energy and static power while they run), and
     // static power while the replica waits for requests
     const double idle_s = std::max(0.0, r.duration_s - r.busy_s);

@@ -17,7 +17,7 @@ struct Live {
     int64_t generated = 0;   ///< output tokens emitted
     int64_t blocks = 0;      ///< KV blocks held (on the device, or in host memory while swapped)
     bool swapped = false;    ///< preempted by swap: its blocks in host memory
-    double first_token_s = -1, last_token_s = -1;
+    double admitted_s = -1, first_token_s = -1, last_token_s = -1;
 };
 
 int64_t blocks_for(int64_t tokens, int64_t block) { return (tokens + block - 1) / block; }
@@ -42,7 +42,8 @@ LatencyStats latency_stats(std::vector<double> v) {
     return s;
 }
 
-ServingResult simulate_serving(const std::vector<ServingRequest>& reqs, const SchedulerConfig& cfg, const IterationCostFn& cost) {
+ServingResult simulate_serving(const std::vector<ServingRequest>& reqs, const SchedulerConfig& cfg, const IterationCostFn& cost,
+                               const IterationObserver& observe) {
     const int64_t B = std::max<int64_t>(1, cfg.kv_block_tokens);
     const int64_t cap_blocks = cfg.kv_capacity_tokens > 0 ? cfg.kv_capacity_tokens / B : INT64_MAX;
     const bool continuous = cfg.policy != "static";
@@ -96,6 +97,7 @@ ServingResult simulate_serving(const std::vector<ServingRequest>& reqs, const Sc
             const int64_t need = blocks_for(cfg.reserve_output ? q.prompt + (reqs[id].output - q.generated) : q.prompt + 1, B);
             if (used_blocks + need > cap_blocks) break;  // first come, first served: the head waits
             q.blocks = need, used_blocks += need;
+            if (q.admitted_s < 0) q.admitted_s = t;
             running.push_back(id);
             waiting.pop_front();
         }
@@ -202,6 +204,7 @@ ServingResult simulate_serving(const std::vector<ServingRequest>& reqs, const Sc
         const double swap_s = swap ? double(swap_moved_blocks * B) * cfg.swap_bytes_per_token / cfg.swap_bytes_per_s : 0.0;
         swap_moved_blocks = 0;
         out.swap_s += swap_s;
+        if (observe) observe(t, c.time_s + cfg.iteration_overhead_s + swap_s, shape);
         t += c.time_s + cfg.iteration_overhead_s + swap_s;
         out.energy_j += c.energy_j, out.busy_s += c.time_s + cfg.iteration_overhead_s;
         ++out.iterations;
@@ -238,6 +241,7 @@ ServingResult simulate_serving(const std::vector<ServingRequest>& reqs, const Sc
         e2e.push_back(live[i].last_token_s - reqs[i].arrival_s);
         if (reqs[i].output > 1) tpot.push_back((live[i].last_token_s - live[i].first_token_s) / double(reqs[i].output - 1));
         out_tokens += reqs[i].output, all_tokens += reqs[i].prompt + reqs[i].output;
+        out.request_times.push_back({reqs[i].arrival_s, live[i].admitted_s, live[i].first_token_s, live[i].last_token_s});
     }
     out.ttft = latency_stats(ttft), out.itl = latency_stats(itl), out.tpot = latency_stats(tpot), out.e2e = latency_stats(e2e);
     if (out.duration_s > 0) {

@@ -75,6 +75,12 @@ struct ServingSample {
     int64_t queued = 0, running = 0, kv_tokens = 0;
 };
 
+/// When one request passed each stage, s: it arrived, was first admitted to the batch, got its
+/// first token and its last.
+struct RequestTimes {
+    double arrival_s = 0, admitted_s = 0, first_token_s = 0, last_token_s = 0;
+};
+
 /// What a serving run measured.
 struct ServingResult {
     size_t requests = 0, completed = 0, preemptions = 0, iterations = 0;
@@ -87,7 +93,12 @@ struct ServingResult {
     double energy_j = 0, busy_s = 0;    ///< the iterations' energy and time
     int64_t peak_kv_tokens = 0, peak_queue = 0;
     std::vector<ServingSample> samples;  ///< the state at evenly spaced iterations' starts, 1,000 to 2,000 of them (all of a shorter run)
+    std::vector<RequestTimes> request_times;  ///< per request, in the input's order
 };
+
+/// Sees every iteration as it runs: its start (s), its time (s, the swaps' copies included) and
+/// what it ran (a trace writer, say).
+using IterationObserver = std::function<void(double start_s, double time_s, const IterationShape& shape)>;
 
 /// The latency stats of `v` (mean, and the 50th, 90th, 99th percentiles by linear interpolation
 /// between order statistics, numpy's default); zeros for none.
@@ -100,7 +111,8 @@ LatencyStats latency_stats(std::vector<double> v);
 /// UserError when a request can never run: its prompt exceeds max_num_tokens without chunked
 /// prefill, or its KV cache (prompt + output) exceeds the capacity. Without reserving, a request
 /// whose next token needs a block when none is free preempts the newest request not yet scheduled
-/// in the iteration (itself, when it is that one).
-ServingResult simulate_serving(const std::vector<ServingRequest>& requests, const SchedulerConfig& cfg, const IterationCostFn& cost);
+/// in the iteration (itself, when it is that one). `observe`, when given, sees every iteration.
+ServingResult simulate_serving(const std::vector<ServingRequest>& requests, const SchedulerConfig& cfg, const IterationCostFn& cost,
+                               const IterationObserver& observe = {});
 
 }  // namespace archsim

@@ -67,6 +67,23 @@ TEST_CASE("a serving job serves its requests over time and reports latency perce
     CHECK(s["output_tokens_per_s"].get<double>() == Approx(32 * s["achieved_requests_per_s"].get<double>()));
     CHECK(j["power_per_device_w"].get<double>() > 0);
     CHECK(undeclared_numbers(j, archsim::MetricScope::Job) == std::vector<std::string>{});
+    // the trace: an event per iteration and three per request (queued, prefill, decode), and the
+    // queue, batch and KV-cache counters at every timeline sample
+    const CliResult t = run_archsim("trace export " + out + "/trace.h5 --perfetto " + out + "/serving.json.gz");
+    INFO(t.out << t.err);
+    REQUIRE(t.exit_code == 0);
+    const int64_t events = s["iterations"].get<int64_t>() + 3 * 40;
+    INFO(events << " events, " << s["timeline"].size() << " samples");
+    const std::string said = t.out + t.err;
+    CHECK(said.find(std::to_string(events) + " events -> " + std::to_string(events) + " slices") != std::string::npos);
+    // the export's own counters (DRAM bandwidth and compute occupancy bins) come first
+    const size_t at = said.find(" counter samples");
+    REQUIRE(at != std::string::npos);
+    const size_t from = said.rfind(' ', at - 1) + 1;
+    CHECK(std::stoll(said.substr(from, at - from)) >= int64_t(3 * s["timeline"].size()));
+    const CliResult summary = run_archsim("trace summary " + out);
+    CHECK(summary.out.find("requests.decode") == std::string::npos);  // lanes are components, not operators
+    CHECK(summary.out.find("queued") != std::string::npos);
 }
 
 TEST_CASE("all at once a batch limit queues requests and without reserving a small KV cache preempts", "[e2e][serving]") {

@@ -41,12 +41,6 @@ std::string gunzip(const std::string& path) {
     return out;
 }
 
-double number_after(const std::string& text, const std::string& label) {
-    const size_t at = text.find(label);
-    REQUIRE(at != std::string::npos);
-    return std::stod(text.substr(at + label.size()));
-}
-
 /// The quantity printed after `label` as "NUMBER UNIT" ("56.7 ms", "363 mJ"), in base units.
 double quantity_after(const std::string& text, const std::string& label) {
     const size_t at = text.find(label);
