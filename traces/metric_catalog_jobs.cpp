@@ -127,6 +127,14 @@ std::vector<MetricDecl> job_metric_declarations() {
         decl(J, "serving.timeline[].queued", "1", "requests waiting then"),
         decl(J, "serving.timeline[].running", "1", "requests in the batch then"),
         decl(J, "serving.timeline[].kv_tokens", "1", "KV-cache tokens held then"),
+        decl(J, "serving.timeline[].power_w", "W", "per device since the previous sample: the iterations' energy and static power while idle "
+                                                  "over the interval (null at the first sample)"),
+        decl(J, "serving.timeline[].energy_per_token_j", "J", "per device since the previous sample: its energy over the output tokens "
+                                                             "emitted (null when none were)"),
+        decl(J, "serving.slo.*", "s", "the latency objectives a request must meet for goodput (serving.slo_ttft_ms, slo_tpot_ms, slo_e2e_ms)"),
+        decl(J, "serving.slo_met_requests", "1", "requests (replica 0's) that met every objective"),
+        decl(J, "serving.slo_attainment", "1", "slo_met_requests over the requests (replica 0's)"),
+        decl(J, "serving.goodput_requests_per_s", "1/s", "requests meeting every objective per second, over the dp replicas (vLLM's request goodput)"),
         decl(J, "simulation.iterations", "1", "a serving job's iterations on one replica"),
         // ---- an llm workload's serving phases (llm.json)
         decl(V, "batch", "1", "sequences served together"),

@@ -207,8 +207,32 @@ json JobContext::run_serving() const {
     sv["kv_bytes_per_token"] = kv_per_token;
     sv["device_runs"] = tasks.size();
     sv["tensor_comm_share"] = r.busy_s > 0 ? comm_s / r.busy_s : 0.0;
+    // goodput under the stated objectives
+    const ServingSlo slo{spec.slo_ttft_ms * 1e-3, spec.slo_tpot_ms * 1e-3, spec.slo_e2e_ms * 1e-3};
+    if (slo.any()) {
+        const SloResult g = slo_attainment(r, reqs, slo);
+        json o;
+        if (slo.ttft_s > 0) o["ttft_s"] = slo.ttft_s;
+        if (slo.tpot_s > 0) o["tpot_s"] = slo.tpot_s;
+        if (slo.e2e_s > 0) o["e2e_s"] = slo.e2e_s;
+        sv["slo"] = o, sv["slo_met_requests"] = g.met, sv["slo_attainment"] = g.attainment;
+        sv["goodput_requests_per_s"] = g.goodput_requests_per_s * replicas;
+    }
+    // the state over time, and per device the power and energy per token since the last sample
     json tl = json::array();
-    for (const ServingSample& x : r.samples) tl.push_back({{"t_s", x.t_s}, {"queued", x.queued}, {"running", x.running}, {"kv_tokens", x.kv_tokens}});
+    for (size_t k = 0; k < r.samples.size(); ++k) {
+        const ServingSample& x = r.samples[k];
+        json row = {{"t_s", x.t_s}, {"queued", x.queued}, {"running", x.running}, {"kv_tokens", x.kv_tokens}, {"power_w", nullptr},
+                    {"energy_per_token_j", nullptr}};
+        if (k > 0 && x.t_s > r.samples[k - 1].t_s) {
+            const ServingSample& p = r.samples[k - 1];
+            const double dt = x.t_s - p.t_s;
+            const double e = x.energy_j - p.energy_j + static_w * std::max(0.0, dt - (x.busy_s - p.busy_s));
+            row["power_w"] = e / dt;
+            if (x.output_tokens > p.output_tokens) row["energy_per_token_j"] = e / double(x.output_tokens - p.output_tokens);
+        }
+        tl.push_back(row);
+    }
     sv["timeline"] = tl;
     out["serving"] = sv;
     // the figures a job's schedule phases weight by duration (run_job's phase summary)

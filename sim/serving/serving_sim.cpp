@@ -42,6 +42,19 @@ LatencyStats latency_stats(std::vector<double> v) {
     return s;
 }
 
+SloResult slo_attainment(const ServingResult& r, const std::vector<ServingRequest>& requests, const ServingSlo& slo) {
+    SloResult s;
+    for (size_t i = 0; i < r.request_times.size() && i < requests.size(); ++i) {
+        const RequestTimes& q = r.request_times[i];
+        const double ttft = q.first_token_s - q.arrival_s, e2e = q.last_token_s - q.arrival_s;
+        const double tpot = requests[i].output > 1 ? (q.last_token_s - q.first_token_s) / double(requests[i].output - 1) : 0.0;
+        if ((slo.ttft_s <= 0 || ttft <= slo.ttft_s) && (slo.tpot_s <= 0 || tpot <= slo.tpot_s) && (slo.e2e_s <= 0 || e2e <= slo.e2e_s)) ++s.met;
+    }
+    s.attainment = r.request_times.empty() ? 0.0 : double(s.met) / double(r.request_times.size());
+    s.goodput_requests_per_s = r.duration_s > 0 ? double(s.met) / r.duration_s : 0.0;
+    return s;
+}
+
 ServingResult simulate_serving(const std::vector<ServingRequest>& reqs, const SchedulerConfig& cfg, const IterationCostFn& cost,
                                const IterationObserver& observe) {
     const int64_t B = std::max<int64_t>(1, cfg.kv_block_tokens);
@@ -67,6 +80,7 @@ ServingResult simulate_serving(const std::vector<ServingRequest>& reqs, const Sc
     std::deque<size_t> waiting, swapped;  // swapped: preempted by swap, their blocks in host memory
     std::vector<size_t> running;  // in admission order
     std::vector<double> itl;
+    int64_t emitted = 0;  // output tokens so far
     int64_t used_blocks = 0;
     const bool swap = cfg.preemption == "swap" && cfg.swap_bytes_per_s > 0;
     const int64_t swap_cap_blocks = swap ? cfg.swap_capacity_tokens / B : 0;
@@ -139,7 +153,8 @@ ServingResult simulate_serving(const std::vector<ServingRequest>& reqs, const Sc
             continue;
         }
         if (out.iterations % stride == 0) {
-            samples.push_back({t, static_cast<int64_t>(waiting.size()), static_cast<int64_t>(running.size()), used_blocks * B});
+            samples.push_back({t, static_cast<int64_t>(waiting.size()), static_cast<int64_t>(running.size()), used_blocks * B, out.energy_j,
+                               out.busy_s, emitted});
             if (samples.size() >= 2000) {
                 for (size_t k = 0; 2 * k < samples.size(); ++k) samples[k] = samples[2 * k];
                 samples.resize((samples.size() + 1) / 2);
@@ -211,7 +226,7 @@ ServingResult simulate_serving(const std::vector<ServingRequest>& reqs, const Sc
         // tokens come out at the end of the iteration
         auto emit = [&](size_t id) {
             Live& q = live[id];
-            ++q.generated;
+            ++q.generated, ++emitted;
             if (q.first_token_s < 0) q.first_token_s = t;
             else itl.push_back(t - q.last_token_s);
             q.last_token_s = t;

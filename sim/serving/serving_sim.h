@@ -73,6 +73,8 @@ struct LatencyStats {
 struct ServingSample {
     double t_s = 0;
     int64_t queued = 0, running = 0, kv_tokens = 0;
+    double energy_j = 0, busy_s = 0;  ///< the iterations' energy and time before this one, summed from the start
+    int64_t output_tokens = 0;        ///< tokens emitted before this iteration, summed from the start
 };
 
 /// When one request passed each stage, s: it arrived, was first admitted to the batch, got its
@@ -95,6 +97,23 @@ struct ServingResult {
     std::vector<ServingSample> samples;  ///< the state at evenly spaced iterations' starts, 1,000 to 2,000 of them (all of a shorter run)
     std::vector<RequestTimes> request_times;  ///< per request, in the input's order
 };
+
+/// Latency objectives a request must meet to count as goodput (vLLM benchmark_serving.py's
+/// --goodput: TTFT, TPOT and end-to-end latency, each optional); 0 = no objective.
+struct ServingSlo {
+    double ttft_s = 0, tpot_s = 0, e2e_s = 0;
+    bool any() const { return ttft_s > 0 || tpot_s > 0 || e2e_s > 0; }
+};
+
+/// Requests of `r` (served from `requests`) that met every objective of `slo`, and the goodput:
+/// those requests / the run's duration, requests/s (vLLM's request_goodput). A request's TPOT is
+/// (last - first token) / (output - 1), 0 for a single token.
+struct SloResult {
+    size_t met = 0;
+    double attainment = 0;           ///< met / requests
+    double goodput_requests_per_s = 0;
+};
+SloResult slo_attainment(const ServingResult& r, const std::vector<ServingRequest>& requests, const ServingSlo& slo);
 
 /// Sees every iteration as it runs: its start (s), its time (s, the swaps' copies included) and
 /// what it ran (a trace writer, say).

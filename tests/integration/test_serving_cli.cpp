@@ -46,7 +46,8 @@ json run_serving(const std::string& yaml, const std::string& name, const std::st
 
 TEST_CASE("a serving job serves its requests over time and reports latency percentiles with every figure declared", "[e2e][serving]") {
     const std::string out = temp_dir("serving_low");
-    const json j = run_serving(serve_yaml("low", "{ arrival_rate_per_s: 20, requests: 40, arrival: uniform, max_num_tokens: 256 }"), "low", out);
+    const json j = run_serving(serve_yaml("low", "{ arrival_rate_per_s: 20, requests: 40, arrival: uniform, max_num_tokens: 256, slo_ttft_ms: 1000 }"),
+                               "low", out);
     CHECK(j["mode"] == "serving");
     const json& s = j["serving"];
     CHECK(s["engine"]["profile"] == "tensorrt-llm");
@@ -81,6 +82,22 @@ TEST_CASE("a serving job serves its requests over time and reports latency perce
     REQUIRE(at != std::string::npos);
     const size_t from = said.rfind(' ', at - 1) + 1;
     CHECK(std::stoll(said.substr(from, at - from)) >= int64_t(3 * s["timeline"].size()));
+    // goodput: a loose TTFT objective every request meets; a TPOT objective none can
+    CHECK(s["slo"]["ttft_s"] == 1.0);
+    CHECK(s["slo_attainment"] == 1.0);
+    CHECK(s["goodput_requests_per_s"] == s["achieved_requests_per_s"]);
+    const json strict = run_serving(serve_yaml("strict", "{ arrival_rate_per_s: 20, requests: 40, arrival: uniform, max_num_tokens: 256, slo_tpot_ms: 0.000001 }"),
+                                    "strict", temp_dir("serving_strict"));
+    CHECK(strict["serving"]["slo_met_requests"] == 0);
+    CHECK(strict["serving"]["goodput_requests_per_s"] == 0.0);
+    // power over time: the intervals' energy adds up to the run's, less what follows the last sample
+    double timeline_j = 0;
+    const json& tl = s["timeline"];
+    CHECK(tl[0]["power_w"].is_null());
+    for (size_t k = 1; k < tl.size(); ++k)
+        if (!tl[k]["power_w"].is_null()) timeline_j += tl[k]["power_w"].get<double>() * (tl[k]["t_s"].get<double>() - tl[k - 1]["t_s"].get<double>());
+    CHECK(timeline_j <= j["energy_per_device_j"].get<double>());
+    CHECK(timeline_j > 0.9 * j["energy_per_device_j"].get<double>());
     const CliResult summary = run_archsim("trace summary " + out);
     CHECK(summary.out.find("requests.decode") == std::string::npos);  // lanes are components, not operators
     CHECK(summary.out.find("queued") != std::string::npos);
@@ -259,7 +276,8 @@ TEST_CASE("a serving job's bad input is one line and exit code 2", "[e2e][servin
              {"{ arrival_rate_per_s: 2, requests: 4, arrival: gaussian }", "must be one of poisson, uniform, bursty"},
              {"{ arrival_rate_per_s: 2, requests: 4, lengths: normal }", "must be one of fixed, uniform, exponential, lognormal"},
              {"{ arrival_rate_per_s: 2, requests: 4, length_cv: 2 }", "is read with lengths: lognormal only"},
-             {"{ arrival_rate_per_s: 2, requests: 4, lengths: lognormal, length_cv: 0 }", "must be above 0"}}) {
+             {"{ arrival_rate_per_s: 2, requests: 4, lengths: lognormal, length_cv: 0 }", "must be above 0"},
+             {"{ arrival_rate_per_s: 2, requests: 4, slo_ttft_ms: -5 }", "slo_ttft_ms: must be above 0 ms"}}) {
         const CliResult r = run_archsim("run " + serve_yaml("bad", serving) + "#bad --target " + kH100 + " --out " + out + " --quiet");
         INFO(serving << "\n" << r.err);
         CHECK(r.exit_code == 2);

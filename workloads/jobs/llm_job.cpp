@@ -128,7 +128,8 @@ const std::map<std::string, std::vector<std::string>>& block_keys() {
         {"runtime_tuning", {"microbatch", "cuda_graphs", "gpudirect_rdma", "virt", "fabric"}},
         {"training", {"optimizer", "recompute"}},
         {"serving", {"arrival_rate_per_s", "requests", "arrival", "seed", "policy", "scheduler", "max_batch", "max_num_tokens",
-                     "kv_block_tokens", "chunked_prefill", "kv_cache_fraction", "replay_file", "lengths", "length_cv", "preemption", "swap_space_gib"}},
+                     "kv_block_tokens", "chunked_prefill", "kv_cache_fraction", "replay_file", "lengths", "length_cv", "preemption", "swap_space_gib",
+                     "slo_ttft_ms", "slo_tpot_ms", "slo_e2e_ms"}},
         {"schedule", {"phases"}}};
     return keys;
 }
@@ -230,6 +231,11 @@ void read_serving(const YamlFields& v, ServingSpec& s) {
     if (v.has("max_num_tokens")) s.max_num_tokens = v.integer("max_num_tokens");
     if (v.has("kv_block_tokens")) s.kv_block_tokens = v.integer("kv_block_tokens");
     if (v.has("chunked_prefill")) s.chunked_prefill = v.boolean_or("chunked_prefill", false);
+    for (auto [key, field] : {std::pair{"slo_ttft_ms", &s.slo_ttft_ms}, std::pair{"slo_tpot_ms", &s.slo_tpot_ms}, std::pair{"slo_e2e_ms", &s.slo_e2e_ms}})
+        if (v.has(key)) {
+            *field = v.real(key);
+            if (!(*field > 0)) throw UserError(v.where() + "." + key, "must be above 0 ms");
+        }
     if (v.has("preemption")) s.preemption = v.choice("preemption", {"recompute", "swap"});
     if (v.has("swap_space_gib")) {
         s.swap_space_gib = v.real("swap_space_gib");

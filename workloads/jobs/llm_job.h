@@ -56,6 +56,8 @@ struct ServingSpec {
     std::optional<bool> chunked_prefill;
     std::optional<double> kv_cache_fraction;  ///< of the device memory left after the weights
     std::optional<std::string> preemption;    ///< recompute | swap
+    /// Latency objectives for goodput (0 = none): TTFT, TPOT and end to end, ms.
+    double slo_ttft_ms = 0, slo_tpot_ms = 0, slo_e2e_ms = 0;
     std::optional<double> swap_space_gib;     ///< host memory for swapped KV per device
     std::string profile = "steady_state";     ///< the request_profile of the phase it runs (steady_state without phases)
     /// The CSV of requests a `dataloader: replay` job serves (serving.replay_file, relative to the
