@@ -277,7 +277,7 @@ TEST_CASE("a serving job's bad input is one line and exit code 2", "[e2e][servin
              {"{ arrival_rate_per_s: 2, requests: 4, lengths: normal }", "must be one of fixed, uniform, exponential, lognormal"},
              {"{ arrival_rate_per_s: 2, requests: 4, length_cv: 2 }", "is read with lengths: lognormal only"},
              {"{ arrival_rate_per_s: 2, requests: 4, lengths: lognormal, length_cv: 0 }", "must be above 0"},
-             {"{ arrival_rate_per_s: 2, requests: 4, slo_ttft_ms: -5 }", "slo_ttft_ms: must be above 0 ms"}}) {
+             {"{ arrival_rate_per_s: 2, requests: 4, slo_ttft_ms: -5 }", "slo_ttft_ms = -5: must be >= 0"}}) {
         const CliResult r = run_archsim("run " + serve_yaml("bad", serving) + "#bad --target " + kH100 + " --out " + out + " --quiet");
         INFO(serving << "\n" << r.err);
         CHECK(r.exit_code == 2);

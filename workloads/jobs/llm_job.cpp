@@ -1,3 +1,5 @@
+#include <fmt/format.h>
+
 #include "workloads/jobs/llm_job.h"
 
 #include <toml++/toml.h>
@@ -74,7 +76,7 @@ public:
         } catch (const YAML::Exception&) {
             throw UserError(m_where + "." + k + " = " + scalar(n), "must be a number");
         }
-        if (v < min) throw UserError(m_where + "." + k + " = " + scalar(n), "must be >= " + std::to_string(min));
+        if (v < min) throw UserError(m_where + "." + k + " = " + scalar(n), fmt::format("must be >= {:g}", min));
         return v;
     }
     bool boolean_or(const std::string& k, bool def) const {
