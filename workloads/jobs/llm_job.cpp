@@ -1,7 +1,6 @@
-#include <fmt/format.h>
-
 #include "workloads/jobs/llm_job.h"
 
+#include <fmt/format.h>
 #include <toml++/toml.h>
 #include <yaml-cpp/yaml.h>
 
