@@ -131,6 +131,11 @@ std::vector<MetricDecl> job_metric_declarations() {
                                                   "over the interval (null at the first sample)"),
         decl(J, "serving.timeline[].energy_per_token_j", "J", "per device since the previous sample: its energy over the output tokens "
                                                              "emitted (null when none were)"),
+        decl(J, "serving.histograms.from_s", "s", "the latency histograms' first bin edge (sim/serving/latency_histogram.h)"),
+        decl(J, "serving.histograms.bins_per_decade", "1", "bins per factor of 10 (100: each 2.3% wide)"),
+        decl(J, "serving.histograms.*.sum_s", "s", "the latencies' exact sum (replica 0's requests)"),
+        decl(J, "serving.histograms.*.bins[][]", "1", "[bin index, count] for every bin with a count: bin k spans from_s x 10^(k / bins_per_decade) "
+                                                       "to the next; a schedule pools its phases' to give its percentiles"),
         decl(J, "serving.slo.*", "s", "the latency objectives a request must meet for goodput (serving.slo_ttft_ms, slo_tpot_ms, slo_e2e_ms)"),
         decl(J, "serving.slo_met_requests", "1", "requests (replica 0's) that met every objective"),
         decl(J, "serving.slo_attainment", "1", "slo_met_requests over the requests (replica 0's)"),

@@ -21,6 +21,10 @@
 #include "workloads/parallel/parallel_plan.h"
 
 namespace archsim {
+class LatencyHistogram;
+}
+
+namespace archsim {
 
 /// A job as run_job resolved it: the job with the command line's tuning applied, its target and
 /// cluster, the plan, the device (its machine file with the device --sets), the precision and
@@ -92,6 +96,16 @@ nlohmann::json node_power_json(const ClusterConfig& cl, int64_t devices, double 
 
 /// The job's collectives, one row per scope, collective, algorithm and protocol.
 nlohmann::json comm_json(const JobResult& res);
+
+/// A latency histogram as a serving run's JSON keeps it: {"sum_s", "bins": [[index, count], ...]}
+/// (sim/serving/latency_histogram.h).
+nlohmann::json histogram_json(const LatencyHistogram& h);
+
+/// A serving schedule's figures from its phases' last_run.json objects and their durations
+/// (minutes): the rates weighted by duration, every phase's requests pooled (each phase's
+/// replicas alike) for the latencies' means and percentiles (from the histograms each phase
+/// keeps), the preemptions summed, the peaks' maximum.
+nlohmann::json schedule_serving(const std::vector<std::pair<nlohmann::json, double>>& phases);
 
 /// The job's custom keys, as given.
 nlohmann::json custom_json(const LlmJob& job);

@@ -32,6 +32,7 @@ bool on_off(const std::string& v, const std::string& flag, bool def) {
 /// OUT/last_run.json holds every phase's figures and their means weighted by duration.
 json run_phases(const LlmJob& job, const JobRunArgs& args, std::chrono::steady_clock::time_point t0) {
     json phases = json::array();
+    std::vector<std::pair<json, double>> served;  // a serving job's phase runs
     double minutes = 0;
     std::map<std::string, double> weighted;
     static const std::vector<std::string> keys = {"step_time_s", "tokens_per_s", "tflops_per_device", "mfu", "ttft_s", "time_per_output_token_s",
@@ -66,14 +67,16 @@ json run_phases(const LlmJob& job, const JobRunArgs& args, std::chrono::steady_c
         for (const auto& k : keys)
             if (r.contains(k)) row[k] = r[k], weighted[k] += r[k].get<double>() * ph.duration_minutes;
         phases.push_back(row);
+        if (r.contains("serving")) served.push_back({r, ph.duration_minutes});
         minutes += ph.duration_minutes;
     }
     json out;
-    out["workload"] = job.where(), out["target"] = args.target, out["mode"] = job.training() ? "training" : "inference";
+    out["workload"] = job.where(), out["target"] = args.target, out["mode"] = job.training() ? "training" : job.serving.given ? "serving" : "inference";
     out["phases"] = phases;
     out["duration_minutes"] = minutes;
     for (const auto& [k, v] : weighted) out[k] = minutes > 0 ? v / minutes : 0.0;
     out["weighting"] = "each figure is the mean of the phases' weighted by duration_minutes";
+    if (!served.empty()) out["serving"] = schedule_serving(served);
     if (out.contains("tokens_per_s")) out["tokens_over_schedule"] = out["tokens_per_s"].get<double>() * minutes * 60.0;
     out["custom"] = custom_json(job);
     out["simulation"] = {{"wall_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()}};

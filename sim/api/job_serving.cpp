@@ -201,6 +201,12 @@ json JobContext::run_serving() const {
     sv["output_tokens_per_s"] = r.output_tokens_per_s * replicas;
     sv["total_tokens_per_s"] = r.total_tokens_per_s * replicas;
     sv["ttft_s"] = stats_json(r.ttft), sv["itl_s"] = stats_json(r.itl), sv["tpot_s"] = stats_json(r.tpot), sv["e2e_s"] = stats_json(r.e2e);
+    sv["histograms"] = {{"from_s", LatencyHistogram::kFromS},
+                        {"bins_per_decade", LatencyHistogram::kBinsPerDecade},
+                        {"ttft_s", histogram_json(r.ttft_hist)},
+                        {"itl_s", histogram_json(r.itl_hist)},
+                        {"tpot_s", histogram_json(r.tpot_hist)},
+                        {"e2e_s", histogram_json(r.e2e_hist)}};
     sv["duration_s"] = r.duration_s, sv["iterations"] = r.iterations, sv["preemptions"] = r.preemptions;
     sv["swaps_out"] = r.swaps_out, sv["swaps_in"] = r.swaps_in, sv["swap_s"] = r.swap_s, sv["swapped_tokens"] = r.swapped_tokens;
     sv["peak_queue"] = r.peak_queue, sv["peak_kv_tokens"] = r.peak_kv_tokens, sv["kv_capacity_tokens"] = kv_tokens;

@@ -259,6 +259,9 @@ ServingResult simulate_serving(const std::vector<ServingRequest>& reqs, const Sc
         out.request_times.push_back({reqs[i].arrival_s, live[i].admitted_s, live[i].first_token_s, live[i].last_token_s});
     }
     out.ttft = latency_stats(ttft), out.itl = latency_stats(itl), out.tpot = latency_stats(tpot), out.e2e = latency_stats(e2e);
+    for (const auto& [v, h] : {std::pair{&ttft, &out.ttft_hist}, std::pair{&itl, &out.itl_hist}, std::pair{&tpot, &out.tpot_hist},
+                               std::pair{&e2e, &out.e2e_hist}})
+        for (const double x : *v) h->add(x);
     if (out.duration_s > 0) {
         out.achieved_requests_per_s = double(reqs.size()) / out.duration_s;
         out.output_tokens_per_s = double(out_tokens) / out.duration_s;

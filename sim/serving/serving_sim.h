@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/serving/latency_histogram.h"
+
 namespace archsim {
 
 /// One request: when it arrives (s) and its prompt and output lengths (tokens).
@@ -92,6 +94,7 @@ struct ServingResult {
     double duration_s = 0;             ///< first arrival to last completion
     double achieved_requests_per_s = 0, output_tokens_per_s = 0, total_tokens_per_s = 0;
     LatencyStats ttft, itl, tpot, e2e;  ///< time to first token, inter-token latency, time per output token, end to end
+    LatencyHistogram ttft_hist, itl_hist, tpot_hist, e2e_hist;  ///< the same distributions, to merge across runs (a schedule's phases)
     double energy_j = 0, busy_s = 0;    ///< the iterations' energy and time
     int64_t peak_kv_tokens = 0, peak_queue = 0;
     std::vector<ServingSample> samples;  ///< the state at evenly spaced iterations' starts, 1,000 to 2,000 of them (all of a shorter run)

@@ -172,6 +172,24 @@ TEST_CASE("a serving job's schedule phases shape the rate by request_profile and
     const json day = json::parse(slurp(out + "/last_run.json"));
     CHECK(day["tokens_per_s"].get<double>() ==
           Approx((1 * night["tokens_per_s"].get<double>() + 1 * rush["tokens_per_s"].get<double>() + 0.5 * scaled["tokens_per_s"].get<double>()) / 2.5));
+    // the whole schedule: every phase's requests together (the scaled phase's two replicas each
+    // serve its 60 alike), the percentiles from the merged histograms within half a bin (1.2%)
+    CHECK(day["mode"] == "serving");
+    const json& all = day["serving"];
+    CHECK(all["requests"] == 30 + 480 + 60);
+    const double ttft_mean = (30 * night["serving"]["ttft_s"]["mean"].get<double>() + 480 * rush["serving"]["ttft_s"]["mean"].get<double>() +
+                              60 * scaled["serving"]["ttft_s"]["mean"].get<double>()) / 570;
+    CHECK(all["ttft_s"]["mean"].get<double>() == Approx(ttft_mean));
+    double lo = 1e9, hi = 0;
+    for (const json* p : {&night, &rush, &scaled})
+        lo = std::min(lo, (*p)["serving"]["e2e_s"]["p50"].get<double>()), hi = std::max(hi, (*p)["serving"]["e2e_s"]["p99"].get<double>());
+    CHECK(all["e2e_s"]["p50"].get<double>() >= lo / 1.012);
+    CHECK(all["e2e_s"]["p99"].get<double>() <= hi * 1.012);
+    CHECK(all["achieved_requests_per_s"].get<double>() ==
+          Approx((night["serving"]["achieved_requests_per_s"].get<double>() + rush["serving"]["achieved_requests_per_s"].get<double>() +
+                  0.5 * scaled["serving"]["achieved_requests_per_s"].get<double>()) / 2.5));
+    CHECK(undeclared_numbers(day, archsim::MetricScope::Job) == std::vector<std::string>{});
+    CHECK(undeclared_numbers(rush, archsim::MetricScope::Job) == std::vector<std::string>{});
 }
 
 TEST_CASE("the workload format's own command form runs the same job as archsim's", "[e2e][serving]") {

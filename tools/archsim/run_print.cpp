@@ -42,6 +42,13 @@ std::string phases_text(const json& out, const std::string& out_dir) {
                          p.contains("tokens_per_s") ? fmt::format("{:.1f}", num(p, "tokens_per_s")) : "-",
                          p.contains("power_per_device_w") ? fmt::format("{:.1f} W", num(p, "power_per_device_w")) : "-");
     if (out.contains("tokens_per_s")) s += fmt::format("  weighted by duration: {:.1f} tokens/s\n", num(out, "tokens_per_s"));
+    if (out.contains("serving")) {  // the requests of every phase together
+        const json& v = out.at("serving");
+        s += fmt::format("  all {:.0f} requests:  {:.2f} requests/s", num(v, "requests"), num(v, "achieved_requests_per_s"));
+        for (const char* k : {"ttft_s", "tpot_s"})
+            s += fmt::format(", {} p50 {} p99 {}", std::string(k).substr(0, 4), with_unit(num(v.at(k), "p50"), "s"), with_unit(num(v.at(k), "p99"), "s"));
+        s += "\n";
+    }
     return s + fmt::format("  wrote {}/last_run.json (each phase under {}/phases/)\n", out_dir, out_dir);
 }
 
@@ -65,10 +72,12 @@ std::string inference_text(const json& out, const std::string& out_dir) {
 std::string serving_text(const json& out, const std::string& out_dir) {
     const json& s = out.at("serving");
     const json& e = s.at("engine");
-    std::string t = fmt::format("{} on {}: {} requests of {} + {} tokens at {} requests/s ({}), {} device(s) (dp {})\n", text(out, "workload"),
-                                text(out, "target"), s.at("requests").get<int64_t>(), s.at("prompt_tokens").get<int64_t>(),
-                                s.at("output_tokens").get<int64_t>(), s.at("arrival_rate_per_s").dump(), text(s, "arrival"),
-                                out.at("devices").get<int64_t>(), out.at("parallelism").at("dp").get<int64_t>());
+    const json& par = out.at("parallelism");
+    std::string t = fmt::format("{} on {}: {} requests of {:.0f} + {:.0f} tokens{} at {} requests/s ({}), {} device(s) (tp {} x dp {})\n",
+                                text(out, "workload"), text(out, "target"), s.at("requests").get<int64_t>(), num(s, "prompt_tokens"),
+                                num(s, "output_tokens"), s.contains("lengths") && text(s.at("lengths"), "kind") != "fixed" ? " on average" : "",
+                                s.at("arrival_rate_per_s").dump(), text(s, "arrival"), out.at("devices").get<int64_t>(),
+                                par.at("tp").get<int64_t>(), par.at("dp").get<int64_t>());
     t += choice_line(out);
     t += fmt::format("  engine               {}: {} batching, {}, at most {} sequences and {} tokens per iteration, KV blocks of {} tokens{}\n",
                      text(e, "profile"), text(e, "policy"), text(e, "scheduler"), e.at("max_batch").get<int64_t>(),
@@ -81,8 +90,16 @@ std::string serving_text(const json& out, const std::string& out_dir) {
         t += fmt::format("  {:<20} mean {}, p50 {}, p90 {}, p99 {}\n", k, with_unit(num(x, "mean"), "s"), with_unit(num(x, "p50"), "s"),
                          with_unit(num(x, "p90"), "s"), with_unit(num(x, "p99"), "s"));
     }
-    t += fmt::format("  KV cache             peak {} of {} tokens; {} preemption(s); queue peak {}\n", s.at("peak_kv_tokens").get<int64_t>(),
-                     s.at("kv_capacity_tokens").get<int64_t>(), s.at("preemptions").get<int64_t>(), s.at("peak_queue").get<int64_t>());
+    if (s.contains("goodput_requests_per_s"))
+        t += fmt::format("  goodput              {:.2f} requests/s meet the objectives ({:.1f}% of requests)\n", num(s, "goodput_requests_per_s"),
+                         100 * num(s, "slo_attainment"));
+    t += fmt::format("  KV cache             peak {} of {} tokens; {} preemption(s){}; queue peak {}\n", s.at("peak_kv_tokens").get<int64_t>(),
+                     s.at("kv_capacity_tokens").get<int64_t>(), s.at("preemptions").get<int64_t>(),
+                     s.value("swaps_out", 0) > 0 ? fmt::format(" ({} by swap, {} of copies)", s.at("swaps_out").get<int64_t>(), with_unit(num(s, "swap_s"), "s"))
+                                                 : std::string(),
+                     s.at("peak_queue").get<int64_t>());
+    if (par.at("tp").get<int64_t>() > 1)
+        t += fmt::format("  tensor parallel      collectives {:.1f}% of the iterations' time\n", 100 * num(s, "tensor_comm_share"));
     t += fmt::format("  energy               {} per output token, {} per device on average\n", with_unit(num(out, "energy_per_token_j"), "J"),
                      with_unit(num(out, "power_per_device_w"), "W"));
     return t + fmt::format("  wrote {}/last_run.json ({} device runs under {}/devices)\n", out_dir, s.at("device_runs").get<int64_t>(), out_dir);
