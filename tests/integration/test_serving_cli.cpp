@@ -190,6 +190,18 @@ TEST_CASE("a serving job's schedule phases shape the rate by request_profile and
                   0.5 * scaled["serving"]["achieved_requests_per_s"].get<double>()) / 2.5));
     CHECK(undeclared_numbers(day, archsim::MetricScope::Job) == std::vector<std::string>{});
     CHECK(undeclared_numbers(rush, archsim::MetricScope::Job) == std::vector<std::string>{});
+    // report: the figures, and the plots of every phase and of the pooled requests
+    const CliResult rep = run_archsim("report " + out);
+    INFO(rep.err);
+    CHECK(rep.exit_code == 0);
+    CHECK(rep.out.find("all 570 requests") != std::string::npos);
+    for (const char* plot : {"/plots/serving_latency.svg", "/plots/serving_timeline.svg"}) {
+        INFO(plot);
+        const std::string svg = slurp(out + plot);
+        for (const char* phase : {"night", "rush", "scaled"}) CHECK(svg.find(phase) != std::string::npos);
+    }
+    CHECK(slurp(out + "/plots/serving_latency.svg").find("all phases") != std::string::npos);
+    CHECK(slurp(out + "/report.html").find("all phases") != std::string::npos);
 }
 
 TEST_CASE("the workload format's own command form runs the same job as archsim's", "[e2e][serving]") {

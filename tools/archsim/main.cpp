@@ -164,8 +164,9 @@ int main(int argc, char** argv) {
 
     cli::ReportArgs rep;
     auto* report = app.add_subcommand("report", "Tabulate a sweep's results, its Pareto front (latency vs energy), "
-                                                "and write plots and a self-contained report.html");
-    report->add_option("dirs", rep.dirs, "Sweeps' --out folders: one study, or several side by side (a study column)")->required();
+                                                "and write plots and a self-contained report.html; or a serving job's figures and plots");
+    report->add_option("dirs", rep.dirs, "Sweeps' --out folders: one study, or several side by side (a study column); or a serving job's --out")
+        ->required();
     report->add_option("--out", rep.out_dir, "Where plots/ and report.html go (default: the folder; required for several)");
     report->add_option("--where", rep.where, "Filter: KEY=VALUE, KEY!=VALUE, KEY<NUMBER or KEY>NUMBER (repeatable)");
     report->add_option("--sort", rep.sort, "Column to sort by")->capture_default_str();

@@ -190,6 +190,7 @@ std::string study_of(const std::string& dir) {
 
 int cmd_report(const ReportArgs& a) {
     if (a.dirs.empty()) throw UserError("report", "give a sweep's --out folder");
+    if (a.dirs.size() == 1 && is_serving_output(a.dirs[0])) return report_serving(a.dirs[0], a.plots);
     if (a.dirs.size() > 1 && a.out_dir.empty() && a.plots)
         throw UserError("report " + a.dirs[0] + " " + a.dirs[1], "several studies: give --out DIR for their plots and report.html");
     std::vector<SweepRow> all, rows;

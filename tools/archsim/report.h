@@ -29,4 +29,13 @@ struct ReportArgs {
 /// --out; returns 1 when the filters leave nothing of finished points, or the plotting fails.
 int cmd_report(const ReportArgs& a);
 
+/// Whether `dir` is a serving job's output (last_run.json with mode "serving", no sweep journal).
+bool is_serving_output(const std::string& dir);
+
+/// `archsim report OUT` on a serving job's output: its figures as `run` prints them and, with
+/// `plots`, OUT/plots/ and OUT/report.html from tools/plot_serving.py (latency percentiles per
+/// phase and pooled; queue, KV cache, power and energy per token over time). Throws UserError
+/// for an unreadable last_run.json; returns 1 when the plotting fails.
+int report_serving(const std::string& dir, bool plots);
+
 }  // namespace archsim::cli
