@@ -129,8 +129,14 @@ std::vector<MetricDecl> job_metric_declarations() {
         decl(J, "serving.timeline[].kv_tokens", "1", "KV-cache tokens held then"),
         decl(J, "serving.timeline[].power_w", "W", "per device since the previous sample: the iterations' energy and static power while idle "
                                                   "over the interval (null at the first sample)"),
-        decl(J, "serving.timeline[].energy_per_token_j", "J", "per device since the previous sample: its energy over the output tokens "
-                                                             "emitted (null when none were)"),
+        decl(J, "serving.timeline[].energy_per_token_j", "J", "since the previous sample: the replica's energy (its tp devices') over the "
+                                                             "output tokens it emitted (null when none were)"),
+        decl(J, "serving.disaggregation.prefill_replicas", "1", "replicas that run prompts only (serving.prefill_replicas)"),
+        decl(J, "serving.disaggregation.decode_replicas", "1", "replicas that run decodes only: dp - prefill_replicas"),
+        decl(J, "serving.disaggregation.kv_transfer_s", "s", "one prompt's KV cache from a prefill to a decode replica, mean: link latency + "
+                                                            "prompt x kv_bytes_per_token / the link's sustained rate"),
+        decl(J, "serving.disaggregation.prefill_iterations", "1", "prefill replica 0's iterations"),
+        decl(J, "serving.disaggregation.decode_iterations", "1", "decode replica 0's iterations"),
         decl(J, "serving.histograms.from_s", "s", "the latency histograms' first bin edge (sim/serving/latency_histogram.h)"),
         decl(J, "serving.histograms.bins_per_decade", "1", "bins per factor of 10 (100: each 2.3% wide)"),
         decl(J, "serving.histograms.*.sum_s", "s", "the latencies' exact sum (replica 0's requests)"),

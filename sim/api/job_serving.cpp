@@ -12,6 +12,7 @@
 #include "sim/base/atomic_file.h"
 #include "sim/base/error.h"
 #include "sim/serving/arrivals.h"
+#include "sim/serving/disaggregated.h"
 #include "sim/serving/iteration_cost.h"
 #include "sim/serving/serving_trace.h"
 #include "workloads/lowering/runtime_profile.h"
@@ -69,17 +70,23 @@ json JobContext::run_serving() const {
     // the load, split over the dp replicas in turn: a replay file's requests, or the arrival
     // process's with lengths around the means (`synthetic`; `streaming`, an open stream at the
     // rate, alike)
+    // (disaggregated: the whole stream, which the prefill replicas share in turn)
+    const bool split = spec.prefill_replicas > 0;
+    if (split && spec.prefill_replicas >= s.dp)
+        throw UserError(job.where() + ".serving.prefill_replicas = " + std::to_string(spec.prefill_replicas),
+                        "must leave at least one of the " + std::to_string(s.dp) + " dp replicas to decode");
+    const int64_t share = split ? 1 : s.dp;  // replicas the simulated stream is split over
     std::vector<ServingRequest> reqs;
     int64_t total = 0;
     if (!spec.replay_file.empty()) {
         const std::vector<ServingRequest> all = read_replay_csv(spec.replay_file);
         total = int64_t(all.size());
-        for (size_t i = 0; i < all.size(); i += size_t(s.dp)) reqs.push_back(all[i]);  // replica 0's share; the others' alike
+        for (size_t i = 0; i < all.size(); i += size_t(share)) reqs.push_back(all[i]);  // replica 0's share; the others' alike
     } else {
         if (spec.requests == 0 && std::isinf(spec.arrival_rate_per_s))
             throw UserError(job.where() + ".serving.requests", "an infinite rate needs a request count");
         total = spec.requests > 0 ? spec.requests : std::max<int64_t>(1, std::llround(spec.arrival_rate_per_s * job.duration_minutes * 60.0));
-        reqs = make_requests((total + s.dp - 1) / s.dp, spec.arrival_rate_per_s / double(s.dp), spec.arrival, uint64_t(spec.seed), m.prompt,
+        reqs = make_requests((total + share - 1) / share, spec.arrival_rate_per_s / double(share), spec.arrival, uint64_t(spec.seed), m.prompt,
                              m.generate, {spec.lengths, spec.length_cv});
     }
     const int64_t per_replica = int64_t(reqs.size());
@@ -160,24 +167,43 @@ json JobContext::run_serving() const {
         }
         return v;
     };
-    double comm_s = 0;
+    double comm_s = 0, busy_s = 0;
     const auto cost = [&](const IterationShape& it) {
         IterationCostValue v = model(it);
         if (s.tp > 1) {
             const IterationCostValue c = comm_cost(it);
             v.time_s += c.time_s, v.energy_j += c.energy_j, comm_s += c.time_s;
         }
+        busy_s += v.time_s;
         return v;
     };
     ServingTrace trace(args.out_dir + "/trace.h5", parse_trace_detail(args.detail, "--detail"), job.where(), target.name, precision.value);
-    const ServingResult r = simulate_serving(reqs, sc, cost, [&](double start_s, double time_s, const IterationShape& it) { trace.iteration(start_s, time_s, it); });
+    ServingResult r;
+    double energy_device = 0;  // per device over the run: its iterations' energy and static power while it waits
+    double replicas = double(s.dp);  // how many replicas serve as the simulated one did
+    DisaggregatedResult dr;
+    json disagg;
+    if (split) {
+        // the KV of a finished prompt goes from a prefill to a decode replica: over NVLink when the
+        // job fits one node (replicas placed in rank order), else through the NICs
+        const bool intra = s.devices() <= cl.devices_per_node;
+        const LinkSpec link = intra ? cl.intra_link() : comm.data.inter;
+        const int64_t P = spec.prefill_replicas, D = s.dp - P;
+        dr = simulate_disaggregated(reqs, sc, sc, {P, D, kv_per_token, link.effective_bytes_per_s(), link.latency_ps * 1e-12}, cost);
+        r = dr.combined;
+        const auto device_j = [&](const ServingResult& x) { return x.energy_j + static_w * std::max(0.0, r.duration_s - x.busy_s); };
+        energy_device = (double(P) * device_j(dr.prefill) + double(D) * device_j(dr.decode)) / double(P + D);
+        replicas = double(D);  // the combined figures are decode replica 0's share
+        disagg = {{"prefill_replicas", P}, {"decode_replicas", D}, {"kv_link", intra ? "intra" : "inter"},
+                  {"kv_transfer_s", dr.kv_transfer_s}, {"prefill_iterations", dr.prefill.iterations},
+                  {"decode_iterations", dr.decode.iterations}};
+    } else {
+        r = simulate_serving(reqs, sc, cost, [&](double start_s, double time_s, const IterationShape& it) { trace.iteration(start_s, time_s, it); });
+        energy_device = r.energy_j + static_w * std::max(0.0, r.duration_s - r.busy_s);
+    }
     trace.finish(r, kv_tokens);
-    // energy: the iterations' (their kernels' dynamic energy and static power while they run), and
-    // static power while the replica waits for requests
-    const double idle_s = std::max(0.0, r.duration_s - r.busy_s);
-    const double energy_replica = r.energy_j + static_w * idle_s;
-    const double devices = double(s.devices()), replicas = double(s.dp);
-    const double tokens = double(out_tokens);
+    const double devices = double(s.devices());
+    const double tokens = double(out_tokens) * double(share);  // every replica's
     json out = identity_json("serving");
     out["parallelism"] = {{"tp", s.tp}, {"pp", s.pp}, {"dp", s.dp}};
     json sv;
@@ -188,7 +214,7 @@ json JobContext::run_serving() const {
     sv["arrival"] = spec.arrival;
     sv["request_profile"] = spec.profile;
     sv["arrival_rate_per_s"] = std::isinf(spec.arrival_rate_per_s) ? json("inf") : json(spec.arrival_rate_per_s);
-    sv["requests"] = spec.replay_file.empty() ? int64_t(r.requests) * s.dp : total;  // synthetic: per replica x dp, the count rounded up
+    sv["requests"] = spec.replay_file.empty() ? int64_t(reqs.size()) * share : total;  // synthetic: per replica x dp, the count rounded up
     {  // the lengths served (replica 0's requests): their means and spread
         double prompt_sum = 0;
         for (const ServingRequest& q : reqs) prompt_sum += double(q.prompt);
@@ -212,7 +238,8 @@ json JobContext::run_serving() const {
     sv["peak_queue"] = r.peak_queue, sv["peak_kv_tokens"] = r.peak_kv_tokens, sv["kv_capacity_tokens"] = kv_tokens;
     sv["kv_bytes_per_token"] = kv_per_token;
     sv["device_runs"] = tasks.size();
-    sv["tensor_comm_share"] = r.busy_s > 0 ? comm_s / r.busy_s : 0.0;
+    sv["tensor_comm_share"] = busy_s > 0 ? comm_s / busy_s : 0.0;
+    if (split) sv["disaggregation"] = disagg;
     // goodput under the stated objectives
     const ServingSlo slo{spec.slo_ttft_ms * 1e-3, spec.slo_tpot_ms * 1e-3, spec.slo_e2e_ms * 1e-3};
     if (slo.any()) {
@@ -235,7 +262,7 @@ json JobContext::run_serving() const {
             const double dt = x.t_s - p.t_s;
             const double e = x.energy_j - p.energy_j + static_w * std::max(0.0, dt - (x.busy_s - p.busy_s));
             row["power_w"] = e / dt;
-            if (x.output_tokens > p.output_tokens) row["energy_per_token_j"] = e / double(x.output_tokens - p.output_tokens);
+            if (x.output_tokens > p.output_tokens) row["energy_per_token_j"] = e * double(s.tp) / double(x.output_tokens - p.output_tokens);
         }
         tl.push_back(row);
     }
@@ -245,13 +272,13 @@ json JobContext::run_serving() const {
     out["tokens_per_s"] = sv["output_tokens_per_s"];
     out["ttft_s"] = r.ttft.mean;
     out["time_per_output_token_s"] = r.tpot.mean;
-    out["energy_per_device_j"] = energy_replica;
-    out["energy_job_j"] = energy_replica * devices;
-    out["energy_per_token_j"] = tokens > 0 ? energy_replica / tokens : 0.0;
-    out["power_per_device_w"] = r.duration_s > 0 ? energy_replica / r.duration_s : 0.0;
+    out["energy_per_device_j"] = energy_device;
+    out["energy_job_j"] = energy_device * devices;
+    out["energy_per_token_j"] = tokens > 0 ? energy_device * devices / tokens : 0.0;
+    out["power_per_device_w"] = r.duration_s > 0 ? energy_device / r.duration_s : 0.0;
     out["memory_per_device_bytes"] = weights + double(r.peak_kv_tokens) * kv_per_token;
     out["memory_capacity_bytes"] = capacity;
-    out["node_overhead_power"] = node_power_json(cl, s.devices(), r.duration_s > 0 ? energy_replica * devices / r.duration_s : 0.0);
+    out["node_overhead_power"] = node_power_json(cl, s.devices(), r.duration_s > 0 ? energy_device * devices / r.duration_s : 0.0);
     json nm = json::array();
     if (spec.replay_file.empty() && spec.lengths == "fixed")
         nm.push_back("request lengths are fixed at sequence.prompt and sequence.generate (the means; serving.lengths draws them around)");

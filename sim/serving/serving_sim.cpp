@@ -63,7 +63,7 @@ ServingResult simulate_serving(const std::vector<ServingRequest>& reqs, const Sc
     for (size_t i = 0; i < reqs.size(); ++i) {
         const ServingRequest& r = reqs[i];
         if (r.prompt < 1 || r.output < 1) throw UserError("serving", "request " + std::to_string(i) + " has no prompt or no output tokens");
-        if (continuous && !cfg.chunked_prefill && r.prompt > cfg.max_num_tokens)
+        if (continuous && !cfg.chunked_prefill && !r.kv_ready && r.prompt > cfg.max_num_tokens)
             throw UserError("serving.max_num_tokens", "a prompt of " + std::to_string(r.prompt) + " tokens exceeds the token budget of " +
                                                           std::to_string(cfg.max_num_tokens) + " and chunked prefill is off");
         const int64_t need = blocks_for(r.prompt + r.output, B);  // it must be able to finish alone
@@ -76,7 +76,7 @@ ServingResult simulate_serving(const std::vector<ServingRequest>& reqs, const Sc
     out.requests = reqs.size();
     if (reqs.empty()) return out;
     std::vector<Live> live(reqs.size());
-    for (size_t i = 0; i < reqs.size(); ++i) live[i].prompt = reqs[i].prompt;
+    for (size_t i = 0; i < reqs.size(); ++i) live[i].prompt = reqs[i].prompt, live[i].prefilled = reqs[i].kv_ready ? reqs[i].prompt : 0;
     std::deque<size_t> waiting, swapped;  // swapped: preempted by swap, their blocks in host memory
     std::vector<size_t> running;  // in admission order
     std::vector<double> itl;

@@ -14,10 +14,13 @@
 
 namespace archsim {
 
-/// One request: when it arrives (s) and its prompt and output lengths (tokens).
+/// One request: when it arrives (s) and its prompt and output lengths (tokens). `kv_ready`: its
+/// prompt's KV cache arrives with it (handed over by a prefill instance: sim/serving/
+/// disaggregated.h), so it starts decoding at once.
 struct ServingRequest {
     double arrival_s = 0;
     int64_t prompt = 0, output = 0;
+    bool kv_ready = false;
 };
 
 /// A prefill chunk of one request in an iteration: `tokens` prompt tokens after `offset` already

@@ -276,6 +276,32 @@ TEST_CASE("serving.lengths draws the synthetic requests' lengths around the mean
     CHECK(undeclared_numbers(drawn, archsim::MetricScope::Job) == std::vector<std::string>{});
 }
 
+TEST_CASE("prefill_replicas splits the replicas into prefill and decode instances with the KV handed over", "[e2e][serving]") {
+    const std::string out = temp_dir("serving_disagg");
+    const std::string load = "{ arrival_rate_per_s: 40, requests: 24, max_num_tokens: 256";
+    const json mixed = run_serving(serve_yaml("mixed", load + " }", 2), "mixed", out);
+    const json split = run_serving(serve_yaml("split", load + ", prefill_replicas: 1 }", 2), "split", out);
+    const json& d = split["serving"]["disaggregation"];
+    CHECK(!mixed["serving"].contains("disaggregation"));
+    CHECK(d["prefill_replicas"] == 1);
+    CHECK(d["decode_replicas"] == 1);
+    CHECK(d["kv_link"] == "intra");  // two devices of one node: NVLink
+    // 64 prompt tokens of KV over NVLink: positive, and under a millisecond
+    CHECK(d["kv_transfer_s"].get<double>() > 0);
+    CHECK(d["kv_transfer_s"].get<double>() < 1e-3);
+    CHECK(split["serving"]["requests"] == 24);
+    CHECK(d["prefill_iterations"].get<int64_t>() > 0);
+    CHECK(d["decode_iterations"].get<int64_t>() > 0);
+    // the first token comes from the prefill instance, the rest from the decode instance: e2e is
+    // TTFT and the output's remaining 31 tokens at TPOT, as without disaggregation
+    const json& s = split["serving"];
+    CHECK(s["e2e_s"]["mean"].get<double>() == Approx(s["ttft_s"]["mean"].get<double>() + 31 * s["tpot_s"]["mean"].get<double>()));
+    CHECK(undeclared_numbers(split, archsim::MetricScope::Job) == std::vector<std::string>{});
+    const CliResult bad = run_archsim("run " + serve_yaml("all", load + ", prefill_replicas: 2 }", 2) + "#all --target " + kH100 + " --out " + out + " --quiet");
+    CHECK(bad.exit_code == 2);
+    CHECK(bad.err.find("must leave at least one of the 2 dp replicas to decode") != std::string::npos);
+}
+
 TEST_CASE("a tensor-parallel replica splits the weights and KV heads over its devices and pays its collectives every iteration", "[e2e][serving]") {
     const std::string out = temp_dir("serving_tp");
     const std::string load = "{ arrival_rate_per_s: 40, requests: 24, max_num_tokens: 256 }";

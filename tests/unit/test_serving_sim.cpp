@@ -8,6 +8,7 @@
 
 #include "sim/base/error.h"
 #include "sim/serving/arrivals.h"
+#include "sim/serving/disaggregated.h"
 #include "sim/serving/iteration_cost.h"
 #include "sim/serving/serving_sim.h"
 
@@ -221,4 +222,30 @@ TEST_CASE("latency histograms give percentiles within half a bin and merge runs 
     CHECK(pooled.percentile(50) == Approx(s.p50).epsilon(0.025));
     CHECK(pooled.percentile(99) == Approx(s.p99).epsilon(0.025));
     CHECK(LatencyHistogram().percentile(50) == 0.0);
+}
+
+TEST_CASE("disaggregated serving: the prompt on a prefill instance then its KV handed over to a decode instance", "[unit][serving]") {
+    SchedulerConfig cfg;
+    DisaggregatedConfig d;
+    d.kv_bytes_per_token = 1000, d.link_bytes_per_s = 1e6, d.link_latency_s = 0.001;  // 100 tokens: 101 ms
+    const DisaggregatedResult r = simulate_disaggregated({{0.0, 100, 5}}, cfg, cfg, d, flat);
+    const double handover = 0.001 + 0.100;
+    CHECK(r.kv_transfer_s == Approx(handover));
+    CHECK(r.combined.ttft.mean == Approx(0.010));                          // one prefill iteration
+    CHECK(r.combined.e2e.mean == Approx(0.010 + handover + 4 * 0.010));    // then four decode iterations
+    CHECK(r.combined.tpot.mean == Approx((handover + 4 * 0.010) / 4));
+    CHECK(r.combined.itl.n == 4);                                          // the hand-over gap counts
+    CHECK(r.combined.itl.mean == Approx((handover + 4 * 0.010) / 4));
+    CHECK(r.prefill.iterations == 1);
+    CHECK(r.decode.iterations == 4);
+    // a stream of long prompts: unlike a mixed instance, the decode instance never runs a prompt,
+    // so its iterations stay as short as a decode's (here: every iteration costs its tokens)
+    std::vector<ServingRequest> many;
+    for (int i = 0; i < 20; ++i) many.push_back({0.02 * i, 2000, 20});
+    const ServingResult mixed = simulate_serving(many, cfg, per_token);
+    d.link_bytes_per_s = 1e12, d.link_latency_s = 0;
+    const DisaggregatedResult split = simulate_disaggregated(many, cfg, cfg, d, per_token);
+    CHECK(split.combined.requests == 20);
+    CHECK(split.combined.itl.p99 < mixed.itl.p99);
+    CHECK_THROWS_AS(simulate_disaggregated(many, cfg, cfg, DisaggregatedConfig{0, 1}, per_token), UserError);
 }

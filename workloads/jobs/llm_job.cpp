@@ -130,7 +130,7 @@ const std::map<std::string, std::vector<std::string>>& block_keys() {
         {"training", {"optimizer", "recompute"}},
         {"serving", {"arrival_rate_per_s", "requests", "arrival", "seed", "policy", "scheduler", "max_batch", "max_num_tokens",
                      "kv_block_tokens", "chunked_prefill", "kv_cache_fraction", "replay_file", "lengths", "length_cv", "preemption", "swap_space_gib",
-                     "slo_ttft_ms", "slo_tpot_ms", "slo_e2e_ms"}},
+                     "slo_ttft_ms", "slo_tpot_ms", "slo_e2e_ms", "prefill_replicas"}},
         {"schedule", {"phases"}}};
     return keys;
 }
@@ -237,6 +237,7 @@ void read_serving(const YamlFields& v, ServingSpec& s) {
             *field = v.real(key);
             if (!(*field > 0)) throw UserError(v.where() + "." + key, "must be above 0 ms");
         }
+    s.prefill_replicas = v.integer_or("prefill_replicas", 0, 1);
     if (v.has("preemption")) s.preemption = v.choice("preemption", {"recompute", "swap"});
     if (v.has("swap_space_gib")) {
         s.swap_space_gib = v.real("swap_space_gib");

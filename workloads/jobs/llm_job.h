@@ -56,6 +56,9 @@ struct ServingSpec {
     std::optional<bool> chunked_prefill;
     std::optional<double> kv_cache_fraction;  ///< of the device memory left after the weights
     std::optional<std::string> preemption;    ///< recompute | swap
+    /// Prefill/decode disaggregation: this many of the dp replicas run prompts only, the rest
+    /// decodes only (sim/serving/disaggregated.h); 0 = every replica runs both.
+    int64_t prefill_replicas = 0;
     /// Latency objectives for goodput (0 = none): TTFT, TPOT and end to end, ms.
     double slo_ttft_ms = 0, slo_tpot_ms = 0, slo_e2e_ms = 0;
     std::optional<double> swap_space_gib;     ///< host memory for swapped KV per device
