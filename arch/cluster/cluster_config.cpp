@@ -1,5 +1,6 @@
 #include "arch/cluster/cluster_config.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "sim/base/error.h"
@@ -12,21 +13,29 @@ LinkSpec ClusterConfig::intra_link() const {
     return {intra_kind, intra_gbps * 1e9, intra_efficiency, intra_latency_ns * 1e3};
 }
 
-LinkSpec ClusterConfig::inter_link() const {
+int64_t ClusterConfig::leaf_group_nodes() const {
+    if (leaf_nodes > 0) return leaf_nodes;
+    constexpr int64_t kRailGroupNodes = 32;  // a DGX SuperPOD H100 scalable unit
+    constexpr int64_t kLeafDownPorts = 32;   // a 64-port Quantum-2 QM9700 leaf at 1:1
+    return topology == "rail-optimized" ? kRailGroupNodes : std::max<int64_t>(1, kLeafDownPorts / std::max<int64_t>(1, nics_per_node));
+}
+
+LinkSpec ClusterConfig::inter_link(int64_t span_nodes) const {
     const double share = double(nics_per_node) * nic_gbit / 8.0 * 1e9 / double(devices_per_node);
-    return {network_kind, share / oversubscription, nic_efficiency, double(switch_hops) * switch_latency_ns * 1e3};
+    if (span_nodes <= leaf_group_nodes()) return {network_kind, share, nic_efficiency, switch_latency_ns * 1e3};
+    constexpr double kEcmpOverAdaptive = 0.60 / 0.95;  // NVIDIA on xAI Colossus: standard Ethernet 60%, Spectrum-X 95% of throughput
+    const double eff = nic_efficiency * (adaptive() ? 1.0 : kEcmpOverAdaptive);
+    return {network_kind, share / oversubscription, eff, double(switch_hops) * switch_latency_ns * 1e3};
 }
 
 LinkSpec ClusterConfig::host_link() const { return {"pcie", host_link_gbps * 1e9, 1.0, 0.0}; }
 
 std::vector<std::string> ClusterConfig::unmodeled_settings() const {
     std::vector<std::string> out;
-    if (topology != "fat-tree")
-        out.push_back("network.topology = " + topology +
-                      ": not modeled; every inter-node transfer crosses network.switch_hops switches at the node's NIC share, as in a fat tree");
     if (network_kind != "ib")
-        out.push_back("network.kind = " + network_kind +
-                      ": priced as InfiniBand is (network.nic_gbit, network.efficiency, the switch hops); its own congestion control is not modeled");
+        out.push_back("network.kind = " + network_kind + ": a switch hop's latency as InfiniBand's (network.switch_latency_ns; no Ethernet "
+                      "switch figure published), congestion as flow collisions beyond the leaf without adaptive routing (DCQCN and PFC "
+                      "not modeled)");
     return out;
 }
 
@@ -61,19 +70,30 @@ const ParamBinder<ClusterConfig>& cluster_params() {
         at_least(b.integer("network.nics", [](C& c) -> int64_t& { return c.nics_per_node; }, 8, "NICs", "Compute-fabric NICs per node (DGX A100: 8 ConnectX-6)"), 0);
         above(b.real("network.nic_gbit", [](C& c) -> double& { return c.nic_gbit; }, 200.0, "Gb/s", "Per NIC and direction (HDR InfiniBand: 200 Gb/s)"), 0);
         b.string("network.kind", [](C& c) -> std::string& { return c.network_kind; }, "ib", {"ib", "roce"},
-                 "InfiniBand or RDMA over Converged Ethernet: a label; both are priced by network.nic_gbit, network.efficiency and "
-                 "the switch hops (RoCE's congestion control is not modeled, and a run says so)");
+                 "InfiniBand or RDMA over Converged Ethernet: both priced by network.nic_gbit, network.efficiency and the switch hops; "
+                 "they differ by network.adaptive_routing's default (InfiniBand routes adaptively, standard RoCE hashes flows)");
+        b.string("network.adaptive_routing", [](C& c) -> std::string& { return c.adaptive_routing; }, "auto", {"auto", "on", "off"},
+                 "Whether traffic beyond a leaf group is spread per packet (InfiniBand adaptive routing, Spectrum-X) or hashed per "
+                 "flow (ECMP), which sustains 0.60 / 0.95 of it (NVIDIA on xAI Colossus, 2024: 60% against 95%); auto: on for ib, "
+                 "off for roce");
         at_most(above(b.real("network.efficiency", [](C& c) -> double& { return c.nic_efficiency; }, 0.96, "fraction",
                              "Share of the NIC rate a collective sustains (NCCL src/graph/topo.h: NET_BW 12 GB/s per 100 Gb/s = 0.96)"), 0), 1);
         at_least(b.real("network.switch_latency_ns", [](C& c) -> double& { return c.switch_latency_ns; }, 130.0, "ns",
                         "Port-to-port latency of one switch (NVIDIA Quantum HDR QM8700 datasheet: 130 ns)"), 0);
         b.string("network.topology", [](C& c) -> std::string& { return c.topology; }, "fat-tree", {"fat-tree", "rail-optimized"},
-                 "fat-tree: any NIC reaches any through leaf-spine(-core), network.switch_hops switches apart; rail-optimized (NIC i of "
-                 "every node on leaf i, one hop for same-rail traffic) is not modeled: it is priced as a fat tree, and a run says so");
+                 "fat-tree: a node's NICs on one leaf, the nodes of a leaf one switch apart, the others network.switch_hops through "
+                 "the spine; rail-optimized: NIC i of every node on leaf i, so a communicator's same-rail traffic (NCCL's rings and "
+                 "trees connect same-index GPUs; PXN moves cross-rail traffic onto NVLink) is one switch apart within a rail "
+                 "group (network.leaf_nodes) and crosses the spine beyond it");
         at_least(b.integer("network.switch_hops", [](C& c) -> int64_t& { return c.switch_hops; }, 3, "switches",
-                           "Switches between two nodes' NICs (two-level fat tree: leaf-spine-leaf = 3)"), 1);
+                           "Switches between the NICs of two nodes under different leaves (two-level fat tree: leaf-spine-leaf = 3)"), 1);
+        at_least(b.integer("network.leaf_nodes", [](C& c) -> int64_t& { return c.leaf_nodes; }, 0, "nodes",
+                           "Nodes one switch hop apart, under one leaf (fat-tree) or in one rail group (rail-optimized); 0 = by the "
+                           "topology: 32 for rail-optimized (a DGX SuperPOD H100 scalable unit), 32 / network.nics for fat-tree "
+                           "(a 64-port Quantum-2 QM9700 leaf at 1:1)"), 0);
         at_least(b.real("network.oversubscription", [](C& c) -> double& { return c.oversubscription; }, 1.0, "ratio",
-                        "Leaf downlink over uplink bandwidth (1 = non-blocking, as Selene's fat tree)"), 1);
+                        "Leaf downlink over uplink bandwidth (1 = non-blocking, as Selene's fat tree): traffic beyond a leaf group "
+                        "gets the NIC share over it"), 1);
         at_least(b.real("network.pj_per_byte", [](C& c) -> double& { return c.inter_pj_per_byte; }, 0.0, "pJ/byte",
                         "Energy of one byte sent over the network; 0 = not modeled (reported as such)"), 0);
         at_least(b.real("node.host_w", [](C& c) -> double& { return c.host_w; }, 0.0, "W",

@@ -34,7 +34,9 @@ struct ClusterConfig {
     double nic_efficiency = 0.96;
     double switch_latency_ns = 0;        ///< per switch hop
     std::string topology = "fat-tree";   ///< fat-tree | rail-optimized
-    int64_t switch_hops = 3;             ///< switch hops between two nodes (leaf-spine-leaf: 3)
+    int64_t switch_hops = 3;             ///< switch hops between two nodes under different leaves (leaf-spine-leaf: 3)
+    int64_t leaf_nodes = 0;              ///< nodes one switch hop apart (a leaf's, or a rail group's); 0 = from the topology
+    std::string adaptive_routing = "auto";  ///< auto (on for ib, off for roce) | on | off
     double oversubscription = 1.0;       ///< bandwidth divisor above the leaf (1 = non-blocking)
     double inter_pj_per_byte = 0;        ///< energy of one byte over the network; 0 = not modeled
     // power outside the devices
@@ -50,13 +52,28 @@ struct ClusterConfig {
     int64_t devices() const { return nodes * devices_per_node; }
     /// One device's port inside its node.
     LinkSpec intra_link() const;
-    /// One device's share of its node's NICs (nics x rate / devices per node), over the
-    /// oversubscription, its latency the switch hops'.
-    LinkSpec inter_link() const;
+    /// Nodes one switch hop apart: network.leaf_nodes, else by the topology: rail-optimized, a
+    /// rail group of 32 nodes (a DGX SuperPOD H100 scalable unit: NIC i of each node on leaf i,
+    /// "one hop away from the other 31 nodes in a SU", NVIDIA DGX SuperPOD H100 reference
+    /// architecture, network fabrics); fat-tree, the nodes whose every NIC fits one leaf at 1:1, 32
+    /// down ports of a 64-port NDR leaf (Quantum-2 QM9700) over the NICs per node.
+    int64_t leaf_group_nodes() const;
+    /// Whether the fabric spreads flows per packet (InfiniBand adaptive routing, Spectrum-X), or
+    /// hashes each flow to one path (ECMP: standard RoCE Ethernet).
+    bool adaptive() const { return adaptive_routing == "on" || (adaptive_routing == "auto" && network_kind == "ib"); }
+    /// One device's share of its node's NICs (nics x rate / devices per node) for a
+    /// communicator whose ranks span `span_nodes` consecutive nodes: within a leaf group one switch
+    /// hop at the full share; beyond it network.switch_hops, the share over the oversubscription
+    /// and, without adaptive routing, times 0.60 / 0.95 (flow collisions under ECMP: standard
+    /// Ethernet sustains about 60% of its throughput where an adaptively routed fabric sustains
+    /// 95%, NVIDIA's statement on the xAI Colossus cluster, Oct 2024).
+    LinkSpec inter_link(int64_t span_nodes) const;
+    /// The worst case: a communicator across leaf groups (inter_link(nodes + leaf groups)).
+    LinkSpec inter_link() const { return inter_link(nodes + leaf_group_nodes()); }
     /// One device's path to host memory (a GPUDirect-less transfer bounces through it).
     LinkSpec host_link() const;
-    /// The settings this cluster names that change nothing simulated, one line each saying so
-    /// (network.topology = "rail-optimized", network.kind = "roce"); empty when none.
+    /// The settings this cluster names that are not fully modeled, one line each saying what is
+    /// not (RoCE: per-hop latency as InfiniBand's); empty when none.
     std::vector<std::string> unmodeled_settings() const;
 };
 

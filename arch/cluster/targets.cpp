@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cstdlib>
 #include <filesystem>
 
 #include "sim/base/error.h"
@@ -42,9 +43,20 @@ Target read_target_yaml(const std::string& file, const std::string& name) {
             if (t.nodes < 1) throw UserError(where + ".nodes", "must be an integer >= 1");
         }
         if (e["description"]) t.description = e["description"].as<std::string>();
+        if (e["vendor_fabric"]) {
+            if (!e["vendor_fabric"].IsMap()) throw UserError(where + ".vendor_fabric", "must be a mapping of the cluster's network keys");
+            for (const auto& kv : e["vendor_fabric"]) {
+                if (!kv.second.IsScalar()) throw UserError(where + ".vendor_fabric." + kv.first.as<std::string>(), "must be a number or a word");
+                const std::string v = kv.second.Scalar();
+                char* end = nullptr;
+                std::strtod(v.c_str(), &end);
+                const bool number = !v.empty() && end && *end == '\0';
+                t.vendor_fabric.push_back("network." + kv.first.as<std::string>() + "=" + (number ? v : "\"" + v + "\""));
+            }
+        }
         for (const auto& kv : e) {
             const std::string k = kv.first.as<std::string>();
-            if (k != "name" && k != "cluster" && k != "nodes" && k != "description")
+            if (k != "name" && k != "cluster" && k != "nodes" && k != "description" && k != "vendor_fabric")
                 t.custom[k] = kv.second.IsScalar() ? kv.second.Scalar() : YAML::Dump(kv.second);
         }
         return t;

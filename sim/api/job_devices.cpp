@@ -179,10 +179,18 @@ json JobContext::identity_json(const std::string& mode) const {
     return out;
 }
 
+JobOptions job_options(const LlmJob& job) {
+    JobOptions o;
+    o.gpudirect_rdma = job.tuning.gpudirect_rdma;
+    o.sriov = job.tuning.virt == "sriov";
+    return o;
+}
+
 void add_unmodeled_settings(const LlmJob& job, const ClusterConfig& cl, json& not_modeled, const JobRunArgs& args) {
     std::vector<std::string> lines = cl.unmodeled_settings();
-    if (job.tuning.fabric == "Vendor")
-        lines.push_back("fabric = Vendor: a vendor fabric is not modeled; the cluster's network keys price the inter-node links");
+    if (job.tuning.virt == "sriov")
+        lines.push_back("virt = sriov: inter-node bandwidth x 0.98 (SR-IOV's measured loss); its added latency and any compute overhead "
+                        "in the VM are not modeled");
     for (const std::string& line : lines) {
         not_modeled.push_back(line);
         if (args.warn) args.warn(line);

@@ -47,8 +47,7 @@ json JobContext::run_inference() const {
             if (runs[k].decode.size() == 1) runs[k].decode_macs = macs;
         }
     }
-    JobOptions opt;
-    opt.gpudirect_rdma = job.tuning.gpudirect_rdma;
+    const JobOptions opt = job_options(job);
     JobModel model = build_inference_job(plan, cl, runs, steps, mbs, opt, job.where());
     model.name = job.where(), model.target = target.name, model.precision = precision.value, model.device_peak_macs_per_s = peak;
     const JobResult res = simulate_job(model, args.out_dir + "/trace.h5", args.detail);

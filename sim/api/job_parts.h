@@ -107,6 +107,10 @@ nlohmann::json histogram_json(const LatencyHistogram& h);
 /// keeps), the preemptions summed, the peaks' maximum.
 nlohmann::json schedule_serving(const std::vector<std::pair<nlohmann::json, double>>& phases);
 
+/// What the job's runtime_tuning asks of the cluster model: GPUDirect RDMA, and SR-IOV for
+/// virt: sriov (sim/cluster/job_builder.h).
+JobOptions job_options(const LlmJob& job);
+
 /// The job's custom keys, as given.
 nlohmann::json custom_json(const LlmJob& job);
 

@@ -122,8 +122,17 @@ json run_job(const JobRunArgs& args) {
         target.name = fs::path(args.target).stem().string(), target.cluster = args.target;
     }
     if (target.nodes > 0) csets.insert(csets.begin(), "nodes=" + std::to_string(target.nodes));
+    // the fabric: InfiniBand or RoCE as the network's kind (with its routing default), or the
+    // target's own vendor fabric
     if (job.tuning.fabric == "IB") csets.push_back("network.kind=\"ib\"");
     if (job.tuning.fabric == "RoCE") csets.push_back("network.kind=\"roce\"");
+    if (job.tuning.fabric == "Vendor") {
+        if (target.vendor_fabric.empty())
+            throw UserError(job.where() + ".runtime_tuning.fabric = Vendor",
+                            "the target " + target.name + " names no vendor_fabric (a mapping of its network keys, e.g. { nic_gbit: 800, "
+                            "efficiency: 0.9 }: archsim params cluster lists them)");
+        csets.insert(csets.end(), target.vendor_fabric.begin(), target.vendor_fabric.end());
+    }
     const ClusterConfig cl = load_cluster(target.cluster, csets);
     const ParallelPlan plan = make_parallel_plan(job.model, job.parallel, job.where());
     check_placement(plan, cl, job.where());

@@ -52,9 +52,7 @@ json JobContext::run_serving() const {
         throw UserError(job.where() + ".serving", "serving over time runs a replica on one device or one tensor-parallel group today "
                                                   "(pp = 1; dp replicas share the requests): pipelined iterations are not modeled yet");
     // the replica's tensor group: its collectives per iteration, costed by the cluster's model
-    JobOptions jopt;
-    jopt.gpudirect_rdma = job.tuning.gpudirect_rdma;
-    const JobModel comm = place_job(plan, cl, jopt, job.where());
+    const JobModel comm = place_job(plan, cl, job_options(job), job.where());
     // the engine: its profile's settings, the job's serving block over them
     const std::string engine_name = runtime.empty() ? "tensorrt-llm" : runtime;
     ServingEngine e = load_runtime(engine_name, runtimes_dir()).serving;

@@ -31,8 +31,7 @@ json JobContext::run_training() const {
                                                                       {"optimizer state", sm.optimizer_state}, {"activations", sm.activations},
                                                                       {"workspace", sm.workspace}},
                                                          cap, "the device's dram.capacity_gib"));
-    JobOptions opt;
-    opt.gpudirect_rdma = job.tuning.gpudirect_rdma;
+    const JobOptions opt = job_options(job);
     JobModel model = build_job(plan, cl, runs, opt, job.where());
     model.name = job.where(), model.target = target.name, model.precision = precision.value, model.device_peak_macs_per_s = runs[0].peak_macs_per_s;
     const JobResult res = simulate_job(model, args.out_dir + "/trace.h5", args.detail);
@@ -126,7 +125,6 @@ json JobContext::run_training() const {
     json nm = json::array();
     if (job.tuning.cuda_graphs && !device_launches_graphs(device))
         nm.push_back("cuda_graphs: this device model has no CUDA-graph launch cost (kernels keep its own launch overhead)");
-    if (job.tuning.virt == "sriov") nm.push_back("virt = sriov: virtualization overheads are not modeled");
     if (cl.intra_pj_per_byte == 0 || cl.inter_pj_per_byte == 0) nm.push_back("link energy: the cluster gives no pJ/byte for a link level, so its transfers cost no energy");
     if (runs[0].static_w == 0) nm.push_back("device static/idle power: this device config models none (energy.static_w = 0)");
     nm.push_back("node overheads: " + out["node_overhead_power"]["not_modeled"].get<std::string>());

@@ -30,25 +30,35 @@ JobModel place_job(const ParallelPlan& plan, const ClusterConfig& cl, const JobO
     j.schedule = plan.spec.schedule;
     j.pp = s.pp, j.virtual_stages = s.virtual_stages, j.microbatches = plan.microbatches;
     j.tp = s.tp, j.zero_stage = s.zero_stage, j.dp_overlap = s.dp_overlap, j.scatter_gather = opt.scatter_gather;
-    LinkSpec intra = cl.intra_link(), inter = cl.inter_link();
-    if (!opt.gpudirect_rdma) {  // staged through host memory: the PCIe link to the host bounds the NIC share
-        const LinkSpec host = cl.host_link();
-        inter.bandwidth_bytes_per_s = std::min(inter.bandwidth_bytes_per_s, host.bandwidth_bytes_per_s / inter.efficiency);
-    }
-    auto group = [&](int64_t ranks, int64_t per_node) {
+    const LinkSpec intra = cl.intra_link();
+    // a communicator's network path by the nodes its ranks span (the topology's leaf groups),
+    // staged through host memory without GPUDirect RDMA (the PCIe link to the host bounds the NIC
+    // share), under SR-IOV at its bandwidth loss
+    auto inter_for = [&](int64_t span_nodes) {
+        LinkSpec inter = cl.inter_link(std::max<int64_t>(1, span_nodes));
+        if (!opt.gpudirect_rdma)
+            inter.bandwidth_bytes_per_s = std::min(inter.bandwidth_bytes_per_s, cl.host_link().bandwidth_bytes_per_s / inter.efficiency);
+        if (opt.sriov) inter.efficiency *= 0.98;
+        return inter;
+    };
+    const auto nodes_of = [&](int64_t ranks) { return (ranks + dpn - 1) / dpn; };         // consecutive ranks
+    const auto apart = [&](int64_t distance) { return distance >= dpn ? distance / dpn + 1 : 1; };  // two ranks this far apart
+    auto group = [&](int64_t ranks, int64_t per_node, int64_t span_nodes) {
         CommGroup g;
         g.ranks = ranks, g.ranks_per_node = std::max<int64_t>(1, std::gcd(ranks, per_node));
-        g.intra = intra, g.inter = inter, g.generation = cl.generation, g.host_cpu = cl.host_cpu;
+        g.intra = intra, g.inter = inter_for(span_nodes), g.generation = cl.generation, g.host_cpu = cl.host_cpu;
         return g;
     };
-    j.tensor = group(s.tp, std::min(s.tp, dpn));
-    j.data = group(s.dp, s.tp >= dpn ? 1 : dpn / s.tp);
+    // Megatron-LM's rank order: tensor ranks adjacent, then data, then pipeline
+    j.tensor = group(s.tp, std::min(s.tp, dpn), nodes_of(s.tp));
+    j.data = group(s.dp, s.tp >= dpn ? 1 : dpn / s.tp, nodes_of(s.tp * s.dp));
     j.p2p_inter_node = s.tp * s.dp >= dpn;
-    j.embedding = group(2, j.p2p_inter_node ? 1 : 2);
+    j.p2p_inter = inter_for(apart(s.tp * s.dp));
+    j.embedding = group(2, j.p2p_inter_node ? 1 : 2, apart(s.tp * s.dp * (s.pp - 1)));
     // expert-parallel ranks are consecutive data-parallel ranks; an expert's replicas stride ep
     const int64_t dp_per_node = s.tp >= dpn ? 1 : dpn / s.tp;
-    j.expert = group(s.ep, dp_per_node);
-    j.expert_data = group(s.dp / s.ep, std::max<int64_t>(1, dp_per_node / s.ep));
+    j.expert = group(s.ep, dp_per_node, nodes_of(s.tp * s.ep));
+    j.expert_data = group(s.dp / s.ep, std::max<int64_t>(1, dp_per_node / s.ep), nodes_of(s.tp * s.dp));
     j.p2p_bytes = plan.activation_bytes;
     j.intra_pj_per_byte = cl.intra_pj_per_byte, j.inter_pj_per_byte = cl.inter_pj_per_byte;
     return j;

@@ -63,10 +63,13 @@ struct JobModel {
     /// The activation (or its gradient) one stage sends the next per microbatch, bytes.
     double p2p_bytes = 0;
     bool p2p_inter_node = true;      ///< consecutive stages on different nodes
-    /// Two consecutive stages as a communicator for their send/recv (the tensor group's links).
+    LinkSpec p2p_inter;              ///< the network path between consecutive stages (their nodes' distance)
+    /// Two consecutive stages as a communicator for their send/recv (the tensor group's node
+    /// link, p2p_inter between nodes).
     CommGroup p2p_pair() const {
         CommGroup g = tensor;
         g.ranks = 2, g.ranks_per_node = p2p_inter_node ? 1 : 2;
+        g.inter = p2p_inter;
         return g;
     }
     /// Megatron-LM's scatter/gather (SC21 section 4.1): each of the tp ranks sends 1/tp of the

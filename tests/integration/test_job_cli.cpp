@@ -305,33 +305,49 @@ TEST_CASE("a job's schedule phases run one by one and are weighted by duration",
     CHECK(none.err.find("no such workload (the file has: day)") != std::string::npos);
 }
 
-TEST_CASE("cluster settings that change nothing simulated say so: a rail-optimized topology, RoCE, a vendor fabric", "[e2e][cluster]") {
-    const std::string targets = kSrc + "/configs/clusters/targets.yaml#NVIDIA_H100_8x_NVLink";
-    auto run = [&](const std::string& extra) {
-        const std::string out = temp_dir("job_unmodeled");
-        const CliResult r = run_archsim("run " + serve_yaml("fp16") + "#serve --target " + targets + " --out " + out + extra);
-        INFO(r.err);
+TEST_CASE("the network fields change a job as documented: topology, leaf groups, oversubscription, RoCE, a vendor fabric, SR-IOV", "[e2e][cluster]") {
+    // 64 H100s: tp 4 inside each node, dp 16 over 8 nodes: the gradient all-reduce crosses the network
+    const std::string y = job_yaml("tp: 2, pp: 2, dp: 2", "tp: 4, pp: 1, dp: 16", "global_batch: 16", "global_batch: 32");
+    const std::string superpod = kSrc + "/configs/clusters/targets.yaml#NVIDIA_H100_SuperPOD";
+    auto data_s = [&](const std::string& extra, const std::string& target, const std::string& yaml) {
+        const std::string out = temp_dir("job_network");
+        const CliResult r = run_archsim("run " + yaml + "#tiny --target " + target + " --out " + out + " --quiet" + extra);
+        INFO(extra << "\n" << r.err);
         REQUIRE(r.exit_code == 0);
-        return std::make_pair(r, json::parse(slurp(out + "/last_run.json")));
+        const json j = json::parse(slurp(out + "/last_run.json"));
+        double t = 0;
+        for (const auto& c : j["communication"])
+            if (c["scope"] == "data") t += c["time_s"].get<double>();
+        return t;
     };
-    auto lists = [](const json& j, const std::string& prefix) {
-        for (const auto& line : j["not_modeled"])
-            if (line.get<std::string>().rfind(prefix, 0) == 0) return true;
-        return false;
-    };
-    // dgx_h100.toml names a rail-optimized network, which is priced as a fat tree
-    const auto [rail, rail_json] = run("");
-    CHECK(rail.err.find("archsim: warning: network.topology = rail-optimized: not modeled") != std::string::npos);
-    CHECK(lists(rail_json, "network.topology = rail-optimized"));
-    CHECK_FALSE(lists(rail_json, "network.kind"));
-    // a fat tree over RoCE, and a vendor fabric: the same numbers, each said to be unmodeled
-    const auto [roce, roce_json] = run(" --cluster-set network.topology=\"fat-tree\" --fabric RoCE");
-    CHECK(roce.err.find("network.topology") == std::string::npos);
-    CHECK(lists(roce_json, "network.kind = roce: priced as InfiniBand is"));
-    const auto [vendor, vendor_json] = run(" --fabric Vendor");
-    CHECK(lists(vendor_json, "fabric = Vendor: a vendor fabric is not modeled"));
-    CHECK(vendor_json["ttft_s"] == rail_json["ttft_s"]);
-    CHECK(roce_json["request_s"] == rail_json["request_s"]);
+    // dgx_h100.toml is rail-optimized: 8 nodes of one 32-node rail group, one switch apart
+    const double rail = data_s("", superpod, y);
+    // a fat tree puts 4 nodes under a leaf (32 down ports, 8 NICs each): 8 nodes cross the spine, 3 switches
+    const double fat = data_s(" --cluster-set network.topology=\"fat-tree\"", superpod, y);
+    CHECK(fat > rail);
+    // ...unless the leaf holds all 8
+    CHECK(data_s(" --cluster-set network.topology=\"fat-tree\" --cluster-set network.leaf_nodes=8", superpod, y) == Approx(rail));
+    // 2:1 above the leaf: half the NIC share across the spine
+    CHECK(data_s(" --cluster-set network.topology=\"fat-tree\" --cluster-set network.oversubscription=2", superpod, y) > 1.3 * fat);
+    // RoCE hashes flows (ECMP): 0.60 / 0.95 of the throughput across the spine; with adaptive routing it is InfiniBand's
+    const double roce = data_s(" --cluster-set network.topology=\"fat-tree\" --fabric RoCE", superpod, y);
+    CHECK(roce > 1.1 * fat);  // the bandwidth term x 0.95 / 0.60; the latency term as before
+    CHECK(data_s(" --cluster-set network.topology=\"fat-tree\" --fabric RoCE --cluster-set network.adaptive_routing=\"on\"", superpod, y) ==
+          Approx(fat));
+    // RoCE within one rail group: no spine, no flow collisions
+    CHECK(data_s(" --fabric RoCE", superpod, y) == Approx(rail));
+    // SR-IOV: 2% of the network bandwidth
+    const double sriov = data_s(" --virt sriov", superpod, y);
+    CHECK(sriov > rail);
+    CHECK(sriov < 1.03 * rail);
+    // a vendor fabric comes from the target file; a target without one refuses it
+    const std::string vendor = write_temp("archsim_targets_vendor.yaml", "targets:\n  - name: fast\n    cluster: " + kSrc +
+                                                                             "/configs/clusters/dgx_h100.toml\n    vendor_fabric: { nic_gbit: 800, "
+                                                                             "switch_latency_ns: 100 }\n");
+    CHECK(data_s(" --fabric Vendor", vendor + "#fast", y) < rail);
+    const CliResult none = run_archsim("run " + y + "#tiny --target " + superpod + " --out " + temp_dir("job_vendor") + " --fabric Vendor");
+    CHECK(none.exit_code == 2);
+    CHECK(none.err.find("runtime_tuning.fabric = Vendor: the target NVIDIA_H100_SuperPOD names no vendor_fabric") != std::string::npos);
 }
 
 TEST_CASE("a job plan that does not fit its devices' memory is refused unless asked for, and a sweep files it as infeasible", "[e2e][job]") {
