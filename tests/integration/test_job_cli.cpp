@@ -287,7 +287,7 @@ TEST_CASE("a job's schedule phases run one by one and are weighted by duration",
     const json j = json::parse(slurp(out + "/last_run.json"));
     REQUIRE(j["phases"].size() == 2);
     const json peak = json::parse(slurp(out + "/phases/peak/last_run.json"));
-    CHECK(peak["parallelism"]["batch_per_replica"] == 8);  // tokens_scale 4 x 2 sequences
+    CHECK(peak["parallelism"]["batch_per_replica"] == 16);  // tokens_scale 4 x peak's 2 x 2 sequences
     CHECK(peak["prompt_tokens"] == 32);                    // the phase's override
     const double a = j["phases"][0]["tokens_per_s"].get<double>(), b = j["phases"][1]["tokens_per_s"].get<double>();
     CHECK(j["tokens_per_s"].get<double>() == Approx((20 * a + 10 * b) / 30));
@@ -303,6 +303,46 @@ TEST_CASE("a job's schedule phases run one by one and are weighted by duration",
     const CliResult none = run_archsim("run " + y + "#night --target " + kSrc + "/configs/clusters/targets.yaml#NVIDIA_H100_8x_NVLink --out " + out);
     CHECK(none.exit_code == 2);
     CHECK(none.err.find("no such workload (the file has: day)") != std::string::npos);
+}
+
+TEST_CASE("a phase run as one batch scales it by tokens_scale and request_profile and its replicas by autoscale_factor", "[e2e][cluster]") {
+    const std::string base = R"(workloads:
+  - name: day
+    framework: tensorrt
+    model_family: llama
+    params: { hidden_size: 256, n_layers: 2, vocab_size: 1024, n_heads: 4 }
+    parallelism: { tp: 2, pp: 1, dp: 1 }
+    sequence: { prompt: 64, generate: 4 }
+    precision: { weights: fp16, activations: fp16 }
+    dataloader: synthetic
+    duration_minutes: 30
+    track: parity
+    runtime_tuning: { microbatch: 2 }
+    schedule:
+      phases:
+)";
+    const std::string target = " --target " + kSrc + "/configs/clusters/targets.yaml#NVIDIA_H100_8x_NVLink --quiet";
+    const std::string y = write_temp("archsim_job_batch_phases.yaml", base + R"(        - { name: quiet, duration_minutes: 10, request_profile: low, tokens_scale: 4 }
+        - { name: wide, duration_minutes: 10, autoscale_factor: 2 }
+        - { name: same, duration_minutes: 10 }
+)");
+    const std::string out = temp_dir("job_batch_phases");
+    const CliResult r = run_archsim("run " + y + "#day" + target + " --out " + out);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const json quiet = json::parse(slurp(out + "/phases/quiet/last_run.json"));
+    const json wide = json::parse(slurp(out + "/phases/wide/last_run.json"));
+    const json same = json::parse(slurp(out + "/phases/same/last_run.json"));
+    CHECK(quiet["parallelism"]["batch_per_replica"] == 2);  // 2 sequences x 4 x low's 0.25
+    CHECK(same["parallelism"]["batch_per_replica"] == 2);
+    CHECK(wide["parallelism"]["dp"] == 2);                  // two replicas, four devices
+    CHECK(wide["devices"] == 4);
+    CHECK(wide["tokens_per_s"].get<double>() == Approx(2 * same["tokens_per_s"].get<double>()));
+    // bursty arrivals need arrivals; a training phase has no request profile
+    const std::string spike = write_temp("archsim_job_spike.yaml", base + "        - { name: burst, duration_minutes: 10, request_profile: spike }\n");
+    const CliResult s = run_archsim("run " + spike + "#day" + target + " --out " + out);
+    CHECK(s.exit_code == 2);
+    CHECK(s.err.find("request_profile = spike: means bursty arrivals") != std::string::npos);
 }
 
 TEST_CASE("the network fields change a job as documented: topology, leaf groups, oversubscription, RoCE, a vendor fabric, SR-IOV", "[e2e][cluster]") {

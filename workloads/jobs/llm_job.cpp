@@ -372,9 +372,11 @@ LlmJob read_llm_job_yaml(const std::string& file, const std::string& name, const
         YAML::Node ph;
         if (!find_named(phases, phase, ph, listed, j.where() + ".schedule.phases")) throw UserError(j.where() + "@" + phase, "no such phase in schedule.phases (" + (listed.empty() ? "none" : listed) + ")");
         const YamlFields pf(ph, j.where() + ".schedule.phases." + phase);
-        phase_scale = pf.has("tokens_scale") ? pf.real("tokens_scale") : pf.has("autoscale_factor") ? pf.real("autoscale_factor") : 1.0;
+        phase_scale = pf.has("tokens_scale") ? pf.real("tokens_scale") : 1.0;
         tokens_scale_given = pf.has("tokens_scale");
         if (pf.has("autoscale_factor")) replicas_scale = pf.real("autoscale_factor");
+        if (!(phase_scale > 0)) throw UserError(pf.where() + ".tokens_scale", "must be above 0");
+        if (!(replicas_scale > 0)) throw UserError(pf.where() + ".autoscale_factor", "must be above 0");
         profile = pf.choice_or("request_profile", "steady_state", {"steady_state", "peak", "spike", "low"});
         phase_minutes = pf.real("duration_minutes");
         if (pf.has("overrides")) {
@@ -476,6 +478,21 @@ LlmJob read_llm_job_yaml(const std::string& file, const std::string& name, const
         j.duration_minutes = phase_minutes;
         if (replicas_scale != 1.0) j.parallel.dp = std::max<int64_t>(1, int64_t(std::llround(double(j.parallel.dp) * replicas_scale)));
         return j;
+    }
+    // a phase run as one batch (no serving block): tokens_scale and, for inference, the
+    // request_profile's multiplier scale the sequences at once; autoscale_factor the replicas
+    if (!phase.empty() && j.training() && profile != "steady_state")
+        throw UserError(j.where() + ".schedule.phases." + phase + ".request_profile = " + profile,
+                        "shapes an inference load; a training job's phase scales its global batch by tokens_scale");
+    if (!phase.empty() && profile == "spike")
+        throw UserError(j.where() + ".schedule.phases." + phase + ".request_profile = spike",
+                        "means bursty arrivals, which a phase run as one batch has none of: give the entry a serving block");
+    if (!phase.empty() && !j.training()) phase_scale *= request_profile_rate(profile);
+    if (replicas_scale != 1.0) {
+        ParallelismSpec& s = j.parallel;
+        const int64_t dp = std::max<int64_t>(1, int64_t(std::llround(double(s.dp) * replicas_scale)));
+        if (j.training() && s.global_batch > 0) s.global_batch = s.global_batch / s.dp * dp;  // each replica's share kept
+        s.dp = dp;
     }
     if (phase_scale != 1.0) {  // the phase's load: more (or fewer) sequences at once
         ParallelismSpec& s = j.parallel;
