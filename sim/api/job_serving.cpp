@@ -241,7 +241,7 @@ json JobContext::run_serving() const {
     // goodput under the stated objectives
     const ServingSlo slo{spec.slo_ttft_ms * 1e-3, spec.slo_tpot_ms * 1e-3, spec.slo_e2e_ms * 1e-3};
     if (slo.any()) {
-        const SloResult g = slo_attainment(r, reqs, slo);
+        const SloResult g = slo_attainment(r, split ? dr.served : reqs, slo);
         json o;
         if (slo.ttft_s > 0) o["ttft_s"] = slo.ttft_s;
         if (slo.tpot_s > 0) o["tpot_s"] = slo.tpot_s;

@@ -59,6 +59,7 @@ DisaggregatedResult simulate_disaggregated(const std::vector<ServingRequest>& re
         gaps.add(d.first_token_s - first[i]);  // the hand-over: token 1 at the prefill instance, token 2 here
         out_tokens += reqs[i].output, all_tokens += reqs[i].prompt + reqs[i].output;
         c.request_times.push_back({reqs[i].arrival_s, admitted[i], first[i], d.last_token_s});
+        out.served.push_back(reqs[i]);
     }
     c.requests = c.completed = ids.size();
     c.ttft = latency_stats(ttft), c.tpot = latency_stats(tpot), c.e2e = latency_stats(e2e);

@@ -26,6 +26,7 @@ struct DisaggregatedConfig {
 /// timelines).
 struct DisaggregatedResult {
     ServingResult combined, prefill, decode;
+    std::vector<ServingRequest> served;  ///< the requests `combined` describes, in its order (decode replica 0's)
     double kv_transfer_s = 0;  ///< one prompt's KV transfer, mean over the requests, s
 };
 

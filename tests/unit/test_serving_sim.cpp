@@ -246,6 +246,8 @@ TEST_CASE("disaggregated serving: the prompt on a prefill instance then its KV h
     d.link_bytes_per_s = 1e12, d.link_latency_s = 0;
     const DisaggregatedResult split = simulate_disaggregated(many, cfg, cfg, d, per_token);
     CHECK(split.combined.requests == 20);
+    REQUIRE(split.served.size() == 20);
+    for (size_t k = 0; k < split.served.size(); ++k) CHECK(split.served[k].arrival_s == split.combined.request_times[k].arrival_s);
     CHECK(split.combined.itl.p99 < mixed.itl.p99);
     CHECK_THROWS_AS(simulate_disaggregated(many, cfg, cfg, DisaggregatedConfig{0, 1}, per_token), UserError);
 }
