@@ -349,8 +349,8 @@ TEST_CASE("the network fields change a job as documented: topology, leaf groups,
     // 64 H100s: tp 4 inside each node, dp 16 over 8 nodes: the gradient all-reduce crosses the network
     const std::string y = job_yaml("tp: 2, pp: 2, dp: 2", "tp: 4, pp: 1, dp: 16", "global_batch: 16", "global_batch: 32");
     const std::string superpod = kSrc + "/configs/clusters/targets.yaml#NVIDIA_H100_SuperPOD";
+    const std::string out = temp_dir("job_network");  // one folder: the runs share their device runs (the network is not in them)
     auto data_s = [&](const std::string& extra, const std::string& target, const std::string& yaml) {
-        const std::string out = temp_dir("job_network");
         const CliResult r = run_archsim("run " + yaml + "#tiny --target " + target + " --out " + out + " --quiet" + extra);
         INFO(extra << "\n" << r.err);
         REQUIRE(r.exit_code == 0);
