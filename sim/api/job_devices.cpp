@@ -8,6 +8,7 @@
 
 #include "arch/common/machine.h"
 #include "sim/api/process_pool.h"
+#include "sim/api/run_model.h"
 #include "sim/base/atomic_file.h"
 #include "sim/base/error.h"
 #include "sim/base/progress.h"
@@ -188,6 +189,9 @@ JobOptions job_options(const LlmJob& job) {
 
 void add_unmodeled_settings(const LlmJob& job, const ClusterConfig& cl, json& not_modeled, const JobRunArgs& args) {
     std::vector<std::string> lines = cl.unmodeled_settings();
+    if (args.runtime.empty() && !std::filesystem::exists(runtimes_dir() + "/" + job.framework + ".toml"))
+        lines.push_back("framework = " + job.framework + ": no runtime profile of that name (configs/runtimes; archsim params runtime); "
+                        "the device's default runtime runs the job, with its kernels, not that framework's");
     if (job.tuning.virt == "sriov")
         lines.push_back("virt = sriov: inter-node bandwidth x 0.98 (SR-IOV's measured loss); its added latency and any compute overhead "
                         "in the VM are not modeled");

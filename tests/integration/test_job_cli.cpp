@@ -338,6 +338,17 @@ TEST_CASE("a phase run as one batch scales it by tokens_scale and request_profil
     CHECK(wide["parallelism"]["dp"] == 2);                  // two replicas, four devices
     CHECK(wide["devices"] == 4);
     CHECK(wide["tokens_per_s"].get<double>() == Approx(2 * same["tokens_per_s"].get<double>()));
+    // a framework with no runtime profile of its name says what runs instead
+    bool said = false;
+    for (const auto& line : same["not_modeled"]) said |= line.get<std::string>().rfind("framework = tensorrt:", 0) == 0;
+    CHECK_FALSE(said);
+    const std::string torch = write_temp("archsim_job_torch.yaml", std::regex_replace(base, std::regex("framework: tensorrt"), "framework: pytorch") +
+                                                                       "        - { name: only, duration_minutes: 10 }\n");
+    const CliResult t = run_archsim("run " + torch + "#day" + target + " --out " + out + "/torch");
+    REQUIRE(t.exit_code == 0);
+    const json tj = json::parse(slurp(out + "/torch/phases/only/last_run.json"));
+    for (const auto& line : tj["not_modeled"]) said |= line.get<std::string>().rfind("framework = pytorch: no runtime profile of that name", 0) == 0;
+    CHECK(said);
     // bursty arrivals need arrivals; a training phase has no request profile
     const std::string spike = write_temp("archsim_job_spike.yaml", base + "        - { name: burst, duration_minutes: 10, request_profile: spike }\n");
     const CliResult s = run_archsim("run " + spike + "#day" + target + " --out " + out);
