@@ -93,6 +93,10 @@ std::vector<MetricDecl> job_metric_declarations() {
         // powers are then the phases' means weighted by duration)
         decl(J, "duration_minutes", "min", "the schedule's phases' duration_minutes, summed"),
         decl(J, "tokens_over_schedule", "1", "tokens_per_s x duration_minutes x 60"),
+        decl(J, "over_duration.minutes", "min", "the entry's duration_minutes"),
+        decl(J, "over_duration.iterations", "1", "whole training steps (or request batches end to end) back to back in duration_minutes"),
+        decl(J, "over_duration.tokens", "1", "the tokens of those iterations (training: global_batch x sequence each; inference: every replica's generated tokens)"),
+        decl(J, "over_duration.energy_j", "J", "the whole job's energy over those iterations"),
         decl(J, "phases[].*", "", "each phase's own figures (its last_run.json's keys of the same name) and its duration_minutes and tokens_scale"),
         // ---- a serving job (a serving block: sim/api/job_serving.cpp, docs/serving.md)
         decl(J, "serving.engine.*", "", "the engine's settings: its profile's serving section with the job's serving block over it"),

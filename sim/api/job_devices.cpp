@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -178,6 +179,11 @@ json JobContext::identity_json(const std::string& mode) const {
     out["model"] = {{"family", m.model_family}, {"hidden", m.hidden}, {"layers", m.layers}, {"heads", m.heads}, {"kv_heads", m.kv_heads},
                     {"vocab", m.vocab}, {"ffn", m.ffn}, {"parameters", m.parameters()}, {"precision", precision.value}, {"precision_from", precision.from}};
     return out;
+}
+
+json over_duration_json(double minutes, double iteration_s, double tokens, double energy_j) {
+    const double n = iteration_s > 0 ? std::floor(minutes * 60.0 / iteration_s) : 0.0;
+    return {{"minutes", minutes}, {"iterations", n}, {"tokens", n * tokens}, {"energy_j", n * energy_j}};
 }
 
 JobOptions job_options(const LlmJob& job) {

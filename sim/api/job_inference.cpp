@@ -99,6 +99,7 @@ json JobContext::run_inference() const {
     out["static_while_waiting_per_device_j"] = waiting_j / n;
     out["energy_per_token_j"] = tokens > 0 ? energy / n * devices / tokens : 0.0;
     out["power_per_device_w"] = total > 0 ? energy / n / total : 0.0;
+    out["over_duration"] = over_duration_json(job.duration_minutes, total, tokens, energy / n * devices);
     out["node_overhead_power"] = node_power_json(cl, s.devices(), total > 0 ? energy / n * devices / total : 0.0);
     out["not_modeled"] = {"node overheads: " + out["node_overhead_power"]["not_modeled"].get<std::string>(), "continuous batching and request arrival (schedule.phases): one request batch end to end",
                           "activation memory of the prefill"};

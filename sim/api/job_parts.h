@@ -111,6 +111,12 @@ nlohmann::json schedule_serving(const std::vector<std::pair<nlohmann::json, doub
 /// virt: sriov (sim/cluster/job_builder.h).
 JobOptions job_options(const LlmJob& job);
 
+/// What the entry's duration_minutes holds of a job that repeats one iteration (a training step,
+/// or a request batch end to end) of `iteration_s` seconds, `tokens` tokens and `energy_j`
+/// joules (the whole job's): {"minutes", "iterations" (whole ones that fit), "tokens",
+/// "energy_j"}, the iterations back to back.
+nlohmann::json over_duration_json(double minutes, double iteration_s, double tokens, double energy_j);
+
 /// The job's custom keys, as given.
 nlohmann::json custom_json(const LlmJob& job);
 

@@ -120,6 +120,7 @@ json JobContext::run_training() const {
     out["energy_job_j"] = energy_job;
     out["power_per_device_w"] = energy_dev / n / step_s;
     out["power_job_w"] = energy_job / step_s;
+    out["over_duration"] = over_duration_json(job.duration_minutes, step_s, double(s.global_batch) * double(job.model.prompt), energy_job);
     out["node_overhead_power"] = node_power_json(cl, s.devices(), energy_job / step_s);
     out["link_bytes"] = {{"intra", res.intra_bytes}, {"inter", res.inter_bytes}, {"link_contention_s", res.link_queued_ps * 1e-12}};
     json nm = json::array();

@@ -338,6 +338,12 @@ TEST_CASE("a phase run as one batch scales it by tokens_scale and request_profil
     CHECK(wide["parallelism"]["dp"] == 2);                  // two replicas, four devices
     CHECK(wide["devices"] == 4);
     CHECK(wide["tokens_per_s"].get<double>() == Approx(2 * same["tokens_per_s"].get<double>()));
+    // duration_minutes: the batches that fit in the phase's 10 minutes, back to back
+    CHECK(same["over_duration"]["minutes"] == 10.0);
+    CHECK(same["over_duration"]["iterations"].get<double>() == std::floor(600.0 / same["request_s"].get<double>()));
+    CHECK(same["over_duration"]["tokens"].get<double>() ==
+          Approx(same["over_duration"]["iterations"].get<double>() * same["tokens_per_s"].get<double>() * same["request_s"].get<double>()));
+    CHECK(undeclared_numbers(same, archsim::MetricScope::Job) == std::vector<std::string>{});
     // a framework with no runtime profile of its name says what runs instead
     bool said = false;
     for (const auto& line : same["not_modeled"]) said |= line.get<std::string>().rfind("framework = tensorrt:", 0) == 0;

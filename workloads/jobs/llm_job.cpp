@@ -488,6 +488,7 @@ LlmJob read_llm_job_yaml(const std::string& file, const std::string& name, const
         throw UserError(j.where() + ".schedule.phases." + phase + ".request_profile = spike",
                         "means bursty arrivals, which a phase run as one batch has none of: give the entry a serving block");
     if (!phase.empty() && !j.training()) phase_scale *= request_profile_rate(profile);
+    if (!phase.empty()) j.duration_minutes = phase_minutes;  // a phase lasts its own minutes
     if (replicas_scale != 1.0) {
         ParallelismSpec& s = j.parallel;
         const int64_t dp = std::max<int64_t>(1, int64_t(std::llround(double(s.dp) * replicas_scale)));
