@@ -68,8 +68,6 @@ struct ClusterConfig {
     /// Ethernet sustains about 60% of its throughput where an adaptively routed fabric sustains
     /// 95%, NVIDIA's statement on the xAI Colossus cluster, Oct 2024).
     LinkSpec inter_link(int64_t span_nodes) const;
-    /// The worst case: a communicator across leaf groups (inter_link(nodes + leaf groups)).
-    LinkSpec inter_link() const { return inter_link(nodes + leaf_group_nodes()); }
     /// One device's path to host memory (a GPUDirect-less transfer bounces through it).
     LinkSpec host_link() const;
     /// The settings this cluster names that are not fully modeled, one line each saying what is

@@ -89,7 +89,21 @@ TEST_CASE("all-to-all sends the node's peers' parts over NVLink and the rest thr
 TEST_CASE("bundled clusters read: DGX A100's NIC share is one HDR link per GPU", "[unit][collective][cluster]") {
     const ClusterConfig c = load_cluster(std::string(ARCHSIM_SOURCE_DIR) + "/configs/clusters/dgx_a100_superpod.toml");
     CHECK(c.devices() == 4480);
-    CHECK(c.inter_link().bandwidth_bytes_per_s == Approx(25e9));
+    CHECK(c.inter_link(1).bandwidth_bytes_per_s == Approx(25e9));
+    // Selene's rail groups of 20 nodes: one switch within one, leaf-spine-leaf beyond, at 1:1
+    CHECK(c.leaf_group_nodes() == 20);
+    CHECK(c.inter_link(20).latency_ps == Approx(130e3));
+    CHECK(c.inter_link(21).latency_ps == Approx(3 * 130e3));
+    CHECK(c.inter_link(21).effective_bytes_per_s() == Approx(c.inter_link(20).effective_bytes_per_s()));
+    // RoCE hashes flows: beyond the rail group 0.60 / 0.95 of the rate, unless it routes adaptively
+    const ClusterConfig roce = load_cluster(std::string(ARCHSIM_SOURCE_DIR) + "/configs/clusters/dgx_a100_superpod.toml", {"network.kind=\"roce\""});
+    CHECK(roce.inter_link(20).effective_bytes_per_s() == Approx(c.inter_link(20).effective_bytes_per_s()));
+    CHECK(roce.inter_link(21).effective_bytes_per_s() == Approx(c.inter_link(21).effective_bytes_per_s() * 0.60 / 0.95));
+    // a fat tree puts 32 / 8 = 4 nodes under a leaf; oversubscription halves the share beyond it
+    const ClusterConfig fat = load_cluster(std::string(ARCHSIM_SOURCE_DIR) + "/configs/clusters/dgx_a100_superpod.toml",
+                                           {"network.topology=\"fat-tree\"", "network.leaf_nodes=0", "network.oversubscription=2"});
+    CHECK(fat.leaf_group_nodes() == 4);
+    CHECK(fat.inter_link(5).bandwidth_bytes_per_s == Approx(12.5e9));
     CHECK(c.intra_link().effective_bytes_per_s() == Approx(240e9));
     CHECK_THROWS_WITH(load_cluster(std::string(ARCHSIM_SOURCE_DIR) + "/configs/clusters/dgx_a100_superpod.toml", {"node.devices=0"}),
                       Catch::Contains("node.devices"));
