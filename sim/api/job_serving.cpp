@@ -42,6 +42,55 @@ std::vector<int64_t> powers_to(int64_t n) {
     return v;
 }
 
+/// The engine: profile `name`'s serving section with the job's serving block over it.
+ServingEngine engine_of(const std::string& name, const ServingSpec& spec) {
+    ServingEngine e = load_runtime(name, runtimes_dir()).serving;
+    if (spec.policy) e.policy = *spec.policy;
+    if (spec.scheduler) e.scheduler = *spec.scheduler;
+    if (spec.max_batch) e.max_batch = *spec.max_batch;
+    if (spec.max_num_tokens) e.max_num_tokens = *spec.max_num_tokens;
+    if (spec.kv_block_tokens) e.kv_block_tokens = *spec.kv_block_tokens;
+    if (spec.chunked_prefill) e.chunked_prefill = *spec.chunked_prefill;
+    if (spec.kv_cache_fraction) e.kv_cache_fraction = *spec.kv_cache_fraction;
+    if (spec.preemption) e.preemption = *spec.preemption;
+    if (spec.swap_space_gib) e.swap_space_gib = *spec.swap_space_gib;
+    return e;
+}
+
+/// The run's state over time (its samples) and, since the previous sample, per device the power
+/// (the iterations' energy and `static_w` while idle) and the replica's (`tp` devices') energy per
+/// output token; null where an interval has no time or no token.
+json timeline_json(const std::vector<ServingSample>& samples, double static_w, int64_t tp) {
+    json tl = json::array();
+    for (size_t k = 0; k < samples.size(); ++k) {
+        const ServingSample& x = samples[k];
+        json row = {{"t_s", x.t_s}, {"queued", x.queued}, {"running", x.running}, {"kv_tokens", x.kv_tokens}, {"power_w", nullptr},
+                    {"energy_per_token_j", nullptr}};
+        if (k > 0 && x.t_s > samples[k - 1].t_s) {
+            const ServingSample& p = samples[k - 1];
+            const double dt = x.t_s - p.t_s;
+            const double e = x.energy_j - p.energy_j + static_w * std::max(0.0, dt - (x.busy_s - p.busy_s));
+            row["power_w"] = e / dt;
+            if (x.output_tokens > p.output_tokens) row["energy_per_token_j"] = e * double(tp) / double(x.output_tokens - p.output_tokens);
+        }
+        tl.push_back(row);
+    }
+    return tl;
+}
+
+/// Goodput under the objectives `slo` of the requests `r` describes (`served`), over `replicas`
+/// alike: the objectives, the requests that met them, their share and the goodput.
+void add_goodput(json& sv, const ServingResult& r, const std::vector<ServingRequest>& served, const ServingSlo& slo, double replicas) {
+    if (!slo.any()) return;
+    const SloResult g = slo_attainment(r, served, slo);
+    json o;
+    if (slo.ttft_s > 0) o["ttft_s"] = slo.ttft_s;
+    if (slo.tpot_s > 0) o["tpot_s"] = slo.tpot_s;
+    if (slo.e2e_s > 0) o["e2e_s"] = slo.e2e_s;
+    sv["slo"] = o, sv["slo_met_requests"] = g.met, sv["slo_attainment"] = g.attainment;
+    sv["goodput_requests_per_s"] = g.goodput_requests_per_s * replicas;
+}
+
 }  // namespace
 
 json JobContext::run_serving() const {
@@ -55,16 +104,7 @@ json JobContext::run_serving() const {
     const JobModel comm = place_job(plan, cl, job_options(job), job.where());
     // the engine: its profile's settings, the job's serving block over them
     const std::string engine_name = runtime.empty() ? "tensorrt-llm" : runtime;
-    ServingEngine e = load_runtime(engine_name, runtimes_dir()).serving;
-    if (spec.policy) e.policy = *spec.policy;
-    if (spec.scheduler) e.scheduler = *spec.scheduler;
-    if (spec.max_batch) e.max_batch = *spec.max_batch;
-    if (spec.max_num_tokens) e.max_num_tokens = *spec.max_num_tokens;
-    if (spec.kv_block_tokens) e.kv_block_tokens = *spec.kv_block_tokens;
-    if (spec.chunked_prefill) e.chunked_prefill = *spec.chunked_prefill;
-    if (spec.kv_cache_fraction) e.kv_cache_fraction = *spec.kv_cache_fraction;
-    if (spec.preemption) e.preemption = *spec.preemption;
-    if (spec.swap_space_gib) e.swap_space_gib = *spec.swap_space_gib;
+    const ServingEngine e = engine_of(engine_name, spec);
     // the load, split over the dp replicas in turn: a replay file's requests, or the arrival
     // process's with lengths around the means (`synthetic`; `streaming`, an open stream at the
     // rate, alike)
@@ -238,33 +278,8 @@ json JobContext::run_serving() const {
     sv["device_runs"] = tasks.size();
     sv["tensor_comm_share"] = busy_s > 0 ? comm_s / busy_s : 0.0;
     if (split) sv["disaggregation"] = disagg;
-    // goodput under the stated objectives
-    const ServingSlo slo{spec.slo_ttft_ms * 1e-3, spec.slo_tpot_ms * 1e-3, spec.slo_e2e_ms * 1e-3};
-    if (slo.any()) {
-        const SloResult g = slo_attainment(r, split ? dr.served : reqs, slo);
-        json o;
-        if (slo.ttft_s > 0) o["ttft_s"] = slo.ttft_s;
-        if (slo.tpot_s > 0) o["tpot_s"] = slo.tpot_s;
-        if (slo.e2e_s > 0) o["e2e_s"] = slo.e2e_s;
-        sv["slo"] = o, sv["slo_met_requests"] = g.met, sv["slo_attainment"] = g.attainment;
-        sv["goodput_requests_per_s"] = g.goodput_requests_per_s * replicas;
-    }
-    // the state over time, and per device the power and energy per token since the last sample
-    json tl = json::array();
-    for (size_t k = 0; k < r.samples.size(); ++k) {
-        const ServingSample& x = r.samples[k];
-        json row = {{"t_s", x.t_s}, {"queued", x.queued}, {"running", x.running}, {"kv_tokens", x.kv_tokens}, {"power_w", nullptr},
-                    {"energy_per_token_j", nullptr}};
-        if (k > 0 && x.t_s > r.samples[k - 1].t_s) {
-            const ServingSample& p = r.samples[k - 1];
-            const double dt = x.t_s - p.t_s;
-            const double e = x.energy_j - p.energy_j + static_w * std::max(0.0, dt - (x.busy_s - p.busy_s));
-            row["power_w"] = e / dt;
-            if (x.output_tokens > p.output_tokens) row["energy_per_token_j"] = e * double(s.tp) / double(x.output_tokens - p.output_tokens);
-        }
-        tl.push_back(row);
-    }
-    sv["timeline"] = tl;
+    add_goodput(sv, r, split ? dr.served : reqs, {spec.slo_ttft_ms * 1e-3, spec.slo_tpot_ms * 1e-3, spec.slo_e2e_ms * 1e-3}, replicas);
+    sv["timeline"] = timeline_json(r.samples, static_w, s.tp);
     out["serving"] = sv;
     // the figures a job's schedule phases weight by duration (run_job's phase summary)
     out["tokens_per_s"] = sv["output_tokens_per_s"];
