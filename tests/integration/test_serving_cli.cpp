@@ -255,7 +255,7 @@ TEST_CASE("dataloader replay serves the requests of a CSV with their own arrival
 
 TEST_CASE("serving.lengths draws the synthetic requests' lengths around the means and the run serves them", "[e2e][serving]") {
     const std::string out = temp_dir("serving_lengths");
-    const std::string load = "{ arrival_rate_per_s: 40, requests: 24, max_num_tokens: 256";
+    const std::string load = "{ arrival_rate_per_s: 40, requests: 24, max_batch: 4, max_num_tokens: 256";  // a small device-run grid
     const json fixed = run_serving(serve_yaml("fixed", load + " }"), "fixed", out);
     const json drawn = run_serving(serve_yaml("drawn", load + ", lengths: uniform }"), "drawn", out);
     CHECK(fixed["serving"]["prompt_tokens"].get<double>() == 64.0);
@@ -278,7 +278,7 @@ TEST_CASE("serving.lengths draws the synthetic requests' lengths around the mean
 
 TEST_CASE("prefill_replicas splits the replicas into prefill and decode instances with the KV handed over", "[e2e][serving]") {
     const std::string out = temp_dir("serving_disagg");
-    const std::string load = "{ arrival_rate_per_s: 40, requests: 24, max_num_tokens: 256";
+    const std::string load = "{ arrival_rate_per_s: 40, requests: 24, max_batch: 4, max_num_tokens: 256";  // a small device-run grid
     const json mixed = run_serving(serve_yaml("mixed", load + " }", 2), "mixed", out);
     const json split = run_serving(serve_yaml("split", load + ", prefill_replicas: 1 }", 2), "split", out);
     const json& d = split["serving"]["disaggregation"];
@@ -304,7 +304,7 @@ TEST_CASE("prefill_replicas splits the replicas into prefill and decode instance
 
 TEST_CASE("a tensor-parallel replica splits the weights and KV heads over its devices and pays its collectives every iteration", "[e2e][serving]") {
     const std::string out = temp_dir("serving_tp");
-    const std::string load = "{ arrival_rate_per_s: 40, requests: 24, max_num_tokens: 256 }";
+    const std::string load = "{ arrival_rate_per_s: 40, requests: 24, max_batch: 4, max_num_tokens: 256 }";  // a small device-run grid
     const json one = run_serving(serve_yaml("tp1", load), "tp1", out);
     const json two = run_serving(serve_yaml("tp2", load, 1, "tensorrt-llm", "synthetic", "parity", 2), "tp2", out);
     const json &a = one["serving"], &b = two["serving"];
