@@ -66,6 +66,26 @@ std::string serve_yaml(const std::string& precision) {
 )");
 }
 
+/// A small tensor-parallel Llama inference entry `day` of 30 minutes up to its `schedule.phases:`
+/// line (the phases follow).
+std::string day_yaml(const std::string& dataloader, const std::string& track) {
+    return R"(workloads:
+  - name: day
+    framework: tensorrt
+    model_family: llama
+    params: { hidden_size: 256, n_layers: 2, vocab_size: 1024, n_heads: 4 }
+    parallelism: { tp: 2, pp: 1, dp: 1 }
+    sequence: { prompt: 64, generate: 4 }
+    precision: { weights: fp16, activations: fp16 }
+    dataloader: )" + dataloader + R"(
+    duration_minutes: 30
+    track: )" + track + R"(
+    runtime_tuning: { microbatch: 2 }
+    schedule:
+      phases:
+)";
+}
+
 }  // namespace
 
 TEST_CASE("a tp x pp x dp training job writes last_run.json whose parts add up", "[e2e][cluster]") {
@@ -262,21 +282,7 @@ TEST_CASE("FP8 is its own precision: an H100 runs it at its FP8 rate and says so
 }
 
 TEST_CASE("a job's schedule phases run one by one and are weighted by duration", "[e2e][cluster]") {
-    const std::string y = write_temp("archsim_job_phases.yaml", R"(workloads:
-  - name: day
-    framework: tensorrt
-    model_family: llama
-    params: { hidden_size: 256, n_layers: 2, vocab_size: 1024, n_heads: 4 }
-    parallelism: { tp: 2, pp: 1, dp: 1 }
-    sequence: { prompt: 64, generate: 4 }
-    precision: { weights: fp16, activations: fp16 }
-    dataloader: replay
-    duration_minutes: 30
-    track: best
-    runtime_tuning: { microbatch: 2 }
-    schedule:
-      phases:
-        - { name: steady, duration_minutes: 20, request_profile: steady_state }
+    const std::string y = write_temp("archsim_job_phases.yaml", day_yaml("replay", "best") + R"(        - { name: steady, duration_minutes: 20, request_profile: steady_state }
         - { name: peak, duration_minutes: 10, tokens_scale: 4, request_profile: peak, overrides: { sequence.prompt: 32 }, slo_ms: 250 }
     runtime_tunning: { microbatch: 8 }
 )");
@@ -306,21 +312,7 @@ TEST_CASE("a job's schedule phases run one by one and are weighted by duration",
 }
 
 TEST_CASE("a phase run as one batch scales it by tokens_scale and request_profile and its replicas by autoscale_factor", "[e2e][cluster]") {
-    const std::string base = R"(workloads:
-  - name: day
-    framework: tensorrt
-    model_family: llama
-    params: { hidden_size: 256, n_layers: 2, vocab_size: 1024, n_heads: 4 }
-    parallelism: { tp: 2, pp: 1, dp: 1 }
-    sequence: { prompt: 64, generate: 4 }
-    precision: { weights: fp16, activations: fp16 }
-    dataloader: synthetic
-    duration_minutes: 30
-    track: parity
-    runtime_tuning: { microbatch: 2 }
-    schedule:
-      phases:
-)";
+    const std::string base = day_yaml("synthetic", "parity");
     const std::string target = " --target " + kSrc + "/configs/clusters/targets.yaml#NVIDIA_H100_8x_NVLink --quiet";
     const std::string y = write_temp("archsim_job_batch_phases.yaml", base + R"(        - { name: quiet, duration_minutes: 10, request_profile: low, tokens_scale: 4 }
         - { name: wide, duration_minutes: 10, autoscale_factor: 2 }
