@@ -23,7 +23,10 @@ json schedule_serving(const std::vector<std::pair<json, double>>& phases) {
     bool goodput = true;
     for (const auto& [run, m] : phases) {
         const json& s = run.at("serving");
-        const double replicas = double(run.at("parallelism").at("dp").get<int64_t>());
+        // the replicas the run's figures stand for: every dp replica, or the decode ones of a
+        // disaggregated run (its figures are decode replica 0's share)
+        const double replicas = s.contains("disaggregation") ? s["disaggregation"].at("decode_replicas").get<double>()
+                                                              : double(run.at("parallelism").at("dp").get<int64_t>());
         for (int k = 0; k < 4; ++k) {
             const json& h = s.at("histograms").at(kLatencies[k]);
             pooled[k].merge(LatencyHistogram::from(h.at("bins").get<std::vector<std::pair<int, double>>>(), h.at("sum_s").get<double>()),
