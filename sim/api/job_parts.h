@@ -21,10 +21,9 @@
 #include "workloads/parallel/parallel_plan.h"
 
 namespace archsim {
-class LatencyHistogram;
-}
 
-namespace archsim {
+class LatencyHistogram;
+struct LatencyStats;
 
 /// A job as run_job resolved it: the job with the command line's tuning applied, its target and
 /// cluster, the plan, the device (its machine file with the device --sets), the precision and
@@ -96,6 +95,9 @@ nlohmann::json node_power_json(const ClusterConfig& cl, int64_t devices, double 
 
 /// The job's collectives, one row per scope, collective, algorithm and protocol.
 nlohmann::json comm_json(const JobResult& res);
+
+/// A latency's figures as a serving run's JSON gives them: {"mean", "p50", "p90", "p99"}, s.
+nlohmann::json stats_json(const LatencyStats& s);
 
 /// A latency histogram as a serving run's JSON keeps it: {"sum_s", "bins": [[index, count], ...]}
 /// (sim/serving/latency_histogram.h).

@@ -33,8 +33,6 @@ ClassCost class_cost(const std::string& dir) {
     return c;
 }
 
-json stats_json(const LatencyStats& s) { return {{"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}}; }
-
 /// Powers of two from 1 up to the first at or above `n`.
 std::vector<int64_t> powers_to(int64_t n) {
     std::vector<int64_t> v{1};

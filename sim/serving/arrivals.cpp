@@ -54,7 +54,7 @@ std::vector<ServingRequest> read_replay_csv(const std::string& path) {
         if (line.empty() || line == "\r") continue;
         const std::string where = path + ":" + std::to_string(n);
         std::stringstream ss(line);
-        std::string a, p, o, extra;
+        std::string a, p, o;
         std::getline(ss, a, ','), std::getline(ss, p, ','), std::getline(ss, o, ',');
         ServingRequest r;
         try {

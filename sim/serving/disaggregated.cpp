@@ -46,38 +46,24 @@ DisaggregatedResult simulate_disaggregated(const std::vector<ServingRequest>& re
     }
     ServingResult& c = out.combined;
     if (!mine.empty()) out.decode = simulate_serving(mine, decode_cfg, cost);
-    // decode replica 0's requests end to end (single-token requests are its share of the others)
-    std::vector<double> ttft, tpot, e2e;
-    LatencyHistogram gaps;
-    int64_t out_tokens = 0, all_tokens = 0;
+    // decode replica 0's requests end to end (single-token requests are its share of the others):
+    // the first token from the prefill instance, the last from the decode instance
+    c.itl_hist = out.decode.itl_hist;
     for (size_t k = 0; k < ids.size(); ++k) {
         const size_t i = ids[k];
         const RequestTimes& d = out.decode.request_times[k];
-        ttft.push_back(first[i] - reqs[i].arrival_s);
-        e2e.push_back(d.last_token_s - reqs[i].arrival_s);
-        tpot.push_back((d.last_token_s - first[i]) / double(reqs[i].output - 1));
-        gaps.add(d.first_token_s - first[i]);  // the hand-over: token 1 at the prefill instance, token 2 here
-        out_tokens += reqs[i].output, all_tokens += reqs[i].prompt + reqs[i].output;
+        c.itl_hist.add(d.first_token_s - first[i]);  // the hand-over: token 1 at the prefill instance, token 2 here
         c.request_times.push_back({reqs[i].arrival_s, admitted[i], first[i], d.last_token_s});
         out.served.push_back(reqs[i]);
     }
     c.requests = c.completed = ids.size();
-    c.ttft = latency_stats(ttft), c.tpot = latency_stats(tpot), c.e2e = latency_stats(e2e);
-    for (const auto& [v, h] : {std::pair{&ttft, &c.ttft_hist}, std::pair{&tpot, &c.tpot_hist}, std::pair{&e2e, &c.e2e_hist}})
-        for (const double x : *v) h->add(x);
-    c.itl_hist = out.decode.itl_hist;
-    c.itl_hist.merge(gaps);
-    c.itl = {c.itl_hist.mean(), c.itl_hist.percentile(50), c.itl_hist.percentile(90), c.itl_hist.percentile(99), size_t(c.itl_hist.count())};
+    c.itl = histogram_stats(c.itl_hist);
     // decode replica 0's share of the load, from its first request's arrival to its last token
     double t0 = ids.empty() ? 0.0 : reqs[ids.front()].arrival_s, t1 = 0;
     for (size_t i : ids) t0 = std::min(t0, reqs[i].arrival_s);
     for (const RequestTimes& q : c.request_times) t1 = std::max(t1, q.last_token_s);
     c.duration_s = t1 - t0;
-    if (c.duration_s > 0) {
-        c.achieved_requests_per_s = double(ids.size()) / c.duration_s;
-        c.output_tokens_per_s = double(out_tokens) / c.duration_s;
-        c.total_tokens_per_s = double(all_tokens) / c.duration_s;
-    }
+    summarize_requests(c, out.served);
     c.iterations = out.prefill.iterations + out.decode.iterations;
     c.preemptions = out.prefill.preemptions + out.decode.preemptions;
     c.peak_kv_tokens = out.decode.peak_kv_tokens, c.peak_queue = std::max(out.prefill.peak_queue, out.decode.peak_queue);

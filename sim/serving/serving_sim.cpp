@@ -42,13 +42,42 @@ LatencyStats latency_stats(std::vector<double> v) {
     return s;
 }
 
+LatencyStats histogram_stats(const LatencyHistogram& h) {
+    return {h.mean(), h.percentile(50), h.percentile(90), h.percentile(99), size_t(h.count())};
+}
+
+RequestLatency request_latency(const RequestTimes& t, const ServingRequest& q) {
+    RequestLatency l;
+    l.ttft = t.first_token_s - t.arrival_s, l.e2e = t.last_token_s - t.arrival_s;
+    l.has_tpot = q.output > 1;
+    if (l.has_tpot) l.tpot = (t.last_token_s - t.first_token_s) / double(q.output - 1);
+    return l;
+}
+
+void summarize_requests(ServingResult& r, const std::vector<ServingRequest>& requests) {
+    std::vector<double> ttft, tpot, e2e;
+    int64_t out_tokens = 0, all_tokens = 0;
+    for (size_t i = 0; i < r.request_times.size(); ++i) {
+        const RequestLatency l = request_latency(r.request_times[i], requests[i]);
+        ttft.push_back(l.ttft), e2e.push_back(l.e2e);
+        if (l.has_tpot) tpot.push_back(l.tpot);
+        out_tokens += requests[i].output, all_tokens += requests[i].prompt + requests[i].output;
+    }
+    r.ttft = latency_stats(ttft), r.tpot = latency_stats(tpot), r.e2e = latency_stats(e2e);
+    for (const auto& [v, h] : {std::pair{&ttft, &r.ttft_hist}, std::pair{&tpot, &r.tpot_hist}, std::pair{&e2e, &r.e2e_hist}})
+        for (const double x : *v) h->add(x);
+    if (r.duration_s > 0) {
+        r.achieved_requests_per_s = double(r.request_times.size()) / r.duration_s;
+        r.output_tokens_per_s = double(out_tokens) / r.duration_s;
+        r.total_tokens_per_s = double(all_tokens) / r.duration_s;
+    }
+}
+
 SloResult slo_attainment(const ServingResult& r, const std::vector<ServingRequest>& requests, const ServingSlo& slo) {
     SloResult s;
     for (size_t i = 0; i < r.request_times.size() && i < requests.size(); ++i) {
-        const RequestTimes& q = r.request_times[i];
-        const double ttft = q.first_token_s - q.arrival_s, e2e = q.last_token_s - q.arrival_s;
-        const double tpot = requests[i].output > 1 ? (q.last_token_s - q.first_token_s) / double(requests[i].output - 1) : 0.0;
-        if ((slo.ttft_s <= 0 || ttft <= slo.ttft_s) && (slo.tpot_s <= 0 || tpot <= slo.tpot_s) && (slo.e2e_s <= 0 || e2e <= slo.e2e_s)) ++s.met;
+        const RequestLatency l = request_latency(r.request_times[i], requests[i]);
+        if ((slo.ttft_s <= 0 || l.ttft <= slo.ttft_s) && (slo.tpot_s <= 0 || l.tpot <= slo.tpot_s) && (slo.e2e_s <= 0 || l.e2e <= slo.e2e_s)) ++s.met;
     }
     s.attainment = r.request_times.empty() ? 0.0 : double(s.met) / double(r.request_times.size());
     s.goodput_requests_per_s = r.duration_s > 0 ? double(s.met) / r.duration_s : 0.0;
@@ -249,24 +278,11 @@ ServingResult simulate_serving(const std::vector<ServingRequest>& reqs, const Sc
         out.peak_kv_tokens = std::max(out.peak_kv_tokens, used_blocks * B);
     }
     out.duration_s = t - t0;
-    std::vector<double> ttft, tpot, e2e;
-    int64_t out_tokens = 0, all_tokens = 0;
-    for (size_t i = 0; i < reqs.size(); ++i) {
-        ttft.push_back(live[i].first_token_s - reqs[i].arrival_s);
-        e2e.push_back(live[i].last_token_s - reqs[i].arrival_s);
-        if (reqs[i].output > 1) tpot.push_back((live[i].last_token_s - live[i].first_token_s) / double(reqs[i].output - 1));
-        out_tokens += reqs[i].output, all_tokens += reqs[i].prompt + reqs[i].output;
+    for (size_t i = 0; i < reqs.size(); ++i)
         out.request_times.push_back({reqs[i].arrival_s, live[i].admitted_s, live[i].first_token_s, live[i].last_token_s});
-    }
-    out.ttft = latency_stats(ttft), out.itl = latency_stats(itl), out.tpot = latency_stats(tpot), out.e2e = latency_stats(e2e);
-    for (const auto& [v, h] : {std::pair{&ttft, &out.ttft_hist}, std::pair{&itl, &out.itl_hist}, std::pair{&tpot, &out.tpot_hist},
-                               std::pair{&e2e, &out.e2e_hist}})
-        for (const double x : *v) h->add(x);
-    if (out.duration_s > 0) {
-        out.achieved_requests_per_s = double(reqs.size()) / out.duration_s;
-        out.output_tokens_per_s = double(out_tokens) / out.duration_s;
-        out.total_tokens_per_s = double(all_tokens) / out.duration_s;
-    }
+    summarize_requests(out, reqs);
+    out.itl = latency_stats(itl);
+    for (const double x : itl) out.itl_hist.add(x);
     out.samples = std::move(samples);
     return out;
 }

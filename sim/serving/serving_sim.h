@@ -129,6 +129,24 @@ using IterationObserver = std::function<void(double start_s, double time_s, cons
 /// between order statistics, numpy's default); zeros for none.
 LatencyStats latency_stats(std::vector<double> v);
 
+/// The latency stats of a histogram: its exact mean and count, its percentiles within half a bin
+/// (LatencyHistogram::percentile).
+LatencyStats histogram_stats(const LatencyHistogram& h);
+
+/// One request's latencies from its stage times and lengths, s: time to first token, end to end,
+/// and time per output token ((last - first token) / (output - 1); 0, and `has_tpot` false, for a
+/// single token).
+struct RequestLatency {
+    double ttft = 0, e2e = 0, tpot = 0;
+    bool has_tpot = false;
+};
+RequestLatency request_latency(const RequestTimes& t, const ServingRequest& q);
+
+/// Fills `r`'s TTFT, TPOT and e2e (stats and histograms) and its rates (over r.duration_s) from
+/// r.request_times and `requests`, the requests they describe in the same order. ITL, which needs
+/// every token's time, is the caller's.
+void summarize_requests(ServingResult& r, const std::vector<ServingRequest>& requests);
+
 /// Simulates `requests` (sorted by arrival) on one replica under `cfg`, each iteration costed by
 /// `cost`. TTFT: arrival to the end of the iteration that finishes the prompt (its first token);
 /// ITL: the gaps between a request's successive tokens after the first; TPOT: (e2e - TTFT) /
