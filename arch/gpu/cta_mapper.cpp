@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
+#include <tuple>
 #include <stdexcept>
 
 #include "sim/base/error.h"
@@ -93,6 +95,24 @@ KernelPlan choose_kernel(const GemmView& g, const GpuConfig& cfg) {
         }
     if (!have) throw std::logic_error("no CTA tile of the menu fits this GPU's shared memory and registers");
     return best;
+}
+
+int64_t operand_chunks(const GemmView& g, const KernelPlan& plan, int64_t first, int64_t last, const GpuConfig& cfg) {
+    if (last <= first) return 1;
+    const int64_t eb = operand_bytes(cfg.precision), col_tiles = ceil_div(g.n, plan.tile.bn), split = plan.split_k;
+    const int64_t per_instance = ceil_div(g.m, plan.tile.bm) * col_tiles * split;
+    // distinct (instance, tile row, split) and (instance, tile column, split) in the wave: the
+    // CTAs are consecutive, so count the changes along them
+    std::set<std::tuple<int64_t, int64_t, int64_t>> rows, cols;
+    for (int64_t c = first; c < last; ++c) {
+        const int64_t inst = c / per_instance, r = c % per_instance, tile = r / split, sk = r % split;
+        rows.emplace(inst, tile / col_tiles, sk);
+        cols.emplace(g.b_is_weight ? inst % std::max<int64_t>(1, g.groups) : inst, tile % col_tiles, sk);
+    }
+    const double bytes = static_cast<double>(plan.k_per_split * eb) *
+                         (static_cast<double>(rows.size() * plan.tile.bm) + static_cast<double>(cols.size() * plan.tile.bn));
+    const int64_t chunks = static_cast<int64_t>(std::ceil(bytes / static_cast<double>(kOperandChunkBytes)));
+    return std::clamp<int64_t>(chunks, 1, std::max<int64_t>(1, plan.k_iters));
 }
 
 void check_cta_menu_fits(const GpuConfig& cfg) {

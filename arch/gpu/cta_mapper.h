@@ -64,6 +64,23 @@ KernelPlan plan_kernel(const GemmView& g, const GpuConfig& cfg, const CtaTile& t
 /// (CUTLASS GemmSplitKSerial). Throws std::logic_error if no tile fits.
 KernelPlan choose_kernel(const GemmView& g, const GpuConfig& cfg);
 
+/// The most operand bytes (A row tiles and B column tiles) one wave's K chunk loads: half the
+/// smallest L2 of the bundled GPUs (the T4's 4 MiB), so a chunk's operands stay resident in any
+/// of them while its CTAs read it. A simulation granularity, not a property of the part: the
+/// hardware's window is the pipeline's stages x BK (kilobytes), far too many transactions to
+/// simulate; fixed, so a larger L2 changes only what hits, never how loads are cut up.
+constexpr int64_t kOperandChunkBytes = int64_t(2) << 20;
+
+/// How many K chunks the CTAs [first, last) of one wave of `plan` load their operands in: the
+/// wave's distinct A row tiles and B column tiles over one chunk of K take at most
+/// kOperandChunkBytes. A wave's CTAs advance through K together, so a B column tile that several
+/// of them read is fetched from DRAM once per wave, not once per CTA, however long K is (cuBLAS
+/// and CUTLASS stream K in BK steps: only the wave's k-window needs to be resident). 1 when the
+/// whole-K tiles are that small; a 4096 x 12288 x 12288 fp16 GEMM's 128 x 256 tiles on an A100
+/// need 160. At most one chunk per main-loop iteration. CTAs are numbered as gemm_kernel numbers
+/// them: instance, then tile row, then tile column, then split.
+int64_t operand_chunks(const GemmView& g, const KernelPlan& plan, int64_t first, int64_t last, const GpuConfig& cfg);
+
 /// The config's cross-key check for the tile menu: throws UserError(key, reason) naming the SM
 /// limit (shared memory per CTA or per SM, registers, warps, CTAs) that leaves no tile resident.
 void check_cta_menu_fits(const GpuConfig& cfg);

@@ -17,19 +17,20 @@ void GpuMachine::attention(const Operator& op, const OpGraph& graph) {
     auto rows_of = [&](int64_t c) { return std::min(p.block_m, a.q_len - c % p.q_tiles * p.block_m); };
     auto kv_of = [&](int64_t c) { return flash_kv_seen(a, p, c % p.q_tiles); };
     cta_waves(
-        p.ctas, p.ctas_per_sm, p.waves, [&](int64_t c, int64_t sharing) { return flash_cta_cycles(a, rows_of(c), kv_of(c), sharing, m_cfg); },
-        [&](int64_t c, SmPort& sm) {
+        p.ctas, p.ctas_per_sm, [&](int64_t c, int64_t sharing) { return flash_cta_cycles(a, rows_of(c), kv_of(c), sharing, m_cfg); },
+        [&](int64_t c, SmPort& sm, double issue_ps) {
             // K and V stream in block_n rows at a time: the first kv rows (keyed per block, so
             // the head's other query tiles find the blocks they share in L2)
             const int64_t head = c / p.q_tiles, kv = kv_of(c);
             double loaded = sm.access(TileId{a.q.tensor, mix_key(11, uint64_t(c))}, rows_of(c) * a.head_dim * eb,
-                                      TensorPart::rows(a.q.tensor, head * a.q_len + c % p.q_tiles * p.block_m, rows_of(c), a.batch * a.q_len), false);
+                                      TensorPart::rows(a.q.tensor, head * a.q_len + c % p.q_tiles * p.block_m, rows_of(c), a.batch * a.q_len), false,
+                                      issue_ps);
             for (int64_t j = 0; j < kv; j += p.block_n) {
                 const int64_t n = std::min(p.block_n, kv - j);
                 loaded = std::max(loaded, sm.access(TileId{a.k.tensor, mix_key(mix_key(12, uint64_t(head)), uint64_t(j))}, n * a.head_dim * eb,
-                                                    TensorPart::rows(a.k.tensor, head * a.kv_len + j, n, a.batch * a.kv_len), false));
+                                                    TensorPart::rows(a.k.tensor, head * a.kv_len + j, n, a.batch * a.kv_len), false, issue_ps));
                 loaded = std::max(loaded, sm.access(TileId{a.v.tensor, mix_key(mix_key(13, uint64_t(head)), uint64_t(j))}, n * a.v_dim * eb,
-                                                    TensorPart::rows(a.v.tensor, head * a.kv_len + j, n, a.batch * a.kv_len), false));
+                                                    TensorPart::rows(a.v.tensor, head * a.kv_len + j, n, a.batch * a.kv_len), false, issue_ps));
             }
             return loaded;
         },
@@ -94,16 +95,16 @@ void GpuMachine::attention_backward(const Operator& op, const OpGraph& graph) {
     auto q_seen_of = [&](int64_t c) { return flash_bwd_q_seen(a, p, c % p.kv_tiles); };
     auto first_q_tile = [&](int64_t c) { return q_tiles - (q_seen_of(c) + p.block_m - 1) / p.block_m; };
     cta_waves(
-        p.ctas, p.ctas_per_sm, p.waves, [&](int64_t c, int64_t sharing) { return flash_bwd_cta_cycles(a, cols_of(c), q_seen_of(c), sharing, m_cfg); },
-        [&](int64_t c, SmPort& sm) {
+        p.ctas, p.ctas_per_sm, [&](int64_t c, int64_t sharing) { return flash_bwd_cta_cycles(a, cols_of(c), q_seen_of(c), sharing, m_cfg); },
+        [&](int64_t c, SmPort& sm, double at) {
             const int64_t head = c / p.kv_tiles, j = c % p.kv_tiles, cols = cols_of(c);
-            double loaded = sm.access(TileId{a.k.tensor, tile(44, head, j)}, cols * a.head_dim * eb, kv_part(a.k.tensor, head, j, cols), false);
-            loaded = std::max(loaded, sm.access(TileId{a.v.tensor, tile(45, head, j)}, cols * a.v_dim * eb, kv_part(a.v.tensor, head, j, cols), false));
+            double loaded = sm.access(TileId{a.k.tensor, tile(44, head, j)}, cols * a.head_dim * eb, kv_part(a.k.tensor, head, j, cols), false, at);
+            loaded = std::max(loaded, sm.access(TileId{a.v.tensor, tile(45, head, j)}, cols * a.v_dim * eb, kv_part(a.v.tensor, head, j, cols), false, at));
             for (int64_t i = first_q_tile(c); i < q_tiles; ++i) {
                 const int64_t rows = rows_of(i);
-                loaded = std::max(loaded, sm.access(TileId{a.q.tensor, tile(46, head, i)}, rows * a.head_dim * eb, q_part(a.q.tensor, head, i), false));
-                loaded = std::max(loaded, sm.access(TileId{a.d_out.tensor, tile(42, head, i)}, rows * a.v_dim * eb, q_part(a.d_out.tensor, head, i), false));
-                loaded = std::max(loaded, sm.access(TileId{-1, tile(43, head, i)}, rows * 8, {}, false));
+                loaded = std::max(loaded, sm.access(TileId{a.q.tensor, tile(46, head, i)}, rows * a.head_dim * eb, q_part(a.q.tensor, head, i), false, at));
+                loaded = std::max(loaded, sm.access(TileId{a.d_out.tensor, tile(42, head, i)}, rows * a.v_dim * eb, q_part(a.d_out.tensor, head, i), false, at));
+                loaded = std::max(loaded, sm.access(TileId{-1, tile(43, head, i)}, rows * 8, {}, false, at));
             }
             return loaded;
         },

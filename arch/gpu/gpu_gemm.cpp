@@ -33,28 +33,53 @@ void GpuMachine::gemm_kernel(const GemmView& g, size_t gi, int64_t rep) {
         struct Cta { int64_t index; int64_t m, n, k, sk; double end; };
         std::vector<Cta> ctas;
         ctas.reserve(static_cast<size_t>(last - first));
+        const int64_t chunks = operand_chunks(g, plan, first, last, m_cfg);
+        std::vector<double> loaded_at(static_cast<size_t>(last - first), 0.0);
+        std::vector<char> missed(static_cast<size_t>(last - first), 0);
+        // The wave's operand loads, K chunk by K chunk across its CTAs (they advance through K
+        // together), so the L2 holds one chunk's A rows and B columns at a time (operand_chunks).
+        for (int64_t j = 0; j < chunks; ++j)
+            for (int64_t c = first; c < last; ++c) {
+                const int64_t inst = c / per_instance, r = c % per_instance, tile = r / split, sk = r % split;
+                const int64_t bi = tile / col_tiles, bj = tile % col_tiles;
+                const int64_t m = std::min(plan.tile.bm, g.m - bi * plan.tile.bm), n = std::min(plan.tile.bn, g.n - bj * plan.tile.bn);
+                const int64_t k = std::max<int64_t>(0, std::min(plan.k_per_split, g.k - sk * plan.k_per_split));
+                const int64_t kc = k * (j + 1) / chunks - k * j / chunks;  // this chunk's K elements
+                SmPort& sm = *m_sms[static_cast<size_t>((c - first) % m_cfg.sms)];
+                // one chunk keeps the keys of a whole-K tile; more add the chunk to each key
+                const uint64_t a_local = mix_key(mix_key(mix_key(1, rep * 1000003 + inst), bi), sk);
+                const uint64_t b_local = g.b_is_weight ? mix_key(mix_key(mix_key(2, gi), mix_key(inst % g.groups, bj)), sk)
+                                                       : mix_key(mix_key(mix_key(2, rep * 1000003 + inst), bj), sk);
+                const TileId a_key{a_tensor, chunks > 1 ? mix_key(a_local, 0xC0 + j) : a_local};
+                const TileId b_key{b_tensor, chunks > 1 ? mix_key(b_local, 0xC0 + j) : b_local};
+                bool a_miss = false, b_miss = false;
+                const TensorPart a_part = TensorPart::rows(a_tensor, inst * g.m + bi * plan.tile.bm, m, instances * g.m);
+                const TensorPart b_part = g.b_is_weight ? TensorPart{}
+                                                        : TensorPart::rows(b_tensor, inst * g.k + sk * plan.k_per_split + k * j / chunks, kc,
+                                                                           instances * g.k);
+                double& loaded = loaded_at[static_cast<size_t>(c - first)];
+                loaded = std::max(loaded, sm.access(a_key, static_cast<int64_t>(std::ceil(m * kc * a_ratio)) * eb, a_part, false, 0, &a_miss));
+                loaded = std::max(loaded, sm.access(b_key, kc * n * eb, b_part, false, 0, &b_miss));
+                missed[static_cast<size_t>(c - first)] |= static_cast<char>(a_miss || b_miss);
+            }
+        // the wave's CTAs advance through K together, each k-step's operands shared out among
+        // them as they arrive: a CTA's last operands land when the wave's last do
+        const double wave_loaded = *std::max_element(loaded_at.begin(), loaded_at.end());
         for (int64_t c = first; c < last; ++c) {
-            const int64_t inst = c / per_instance, r = c % per_instance, tile = r / split, sk = r % split;
+            const int64_t r = c % per_instance, tile = r / split, sk = r % split;
             const int64_t bi = tile / col_tiles, bj = tile % col_tiles;
             const int64_t m = std::min(plan.tile.bm, g.m - bi * plan.tile.bm), n = std::min(plan.tile.bn, g.n - bj * plan.tile.bn);
             const int64_t k = std::max<int64_t>(0, std::min(plan.k_per_split, g.k - sk * plan.k_per_split));
             const int64_t k_iters = (k + plan.bk - 1) / plan.bk;
-            SmPort& sm = *m_sms[static_cast<size_t>((c - first) % m_cfg.sms)];
-            const TileId a_key{a_tensor, mix_key(mix_key(mix_key(1, rep * 1000003 + inst), bi), sk)};
-            const TileId b_key{b_tensor, g.b_is_weight ? mix_key(mix_key(mix_key(2, gi), mix_key(inst % g.groups, bj)), sk)
-                                                       : mix_key(mix_key(mix_key(2, rep * 1000003 + inst), bj), sk)};
-            bool a_miss = false, b_miss = false;
-            const TensorPart a_part = TensorPart::rows(a_tensor, inst * g.m + bi * plan.tile.bm, m, instances * g.m);
-            const TensorPart b_part = g.b_is_weight ? TensorPart{} : TensorPart::rows(b_tensor, inst * g.k + sk * plan.k_per_split, k, instances * g.k);
-            double loaded = sm.access(a_key, static_cast<int64_t>(std::ceil(m * k * a_ratio)) * eb, a_part, false, 0, &a_miss);
-            loaded = std::max(loaded, sm.access(b_key, k * n * eb, b_part, false, 0, &b_miss));
+            const double loaded = wave_loaded;
+            const bool operand_missed = missed[static_cast<size_t>(c - first)] != 0;
             // the main loop (MMAs or shared-memory traffic) with the SM shared by the wave's CTAs on it
             const double mma_ps = static_cast<double>(k_iters) * kstep * per_sm * m_cfg.cycle_ps();
             cta_ps_max = std::max(cta_ps_max, mma_ps);
             // Little's law on the multistage pipeline: with stages - 1 K-steps in flight, each
             // taking a load latency (L2, plus DRAM on a miss), a K-step takes at least
             // latency / (stages - 1); the main loop starts after its first stage arrives.
-            const double stage_latency = l2_latency_ps + ((a_miss || b_miss) ? dram_latency_ps : 0.0);
+            const double stage_latency = l2_latency_ps + (operand_missed ? dram_latency_ps : 0.0);
             const double loop_ps = std::max(mma_ps, static_cast<double>(k_iters) * stage_latency /
                                                         static_cast<double>(std::max<int64_t>(1, plan.tile.stages - 1)));
             ctas.push_back({c, m, n, k, sk, std::max(start + l2_latency_ps + loop_ps, loaded)});

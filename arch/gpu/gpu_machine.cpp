@@ -2,6 +2,8 @@
 
 #include "arch/gpu/gpu_machine_impl.h"
 
+#include <queue>
+
 namespace archsim {
 
 GpuMachine::GpuMachine(const GpuConfig& cfg, TraceWriter& trace)
@@ -120,38 +122,65 @@ void GpuMachine::launch() {
     sim_wait_until_ps(t + gap);
 }
 
-void GpuMachine::cta_waves(int64_t ctas, int64_t ctas_per_sm, int64_t waves, const std::function<double(int64_t, int64_t)>& cycles,
-                           const std::function<double(int64_t, SmPort&)>& load,
+void GpuMachine::cta_waves(int64_t ctas, int64_t ctas_per_sm, const std::function<double(int64_t, int64_t)>& cycles,
+                           const std::function<double(int64_t, SmPort&, double)>& load,
                            const std::function<double(int64_t, SmPort&, size_t, const Span&, double, uint64_t)>& finish) {
-    const int64_t n_sms = m_cfg.sms, slots = n_sms * ctas_per_sm;
+    if (ctas <= 0) return;
+    const int64_t n_sms = m_cfg.sms, slots = std::min(n_sms * ctas_per_sm, ctas);
     const double l2_latency_ps = static_cast<double>(m_cfg.l2_latency_cycles) * m_cfg.cycle_ps();
-    double kernel_end = sim_now_ps();
-    for (int64_t w = 0; w < waves; ++w) {
-        const double start = sim_now_ps();
-        const int64_t first = w * slots, last = std::min(ctas, first + slots);
-        const int64_t sharing = std::min(ctas_per_sm, (last - first + n_sms - 1) / n_sms);
-        double wave_end = start, stores_done = start, cta_ps_max = 0;
-        std::vector<std::pair<double, int64_t>> ends;
-        ends.reserve(static_cast<size_t>(last - first));
-        for (int64_t c = first; c < last; ++c) {
-            const double cta_ps = cycles(c, sharing) * m_cfg.cycle_ps();
-            cta_ps_max = std::max(cta_ps_max, cta_ps);
-            const double loaded = load(c, *m_sms[static_cast<size_t>((c - first) % n_sms)]);
-            ends.emplace_back(std::max(start + l2_latency_ps + cta_ps, loaded), c);
-        }
-        std::sort(ends.begin(), ends.end());
-        for (const auto& [end, c] : ends) {
-            const size_t sm = static_cast<size_t>((c - first) % n_sms);
-            wave_end = std::max(wave_end, end);
-            stores_done = std::max(stores_done, finish(c, *m_sms[sm], sm, ps_span(start, end - start), end,
-                                                       c == first ? m_clock.cycles_of(cta_ps_max) : 0));
-        }
-        if (wave_end > start + cta_ps_max) stall(start + cta_ps_max, wave_end - (start + cta_ps_max), static_cast<uint32_t>(w), m_operand_load);
-        sim_wait_until_ps(wave_end);
-        kernel_end = std::max(kernel_end, stores_done);
+    const double t0 = sim_now_ps();
+    // CTAs sharing an SM while every slot is busy; a kernel of fewer CTAs than slots spreads them
+    const int64_t sharing = std::min(ctas_per_sm, (ctas + n_sms - 1) / n_sms);
+    using Slot = std::pair<double, int64_t>;  // free at, slot (slot s is on SM s mod SMs)
+    // the schedule without operand waits: each CTA's time alone, for the compute span and the stall
+    std::priority_queue<Slot, std::vector<Slot>, std::greater<>> ideal;
+    for (int64_t s = 0; s < slots; ++s) ideal.emplace(t0, s);
+    double ideal_end = t0;
+    for (int64_t c = 0; c < ctas; ++c) {
+        auto [at, s] = ideal.top();
+        ideal.pop();
+        const double end = at + l2_latency_ps + cycles(c, sharing) * m_cfg.cycle_ps();
+        ideal_end = std::max(ideal_end, end);
+        ideal.emplace(end, s);
     }
-    if (kernel_end > sim_now_ps()) stall(sim_now_ps(), kernel_end - sim_now_ps(), 0, m_write_drain);
-    sim_wait_until_ps(kernel_end);
+    // The timed schedule, in time order: a CTA starts on the slot that frees first (the block
+    // scheduler hands out CTAs as resources free, with no barrier between waves), issues its
+    // loads then, and ends at the later of its loads and the L2 latency plus its time; its
+    // stores go out at its end. Events are taken in time order so each SM port and the L2 see
+    // their requests in time order.
+    struct Event {
+        double at;
+        int64_t slot, cta;  // cta >= 0: CTA `cta` ends; -1: slot `slot` is free
+        bool operator>(const Event& o) const { return at != o.at ? at > o.at : (cta < 0) < (o.cta < 0); }
+    };
+    std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
+    for (int64_t s = 0; s < slots; ++s) events.push({t0, s, -1});
+    std::vector<double> started(static_cast<size_t>(ctas), t0);
+    int64_t next = 0;
+    double end_all = t0, stores_done = t0;
+    while (!events.empty()) {
+        const Event e = events.top();
+        events.pop();
+        const size_t sm = static_cast<size_t>(e.slot % n_sms);
+        if (e.cta < 0) {
+            if (next >= ctas) continue;
+            const int64_t c = next++;
+            started[static_cast<size_t>(c)] = e.at;
+            const double loaded = load(c, *m_sms[sm], e.at - t0);
+            const double end = std::max(e.at + l2_latency_ps + cycles(c, sharing) * m_cfg.cycle_ps(), loaded);
+            events.push({end, e.slot, c});
+            continue;
+        }
+        const double begin = started[static_cast<size_t>(e.cta)];
+        end_all = std::max(end_all, e.at);
+        stores_done = std::max(stores_done, finish(e.cta, *m_sms[sm], sm, ps_span(begin, e.at - begin), e.at,
+                                                   e.cta == 0 ? m_clock.cycles_of(ideal_end - t0) : 0));
+        events.push({e.at, e.slot, -1});
+    }
+    if (end_all > ideal_end) stall(ideal_end, end_all - ideal_end, 0, m_operand_load);
+    sim_wait_until_ps(end_all);
+    if (stores_done > sim_now_ps()) stall(sim_now_ps(), stores_done - sim_now_ps(), 0, m_write_drain);
+    sim_wait_until_ps(std::max(end_all, stores_done));
 }
 
 double GpuMachine::spread(TileId tile, int32_t t, int64_t bytes, bool store, double issue_ps) {

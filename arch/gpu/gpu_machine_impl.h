@@ -100,18 +100,22 @@ private:
     /// trace stay counted at the nominal clock.
     void set_clock_mhz(double mhz) override { m_cfg.clock_mhz = mhz; }
     void launch();
-    /// The `waves` waves of a fused attention kernel's `ctas` CTAs, `ctas_per_sm` to an SM (CTA c
-    /// on SM c mod SMs of its wave; the plan's occupancy, flash_attention.h). In each wave every CTA's loads come first, all issued at the
-    /// wave's start, then each CTA's end in completion order, so each SM port and the L2 see
-    /// their requests in time order. `cycles(c, sharing)`: CTA c's time, cycles, with `sharing`
-    /// CTAs on its SM; `load(c, sm)`: issues its loads, returns when they are in; `finish(c, sm,
-    /// sm_index, span, end, wave_cycles)`: emits its events over `span` (`wave_cycles`: the
-    /// wave's longest CTA, on the wave's first CTA, else 0) and issues its stores at `end`,
-    /// returns when they are done. A CTA ends at the later of its loads and the L2 latency plus
-    /// its time; a wave's time beyond its longest CTA is an operand_load stall, stores still
-    /// draining after the last wave a write_drain stall.
-    void cta_waves(int64_t ctas, int64_t ctas_per_sm, int64_t waves, const std::function<double(int64_t, int64_t)>& cycles,
-                   const std::function<double(int64_t, SmPort&)>& load,
+    /// A fused attention kernel's `ctas` CTAs, `ctas_per_sm` to an SM (the plan's occupancy,
+    /// flash_attention.h), scheduled as the block scheduler does: a CTA starts on the first slot
+    /// (SM x ctas_per_sm) that frees, with no barrier between waves, so a causal kernel's short
+    /// CTAs (query tiles near the diagonal) make room for the next ones instead of waiting for
+    /// the wave's longest. `cycles(c, sharing)`: CTA c's time, cycles, with `sharing` CTAs on its
+    /// SM (min(ctas_per_sm, ceil(ctas / SMs)) throughout: the tail's SMs are not given back their
+    /// idle share); `load(c, sm, issue_ps)`: issues its loads `issue_ps` after the kernel's
+    /// start, returns when they are in (absolute, ps); `finish(c, sm, sm_index, span, end,
+    /// compute_cycles)`: emits its events over `span` (`compute_cycles`: the kernel's span with
+    /// no operand waits, on CTA 0, else 0) and issues its stores at `end`, returns when they are
+    /// done. A CTA ends at the later of its loads and the L2 latency plus its time; events are
+    /// taken in time order, so each SM port and the L2 see their requests in time order. The
+    /// kernel's end beyond the schedule without operand waits is an operand_load stall, stores
+    /// still draining after the last CTA a write_drain stall.
+    void cta_waves(int64_t ctas, int64_t ctas_per_sm, const std::function<double(int64_t, int64_t)>& cycles,
+                   const std::function<double(int64_t, SmPort&, double)>& load,
                    const std::function<double(int64_t, SmPort&, size_t, const Span&, double, uint64_t)>& finish);
     /// Every SM moves an equal share of `bytes` of tensor `t` (tile `tile`) through its own port,
     /// issued `issue_ps` after now (a store when `store`); returns when the last lands, ps.

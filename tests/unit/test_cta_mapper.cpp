@@ -1,6 +1,8 @@
 // GPU CTA tiling: waves, the tail wave, occupancy limits and tile choice on small cases.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "arch/gpu/cta_mapper.h"
 #include "arch/gpu/flash_attention.h"
 
@@ -172,4 +174,24 @@ TEST_CASE("FlashAttention-2's backward tiles, occupancy, causal skipping and CTA
     CHECK(q.block_m == 64);
     CHECK(q.block_n == 128);
     CHECK(flash_bwd_q_seen(a, q, 1) == 1024 - 128);
+}
+
+TEST_CASE("a wave loads its operands in K chunks of at most 2 MiB, however large the L2", "[unit][gpu]") {
+    const GpuConfig cfg = a100();
+    const CtaTile t128x256{128, 256, 8, 3};
+    // 4096 x 12288 x 12288 fp16, 128 x 256 tiles, one CTA per SM: the first wave's 108 CTAs are
+    // 3 tile rows (48 tiles each) and all 48 tile columns: (3 x 128 + 48 x 256) x 12288 x 2 bytes
+    const KernelPlan p = plan_kernel(gemm(4096, 12288, 12288), cfg, t128x256);
+    REQUIRE(p.ctas_per_sm == 1);
+    const double wave_bytes = (3.0 * 128 + 48.0 * 256) * 12288 * 2;
+    const int64_t chunks = operand_chunks(gemm(4096, 12288, 12288), p, 0, cfg.sms, cfg);
+    CHECK(chunks == static_cast<int64_t>(std::ceil(wave_bytes / double(kOperandChunkBytes))));
+    // the cut does not depend on the L2's size: a larger L2 changes only what hits
+    CHECK(operand_chunks(gemm(4096, 12288, 12288), p, 0, cfg.sms, a100({"l2.mib=400"})) == chunks);
+    // a GEMM whose wave's whole-K tiles are small loads them whole
+    const KernelPlan small = plan_kernel(gemm(512, 512, 512), cfg, k128x128);
+    CHECK(operand_chunks(gemm(512, 512, 512), small, 0, small.ctas, cfg) == 1);
+    // never more chunks than main-loop iterations
+    const KernelPlan shallow = plan_kernel(gemm(65536, 65536, 64), cfg, k128x128);
+    CHECK(operand_chunks(gemm(65536, 65536, 64), shallow, 0, cfg.sms * shallow.ctas_per_sm, cfg) <= shallow.k_iters);
 }

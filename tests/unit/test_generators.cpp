@@ -165,7 +165,7 @@ TEST_CASE("bad workload entries are one line naming the entry and the field", "[
         return std::string("no error");
     };
     CHECK(error("nolayers") == file + ": [nolayers].layers: missing (required)");
-    CHECK(error("badfam") == file + ": [badfam].family: unknown family 'mlpp' (known: mlp, conv, resnet_block, transformer_encoder, llm, rnn, seq_autoencoder, conv_autoencoder, separable_cnn, tcn, moe_mlp, rotary_encoder)");
+    CHECK(error("badfam") == file + ": [badfam].family: unknown family 'mlpp' (known: mlp, conv, resnet_block, transformer_encoder, llm, rnn, seq_autoencoder, conv_autoencoder, separable_cnn, tcn, moe_mlp, rotary_encoder, kernel)");
     CHECK(error("badwidth") == file + ": [badwidth].width: has 1 values, expected 2");
     CHECK(error("badact").find("[badact].activation: 'tanh' is not one of relu, gelu, sigmoid") != std::string::npos);
     CHECK(error("missing").find("no such workload in this file (it has: badact, badfam, badwidth, mlp, nolayers)") != std::string::npos);

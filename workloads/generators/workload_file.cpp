@@ -16,6 +16,7 @@
 #include "workloads/generators/moe.h"
 #include "workloads/generators/recurrent.h"
 #include "workloads/generators/rotary.h"
+#include "workloads/generators/single_kernel.h"
 #include "workloads/generators/transformer.h"
 #include "workloads/training/training_step.h"
 
@@ -43,6 +44,8 @@ const std::vector<WorkloadFamily>& workload_families() {
          &build_moe_mlp},
         {"rotary_encoder", "a pre-LN transformer encoder with rotary positions: layers, d_model, heads, ffn, sequence, activation, "
                            "classes, batch", &build_rotary_encoder},
+        {"kernel", "one operator alone, as a kernel microbenchmark times it: op (matmul | softmax | layernorm | gelu | attention), m, n, k, "
+                   "hidden, heads, sequence, causal, batch", &build_single_kernel},
     };
     return families;
 }
