@@ -112,7 +112,7 @@ int64_t operand_chunks(const GemmView& g, const KernelPlan& plan, int64_t first,
     const double bytes = static_cast<double>(plan.k_per_split * eb) *
                          (static_cast<double>(rows.size() * plan.tile.bm) + static_cast<double>(cols.size() * plan.tile.bn));
     const int64_t chunks = static_cast<int64_t>(std::ceil(bytes / static_cast<double>(kOperandChunkBytes)));
-    return std::clamp<int64_t>(chunks, 1, std::max<int64_t>(1, plan.k_iters));
+    return std::clamp<int64_t>(chunks, 1, std::max<int64_t>(1, std::min(plan.k_iters, kMaxOperandChunks)));
 }
 
 void check_cta_menu_fits(const GpuConfig& cfg) {

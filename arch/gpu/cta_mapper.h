@@ -70,6 +70,11 @@ KernelPlan choose_kernel(const GemmView& g, const GpuConfig& cfg);
 /// hardware's window is the pipeline's stages x BK (kilobytes), far too many transactions to
 /// simulate; fixed, so a larger L2 changes only what hits, never how loads are cut up.
 constexpr int64_t kOperandChunkBytes = int64_t(2) << 20;
+/// At most this many K chunks per wave (the simulation's cost: a transaction per chunk, CTA and
+/// operand). A wave whose distinct whole-K tiles exceed 32 x 2 MiB cuts them into chunks of more
+/// than 2 MiB (the 4096 x 12288 x 12288 GEMM's wave: 320 MB in 32 chunks of 10 MB, within every
+/// bundled L2 but the T4's 4 MiB).
+constexpr int64_t kMaxOperandChunks = 32;
 
 /// How many K chunks the CTAs [first, last) of one wave of `plan` load their operands in: the
 /// wave's distinct A row tiles and B column tiles over one chunk of K take at most
@@ -77,7 +82,7 @@ constexpr int64_t kOperandChunkBytes = int64_t(2) << 20;
 /// of them read is fetched from DRAM once per wave, not once per CTA, however long K is (cuBLAS
 /// and CUTLASS stream K in BK steps: only the wave's k-window needs to be resident). 1 when the
 /// whole-K tiles are that small; a 4096 x 12288 x 12288 fp16 GEMM's 128 x 256 tiles on an A100
-/// need 160. At most one chunk per main-loop iteration. CTAs are numbered as gemm_kernel numbers
+/// would need 160 and take kMaxOperandChunks. At most one chunk per main-loop iteration. CTAs are numbered as gemm_kernel numbers
 /// them: instance, then tile row, then tile column, then split.
 int64_t operand_chunks(const GemmView& g, const KernelPlan& plan, int64_t first, int64_t last, const GpuConfig& cfg);
 

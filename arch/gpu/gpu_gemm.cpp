@@ -44,7 +44,10 @@ void GpuMachine::gemm_kernel(const GemmView& g, size_t gi, int64_t rep) {
                 const int64_t bi = tile / col_tiles, bj = tile % col_tiles;
                 const int64_t m = std::min(plan.tile.bm, g.m - bi * plan.tile.bm), n = std::min(plan.tile.bn, g.n - bj * plan.tile.bn);
                 const int64_t k = std::max<int64_t>(0, std::min(plan.k_per_split, g.k - sk * plan.k_per_split));
-                const int64_t kc = k * (j + 1) / chunks - k * j / chunks;  // this chunk's K elements
+                // this chunk's K elements: whole main-loop iterations (BK) but the last chunk's tail
+                const int64_t iters = (k + plan.bk - 1) / plan.bk;
+                const int64_t k0 = std::min(k, iters * j / chunks * plan.bk), k1 = std::min(k, iters * (j + 1) / chunks * plan.bk);
+                const int64_t kc = k1 - k0;
                 SmPort& sm = *m_sms[static_cast<size_t>((c - first) % m_cfg.sms)];
                 // one chunk keeps the keys of a whole-K tile; more add the chunk to each key
                 const uint64_t a_local = mix_key(mix_key(mix_key(1, rep * 1000003 + inst), bi), sk);
@@ -55,15 +58,15 @@ void GpuMachine::gemm_kernel(const GemmView& g, size_t gi, int64_t rep) {
                 bool a_miss = false, b_miss = false;
                 const TensorPart a_part = TensorPart::rows(a_tensor, inst * g.m + bi * plan.tile.bm, m, instances * g.m);
                 const TensorPart b_part = g.b_is_weight ? TensorPart{}
-                                                        : TensorPart::rows(b_tensor, inst * g.k + sk * plan.k_per_split + k * j / chunks, kc,
+                                                        : TensorPart::rows(b_tensor, inst * g.k + sk * plan.k_per_split + k0, kc,
                                                                            instances * g.k);
                 double& loaded = loaded_at[static_cast<size_t>(c - first)];
                 loaded = std::max(loaded, sm.access(a_key, static_cast<int64_t>(std::ceil(m * kc * a_ratio)) * eb, a_part, false, 0, &a_miss));
                 loaded = std::max(loaded, sm.access(b_key, kc * n * eb, b_part, false, 0, &b_miss));
                 missed[static_cast<size_t>(c - first)] |= static_cast<char>(a_miss || b_miss);
             }
-        // the wave's CTAs advance through K together, each k-step's operands shared out among
-        // them as they arrive: a CTA's last operands land when the wave's last do
+        // cut into chunks, a wave's CTAs advance through K together and each takes its last
+        // operands when the wave's last arrive; loaded whole, each tile is in when its load is
         const double wave_loaded = *std::max_element(loaded_at.begin(), loaded_at.end());
         for (int64_t c = first; c < last; ++c) {
             const int64_t r = c % per_instance, tile = r / split, sk = r % split;
@@ -71,7 +74,7 @@ void GpuMachine::gemm_kernel(const GemmView& g, size_t gi, int64_t rep) {
             const int64_t m = std::min(plan.tile.bm, g.m - bi * plan.tile.bm), n = std::min(plan.tile.bn, g.n - bj * plan.tile.bn);
             const int64_t k = std::max<int64_t>(0, std::min(plan.k_per_split, g.k - sk * plan.k_per_split));
             const int64_t k_iters = (k + plan.bk - 1) / plan.bk;
-            const double loaded = wave_loaded;
+            const double loaded = chunks > 1 ? wave_loaded : loaded_at[static_cast<size_t>(c - first)];
             const bool operand_missed = missed[static_cast<size_t>(c - first)] != 0;
             // the main loop (MMAs or shared-memory traffic) with the SM shared by the wave's CTAs on it
             const double mma_ps = static_cast<double>(k_iters) * kstep * per_sm * m_cfg.cycle_ps();

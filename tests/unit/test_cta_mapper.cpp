@@ -176,7 +176,7 @@ TEST_CASE("FlashAttention-2's backward tiles, occupancy, causal skipping and CTA
     CHECK(flash_bwd_q_seen(a, q, 1) == 1024 - 128);
 }
 
-TEST_CASE("a wave loads its operands in K chunks of at most 2 MiB, however large the L2", "[unit][gpu]") {
+TEST_CASE("a wave loads its operands in K chunks of 2 MiB (at most 32 of them), however large the L2", "[unit][gpu]") {
     const GpuConfig cfg = a100();
     const CtaTile t128x256{128, 256, 8, 3};
     // 4096 x 12288 x 12288 fp16, 128 x 256 tiles, one CTA per SM: the first wave's 108 CTAs are
@@ -185,7 +185,12 @@ TEST_CASE("a wave loads its operands in K chunks of at most 2 MiB, however large
     REQUIRE(p.ctas_per_sm == 1);
     const double wave_bytes = (3.0 * 128 + 48.0 * 256) * 12288 * 2;
     const int64_t chunks = operand_chunks(gemm(4096, 12288, 12288), p, 0, cfg.sms, cfg);
-    CHECK(chunks == static_cast<int64_t>(std::ceil(wave_bytes / double(kOperandChunkBytes))));
+    CHECK(static_cast<int64_t>(std::ceil(wave_bytes / double(kOperandChunkBytes))) > kMaxOperandChunks);
+    CHECK(chunks == kMaxOperandChunks);  // 160 chunks of 2 MiB would do; the cost bound takes 32 of 10 MB
+    // a quarter of the columns and K = 2048: (9 x 128 + 12 x 256) x 2048 x 2 bytes, 17 MB in 2 MiB chunks
+    const KernelPlan q = plan_kernel(gemm(4096, 3072, 2048), cfg, t128x256);
+    const double q_bytes = (9.0 * 128 + 12.0 * 256) * 2048 * 2;  // 108 CTAs: 9 tile rows of 12
+    CHECK(operand_chunks(gemm(4096, 3072, 2048), q, 0, cfg.sms, cfg) == static_cast<int64_t>(std::ceil(q_bytes / double(kOperandChunkBytes))));
     // the cut does not depend on the L2's size: a larger L2 changes only what hits
     CHECK(operand_chunks(gemm(4096, 12288, 12288), p, 0, cfg.sms, a100({"l2.mib=400"})) == chunks);
     // a GEMM whose wave's whole-K tiles are small loads them whole
