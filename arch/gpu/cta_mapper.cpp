@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 #include <tuple>
+#include <utility>
 #include <stdexcept>
 
 #include "sim/base/error.h"
@@ -94,23 +95,41 @@ KernelPlan choose_kernel(const GemmView& g, const GpuConfig& cfg) {
             }
         }
     if (!have) throw std::logic_error("no CTA tile of the menu fits this GPU's shared memory and registers");
-    return best;
+    return with_raster_order(g, best, cfg);
+}
+
+std::pair<int64_t, int64_t> tile_coords(const GemmView& g, const KernelPlan& plan, int64_t tile) {
+    const int64_t row_tiles = ceil_div(g.m, plan.tile.bm), col_tiles = ceil_div(g.n, plan.tile.bn);
+    if (plan.m_fastest) return {tile % row_tiles, tile / row_tiles};
+    return {tile / col_tiles, tile % col_tiles};
+}
+
+double wave_operand_bytes(const GemmView& g, const KernelPlan& plan, int64_t first, int64_t last, const GpuConfig& cfg) {
+    const int64_t eb = operand_bytes(cfg.precision), split = plan.split_k;
+    const int64_t per_instance = ceil_div(g.m, plan.tile.bm) * ceil_div(g.n, plan.tile.bn) * split;
+    // distinct (instance, tile row, split) and (instance, tile column, split) among the wave's CTAs
+    std::set<std::tuple<int64_t, int64_t, int64_t>> rows, cols;
+    for (int64_t c = first; c < last; ++c) {
+        const int64_t inst = c / per_instance, r = c % per_instance, sk = r % split;
+        const auto [bi, bj] = tile_coords(g, plan, r / split);
+        rows.emplace(inst, bi, sk);
+        cols.emplace(g.b_is_weight ? inst % std::max<int64_t>(1, g.groups) : inst, bj, sk);
+    }
+    return static_cast<double>(plan.k_per_split * eb) *
+           (static_cast<double>(rows.size() * plan.tile.bm) + static_cast<double>(cols.size() * plan.tile.bn));
+}
+
+KernelPlan with_raster_order(const GemmView& g, KernelPlan plan, const GpuConfig& cfg) {
+    const int64_t wave = std::min(plan.ctas, cfg.sms * plan.ctas_per_sm);
+    KernelPlan along_n = plan, down_m = plan;
+    along_n.m_fastest = false;
+    down_m.m_fastest = true;
+    return wave_operand_bytes(g, down_m, 0, wave, cfg) < wave_operand_bytes(g, along_n, 0, wave, cfg) ? down_m : along_n;
 }
 
 int64_t operand_chunks(const GemmView& g, const KernelPlan& plan, int64_t first, int64_t last, const GpuConfig& cfg) {
     if (last <= first) return 1;
-    const int64_t eb = operand_bytes(cfg.precision), col_tiles = ceil_div(g.n, plan.tile.bn), split = plan.split_k;
-    const int64_t per_instance = ceil_div(g.m, plan.tile.bm) * col_tiles * split;
-    // distinct (instance, tile row, split) and (instance, tile column, split) in the wave: the
-    // CTAs are consecutive, so count the changes along them
-    std::set<std::tuple<int64_t, int64_t, int64_t>> rows, cols;
-    for (int64_t c = first; c < last; ++c) {
-        const int64_t inst = c / per_instance, r = c % per_instance, tile = r / split, sk = r % split;
-        rows.emplace(inst, tile / col_tiles, sk);
-        cols.emplace(g.b_is_weight ? inst % std::max<int64_t>(1, g.groups) : inst, tile % col_tiles, sk);
-    }
-    const double bytes = static_cast<double>(plan.k_per_split * eb) *
-                         (static_cast<double>(rows.size() * plan.tile.bm) + static_cast<double>(cols.size() * plan.tile.bn));
+    const double bytes = wave_operand_bytes(g, plan, first, last, cfg);
     const int64_t chunks = static_cast<int64_t>(std::ceil(bytes / static_cast<double>(kOperandChunkBytes)));
     return std::clamp<int64_t>(chunks, 1, std::max<int64_t>(1, std::min(plan.k_iters, kMaxOperandChunks)));
 }

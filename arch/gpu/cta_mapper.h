@@ -2,6 +2,7 @@
 // CUTLASS/cuBLAS-style tiling of a GEMM into CTAs: tile menu, occupancy, waves. Pure functions.
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "arch/gpu/gpu_config.h"
@@ -51,17 +52,37 @@ struct KernelPlan {
     /// 2 x (tile through the SM port + L2 latency) per extra split).
     double est_cycles = 0;
     bool fits = false;               ///< false if the tile cannot be resident at all
+    /// The raster order: consecutive CTAs walk down M within a column of tiles (true; CUTLASS's
+    /// GemmIdentityThreadblockSwizzle puts the M tile on blockIdx.x, which the block scheduler
+    /// dispatches fastest) or along N within a row of tiles (false). choose_kernel takes the
+    /// one whose first wave shares more operand tiles.
+    bool m_fastest = false;
 };
 
 /// Plans `g` (one repeat step) with a given tile, its K split over `split_k` CTAs.
 KernelPlan plan_kernel(const GemmView& g, const GpuConfig& cfg, const CtaTile& tile, int64_t split_k = 1);
 
+/// The output tile (row, column) of a GEMM instance's tile index `tile` under `plan`'s raster
+/// order (KernelPlan::m_fastest).
+std::pair<int64_t, int64_t> tile_coords(const GemmView& g, const KernelPlan& plan, int64_t tile);
+
+/// The distinct operand bytes (A row tiles and B column tiles, each over the plan's K per split)
+/// the CTAs [first, last) of `plan` read, CTAs numbered instance, then tile (in raster order),
+/// then split: what one wave must fetch if nothing is resident.
+double wave_operand_bytes(const GemmView& g, const KernelPlan& plan, int64_t first, int64_t last, const GpuConfig& cfg);
+
+/// `plan` in the raster order whose first wave reads fewer distinct operand bytes
+/// (wave_operand_bytes), along N on a tie.
+KernelPlan with_raster_order(const GemmView& g, KernelPlan plan, const GpuConfig& cfg);
+
 /// Picks the tile and split as cuBLAS's heuristics do in spirit: among the menu tiles that fit,
 /// each with split-K of 1, 2, 3, 4, 6, 8, 12 or 16 (a split keeps at least 4 main-loop
 /// iterations; only while the tiles alone fill less than one wave), the plan with the fewest
 /// estimated cycles; on a tie the fewer splits, then the larger tile (fewer CTAs, less operand
-/// traffic). Split-K is what cuBLAS and CUTLASS use for GEMMs with few output tiles and a long K
-/// (CUTLASS GemmSplitKSerial). Throws std::logic_error if no tile fits.
+/// traffic); then its raster order (with_raster_order), as a library's threadblock swizzle is
+/// chosen for L2 reuse. Split-K is
+/// what cuBLAS and CUTLASS use for GEMMs with few output tiles and a long K (CUTLASS
+/// GemmSplitKSerial). Throws std::logic_error if no tile fits.
 KernelPlan choose_kernel(const GemmView& g, const GpuConfig& cfg);
 
 /// The most operand bytes (A row tiles and B column tiles) one wave's K chunk loads: half the
@@ -82,8 +103,8 @@ constexpr int64_t kMaxOperandChunks = 32;
 /// of them read is fetched from DRAM once per wave, not once per CTA, however long K is (cuBLAS
 /// and CUTLASS stream K in BK steps: only the wave's k-window needs to be resident). 1 when the
 /// whole-K tiles are that small; a 4096 x 12288 x 12288 fp16 GEMM's 128 x 256 tiles on an A100
-/// would need 160 and take kMaxOperandChunks. At most one chunk per main-loop iteration. CTAs are numbered as gemm_kernel numbers
-/// them: instance, then tile row, then tile column, then split.
+/// would need 160 and take kMaxOperandChunks. At most one chunk per main-loop iteration. CTAs are
+/// numbered as gemm_kernel numbers them: instance, then tile (raster order), then split.
 int64_t operand_chunks(const GemmView& g, const KernelPlan& plan, int64_t first, int64_t last, const GpuConfig& cfg);
 
 /// The config's cross-key check for the tile menu: throws UserError(key, reason) naming the SM

@@ -41,7 +41,7 @@ void GpuMachine::gemm_kernel(const GemmView& g, size_t gi, int64_t rep) {
         for (int64_t j = 0; j < chunks; ++j)
             for (int64_t c = first; c < last; ++c) {
                 const int64_t inst = c / per_instance, r = c % per_instance, tile = r / split, sk = r % split;
-                const int64_t bi = tile / col_tiles, bj = tile % col_tiles;
+                const auto [bi, bj] = tile_coords(g, plan, tile);
                 const int64_t m = std::min(plan.tile.bm, g.m - bi * plan.tile.bm), n = std::min(plan.tile.bn, g.n - bj * plan.tile.bn);
                 const int64_t k = std::max<int64_t>(0, std::min(plan.k_per_split, g.k - sk * plan.k_per_split));
                 // this chunk's K elements: whole main-loop iterations (BK) but the last chunk's tail
@@ -70,7 +70,7 @@ void GpuMachine::gemm_kernel(const GemmView& g, size_t gi, int64_t rep) {
         const double wave_loaded = *std::max_element(loaded_at.begin(), loaded_at.end());
         for (int64_t c = first; c < last; ++c) {
             const int64_t r = c % per_instance, tile = r / split, sk = r % split;
-            const int64_t bi = tile / col_tiles, bj = tile % col_tiles;
+            const auto [bi, bj] = tile_coords(g, plan, tile);
             const int64_t m = std::min(plan.tile.bm, g.m - bi * plan.tile.bm), n = std::min(plan.tile.bn, g.n - bj * plan.tile.bn);
             const int64_t k = std::max<int64_t>(0, std::min(plan.k_per_split, g.k - sk * plan.k_per_split));
             const int64_t k_iters = (k + plan.bk - 1) / plan.bk;

@@ -200,3 +200,25 @@ TEST_CASE("a wave loads its operands in K chunks of 2 MiB (at most 32 of them), 
     const KernelPlan shallow = plan_kernel(gemm(65536, 65536, 64), cfg, k128x128);
     CHECK(operand_chunks(gemm(65536, 65536, 64), shallow, 0, cfg.sms * shallow.ctas_per_sm, cfg) <= shallow.k_iters);
 }
+
+TEST_CASE("the raster order is the one whose first wave shares more operand tiles", "[unit][gpu]") {
+    const GpuConfig cfg = a100();
+    // 256 x 65536 x 4096 in 128 x 128 tiles, 3 per SM: two rows of 512 output tiles. Along N the
+    // first wave (324 CTAs) is one row and 324 B column tiles; down M it is both rows and 162.
+    const KernelPlan plan = plan_kernel(gemm(256, 65536, 4096), cfg, k128x128);
+    REQUIRE(plan.ctas_per_sm == 3);
+    const KernelPlan p = with_raster_order(gemm(256, 65536, 4096), plan, cfg);
+    CHECK(p.m_fastest);
+    KernelPlan along_n = p;
+    along_n.m_fastest = false;
+    const double k_bytes = 4096.0 * 2;
+    CHECK(wave_operand_bytes(gemm(256, 65536, 4096), p, 0, 324, cfg) == (2 * 128 + 162 * 128) * k_bytes);
+    CHECK(wave_operand_bytes(gemm(256, 65536, 4096), along_n, 0, 324, cfg) == (1 * 128 + 324 * 128) * k_bytes);
+    // tile index -> (row, column) in each order
+    CHECK(tile_coords(gemm(256, 65536, 4096), p, 1) == std::make_pair<int64_t, int64_t>(1, 0));
+    CHECK(tile_coords(gemm(256, 65536, 4096), along_n, 1) == std::make_pair<int64_t, int64_t>(0, 1));
+    // tall and thin: along N a wave reads its rows once and the whole small B; down M the same
+    // rows and the same B: a tie keeps the order along N
+    const KernelPlan tall = with_raster_order(gemm(65536, 256, 1024), plan_kernel(gemm(65536, 256, 1024), cfg, k128x128), cfg);
+    CHECK_FALSE(tall.m_fastest);
+}
