@@ -46,7 +46,6 @@ ARCH = os.path.join(SRC, "configs", "gpu", "a100_sxm4_80gb.toml")
 CALL_OVERHEAD_S = {"matmul": 21e-6, "softmax": 12e-6, "layernorm": 45e-6, "gelu": 45e-6}
 # the goals' floors: a case is checked when its measured time is at least this, seconds
 GOAL_FLOOR_S = {"matmul": 0.2e-3, "softmax": 0.1e-3, "layernorm": 0.1e-3, "gelu": 0.1e-3, "flash_attention2": 0.0}
-EXTRA = os.environ.get("VK_SET", "").split()
 GOAL_MAPE = {"matmul": 8.0, "softmax": 10.0, "layernorm": 10.0, "gelu": 10.0, "flash_attention2": 10.0}
 
 
@@ -103,7 +102,7 @@ def simulate(binary, tmp, index, case):
     with open(stem + ".toml", "w") as f:
         f.write("[k]\nfamily = \"kernel\"\n" + "".join(f"{k} = {toml_value(v)}\n" for k, v in fields.items()))
     out = stem + "_out"
-    cmd = [binary, "run", stem + ".toml#k", "--arch", ARCH, "--precision", "fp16"] + EXTRA + [ "--out", out, "--format", "json", "--quiet",
+    cmd = [binary, "run", stem + ".toml#k", "--arch", ARCH, "--precision", "fp16", "--out", out, "--format", "json", "--quiet",
            "--detail", "kernel"]
     cmd += ["--train", "--runtime", "tensorrt"] if family == "flash_attention2" else ["--runtime", "torch-eager"]
     r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -137,22 +136,17 @@ def main():
           "FlashAttention-2: forward + backward)")
     print(f"{'family':<17} {'case':<22} {'measured':>10} {'archsim':>10} {'error':>8} {'clock':>9}  checked")
     errs = {}
-    writer = None
-    if a.csv:
-        fcsv = open(a.csv, "w", newline="")
-        writer = csv.writer(fcsv)
-        writer.writerow(["family", "case", "measured_s", "predicted_s", "error", "clock_mhz", "checked"])
+    rows = [["family", "case", "measured_s", "predicted_s", "error", "clock_mhz", "checked"]]
     for (family, label, _, ref_s), (ps, clock) in zip(cases, pred):
         e = (ps - ref_s) / ref_s
         checked = ref_s >= GOAL_FLOOR_S[family]
         errs.setdefault(family, []).append((abs(e), checked))
-        unit = "ms"
-        print(f"{family:<17} {label:<22} {ref_s * 1e3:>8.4f}{unit} {ps * 1e3:>8.4f}{unit} {100 * e:>+7.1f}% {clock / 1e6:>6.0f}MHz  "
+        print(f"{family:<17} {label:<22} {ref_s * 1e3:>8.4f}ms {ps * 1e3:>8.4f}ms {100 * e:>+7.1f}% {clock / 1e6:>6.0f}MHz  "
               f"{'yes' if checked else 'no'}")
-        if writer:
-            writer.writerow([family, label, f"{ref_s:.6e}", f"{ps:.6e}", f"{e:.4f}", f"{clock / 1e6:.0f}", int(checked)])
-    if writer:
-        fcsv.close()
+        rows.append([family, label, f"{ref_s:.6e}", f"{ps:.6e}", f"{e:.4f}", f"{clock / 1e6:.0f}", int(checked)])
+    if a.csv:
+        with open(a.csv, "w", newline="") as f:
+            csv.writer(f).writerows(rows)
     print()
     print(f"{'family':<17} {'checked':>8} {'MAPE':>7} {'worst':>7} {'within 15%':>11} {'goal':>10}  {'all cases':>9} {'MAPE':>7}")
     for family, v in errs.items():

@@ -30,62 +30,60 @@ void GpuMachine::gemm_kernel(const GemmView& g, size_t gi, int64_t rep) {
         // Loads of every CTA of the wave first (all issued at the wave's start), then the
         // epilogue stores in completion order, so the shared L2 and DRAM servers see their
         // requests in time order.
-        struct Cta { int64_t index; int64_t m, n, k, sk; double end; };
+        struct Cta {
+            int64_t index, inst, bi, bj, m, n, k, sk;
+            double loaded = 0, end = 0;
+            bool missed = false;  // some operand came from DRAM
+        };
         std::vector<Cta> ctas;
         ctas.reserve(static_cast<size_t>(last - first));
-        const int64_t chunks = operand_chunks(g, plan, first, last, m_cfg);
-        std::vector<double> loaded_at(static_cast<size_t>(last - first), 0.0);
-        std::vector<char> missed(static_cast<size_t>(last - first), 0);
+        for (int64_t c = first; c < last; ++c) {
+            const int64_t inst = c / per_instance, r = c % per_instance, sk = r % split;
+            const auto [bi, bj] = tile_coords(g, plan, r / split);
+            ctas.push_back({c, inst, bi, bj, std::min(plan.tile.bm, g.m - bi * plan.tile.bm), std::min(plan.tile.bn, g.n - bj * plan.tile.bn),
+                            std::max<int64_t>(0, std::min(plan.k_per_split, g.k - sk * plan.k_per_split)), sk});
+        }
         // The wave's operand loads, K chunk by K chunk across its CTAs (they advance through K
         // together), so the L2 holds one chunk's A rows and B columns at a time (operand_chunks).
+        const int64_t chunks = operand_chunks(g, plan, first, last, m_cfg);
         for (int64_t j = 0; j < chunks; ++j)
-            for (int64_t c = first; c < last; ++c) {
-                const int64_t inst = c / per_instance, r = c % per_instance, tile = r / split, sk = r % split;
-                const auto [bi, bj] = tile_coords(g, plan, tile);
-                const int64_t m = std::min(plan.tile.bm, g.m - bi * plan.tile.bm), n = std::min(plan.tile.bn, g.n - bj * plan.tile.bn);
-                const int64_t k = std::max<int64_t>(0, std::min(plan.k_per_split, g.k - sk * plan.k_per_split));
+            for (Cta& cta : ctas) {
                 // this chunk's K elements: whole main-loop iterations (BK) but the last chunk's tail
-                const int64_t iters = (k + plan.bk - 1) / plan.bk;
-                const int64_t k0 = std::min(k, iters * j / chunks * plan.bk), k1 = std::min(k, iters * (j + 1) / chunks * plan.bk);
+                const int64_t iters = (cta.k + plan.bk - 1) / plan.bk;
+                const int64_t k0 = std::min(cta.k, iters * j / chunks * plan.bk), k1 = std::min(cta.k, iters * (j + 1) / chunks * plan.bk);
                 const int64_t kc = k1 - k0;
-                SmPort& sm = *m_sms[static_cast<size_t>((c - first) % m_cfg.sms)];
+                SmPort& sm = *m_sms[static_cast<size_t>((cta.index - first) % m_cfg.sms)];
                 // one chunk keeps the keys of a whole-K tile; more add the chunk to each key
-                const uint64_t a_local = mix_key(mix_key(mix_key(1, rep * 1000003 + inst), bi), sk);
-                const uint64_t b_local = g.b_is_weight ? mix_key(mix_key(mix_key(2, gi), mix_key(inst % g.groups, bj)), sk)
-                                                       : mix_key(mix_key(mix_key(2, rep * 1000003 + inst), bj), sk);
+                const uint64_t a_local = mix_key(mix_key(mix_key(1, rep * 1000003 + cta.inst), cta.bi), cta.sk);
+                const uint64_t b_local = g.b_is_weight ? mix_key(mix_key(mix_key(2, gi), mix_key(cta.inst % g.groups, cta.bj)), cta.sk)
+                                                       : mix_key(mix_key(mix_key(2, rep * 1000003 + cta.inst), cta.bj), cta.sk);
                 const TileId a_key{a_tensor, chunks > 1 ? mix_key(a_local, 0xC0 + j) : a_local};
                 const TileId b_key{b_tensor, chunks > 1 ? mix_key(b_local, 0xC0 + j) : b_local};
                 bool a_miss = false, b_miss = false;
-                const TensorPart a_part = TensorPart::rows(a_tensor, inst * g.m + bi * plan.tile.bm, m, instances * g.m);
+                const TensorPart a_part = TensorPart::rows(a_tensor, cta.inst * g.m + cta.bi * plan.tile.bm, cta.m, instances * g.m);
                 const TensorPart b_part = g.b_is_weight ? TensorPart{}
-                                                        : TensorPart::rows(b_tensor, inst * g.k + sk * plan.k_per_split + k0, kc,
+                                                        : TensorPart::rows(b_tensor, cta.inst * g.k + cta.sk * plan.k_per_split + k0, kc,
                                                                            instances * g.k);
-                double& loaded = loaded_at[static_cast<size_t>(c - first)];
-                loaded = std::max(loaded, sm.access(a_key, static_cast<int64_t>(std::ceil(m * kc * a_ratio)) * eb, a_part, false, 0, &a_miss));
-                loaded = std::max(loaded, sm.access(b_key, kc * n * eb, b_part, false, 0, &b_miss));
-                missed[static_cast<size_t>(c - first)] |= static_cast<char>(a_miss || b_miss);
+                cta.loaded = std::max(cta.loaded, sm.access(a_key, static_cast<int64_t>(std::ceil(cta.m * kc * a_ratio)) * eb, a_part, false, 0, &a_miss));
+                cta.loaded = std::max(cta.loaded, sm.access(b_key, kc * cta.n * eb, b_part, false, 0, &b_miss));
+                cta.missed = cta.missed || a_miss || b_miss;
             }
         // cut into chunks, a wave's CTAs advance through K together and each takes its last
         // operands when the wave's last arrive; loaded whole, each tile is in when its load is
-        const double wave_loaded = *std::max_element(loaded_at.begin(), loaded_at.end());
-        for (int64_t c = first; c < last; ++c) {
-            const int64_t r = c % per_instance, tile = r / split, sk = r % split;
-            const auto [bi, bj] = tile_coords(g, plan, tile);
-            const int64_t m = std::min(plan.tile.bm, g.m - bi * plan.tile.bm), n = std::min(plan.tile.bn, g.n - bj * plan.tile.bn);
-            const int64_t k = std::max<int64_t>(0, std::min(plan.k_per_split, g.k - sk * plan.k_per_split));
-            const int64_t k_iters = (k + plan.bk - 1) / plan.bk;
-            const double loaded = chunks > 1 ? wave_loaded : loaded_at[static_cast<size_t>(c - first)];
-            const bool operand_missed = missed[static_cast<size_t>(c - first)] != 0;
+        double wave_loaded = start;
+        for (const Cta& cta : ctas) wave_loaded = std::max(wave_loaded, cta.loaded);
+        for (Cta& cta : ctas) {
+            const int64_t k_iters = (cta.k + plan.bk - 1) / plan.bk;
             // the main loop (MMAs or shared-memory traffic) with the SM shared by the wave's CTAs on it
             const double mma_ps = static_cast<double>(k_iters) * kstep * per_sm * m_cfg.cycle_ps();
             cta_ps_max = std::max(cta_ps_max, mma_ps);
             // Little's law on the multistage pipeline: with stages - 1 K-steps in flight, each
             // taking a load latency (L2, plus DRAM on a miss), a K-step takes at least
             // latency / (stages - 1); the main loop starts after its first stage arrives.
-            const double stage_latency = l2_latency_ps + (operand_missed ? dram_latency_ps : 0.0);
+            const double stage_latency = l2_latency_ps + (cta.missed ? dram_latency_ps : 0.0);
             const double loop_ps = std::max(mma_ps, static_cast<double>(k_iters) * stage_latency /
                                                         static_cast<double>(std::max<int64_t>(1, plan.tile.stages - 1)));
-            ctas.push_back({c, m, n, k, sk, std::max(start + l2_latency_ps + loop_ps, loaded)});
+            cta.end = std::max(start + l2_latency_ps + loop_ps, chunks > 1 ? wave_loaded : cta.loaded);
         }
         // Epilogues, every transaction issued in time order (the L2 and DRAM serve requests
         // in the order they come). Serial split-K: a split's epilogue waits for the previous

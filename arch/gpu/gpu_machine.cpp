@@ -2,8 +2,6 @@
 
 #include "arch/gpu/gpu_machine_impl.h"
 
-#include <queue>
-
 namespace archsim {
 
 GpuMachine::GpuMachine(const GpuConfig& cfg, TraceWriter& trace)
@@ -133,13 +131,15 @@ void GpuMachine::cta_waves(int64_t ctas, int64_t ctas_per_sm, const std::functio
     const int64_t sharing = std::min(ctas_per_sm, (ctas + n_sms - 1) / n_sms);
     using Slot = std::pair<double, int64_t>;  // free at, slot (slot s is on SM s mod SMs)
     // the schedule without operand waits: each CTA's time alone, for the compute span and the stall
+    std::vector<double> cta_ps(static_cast<size_t>(ctas));
+    for (int64_t c = 0; c < ctas; ++c) cta_ps[static_cast<size_t>(c)] = cycles(c, sharing) * m_cfg.cycle_ps();
     std::priority_queue<Slot, std::vector<Slot>, std::greater<>> ideal;
     for (int64_t s = 0; s < slots; ++s) ideal.emplace(t0, s);
     double ideal_end = t0;
     for (int64_t c = 0; c < ctas; ++c) {
         auto [at, s] = ideal.top();
         ideal.pop();
-        const double end = at + l2_latency_ps + cycles(c, sharing) * m_cfg.cycle_ps();
+        const double end = at + l2_latency_ps + cta_ps[static_cast<size_t>(c)];
         ideal_end = std::max(ideal_end, end);
         ideal.emplace(end, s);
     }
@@ -167,7 +167,7 @@ void GpuMachine::cta_waves(int64_t ctas, int64_t ctas_per_sm, const std::functio
             const int64_t c = next++;
             started[static_cast<size_t>(c)] = e.at;
             const double loaded = load(c, *m_sms[sm], e.at - t0);
-            const double end = std::max(e.at + l2_latency_ps + cycles(c, sharing) * m_cfg.cycle_ps(), loaded);
+            const double end = std::max(e.at + l2_latency_ps + cta_ps[static_cast<size_t>(c)], loaded);
             events.push({end, e.slot, c});
             continue;
         }

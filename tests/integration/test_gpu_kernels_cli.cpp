@@ -3,10 +3,10 @@
 // attention kernel's short CTAs making room for the next ones, the family's operators and errors.
 #include <catch2/catch.hpp>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "tests/support/cli.h"
+#include "tests/support/temp_file.h"
 
 using namespace archsim::test;
 using json = nlohmann::json;
@@ -14,11 +14,9 @@ using json = nlohmann::json;
 namespace {
 const std::string kA100 = std::string(ARCHSIM_SOURCE_DIR) + "/configs/gpu/a100_sxm4_80gb.toml";
 
-/// A workload file holding one `kernel` entry [k] of `fields` (TOML lines).
+/// A workload file holding one `kernel` entry [k] of `fields` (TOML lines), as FILE#k.
 std::string kernel_file(const std::string& tag, const std::string& fields) {
-    const std::string path = temp_dir(tag) + "/k.toml";
-    std::ofstream(path) << "[k]\nfamily = \"kernel\"\n" << fields;
-    return path + "#k";
+    return write_temp(tag + ".toml", "[k]\nfamily = \"kernel\"\n" + fields) + "#k";
 }
 
 const json& op_of_type(const json& m, const std::string& type) {
