@@ -11,8 +11,9 @@ error per case and the MAPE per kernel family, over the cases the goals name (GE
 
 Sources and their timing protocols, modeled as stated:
 - LLMCompass (Zhang et al., ISCA 2024; PrincetonUniversity/LLMCompass, ae/figure5/*/real_hardware
-  /*_A100.csv): FP16 torch.matmul of two tensors (cuBLAS), and softmax, LayerNorm (no affine
-  weights) and tanh-GELU each through torch.compile (one generated kernel). Each timing is the
+  /*_A100.csv; PyTorch 2.0): FP16 torch.matmul of two tensors (cuBLAS), torch.softmax over the
+  last axis (eager: PyTorch's own softmax kernels), and LayerNorm (no affine weights) and
+  tanh-GELU each through torch.compile (one generated kernel). Each timing is the
   median of wall times of one call followed by torch.cuda.synchronize() (software_model/*.py,
   run_on_gpu), so it holds the host's call, the launch and the synchronization besides the kernel.
   That per-call cost is LLMCompass's own for this A100, the constant its scripts add to its

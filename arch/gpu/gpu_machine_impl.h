@@ -91,9 +91,13 @@ protected:
 
 private:
     int64_t bytes_of(const OpGraph& g, int32_t t) const { return run_bytes(g.tensors()[static_cast<size_t>(t)], m_cfg.precision); }
-    /// A stall of the whole GPU for `dur_ps` from `from_ps`.
+    /// A stall of the whole GPU for `dur_ps` from `from_ps`. Its cycles round a half cycle down
+    /// (the duration less one part in 1e12): a duration that is a whole number of cycles and a
+    /// half, computed from absolute times, would otherwise round up or down with the last bit of
+    /// where the kernel started, and a memo replay (which starts the same kernel elsewhere) would
+    /// count one cycle more or less than simulating it.
     void stall(double from_ps, double dur_ps, uint32_t seq, StallCauseId cause) {
-        m_rec.emit(EventKind::Stall, m_gpu, ps_span(from_ps, dur_ps), {0, 0, m_clock.cycles_of(dur_ps)}, seq, cause);
+        m_rec.emit(EventKind::Stall, m_gpu, ps_span(from_ps, dur_ps), {0, 0, m_clock.cycles_of(dur_ps * (1.0 - 1e-12))}, seq, cause);
     }
     /// The power controller's clock (MachineBase::enable_power): the SMs' main loops, epilogues
     /// and L2 latency run at it; the L2, the SM ports and HBM keep their rates. Cycles in the
