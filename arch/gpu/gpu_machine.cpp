@@ -86,14 +86,19 @@ void GpuMachine::fused_epilogue(const Operator& op, const OpGraph& graph) {
     sim_wait_until_ps(std::max(done, start + compute_ps));
 }
 
+double GpuMachine::stream_loads(const Operator& op, const OpGraph& graph) {
+    double done = sim_now_ps();
+    for (int32_t t : op.inputs)
+        if (t >= 0)
+            done = std::max(done, spread(TileId{t, 4}, t, read_bytes(op, t, graph.tensors()[static_cast<size_t>(t)], m_cfg.precision), false, 0));
+    return done;
+}
+
 void GpuMachine::streaming(const Operator& op, const OpGraph& graph) {
     launch();
     const double start = sim_now_ps();
-    double loads_done = start;
-    for (int32_t t : op.inputs)
-        if (t >= 0)
-            loads_done = std::max(loads_done, spread(TileId{t, 4}, t,
-                                                     read_bytes(op, t, graph.tensors()[static_cast<size_t>(t)], m_cfg.precision), false, 0));
+    const int64_t row = layer_norm_row(op, graph);
+    const double loads_done = row > 0 ? layer_norm_loads(op, graph, row) : stream_loads(op, graph);
     const bool direct_conv = op.cost.cls == OpClass::Contraction;  // a thin convolution on the CUDA cores
     const int64_t ops = direct_conv ? 2 * op.cost.macs : op.cost.cls == OpClass::DataMovement ? 0 : op.cost.flops;
     const double lanes = static_cast<double>(m_cfg.sms) * m_cfg.cuda_fp32_fma;
@@ -183,12 +188,15 @@ void GpuMachine::cta_waves(int64_t ctas, int64_t ctas_per_sm, const std::functio
     sim_wait_until_ps(std::max(end_all, stores_done));
 }
 
-double GpuMachine::spread(TileId tile, int32_t t, int64_t bytes, bool store, double issue_ps) {
+double GpuMachine::spread(TileId tile, int32_t t, int64_t bytes, bool store, double issue_ps, double lo, double hi) {
     double done = sim_now_ps();
     const int64_t n = static_cast<int64_t>(m_sms.size());
-    for (int64_t sm = 0; sm < n; ++sm)
-        done = std::max(done, m_sms[static_cast<size_t>(sm)]->access(TileId{tile.owner, mix_key(tile.local, uint64_t(sm))}, bytes / n + (sm < bytes % n ? 1 : 0),
-                                                                      TensorPart::rows(t, sm, 1, n), store, issue_ps));
+    const auto at = [&](int64_t i) { return i == n ? hi : lo + (hi - lo) * static_cast<double>(i) / static_cast<double>(n); };
+    for (int64_t sm = 0; sm < n; ++sm) {
+        const TensorPart part{t, at(sm), at(sm + 1)};
+        done = std::max(done, m_sms[static_cast<size_t>(sm)]->access(TileId{tile.owner, mix_key(tile.local, uint64_t(sm))},
+                                                                      bytes / n + (sm < bytes % n ? 1 : 0), part, store, issue_ps));
+    }
     return done;
 }
 

@@ -26,6 +26,11 @@
 
 namespace archsim {
 
+/// The row length of a layer normalization kernel, elements: an ONNX LayerNormalization, or a
+/// runtime's fused LayerNorm / Residual+LayerNorm kernel (the names workloads/lowering/
+/// fusion_passes.cpp gives them), normalizing the last axis of its output; 0 for any other operator.
+int64_t layer_norm_row(const Operator& op, const OpGraph& graph);
+
 /// The GPU: every operator becomes zero or more kernels. A kernel starts after the launch gap;
 /// a GEMM-like kernel runs its CTAs in waves over the SMs (CTA tile, occupancy and waves from
 /// cta_mapper.h); each CTA loads its A and B tiles through the contended L2 (misses go to DRAM),
@@ -122,8 +127,18 @@ private:
                    const std::function<double(int64_t, SmPort&, double)>& load,
                    const std::function<double(int64_t, SmPort&, size_t, const Span&, double, uint64_t)>& finish);
     /// Every SM moves an equal share of `bytes` of tensor `t` (tile `tile`) through its own port,
-    /// issued `issue_ps` after now (a store when `store`); returns when the last lands, ps.
-    double spread(TileId tile, int32_t t, int64_t bytes, bool store, double issue_ps);
+    /// issued `issue_ps` after now (a store when `store`); returns when the last lands, ps. The
+    /// shares cover the fraction [lo, hi) of the tensor's rows, in SM order (the part each load
+    /// names, so the L2 counts what of it a producer left resident).
+    double spread(TileId tile, int32_t t, int64_t bytes, bool store, double issue_ps, double lo = 0.0, double hi = 1.0);
+    /// A streaming kernel's loads: each input once, issued now; returns when the last lands, ps.
+    double stream_loads(const Operator& op, const OpGraph& graph);
+    /// A layer normalization's loads (gpu_rows.cpp), rows of `row` elements: one CTA of
+    /// kLayerNormWarps warps per row, as many rows in flight as the SMs hold such CTAs; each
+    /// group of rows in flight reads its rows twice, the statistics pass (mean and variance,
+    /// Welford) and then the normalizing pass, so the second read hits the L2 only while the
+    /// group's rows fit it. Its weights and scalars are read once. Returns when the last lands, ps.
+    double layer_norm_loads(const Operator& op, const OpGraph& graph, int64_t row);
 
     /// One GEMM kernel: CTAs in waves (cta_mapper.h picks the tile and the split-K). A CTA loads
     /// its A and B tiles for its K range and runs its main loop; fused epilogue arithmetic is

@@ -83,3 +83,19 @@ TEST_CASE("the kernel family: one operator each, and its fields checked", "[e2e]
     CHECK(typo.exit_code == 2);
     CHECK(typo.err.find("kk") != std::string::npos);
 }
+
+TEST_CASE("a layer normalization reads its rows twice: from the L2 while the rows in flight fit it, else from DRAM", "[e2e][gpu]") {
+    // one CTA of 4 warps per row, 16 per SM: 1,728 rows in flight on the A100's 108 SMs. Rows of
+    // 4096 fp16 elements (8 KiB) in flight take 14 MB of the 40 MiB L2, so the normalizing pass
+    // re-reads them there; rows of 32768 (64 KiB) take 113 MB, so it re-reads them from DRAM
+    // (3,456 rows: two whole groups in flight; a last group of fewer rows could fit the L2).
+    const std::string base = " --arch " + kA100 + " --precision fp16 --runtime torch-eager";
+    const auto dram_read = [&](int64_t rows, int64_t cols) {
+        const std::string f = "op = \"layernorm\"\nm = " + std::to_string(rows) + "\nn = " + std::to_string(cols) + "\n";
+        const json m = run_json_ok("run " + kernel_file("ln_" + std::to_string(cols), f) + base);
+        REQUIRE(m["ops"].size() == 1);
+        return m["total"]["read_bytes"]["dram"].get<double>() / (2.0 * static_cast<double>(rows * cols));
+    };
+    CHECK(dram_read(4096, 4096) == Approx(1.0).margin(0.01));
+    CHECK(dram_read(3456, 32768) == Approx(2.0).margin(0.01));
+}
