@@ -32,6 +32,8 @@ void GpuMachine::gemm_kernel(const GemmView& g, size_t gi, int64_t rep) {
         // requests in time order.
         struct Cta {
             int64_t index, inst, bi, bj, m, n, k, sk;
+            int64_t k_iters;            // main-loop iterations (BK each)
+            uint64_t a_local, b_local;  // its whole-K A and B tiles' places (TileId::local)
             double loaded = 0, end = 0;
             bool missed = false;  // some operand came from DRAM
         };
@@ -40,8 +42,12 @@ void GpuMachine::gemm_kernel(const GemmView& g, size_t gi, int64_t rep) {
         for (int64_t c = first; c < last; ++c) {
             const int64_t inst = c / per_instance, r = c % per_instance, sk = r % split;
             const auto [bi, bj] = tile_coords(g, plan, r / split);
+            const int64_t k = std::max<int64_t>(0, std::min(plan.k_per_split, g.k - sk * plan.k_per_split));
+            const uint64_t a_local = mix_key(mix_key(mix_key(1, rep * 1000003 + inst), bi), sk);
+            const uint64_t b_local = g.b_is_weight ? mix_key(mix_key(mix_key(2, gi), mix_key(inst % g.groups, bj)), sk)
+                                                   : mix_key(mix_key(mix_key(2, rep * 1000003 + inst), bj), sk);
             ctas.push_back({c, inst, bi, bj, std::min(plan.tile.bm, g.m - bi * plan.tile.bm), std::min(plan.tile.bn, g.n - bj * plan.tile.bn),
-                            std::max<int64_t>(0, std::min(plan.k_per_split, g.k - sk * plan.k_per_split)), sk});
+                            k, sk, (k + plan.bk - 1) / plan.bk, a_local, b_local});
         }
         // The wave's operand loads, K chunk by K chunk across its CTAs (they advance through K
         // together), so the L2 holds one chunk's A rows and B columns at a time (operand_chunks).
@@ -49,16 +55,13 @@ void GpuMachine::gemm_kernel(const GemmView& g, size_t gi, int64_t rep) {
         for (int64_t j = 0; j < chunks; ++j)
             for (Cta& cta : ctas) {
                 // this chunk's K elements: whole main-loop iterations (BK) but the last chunk's tail
-                const int64_t iters = (cta.k + plan.bk - 1) / plan.bk;
-                const int64_t k0 = std::min(cta.k, iters * j / chunks * plan.bk), k1 = std::min(cta.k, iters * (j + 1) / chunks * plan.bk);
+                const int64_t k0 = std::min(cta.k, cta.k_iters * j / chunks * plan.bk);
+                const int64_t k1 = std::min(cta.k, cta.k_iters * (j + 1) / chunks * plan.bk);
                 const int64_t kc = k1 - k0;
                 SmPort& sm = *m_sms[static_cast<size_t>((cta.index - first) % m_cfg.sms)];
                 // one chunk keeps the keys of a whole-K tile; more add the chunk to each key
-                const uint64_t a_local = mix_key(mix_key(mix_key(1, rep * 1000003 + cta.inst), cta.bi), cta.sk);
-                const uint64_t b_local = g.b_is_weight ? mix_key(mix_key(mix_key(2, gi), mix_key(cta.inst % g.groups, cta.bj)), cta.sk)
-                                                       : mix_key(mix_key(mix_key(2, rep * 1000003 + cta.inst), cta.bj), cta.sk);
-                const TileId a_key{a_tensor, chunks > 1 ? mix_key(a_local, 0xC0 + j) : a_local};
-                const TileId b_key{b_tensor, chunks > 1 ? mix_key(b_local, 0xC0 + j) : b_local};
+                const TileId a_key{a_tensor, chunks > 1 ? mix_key(cta.a_local, 0xC0 + j) : cta.a_local};
+                const TileId b_key{b_tensor, chunks > 1 ? mix_key(cta.b_local, 0xC0 + j) : cta.b_local};
                 bool a_miss = false, b_miss = false;
                 const TensorPart a_part = TensorPart::rows(a_tensor, cta.inst * g.m + cta.bi * plan.tile.bm, cta.m, instances * g.m);
                 const TensorPart b_part = g.b_is_weight ? TensorPart{}
@@ -73,15 +76,14 @@ void GpuMachine::gemm_kernel(const GemmView& g, size_t gi, int64_t rep) {
         double wave_loaded = start;
         for (const Cta& cta : ctas) wave_loaded = std::max(wave_loaded, cta.loaded);
         for (Cta& cta : ctas) {
-            const int64_t k_iters = (cta.k + plan.bk - 1) / plan.bk;
             // the main loop (MMAs or shared-memory traffic) with the SM shared by the wave's CTAs on it
-            const double mma_ps = static_cast<double>(k_iters) * kstep * per_sm * m_cfg.cycle_ps();
+            const double mma_ps = static_cast<double>(cta.k_iters) * kstep * per_sm * m_cfg.cycle_ps();
             cta_ps_max = std::max(cta_ps_max, mma_ps);
             // Little's law on the multistage pipeline: with stages - 1 K-steps in flight, each
             // taking a load latency (L2, plus DRAM on a miss), a K-step takes at least
             // latency / (stages - 1); the main loop starts after its first stage arrives.
             const double stage_latency = l2_latency_ps + (cta.missed ? dram_latency_ps : 0.0);
-            const double loop_ps = std::max(mma_ps, static_cast<double>(k_iters) * stage_latency /
+            const double loop_ps = std::max(mma_ps, static_cast<double>(cta.k_iters) * stage_latency /
                                                         static_cast<double>(std::max<int64_t>(1, plan.tile.stages - 1)));
             cta.end = std::max(start + l2_latency_ps + loop_ps, chunks > 1 ? wave_loaded : cta.loaded);
         }

@@ -86,11 +86,14 @@ void GpuMachine::fused_epilogue(const Operator& op, const OpGraph& graph) {
     sim_wait_until_ps(std::max(done, start + compute_ps));
 }
 
+double GpuMachine::read_whole(const Operator& op, const OpGraph& graph, int32_t t) {
+    return spread(TileId{t, 4}, t, read_bytes(op, t, graph.tensors()[static_cast<size_t>(t)], m_cfg.precision), false, 0);
+}
+
 double GpuMachine::stream_loads(const Operator& op, const OpGraph& graph) {
     double done = sim_now_ps();
     for (int32_t t : op.inputs)
-        if (t >= 0)
-            done = std::max(done, spread(TileId{t, 4}, t, read_bytes(op, t, graph.tensors()[static_cast<size_t>(t)], m_cfg.precision), false, 0));
+        if (t >= 0) done = std::max(done, read_whole(op, graph, t));
     return done;
 }
 

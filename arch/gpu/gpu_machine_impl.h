@@ -131,6 +131,8 @@ private:
     /// shares cover the fraction [lo, hi) of the tensor's rows, in SM order (the part each load
     /// names, so the L2 counts what of it a producer left resident).
     double spread(TileId tile, int32_t t, int64_t bytes, bool store, double issue_ps, double lo = 0.0, double hi = 1.0);
+    /// Input `t` of `op` read whole, spread over the SMs, issued now; returns when it lands, ps.
+    double read_whole(const Operator& op, const OpGraph& graph, int32_t t);
     /// A streaming kernel's loads: each input once, issued now; returns when the last lands, ps.
     double stream_loads(const Operator& op, const OpGraph& graph);
     /// A layer normalization's loads (gpu_rows.cpp), rows of `row` elements: one CTA of

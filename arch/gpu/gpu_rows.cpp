@@ -26,12 +26,13 @@ double GpuMachine::layer_norm_loads(const Operator& op, const OpGraph& graph, in
     const int64_t ctas_per_sm = std::max<int64_t>(1, std::min(m_cfg.max_ctas_per_sm, m_cfg.max_warps_per_sm / kLayerNormWarps));
     const int64_t in_flight = m_cfg.sms * ctas_per_sm;
     double done = sim_now_ps();
-    // the rows (the input, and a fused residual): full-size inputs; the rest (scale, bias) once
-    std::vector<int32_t> row_inputs;
+    // the rows (the input, and a fused residual) and their bytes: full-size inputs; the rest
+    // (scale, bias) read once
+    std::vector<std::pair<int32_t, int64_t>> row_inputs;
     for (int32_t t : op.inputs) {
         if (t < 0) continue;
-        if (ts[static_cast<size_t>(t)].elems() >= out_elems) row_inputs.push_back(t);
-        else done = std::max(done, spread(TileId{t, 4}, t, read_bytes(op, t, ts[static_cast<size_t>(t)], m_cfg.precision), false, 0));
+        if (ts[static_cast<size_t>(t)].elems() >= out_elems) row_inputs.emplace_back(t, read_bytes(op, t, ts[static_cast<size_t>(t)], m_cfg.precision));
+        else done = std::max(done, read_whole(op, graph, t));
     }
     for (int64_t first = 0; first < rows; first += in_flight) {
         const int64_t n = std::min(in_flight, rows - first);
@@ -39,8 +40,7 @@ double GpuMachine::layer_norm_loads(const Operator& op, const OpGraph& graph, in
         const double hi = static_cast<double>(first + n) / static_cast<double>(rows);
         const uint64_t group = kRowGroup0 + static_cast<uint64_t>(first / in_flight);
         for (int pass = 0; pass < 2; ++pass)
-            for (int32_t t : row_inputs) {
-                const int64_t all = read_bytes(op, t, ts[static_cast<size_t>(t)], m_cfg.precision);
+            for (const auto& [t, all] : row_inputs) {
                 const int64_t bytes = all / rows * n + (first + n == rows ? all % rows : 0);
                 done = std::max(done, spread(TileId{t, group}, t, bytes, false, 0, lo, hi));
             }
