@@ -81,6 +81,11 @@ std::vector<MetricDecl> declare_all() {
                 "where the runtime came from: --runtime or --set, the machine config (its deployed runtime), or for a "
                 "training step the machine kind's training default",
                 run([](const Metrics& m) { return m.runtime_from; })),
+        Declare(S::Run, "mapper", "",
+                "how kernels were mapped: search (each kernel's mapping chosen by the machine's mapping search, where it "
+                "has one; the ops' mapping, mapspace and mappings_evaluated report it) or fixed (run --mapper fixed: "
+                "every machine's one fixed schedule)",
+                run([](const Metrics& m) { return m.mapper; })),
         Declare(S::Run, "approximations", "",
                 "fast paths the run used whose numbers are bounded rather than exact, and where (none = every number as "
                 "`run --reference` gives it, or exact to < 1 ps per event)",
@@ -252,6 +257,19 @@ std::vector<MetricDecl> declare_all() {
                 op([](const OpMetrics& o) { return o.bound; }))
             .table("bound", -12)
             .csv("bound"),
+        Declare(S::Op, "mapping", "", "the mapping its kernel ran with, in the machine's terms (the KPU's block order: rows>cols is "
+                "row-major, cols>rows column-major, bands=B cuts the inner dimension into bands of B blocks); left out "
+                "where the machine reports none",
+                [](const Metrics& m, size_t i) { return m.ops[i].mapping.empty() ? MetricValue() : MetricValue(m.ops[i].mapping); })
+            .csv("mapping"),
+        Declare(S::Op, "mapspace", "1", "distinct mappings its kernel's search considered (1 under --mapper fixed); left out with mapping",
+                [](const Metrics& m, size_t i) { return m.ops[i].mapping.empty() ? MetricValue() : MetricValue(m.ops[i].mapspace); }),
+        Declare(S::Op, "mappings_evaluated", "1",
+                "mappings its kernel's search priced with the machine's cost model (the rest pruned by a lower bound; 0 "
+                "under --mapper fixed); left out with mapping",
+                [](const Metrics& m, size_t i) {
+                    return m.ops[i].mapping.empty() ? MetricValue() : MetricValue(m.ops[i].mappings_evaluated);
+                }),
         Declare(S::Op, "stall_cycles_by_cause", "cycles", "its stall cycles by cause",
                 op([](const OpMetrics& o) { return MetricCounts(o.stall_cycles_by_cause.begin(), o.stall_cycles_by_cause.end()); })),
         Declare(S::Op, "modeled", "", "false: imported with --allow-unsupported and costed as zero (left out when true)",

@@ -41,6 +41,7 @@ Metrics reduce_sums(const TraceTables& t, const std::string& where) {
     m.precision = t.precision;
     m.runtime = t.runtime.empty() ? "none" : t.runtime;  // traces of schema 2 and older ran the graph as imported
     m.precision_from = t.precision_from, m.runtime_from = t.runtime_from;
+    m.mapper = t.mapper.empty() ? "fixed" : t.mapper;  // traces before the search ran the fixed schedules
     m.approximations = t.approximations.empty() ? "none" : t.approximations;  // traces before it: none used
     m.not_modeled = t.not_modeled.empty() ? "none" : t.not_modeled;
     m.clock_hz = t.clock_hz;
@@ -147,6 +148,11 @@ Metrics reduce_sums(const TraceTables& t, const std::string& where) {
         o.bound = bound_of(o, fold_cycles[i], full_use_cycles[i]);
         const double cycles = o.latency_ps * m.clock_hz * 1e-12;
         o.utilization = (cycles > 0 && m.peak_macs_per_cycle > 0) ? o.macs / (cycles * m.peak_macs_per_cycle) : 0;
+    }
+    for (const OpMapping& mp : t.op_mappings) {
+        if (mp.op >= m.ops.size()) throw UserError(where, "corrupt trace: a mapping of operator " + std::to_string(mp.op) + " of " + std::to_string(m.ops.size()));
+        OpMetrics& o = m.ops[mp.op];
+        o.mapping = mp.choice, o.mapspace = mp.mapspace, o.mappings_evaluated = mp.evaluated;
     }
     reduce_power(t, m);
     for (size_t i = 0; i < comps.size(); ++i)

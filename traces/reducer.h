@@ -32,6 +32,9 @@ struct OpMetrics {
     std::map<std::string, uint64_t> traffic_bytes;  ///< bytes by memory level (reads + writes)
     double utilization = 0;       ///< macs / (latency cycles * peak MACs per cycle)
     double clock_mhz = 0;         ///< the clock it ran at (the power controller's), MHz
+    /// Its kernel's mapping (OpMapping; "" and 0 when the machine reported none).
+    std::string mapping;
+    int64_t mapspace = 0, mappings_evaluated = 0;
 };
 
 /// What operator `o`'s time went to most. Its compute cycles split in two: the cycles its MACs
@@ -64,6 +67,7 @@ struct Metrics {
     /// "workload NAME", "machine config", "training default of the KIND kind"; "" in traces
     /// written before they were recorded).
     std::string precision_from, runtime_from;
+    std::string mapper;          ///< how kernels were mapped: "search" or "fixed" (run --mapper; "fixed" in traces before it)
     std::string approximations;  ///< bounded (not exact) fast paths the run used ("none": every number as full detail)
     std::string not_modeled;     ///< what the machine's model leaves out that moves its numbers ("none": nothing it knows of)
     double clock_hz = 0;
@@ -112,6 +116,8 @@ struct TraceTables {
     std::vector<double> op_clock_mhz;     ///< per operator (empty: every one at clock_hz)
     std::vector<double> op_energy_scale;  ///< per operator, factor on its on-chip event energies (empty: 1)
     std::vector<PowerWindow> power_timeline;
+    std::vector<OpMapping> op_mappings;  ///< /op_mappings: the kernels whose mapping a search chose
+    std::string mapper;                  ///< attribute mapper: "search" or "fixed" ("" before it was recorded)
     CounterSeries counters;  ///< /counters: named samples over time (none for most runs)
     uint64_t events = 0;  ///< events the run emitted (whatever the trace's detail kept)
     std::vector<ComponentInfo> components;

@@ -132,6 +132,16 @@ struct CounterSeries {
     std::vector<Sample> samples;  ///< in time order
 };
 
+/// The mapping a machine's search chose for one kernel (operator `op`): `choice` in the model's
+/// terms (the KPU's block order: "cols>rows", "rows>cols bands=8"; several GEMMs of one kernel
+/// separated by "; "), the distinct mappings it considered (`mapspace`) and how many it priced
+/// with its cost model (`evaluated`; the rest were pruned by a bound). Stored as /op_mappings.
+struct OpMapping {
+    uint32_t op = 0;
+    std::string choice;
+    int64_t mapspace = 0, evaluated = 0;
+};
+
 struct OpInfo {
     std::string name;
     std::string op_type;

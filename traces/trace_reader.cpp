@@ -111,6 +111,19 @@ TraceReader::TraceReader(const std::string& path) : m_path(path), m_h(std::make_
             m_counters.samples.push_back({counters[i], uint32_t(counters[i + 1]), counters[i + 2]});
         }
     }
+    const std::vector<double> mappings = read_doubles(m_h->file.get(), "op_mappings", path);
+    if (!mappings.empty()) {
+        std::stringstream choices(attr_string("op_mapping_choices"));
+        for (size_t i = 0; i + 2 < mappings.size(); i += 3) {
+            OpMapping m;
+            if (!(mappings[i] >= 0 && mappings[i] < double(m_ops.size())) || !std::getline(choices, m.choice))
+                throw UserError(path, "corrupt trace: /op_mappings row " + std::to_string(i / 3) +
+                                          " names no operator or has no choice in op_mapping_choices");
+            m.op = static_cast<uint32_t>(mappings[i]);
+            m.mapspace = static_cast<int64_t>(mappings[i + 1]), m.evaluated = static_cast<int64_t>(mappings[i + 2]);
+            m_op_mappings.push_back(std::move(m));
+        }
+    }
     h5::Handle cause_type(h5::stall_cause_type(), H5Tclose);
     auto causes = read_table<h5::StallCauseRecord>(m_h->file.get(), "stall_causes", H5Tcopy(cause_type.get()), path);
     for (const auto& r : causes) m_stall_causes.push_back({s(r.name), s(r.doc)});
@@ -153,6 +166,8 @@ TraceTables TraceReader::tables() const {
     t.power_unthrottled_w = attr_double("power.unthrottled_w", 0);
     t.op_clock_mhz = m_op_clock_mhz, t.op_energy_scale = m_op_energy_scale;
     t.power_timeline = m_power_timeline;
+    t.op_mappings = m_op_mappings;
+    t.mapper = attr_string("mapper");
     t.counters = m_counters;
     t.events = m_emitted;
     t.components = m_components;

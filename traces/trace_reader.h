@@ -86,6 +86,7 @@ private:
     std::vector<double> m_op_clock_mhz, m_op_energy_scale;
     std::vector<PowerWindow> m_power_timeline;
     CounterSeries m_counters;
+    std::vector<OpMapping> m_op_mappings;
 };
 
 }  // namespace archsim

@@ -152,6 +152,16 @@ void TraceWriter::set_op_power(uint32_t op, double clock_mhz, double energy_scal
     m_op_energy_scale[op] = energy_scale;
 }
 
+void TraceWriter::set_op_mapping(OpMapping m) {
+    if (m.choice.find('\n') != std::string::npos) throw std::invalid_argument("mapping choice '" + m.choice + "' has a newline");
+    for (OpMapping& o : m_op_mappings)
+        if (o.op == m.op) {
+            o = std::move(m);
+            return;
+        }
+    m_op_mappings.push_back(std::move(m));
+}
+
 void TraceWriter::set_counters(CounterSeries counters) {
     for (const std::string& n : counters.names)
         if (n.find(',') != std::string::npos) throw std::invalid_argument("counter name '" + n + "' has a comma");
@@ -173,6 +183,8 @@ TraceTables TraceWriter::tables() const {
     t.power_clock_fixed = num("power.fixed_clock") != 0;
     t.op_clock_mhz = m_op_clock_mhz, t.op_energy_scale = m_op_energy_scale;
     t.power_timeline = m_power_timeline;
+    t.op_mappings = m_op_mappings;
+    t.mapper = str("mapper");
     t.counters = m_counters;
     t.events = m_emitted;
     t.components = m_components;
@@ -281,6 +293,16 @@ void TraceWriter::finish(bool complete) {
         std::vector<double> rows;
         for (const auto& w : m_power_timeline) rows.insert(rows.end(), {w.t_ps, w.dur_ps, w.power_w, w.clock_mhz});
         write_doubles(f, "power_timeline", rows, 4, m_tmp_path);
+    }
+    if (!m_op_mappings.empty()) {
+        std::vector<double> rows;
+        std::string choices;
+        for (const OpMapping& m : m_op_mappings) {
+            rows.insert(rows.end(), {double(m.op), double(m.mapspace), double(m.evaluated)});
+            choices += (choices.empty() ? "" : "\n") + m.choice;
+        }
+        write_doubles(f, "op_mappings", rows, 3, m_tmp_path);
+        write_string_attr(f, "op_mapping_choices", choices);
     }
     if (!m_counters.names.empty()) {
         std::vector<double> rows;

@@ -78,6 +78,11 @@ public:
     /// (the supply voltage's (V / V_ref)^2, arch/power/power_spec.h); operators not recorded ran
     /// at the nominal clock (attribute clock_hz) with factor 1.
     void set_op_power(uint32_t op, double clock_mhz, double energy_scale);
+    /// Records the mapping chosen for an operator's kernel (stored as /op_mappings: op, mapspace,
+    /// evaluated per row, and the attribute op_mapping_choices: the choices, one per line); a
+    /// second call for the same operator replaces the first. A choice must not hold a newline
+    /// (std::invalid_argument).
+    void set_op_mapping(OpMapping m);
     /// Records the power controller's closed windows (stored as /power_timeline: t_ps, dur_ps,
     /// power_w, clock_mhz per row).
     void set_power_timeline(std::vector<PowerWindow> windows) { m_power_timeline = std::move(windows); }
@@ -123,6 +128,7 @@ private:
     std::vector<uint8_t> m_offchip;  ///< per component: 1 for level "dram"
     std::vector<double> m_op_clock_mhz, m_op_energy_scale;
     std::vector<PowerWindow> m_power_timeline;
+    std::vector<OpMapping> m_op_mappings;
     CounterSeries m_counters;
     bool m_finished = false;
 };

@@ -15,6 +15,16 @@ class OpGraph;
 /// A machine model built of SystemC modules. The engine creates it during elaboration, then its
 /// scheduler thread calls execute() once per operator in dependency order; execute() advances
 /// simulated time with wait() and records every event to the trace.
+/// How a run maps each kernel onto the hardware: Search (the default) lets a model with a
+/// mapping search (the KPU's block order, arch/kpu/kpu_mapping.h) choose per kernel; Fixed
+/// keeps every model's one fixed schedule (`run --mapper fixed`), as archsim ran before the search.
+enum class Mapper : uint8_t { Search, Fixed };
+
+/// The mapper named `name` ("search" or "fixed"); throws std::invalid_argument otherwise.
+Mapper parse_mapper(const std::string& name);
+/// "search" or "fixed".
+const char* to_string(Mapper m);
+
 class Machine {
 public:
     virtual ~Machine();
@@ -32,6 +42,9 @@ public:
     /// Turns kernel memoization on or off (arch/common/kernel_memo.h; a model that cannot
     /// describe its state simulates every kernel either way). Call before the first execute().
     virtual void set_memoize(bool on) {}
+    /// Chooses how kernels are mapped (Mapper); a model without a mapping search ignores it.
+    /// Call before the first execute().
+    virtual void set_mapper(Mapper m) {}
     /// Kernels replayed from a recorded one, and kernels simulated and recorded, so far.
     virtual uint64_t memo_hits() const { return 0; }
     virtual uint64_t memo_misses() const { return 0; }

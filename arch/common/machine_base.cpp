@@ -81,6 +81,10 @@ void MachineBase::execute(uint32_t op_index, const Operator& op, const OpGraph& 
     }
     const Route r = route(op, graph, m_rules);
     if (r == Route::Skip) return;
+    if (std::optional<OpMapping> m = mapping_of(op, r)) {
+        m->op = op_index;
+        m_rec.trace().set_op_mapping(std::move(*m));
+    }
     // an operator fused into its producer depends on the graph around it: simulated, unless the
     // machine replays whole repeated instances (memo_epilogues())
     if (m_memoize && (r != Route::FusedEpilogue || memo_epilogues()) && run_memoized(op_index, op, graph, r)) return;

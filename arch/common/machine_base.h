@@ -2,6 +2,7 @@
 // What every machine model shares above its mapper: operator-class dispatch and fusion decided
 // in one place, its recorder and clock, and the facts the engine asks of a machine.
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "arch/common/clock.h"
@@ -68,6 +69,7 @@ public:
     std::string precision() const final { return m_precision_name; }
     uint16_t op_component() const final { return m_op_component; }
     void set_memoize(bool on) final { m_memoize = on; }
+    void set_mapper(Mapper m) final { m_mapper = m; }
     uint64_t memo_hits() const final { return m_memo.hits; }
     uint64_t memo_misses() const final { return m_memo.misses; }
     void end_of_run() override;
@@ -83,6 +85,14 @@ protected:
     virtual void set_clock_mhz(double mhz) {}
     /// Whether the fast paths are on (set_memoize(); off under `run --reference`).
     bool memoize() const { return m_memoize; }
+    /// How kernels are mapped (set_mapper(); Search unless `run --mapper fixed`).
+    Mapper mapper() const { return m_mapper; }
+    /// The mapping a model with a mapping search chose for `op` (routed along `r`), for the
+    /// trace's op_mappings table and the report: called for every operator that is not skipped,
+    /// replayed or simulated, before its kernel runs, so the choice must depend on the kernel's
+    /// shapes and the config only (never on the machine's state: a replay reports what
+    /// simulating would). nullopt (the default): no mapping to report.
+    virtual std::optional<OpMapping> mapping_of(const Operator& op, Route r) { return std::nullopt; }
     /// Before the operator's kernel (skipped operators get no call).
     virtual void begin_op(const Operator& op, const OpGraph& graph, Route r) {}
     /// Runs a contraction's GEMM views.
@@ -171,6 +181,7 @@ private:
     bool run_memoized(uint32_t op_index, const Operator& op, const OpGraph& graph, Route r);
 
     bool m_memoize = false;
+    Mapper m_mapper = Mapper::Search;
     KernelMemo m_memo;
     const OpGraph* m_repeats_of = nullptr;  ///< the graph m_repeats describes
     KernelRepeats m_repeats;

@@ -13,6 +13,7 @@
 #include "arch/common/operand_pipeline.h"
 #include "arch/common/run_bytes.h"
 #include "arch/kpu/kpu_config.h"
+#include "arch/kpu/kpu_mapping.h"
 #include "arch/kpu/kpu_wave.h"
 #include "arch/kpu/wavefront.h"
 #include "arch/memory/tile_buffer.h"
@@ -91,7 +92,16 @@ protected:
     /// score gradient dS formed after dP on the PEs (half of the kernel's vector operations each).
     void attention(const Operator& op, const OpGraph&) override;
 
+    /// The block orders of its GEMMs (contractions and fused attention kernels), as mapping_for()
+    /// chooses them from the L3 the kernel finds; kept for gemm_waves() (m_orders).
+    std::optional<OpMapping> mapping_of(const Operator& op, Route r) override;
+
 private:
+    /// The block order GEMM `g` runs in, with its search's figures: search_mapping() under
+    /// Mapper::Search, row-major (mapspace 1, nothing evaluated) under Mapper::Fixed. Searched once
+    /// per distinct GEMM shape and `resident` operands (the choice depends on nothing else, so a
+    /// replayed kernel, whose L3 lookups the memo checks, ran in the order it reports).
+    const KpuMapping& mapping_for(const GemmView& g, ResidentOperands resident);
     /// Pushes the waves of GEMM `gi` of the current operator (`g`) into the operand pipeline;
     /// the first wave also reads `extra_dram_bytes` from DRAM (an operand that is not one of
     /// `g`'s tensors: spilled attention scores).
@@ -135,6 +145,8 @@ private:
     static uint64_t whole_key(int32_t tensor) { return tile_key(tensor, kWhole); }
     void insert_whole(int32_t tensor, int64_t bytes) { m_l3.insert(whole_key(tensor), bytes, tensor, kWhole); }
     bool has_whole(int32_t tensor) { return m_l3.hit(whole_key(tensor), tensor, kWhole); }
+    /// has_whole() as a query that changes nothing (TileBuffer::holds()).
+    bool holds_whole(int32_t tensor) const { return tensor >= 0 && m_l3.holds(whole_key(tensor)); }
     /// Adds to `key` what both memo keys hold: the next operator's weights (appended to the
     /// slots), when the slots' prefetched tensors arrive and the DRAM's state, relative to now.
     void add_memo_common(const OpGraph& graph, MemoKey& key);
@@ -168,6 +180,8 @@ private:
     std::vector<int32_t> m_memo_slots;               ///< the kernel's tensors, then the next operator's weights
     uint64_t m_memo_common = 0;                      ///< the key part both memo keys hold
     BufferMemo m_l3_memo;                            ///< the L3 as the kernel memo sees it
+    std::unordered_map<uint64_t, KpuMapping> m_mappings;  ///< mapping_for()'s, by GEMM shape and resident operands
+    std::vector<BlockOrder> m_orders;                     ///< the current kernel's, by GEMM index (mapping_of())
 };
 
 }  // namespace archsim

@@ -1,12 +1,40 @@
 #pragma once
 // One wave of work on the KPU fabric and the bytes it moves at each level.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
 #include "arch/kpu/wavefront.h"
 
 namespace archsim {
+
+/// The share of a block's m x k A panel that is distinct data: a convolution's ifmap is smaller
+/// than its im2col matrix (GemmView::a_unique_elems / (m k), at most 1; 1 when not given).
+inline double a_unique_ratio(const GemmView& g) {
+    return g.a_unique_elems > 0 ? std::min(1.0, double(g.a_unique_elems) / (double(g.m) * g.k)) : 1.0;
+}
+
+/// Bytes one block of `g` involves at `eb` bytes per operand: its A panel (m x k, `a_ratio` of it
+/// distinct), its B panel (k x n), its output (m x n), and the operands the streamers feed the
+/// wavefront from L2 (im2col expanded: (m + n) x k).
+struct BlockBytes {
+    int64_t a = 0, b = 0, out = 0, streamed = 0;
+};
+inline BlockBytes block_bytes(const GemmView& g, const FabricBlock& blk, int64_t eb, double a_ratio) {
+    return {static_cast<int64_t>(std::ceil(blk.m * g.k * a_ratio)) * eb, g.k * blk.n * eb, blk.m * blk.n * eb, (blk.m + blk.n) * g.k * eb};
+}
+
+/// Moves a block's A and B panels (keys and bytes) into its tile's L2, an LRU buffer with
+/// TileBuffer's hit()/insert(): both are looked up first, then the missing ones inserted; a panel
+/// still there from the tile's previous block is not moved again. Returns the bytes moved.
+template <class Buffer>
+int64_t move_into_l2(Buffer& l2, uint64_t a_key, int64_t a_bytes, uint64_t b_key, int64_t b_bytes) {
+    const int64_t a_move = l2.hit(a_key) ? 0 : a_bytes, b_move = l2.hit(b_key) ? 0 : b_bytes;
+    if (a_move) l2.insert(a_key, a_bytes);
+    if (b_move) l2.insert(b_key, b_bytes);
+    return a_move + b_move;
+}
 
 /// One wave: what it computes, what it moves at each level (bytes), and what it must fetch from
 /// DRAM before it can start.

@@ -98,10 +98,11 @@ void KpuMachine::gemm_waves(size_t gi, const GemmView& g, int64_t extra_dram_byt
     const int64_t eb = operand_bytes(m_cfg.precision);
     const int64_t R = m_cfg.pe_rows, C = m_cfg.pe_cols;
     const int32_t a_tensor = g.a.tensor, b_tensor = g.b.tensor;  // -1: on chip (a recurrent state)
-    const double a_ratio = g.a_unique_elems > 0 ? std::min(1.0, double(g.a_unique_elems) / (double(g.m) * g.k)) : 1.0;
+    const double a_ratio = a_unique_ratio(g);
     const FabricPlan plan = plan_gemm(g, m_cfg);
+    const BlockOrder order = gi < m_orders.size() ? m_orders[gi] : BlockOrder{};
     for (int64_t rep = 0; rep < g.repeat; ++rep) {
-        for_each_wave(g, m_cfg, [&](int64_t wi, const std::vector<FabricBlock>& blocks) {
+        for_each_wave(g, m_cfg, order, [&](int64_t wi, const std::vector<FabricBlock>& blocks) {
             Wave w;
             w.blocks = blocks;
             w.k = g.k;
@@ -113,8 +114,8 @@ void KpuMachine::gemm_waves(size_t gi, const GemmView& g, int64_t extra_dram_byt
             size_t tile = 0;
             for (const auto& b : blocks) {
                 TileBuffer& l2 = m_l2[tile++];
-                const int64_t a_bytes = static_cast<int64_t>(std::ceil(b.m * g.k * a_ratio)) * eb;
-                const int64_t b_bytes = g.k * b.n * eb, out_bytes = b.m * b.n * eb;
+                const BlockBytes bytes = block_bytes(g, b, eb, a_ratio);
+                const int64_t a_bytes = bytes.a, b_bytes = bytes.b;
                 // a panel's place in its tensor (the key adds the tensor)
                 const uint64_t a_local = mix_key(mix_key(mix_key(1, gi), rep * 1000003 + b.instance), b.bi);
                 const uint64_t b_local = g.b_is_weight ? mix_key(mix_key(mix_key(2, gi), b.instance % g.groups), b.bj)
@@ -122,17 +123,39 @@ void KpuMachine::gemm_waves(size_t gi, const GemmView& g, int64_t extra_dram_byt
                 const uint64_t a_key = tile_key(a_tensor, a_local), b_key = tile_key(b_tensor, b_local);
                 if (seen.insert(a_key).second && a_tensor >= 0) w.dram_read_bytes += fetch_panel(a_key, a_local, a_bytes, a_tensor, w.prefetch_ready_ps);
                 if (seen.insert(b_key).second) w.dram_read_bytes += fetch_panel(b_key, b_local, b_bytes, b_tensor, w.prefetch_ready_ps);
-                // a panel still in this tile's L2 (its previous block used it) is not moved again
-                const int64_t a_move = l2.hit(a_key) ? 0 : a_bytes, b_move = l2.hit(b_key) ? 0 : b_bytes;
-                if (a_move) l2.insert(a_key, a_bytes);
-                if (b_move) l2.insert(b_key, b_bytes);
-                w.add_block(a_move + b_move, out_bytes, (b.m + b.n) * g.k * eb);
+                w.add_block(move_into_l2(l2, a_key, a_bytes, b_key, b_bytes), bytes.out, bytes.streamed);
             }
             if (wi == 0 && rep == 0) w.dram_read_bytes += extra_dram_bytes;
             w.l3_write += w.dram_read_bytes;  // DMA fills
             m_pipe.push(std::move(w));
         });
     }
+}
+
+const KpuMapping& KpuMachine::mapping_for(const GemmView& g, ResidentOperands resident) {
+    uint64_t key = 0x6D6170;
+    for (int64_t v : {g.m, g.n, g.k, g.batch, g.groups, g.a_unique_elems, int64_t(g.b_is_weight), int64_t(g.a.tensor >= 0),
+                      int64_t(resident.a), int64_t(resident.b), int64_t(std::llround(resident.clock_mhz * 1e3))})
+        key = mix_key(key, uint64_t(v));
+    auto it = m_mappings.find(key);
+    if (it != m_mappings.end()) return it->second;
+    return m_mappings.emplace(key, mapper() == Mapper::Fixed ? KpuMapping{} : search_mapping(g, m_cfg, resident)).first->second;
+}
+
+std::optional<OpMapping> KpuMachine::mapping_of(const Operator& op, Route r) {
+    m_orders.assign(op.cost.gemms.size(), BlockOrder{});
+    if (r != Route::Contraction && r != Route::Attention) return std::nullopt;
+    OpMapping out;
+    std::vector<std::string> seen;
+    for_each_gemm(op, [&](size_t gi, const GemmView& g) {
+        const KpuMapping& m = mapping_for(g, {holds_whole(g.a.tensor), holds_whole(g.b.tensor), m_clock.hz() * 1e-6});
+        m_orders[gi] = m.order;
+        out.mapspace += m.mapspace, out.evaluated += m.evaluated;
+        const std::string d = describe(m.order);
+        if (std::find(seen.begin(), seen.end(), d) == seen.end()) seen.push_back(d), out.choice += (out.choice.empty() ? "" : "; ") + d;
+    });
+    if (seen.empty()) return std::nullopt;
+    return out;
 }
 
 void KpuMachine::shape_pe_wave(Wave& w, int64_t ops, int64_t work, int64_t in_bytes, int64_t out_bytes, bool own_pass) const {

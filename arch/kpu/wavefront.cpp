@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 namespace archsim {
 
@@ -32,7 +33,18 @@ FabricPlan plan_gemm(const GemmView& g, const KpuConfig& cfg) {
     return p;
 }
 
-void for_each_wave(const GemmView& g, const KpuConfig& cfg,
+std::pair<int64_t, int64_t> block_at(int64_t index, int64_t rows, int64_t cols, const BlockOrder& order) {
+    // rows outer: bands across the columns; columns outer: the same on the transposed grid
+    const int64_t outer = order.rows_outer ? rows : cols, inner = order.rows_outer ? cols : rows;
+    const int64_t band = order.band > 0 ? std::min(order.band, inner) : inner;
+    const int64_t first = index / (outer * band) * band;   // first inner block of the index's band
+    const int64_t width = std::min(band, inner - first);   // the last band may be narrower
+    const int64_t within = index - first * outer;
+    const int64_t o = within / width, i = first + within % width;
+    return order.rows_outer ? std::pair{o, i} : std::pair{i, o};
+}
+
+void for_each_wave(const GemmView& g, const KpuConfig& cfg, const BlockOrder& order,
                    const std::function<void(int64_t, const std::vector<FabricBlock>&)>& visit) {
     const FabricPlan p = plan_gemm(g, cfg);
     const int64_t tiles = cfg.compute_tiles();
@@ -45,8 +57,7 @@ void for_each_wave(const GemmView& g, const KpuConfig& cfg,
             FabricBlock blk;
             blk.instance = b / per_instance;
             const int64_t r = b % per_instance;
-            blk.bi = r / p.col_blocks;
-            blk.bj = r % p.col_blocks;
+            std::tie(blk.bi, blk.bj) = block_at(r, p.row_blocks, p.col_blocks, order);
             blk.m = std::min(cfg.pe_rows, g.m - blk.bi * cfg.pe_rows);
             blk.n = std::min(cfg.pe_cols, g.n - blk.bj * cfg.pe_cols);
             wave.push_back(blk);

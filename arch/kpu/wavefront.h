@@ -3,6 +3,7 @@
 // Pure functions: no SystemC, testable on their own.
 #include <cstdint>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "arch/kpu/kpu_config.h"
@@ -31,10 +32,25 @@ struct FabricBlock {
     int64_t m = 0, n = 0;
 };
 
+/// The order in which one pass's R x C output blocks are dealt to the tiles: the outer loops of
+/// the domain-flow schedule, around the wavefront, which decide how long an operand panel waits
+/// in L3 for its next use. `rows_outer`: the column blocks are cut into bands of `band` blocks;
+/// band by band, the row blocks in order, each with the band's column blocks in order (a row's
+/// A panel is used by a band's blocks back to back, a B panel once per row). `!rows_outer`:
+/// the same with rows and columns swapped. A band of 0 (or of the whole dimension) is a plain
+/// row-major (column-major) order; the default, row-major, is the fixed schedule
+/// (`--mapper fixed`). Every instance (batch entry x group) is dealt whole before the next.
+struct BlockOrder {
+    bool rows_outer = true;
+    int64_t band = 0;  ///< blocks per band along the inner dimension; 0 = all of them
+    bool operator==(const BlockOrder& o) const { return rows_outer == o.rows_outer && band == o.band; }
+};
+
 /// How one pass of a GEMM (one repeat step) spreads over the fabric. The schedule: the output
 /// matrix is cut into R x C blocks, one block per tile at a time (output stationary, the
 /// reduction k streamed through the tile as the wavefront's third dimension); blocks of all
-/// batch entries and groups are independent and dealt to the tiles in waves, row-major. A pass
+/// batch entries and groups are independent and dealt to the tiles in waves, in a BlockOrder
+/// (row-major unless a mapping search chose another). A pass
 /// uses min(blocks, tiles) tiles (the tiles that compute in the run's precision): a layer with
 /// fewer blocks than tiles cannot use a larger fabric.
 /// There is no split-K: a reduction is never spread over several tiles.
@@ -49,9 +65,14 @@ struct FabricPlan {
 
 FabricPlan plan_gemm(const GemmView& g, const KpuConfig& cfg);
 
-/// Calls `visit(wave, blocks)` for every wave of one pass of `g`, in order.
-void for_each_wave(const GemmView& g, const KpuConfig& cfg,
+/// Calls `visit(wave, blocks)` for every wave of one pass of `g`, in order, the blocks dealt in
+/// `order`.
+void for_each_wave(const GemmView& g, const KpuConfig& cfg, const BlockOrder& order,
                    const std::function<void(int64_t, const std::vector<FabricBlock>&)>& visit);
+
+/// The `index`-th block (0-based, within one instance) of a rows x cols block grid in `order`:
+/// its (row block, column block).
+std::pair<int64_t, int64_t> block_at(int64_t index, int64_t rows, int64_t cols, const BlockOrder& order);
 
 /// Mean Manhattan distance between two tiles drawn uniformly from a rows x cols mesh:
 /// (rows^2 - 1) / (3 rows) + (cols^2 - 1) / (3 cols).

@@ -54,6 +54,9 @@ public:
     int64_t capacity_bytes() const { return m_capacity; }
     int64_t used_bytes() const { return m_used; }
     /// Whether `bytes` fit in the free space without evicting anything.
+    /// Whether `key` is resident, without marking it used or journaling the lookup: a query that
+    /// leaves the buffer as it was (a mapping search looking at what a kernel will find).
+    bool holds(uint64_t key) const { return m_where.count(key) != 0; }
     bool has_room(int64_t bytes) {
         const bool room = bytes <= m_capacity - m_used;
         note({0, bytes, -1, Op::Room, room});

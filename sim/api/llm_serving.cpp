@@ -48,7 +48,7 @@ struct PhaseRun {
 /// decides its precision by the one rule (run_choice.h): `precision` is --precision ("": none).
 /// Throws UserError naming the first phase that failed, with its log's last line.
 void run_phases(std::vector<PhaseRun>& phases, const std::string& arch, const std::string& precision, const std::vector<std::string>& sets,
-                int64_t batch, const std::string& detail, bool reference) {
+                int64_t batch, const std::string& detail, bool reference, const std::string& mapper) {
     auto task = [&](size_t i) {
         const PhaseRun& p = phases[i];
         fs::create_directories(p.dir);
@@ -56,6 +56,7 @@ void run_phases(std::vector<PhaseRun>& phases, const std::string& arch, const st
                                          std::to_string(batch), "--detail", detail};
         if (!precision.empty()) args.insert(args.end(), {"--precision", precision});
         if (reference) args.push_back("--reference");
+        args.insert(args.end(), {"--mapper", mapper});
         for (const auto& s : sets) args.insert(args.end(), {"--set", s});
         return ChildTask{args, p.dir + "/report.json", p.dir + "/stderr.log"};
     };
@@ -92,7 +93,7 @@ std::string llm_training_workload(const std::string& model, const std::vector<st
 
 nlohmann::json run_llm_serving(const WorkloadArgs& w, const std::string& arch, const std::string& out_dir, const std::string& precision,
                                const std::vector<std::string>& sets, const std::string& detail, bool reference,
-                               const std::function<void(const std::string&)>& note) {
+                               const std::string& mapper, const std::function<void(const std::string&)>& note) {
     if (!w.workload_sets.empty())
         throw UserError(w.model, "workload sets ('" + w.workload_sets.front() + "') are not applied to an llm entry's serving phases; "
                                  "write the value into the entry");
@@ -115,7 +116,7 @@ nlohmann::json run_llm_serving(const WorkloadArgs& w, const std::string& arch, c
     std::vector<PhaseRun> phases{{w.model + "@prefill", out_dir + "/prefill", {}}};
     for (int64_t t : points)
         phases.push_back({w.model + "@decode=" + std::to_string(s.prompt + t), out_dir + "/decode_kv" + std::to_string(s.prompt + t), {}});
-    run_phases(phases, arch, precision, sets, batch, detail, reference);
+    run_phases(phases, arch, precision, sets, batch, detail, reference, mapper);
     const Phase prefill = phases[0].result;
     std::map<int64_t, Phase> sampled;
     for (size_t i = 0; i < points.size(); ++i) sampled[points[i]] = phases[i + 1].result;

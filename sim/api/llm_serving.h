@@ -30,11 +30,11 @@ std::string llm_training_workload(const std::string& model, const std::vector<st
 /// token, each phase's and each sampled point's latency and energy (the serving metrics of
 /// traces/metric_catalog.h). The run precision is the weights' (precision.weights) unless
 /// `precision` is given. Each phase's trace is written at `detail` (run --detail), and runs with
-/// `reference` (run --reference); `note` hears one line on what is about to be simulated. Throws
+/// `reference` (run --reference) and `mapper` (run --mapper); `note` hears one line on what is about to be simulated. Throws
 /// UserError when a phase fails (naming its log) or for workload sets (not applied to the serving
 /// phases: write the values into the entry).
 nlohmann::json run_llm_serving(const WorkloadArgs& w, const std::string& arch, const std::string& out_dir, const std::string& precision,
                                const std::vector<std::string>& sets, const std::string& detail = "full", bool reference = false,
-                               const std::function<void(const std::string&)>& note = {});
+                               const std::string& mapper = "search", const std::function<void(const std::string&)>& note = {});
 
 }  // namespace archsim

@@ -81,6 +81,12 @@ RunOutcome run_model(const RunRequest& r) {
     };
     const WorkloadArgs& w = r.workload;
     const TraceDetail trace_detail = parse_trace_detail(r.detail, "--detail");
+    Mapper mapper = Mapper::Search;
+    try {
+        mapper = parse_mapper(r.mapper);
+    } catch (const std::invalid_argument& e) {
+        throw UserError("--mapper", e.what());
+    }
     {  // an earlier run's result in the folder must not look like this one's, whatever happens next
         std::error_code ec;
         fs::remove(fs::path(r.out_dir) / "metrics.json", ec);
@@ -167,7 +173,7 @@ RunOutcome run_model(const RunRequest& r) {
     out.sim = simulate(graph, *machine.kind, machine.params, out.trace_path,
                        {{"config", resolved}, {"config_path", r.arch}, {"import_warnings", warnings},
                         {"precision_from", precision_choice.from}, {"runtime_from", runtime_choice.from}},
-                       limits, SimulationOptions{trace_detail, !r.reference, !r.quiet});
+                       limits, SimulationOptions{trace_detail, !r.reference, !r.quiet, mapper});
     if (!out.sim.stopped_by.empty()) return out;
 
     out.metrics_json = metrics_to_json(out.sim.metrics);

@@ -98,6 +98,8 @@ SimulationResult simulate(const OpGraph& graph, const MachineKind& kind, const P
         throw UserError(path->second, e.what());
     }
     machine->set_memoize(options.memoize);
+    machine->set_mapper(options.mapper);
+    trace.set_attr("mapper", std::string(to_string(options.mapper)));
     Scheduler scheduler("scheduler", graph, *machine, trace, limits, options.progress);
 
     std::vector<OpInfo> ops;

@@ -4,6 +4,7 @@
 #include <map>
 #include <string>
 
+#include "arch/common/machine.h"
 #include "traces/event_sums.h"
 #include "traces/reducer.h"
 
@@ -40,6 +41,9 @@ struct SimulationOptions {
     /// Progress on stderr once a run has taken 2 s (sim/base/progress.h): operators done of
     /// the total and the one being simulated; false (--quiet) prints none.
     bool progress = true;
+    /// How kernels are mapped (arch/common/machine.h): each model's mapping search, or its fixed
+    /// schedule; recorded as the trace attribute `mapper`.
+    Mapper mapper = Mapper::Search;
 };
 
 /// Elaborates `kind` with `params`, walks `graph` in topological order dispatching each operator

@@ -3,9 +3,11 @@
 "every shared model runs on ..." tests walk) as the golden values those tests compare against.
 
 Usage: tests/golden/make_golden.py BUILD_DIR [--jobs N] [--only CONFIG_SUBSTRING] [--models SUBSTRING] [--none] [--check]
-Writes tests/golden/metrics/<config stem>[.<precision>].json: {model file: {"total": {...},
+Writes tests/golden/metrics/<config stem>[.<precision>][.fixed].json: {model file: {"total": {...},
 "ops": [[latency_s, energy_j, compute_cycles, stall_cycles] per operator in metrics.json order]}}, one model a line,
-each run under its config's default runtime. --none: the NONE_MODELS under `--runtime none` (the graph as
+each run under its config's default runtime; the configs of FIXED_MAPPER also under `--mapper fixed`
+(<stem>.fixed.json: every kernel on the machine's one fixed schedule, the values main had before the
+mapping search, kept to show the search moves nothing else). --none: the NONE_MODELS under `--runtime none` (the graph as
 imported, what every run was before runtime profiles) into tests/golden/metrics_none/ instead.
 Run it only when a change is meant to move numbers, and say so in the commit. --check compares
 with the stored files instead (what the tests do, but in parallel) and lists every difference.
@@ -34,6 +36,9 @@ MATRIX = [
     ("roofline/host.toml", [""]),
 ]
 
+# The configs whose machines search their mappings: their runs under `--mapper fixed` are kept too.
+FIXED_MAPPER = ["kpu/t64.toml", "kpu/t256.toml", "kpu/t768.toml"]
+
 # The models whose graph-as-imported runs are kept (tests/golden/metrics_none/): a GEMM chain, a
 # convolution block and a raw transformer export, each small enough for every config under ASan.
 NONE_MODELS = ["models/mlp.onnx", "models/resnet_basic_block.onnx", "models/raw/bert_like_encoder.onnx"]
@@ -47,9 +52,9 @@ def models():
     return out
 
 
-def golden_name(config, prec):
+def golden_name(config, prec, mapper=""):
     stem = config.replace("/", "_")[:-len(".toml")]
-    return stem + ("." + prec if prec else "") + ".json"
+    return stem + ("." + prec if prec else "") + ("." + mapper if mapper else "") + ".json"
 
 
 def digest(m):
@@ -80,11 +85,12 @@ def differences(want, got, path, total_tol=1e-9, op_tol=1e-9):
         yield f"{path}: golden {want}, now {got}"
 
 
-def run_one(binary, config, prec, model, runtime="", reference=True):
+def run_one(binary, config, prec, model, runtime="", reference=True, mapper=""):
     with tempfile.TemporaryDirectory() as out:
         cmd = [binary, "run", os.path.join(SHARED, model), "--arch", os.path.join(SRC, "configs", config),
                "--out", out, "--format", "csv"] + (["--precision", prec] if prec else []) + (["--runtime", runtime] if runtime else [])
         cmd += ["--reference"] if reference else []
+        cmd += ["--mapper", mapper] if mapper else []
         r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         if r.returncode != 0:
             sys.exit(f"{' '.join(cmd)}: exit {r.returncode}: {r.stderr.strip()}")
@@ -110,19 +116,21 @@ def main():
     for config, precs in MATRIX:
         if a.only and a.only not in config:
             continue
-        for prec in precs:
+        variants = [(p, "") for p in precs] + ([(p, "fixed") for p in precs] if config in FIXED_MAPPER and not a.none else [])
+        for prec, mapper in variants:
             with ThreadPoolExecutor(a.jobs) as pool:
-                res = list(pool.map(lambda m: run_one(binary, config, prec, m, runtime, reference=not a.check), ms))
-            path = os.path.join(folder, golden_name(config, prec))
+                res = list(pool.map(lambda m: run_one(binary, config, prec, m, runtime, reference=not a.check, mapper=mapper), ms))
+            name = golden_name(config, prec, mapper)
+            path = os.path.join(folder, name)
             if a.check:
                 with open(path) as f:
                     want = json.load(f)
                 cpu = config.startswith("cpu/")
                 for m, r in zip(ms, res):
                     for where in differences(want[m], r, m, 5e-3 if cpu else 1e-9, 5e-2 if cpu else 1e-9):
-                        print(f"{golden_name(config, prec)}: {where}")
+                        print(f"{name}: {where}")
                         bad += 1
-                print(f"checked {golden_name(config, prec)}", flush=True)
+                print(f"checked {name}", flush=True)
                 continue
             with open(path, "w") as f:
                 f.write("{\n" + ",\n".join(json.dumps(m) + ": " + json.dumps(r, sort_keys=True, separators=(",", ":"))

@@ -71,6 +71,36 @@ TEST_CASE("weights that do not fit the L3 are re-streamed and DRAM traffic shows
     CHECK(tiny["total"]["traffic_bytes"]["dram"].get<double>() > 2 * weights);
 }
 
+TEST_CASE("the mapping search reads weights that do not fit the L3 once where the fixed order re-reads them", "[e2e][kpu][mapping]") {
+    // 1x1 conv, 16x16 map, 2048 -> 2048 channels: M = 256 (8 row blocks), N = 2048 (64 column
+    // blocks), K = 2048; 4 MiB of int8 weights against a 2 MiB L3, 512 KiB of activations and as
+    // much output (a model output: written to DRAM). Row-major deals rows 0-3 x all columns, then
+    // rows 4-7: every weight panel twice. Column-major deals columns 0-31 x all rows, then 32-63:
+    // every weight panel once (a wave's 32 weight panels fill the L3, so the activations come twice).
+    const std::string csv = layer_csv("pw,16,16,1,1,2048,2048,1,\n");
+    const std::string small_l3 = " --arch " + kT256 + " --set l3.kib_per_tile=8";
+    json fixed = run_json_ok("run " + csv + small_l3 + " --mapper fixed");
+    json search = run_json_ok("run " + csv + small_l3);
+    const double weights = 2048.0 * 2048, acts = 256.0 * 2048;
+    CHECK(fixed["mapper"] == "fixed");
+    CHECK(search["mapper"] == "search");
+    CHECK(fixed["total"]["traffic_bytes"]["dram"].get<double>() == 2 * weights + 2 * acts);
+    CHECK(search["total"]["traffic_bytes"]["dram"].get<double>() <= weights + 3 * acts);
+    CHECK(search["total"]["latency_s"].get<double>() < fixed["total"]["latency_s"].get<double>());
+    // each run says what it ran: the fixed schedule, and the search's choice with its effort
+    const json& f = fixed["ops"][0];
+    CHECK(f["mapping"] == "rows>cols");
+    CHECK(f["mapspace"] == 1);
+    CHECK(f["mappings_evaluated"] == 0);
+    const json& s = search["ops"][0];
+    CHECK(s["mapping"].get<std::string>().rfind("cols>rows", 0) == 0);
+    CHECK(s["mappings_evaluated"].get<int64_t>() >= 2);
+    CHECK(s["mappings_evaluated"].get<int64_t>() <= s["mapspace"].get<int64_t>());
+    // the same MACs either way
+    CHECK(search["total"]["macs"] == fixed["total"]["macs"]);
+    CHECK(run_archsim("run " + csv + small_l3 + " --mapper best").exit_code != 0);
+}
+
 TEST_CASE("a depthwise convolution is a weak case: low utilization", "[e2e][kpu]") {
     const std::string csv = layer_csv("DPconv,58,58,3,3,256,256,1,\nPWconv,56,56,1,1,256,256,1,\n");
     json m = run_json_ok("run " + csv + " --arch " + kT256 + " --set dram.ideal=true");

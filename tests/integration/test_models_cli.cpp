@@ -59,12 +59,13 @@ void check_equal(const json& want, const json& got, const std::string& path, dou
 }
 
 /// The golden file of `config` at `precision` ("" = the config's own) in tests/golden/`folder`, as
-/// make_golden.py names it.
-json golden(const std::string& folder, const std::string& config, const std::string& precision) {
+/// make_golden.py names it (`mapper` "fixed": the run under --mapper fixed).
+json golden(const std::string& folder, const std::string& config, const std::string& precision, const std::string& mapper = "") {
     std::string stem = config.substr(0, config.size() - 5);
     for (auto& c : stem)
         if (c == '/') c = '_';
-    const std::string path = kSrc + "/tests/golden/" + folder + "/" + stem + (precision.empty() ? "" : "." + precision) + ".json";
+    const std::string path =
+        kSrc + "/tests/golden/" + folder + "/" + stem + (precision.empty() ? "" : "." + precision) + (mapper.empty() ? "" : "." + mapper) + ".json";
     const std::string text = slurp(path);
     INFO(path);
     REQUIRE_FALSE(text.empty());
@@ -72,11 +73,13 @@ json golden(const std::string& folder, const std::string& config, const std::str
 }
 
 /// Runs each of `models` (paths under ../shared) on `config` at each of `precisions` with `extra`
-/// arguments and compares every metrics.json with tests/golden/`folder`.
+/// arguments (and `--mapper` `mapper` when given) and compares every metrics.json with
+/// tests/golden/`folder`.
 void check_models_on(const std::vector<std::string>& models, const std::string& config, const std::vector<std::string>& precisions,
-                     const std::string& folder, const std::string& extra) {
+                     const std::string& folder, std::string extra, const std::string& mapper = "") {
+    if (!mapper.empty()) extra += " --mapper " + mapper;
     for (const auto& p : precisions) {
-        const json want_all = golden(folder, config, p);
+        const json want_all = golden(folder, config, p, mapper);
         for (const auto& m : models) {
             INFO(m << " on " << config << " " << p << extra);
             const std::string out = temp_dir("all");
@@ -106,9 +109,10 @@ void check_models_on(const std::vector<std::string>& models, const std::string& 
     }
 }
 
-/// Runs every shared model (but those named in `skip`, file names) on `config` at `precisions`.
+/// Runs every shared model (but those named in `skip`, file names) on `config` at `precisions`
+/// (under `--mapper` `mapper` when given).
 void run_every_model_on(const std::string& config, const std::vector<std::string>& precisions = {""},
-                        const std::vector<std::string>& skip = {}) {
+                        const std::vector<std::string>& skip = {}, const std::string& mapper = "") {
     if (!have_shared()) {
         WARN("shared/models not found; skipped");
         return;
@@ -119,7 +123,7 @@ void run_every_model_on(const std::string& config, const std::vector<std::string
             if (e.path().extension() == ".onnx" && std::find(skip.begin(), skip.end(), e.path().filename().string()) == skip.end())
                 models.push_back(std::string(dir) + "/" + e.path().filename().string());
     REQUIRE(models.size() >= 15);
-    check_models_on(models, config, precisions, "metrics", "");
+    check_models_on(models, config, precisions, "metrics", "", mapper);
 }
 
 }  // namespace
@@ -134,6 +138,10 @@ TEST_CASE("every shared model runs on tpu_v1", "[e2e][models]") { run_every_mode
 TEST_CASE("every shared model runs on KPU T64", "[e2e][models][kpu]") { run_every_model_on("kpu/t64.toml"); }
 TEST_CASE("every shared model runs on KPU T256", "[e2e][models][kpu]") { run_every_model_on("kpu/t256.toml"); }
 TEST_CASE("every shared model runs on KPU T768", "[e2e][models][kpu]") { run_every_model_on("kpu/t768.toml"); }
+// --mapper fixed reproduces the values every KPU run had before the mapping search, exactly
+TEST_CASE("every shared model runs on KPU T64 under the fixed mapper", "[e2e][models][kpu]") { run_every_model_on("kpu/t64.toml", {""}, {}, "fixed"); }
+TEST_CASE("every shared model runs on KPU T256 under the fixed mapper", "[e2e][models][kpu]") { run_every_model_on("kpu/t256.toml", {""}, {}, "fixed"); }
+TEST_CASE("every shared model runs on KPU T768 under the fixed mapper", "[e2e][models][kpu]") { run_every_model_on("kpu/t768.toml", {""}, {}, "fixed"); }
 TEST_CASE("every shared model runs on the A100 at fp32, fp16 and int8", "[e2e][models][gpu]") {
     run_every_model_on("gpu/a100_sxm4_80gb.toml", {"fp32", "fp16", "int8"});
 }

@@ -32,6 +32,7 @@ Metrics sample() {
     b.name = "b,with comma", b.op_type = "Foo", b.op_class = "unsupported", b.modeled = false, b.start_ps = 1000;
     b.latency_ps = 3000, b.stall_cycles = 3, b.stall_cycles_by_cause = {{"operand_load", 3}}, b.traffic_bytes = {{"sram", 4}};
     b.bound = "operand_load", b.energy_pj = 6;
+    b.mapping = "cols>rows", b.mapspace = 5, b.mappings_evaluated = 2;
     m.ops = {a, b};
     m.unmodeled_ops = {"b,with comma"};
     m.components = {{"array", "compute", 64, 1000, 0, 0.25}, {"dram", "dram", 0, 2000, 10, 0}};
@@ -87,12 +88,17 @@ TEST_CASE("metrics.json holds exactly the declared metrics, in declaration order
     for (const char* s : {"total", "ops", "components"}) top.push_back(s);
     CHECK(keys(j) == top);
     CHECK(keys(j["total"]) == declared(MetricScope::Total));
-    std::vector<std::string> op = declared(MetricScope::Op);
-    op.pop_back();  // "modeled" is left out while true
-    REQUIRE(op.size() + 1 == declared(MetricScope::Op).size());
+    // "modeled" is left out while true, the mapping's three while the machine reported none
+    std::vector<std::string> op;
+    for (const std::string& k : declared(MetricScope::Op))
+        if (k != "modeled" && k != "mapping" && k != "mapspace" && k != "mappings_evaluated") op.push_back(k);
+    REQUIRE(op.size() + 4 == declared(MetricScope::Op).size());
     CHECK(keys(j["ops"][0]) == op);
     CHECK(keys(j["ops"][1]) == declared(MetricScope::Op));
     CHECK(j["ops"][1]["modeled"] == false);
+    CHECK(j["ops"][1]["mapping"] == "cols>rows");
+    CHECK(j["ops"][1]["mapspace"] == 5);
+    CHECK(j["ops"][1]["mappings_evaluated"] == 2);
     CHECK(keys(j["components"][1]) == declared(MetricScope::Component));
     // units follow the names: ps -> s, pJ -> J
     CHECK(j["total"]["latency_s"].get<double>() == 4000e-12);
@@ -114,9 +120,10 @@ TEST_CASE("the CSV has one column per declared CSV metric and key, and a TOTAL r
         if (!d->csv.empty() && !is_per_key(d->csv)) want += (want.empty() ? "" : ",") + d->csv;
     want += ",bytes_dram,bytes_sram";
     CHECK(head == want);
-    CHECK(a == "a,Conv,64,0,1e-09,1,0,1.34e-10,1,compute,10,0");
-    CHECK(b == "\"b,with comma\",Foo,0,1e-09,3e-09,0,3,6e-12,0,operand_load,0,4");
-    CHECK(total == "TOTAL,,64,,4e-09,1,3,1.4e-10,0.25,,10,4");
+    // a left-out metric (a's mapping) is an empty cell
+    CHECK(a == "a,Conv,64,0,1e-09,1,0,1.34e-10,1,compute,,10,0");
+    CHECK(b == "\"b,with comma\",Foo,0,1e-09,3e-09,0,3,6e-12,0,operand_load,cols>rows,0,4");
+    CHECK(total == "TOTAL,,64,,4e-09,1,3,1.4e-10,0.25,,,10,4");
 }
 
 TEST_CASE("the table shows the declared columns and every run and total metric", "[unit][metrics]") {

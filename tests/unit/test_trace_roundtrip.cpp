@@ -33,6 +33,9 @@ TEST_CASE("reduced totals equal the sums of the events, energy equals the sum of
         w.set_attr("clock_hz", 1e9);
         w.set_attr("static_power_w", 2.0);
         w.set_attr("model", std::string("hand"));
+        w.set_attr("mapper", std::string("search"));
+        w.set_op_mapping({0, "rows>cols", 3, 1});
+        w.set_op_mapping({0, "cols>rows bands=4", 7, 3});  // a second call replaces the first
         for (uint64_t i = 0; i < n_folds; ++i) w.emit(ev(EventKind::Fold, array, 0, i * 1000, 1000, 0, 64, 1));
         w.emit(ev(EventKind::DramRead, dram, 0, 0, 500, 1000, 0, 0));
         w.emit(ev(EventKind::DramWrite, dram, 1, n_folds * 1000, 500, 300, 0, 0));
@@ -53,6 +56,11 @@ TEST_CASE("reduced totals equal the sums of the events, energy equals the sum of
     CHECK(m.macs == static_cast<int64_t>(64 * n_folds));
     CHECK(m.compute_cycles == n_folds);
     CHECK(m.stall_cycles == 2);
+    CHECK(m.mapper == "search");
+    CHECK(m.ops[0].mapping == "cols>rows bands=4");
+    CHECK(m.ops[0].mapspace == 7);
+    CHECK(m.ops[0].mappings_evaluated == 3);
+    CHECK(m.ops[1].mapping.empty());
     CHECK(m.traffic_bytes.at("dram") == 1300);
     CHECK(m.read_bytes.at("dram") == 1000);
     CHECK(m.write_bytes.at("dram") == 300);

@@ -91,7 +91,7 @@ TEST_CASE("the waves of a pass execute exactly the GEMM's MACs", "[unit][kpu]") 
     GemmView g = gemm(70, 45, 33, 3);
     g.batch = 2;
     int64_t macs = 0, waves = 0;
-    for_each_wave(g, fabric(2, 3, 8, 16), [&](int64_t, const std::vector<FabricBlock>& blocks) {
+    for_each_wave(g, fabric(2, 3, 8, 16), {}, [&](int64_t, const std::vector<FabricBlock>& blocks) {
         ++waves;
         CHECK(blocks.size() <= 6);
         for (const auto& b : blocks) macs += b.m * b.n * g.k;

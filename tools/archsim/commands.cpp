@@ -136,22 +136,22 @@ int cmd_graph(const WorkloadArgs& w, const std::string& format) {
 
 int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& out_dir, const std::string& precision,
             const std::vector<std::string>& sets, const std::string& format, uint64_t max_events, const std::string& max_sim_time,
-            const std::string& detail, bool reference, bool quiet) {
+            const std::string& detail, bool reference, bool quiet, const std::string& mapper) {
     const ReportFormat f = parse_report_format(format);
     parse_trace_detail(detail, "--detail");  // a bad --detail fails before anything runs
     if (is_llm_workload(w.model)) {
         WorkloadArgs t = w;
         t.model = llm_training_workload(w.model, w.workload_sets, t.train);
         if (t.train)  // --train, or an entry with generate = 0: one training step of NAME@train
-            return cmd_run(t, arch, out_dir, precision, sets, format, max_events, max_sim_time, detail, reference, quiet);
+            return cmd_run(t, arch, out_dir, precision, sets, format, max_events, max_sim_time, detail, reference, quiet, mapper);
         // serving: each phase is a run of its own, the runtime goes with it
         std::vector<std::string> phase_sets = sets;
         if (!w.runtime.empty()) phase_sets.push_back("runtime=" + w.runtime);
         auto note = [](const std::string& x) { std::fprintf(stderr, "archsim: %s\n", x.c_str()); };
-        print_llm_serving(run_llm_serving(w, arch, out_dir, precision, phase_sets, detail, reference, note), format, out_dir);
+        print_llm_serving(run_llm_serving(w, arch, out_dir, precision, phase_sets, detail, reference, mapper, note), format, out_dir);
         return 0;
     }
-    RunRequest req{w, arch, out_dir, precision, sets, max_events, max_sim_time, detail, reference, quiet, {}};
+    RunRequest req{w, arch, out_dir, precision, sets, max_events, max_sim_time, detail, reference, quiet, {}, mapper};
     req.warn = [](const std::string& x) { std::fprintf(stderr, "archsim: warning: %s\n", x.c_str()); };
     const RunOutcome run = run_model(req);
     const SimulationResult& sim = run.sim;

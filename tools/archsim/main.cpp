@@ -132,6 +132,11 @@ int main(int argc, char** argv) {
     run->add_option("--phase", job.phase, "Job: run one phase of its schedule.phases (default: every phase, weighted by duration)");
     run->add_option("--virt", job.virt, "Job: bare|sriov (over runtime_tuning.virt)")->check(CLI::IsMember({"bare", "sriov"}));
     bool reference = false, quiet = false;
+    std::string mapper = "search";
+    run->add_option("--mapper", mapper, "How each kernel is mapped: search (the machine's mapping search picks each kernel's "
+                                        "schedule, as the KPU's block order) or fixed (every machine's one fixed schedule)")
+        ->check(CLI::IsMember({"search", "fixed"}))
+        ->capture_default_str();
     run->add_flag("--allow-over-capacity", wl.allow_over_capacity,
                   "Simulate a training step or a job whose memory per device exceeds the device's capacity (flagged in the "
                   "output) instead of refusing it with exit 2");
@@ -260,7 +265,7 @@ int main(int argc, char** argv) {
                 rc = cli::cmd_run_job(job, format);
             } else {
                 rc = cli::cmd_run(wl, resolve_machine_file(arch, std::string(ARCHSIM_SOURCE_DIR) + "/configs"), out_dir, precision, sets, format,
-                                  run_max_events, max_sim_time, detail, reference, quiet);
+                                  run_max_events, max_sim_time, detail, reference, quiet, mapper);
             }
             // every output is written, closed and renamed into place: leave without running the
             // static destructors (tearing down ONNX's schema registry alone is about a tenth of
