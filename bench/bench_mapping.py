@@ -88,7 +88,7 @@ def every(jobs):
             res = list(pool.map(lambda p: run(p[0], config, p[1]), pairs))
         for i in range(0, len(pairs), 2):
             w = pairs[i][0]
-            name = os.path.basename(w).replace(".onnx", "").replace("llm_presets.toml#", "")
+            name = os.path.relpath(w, SHARED).replace("models/", "").replace(".onnx", "") if w.endswith(".onnx") else w.split("#")[1]
             (_, fixed, e1), (_, search, e2) = res[i], res[i + 1]
             if fixed is None or search is None:
                 print(f"{config:>9} {name:<34} failed: {e1 or e2}")

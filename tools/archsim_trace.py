@@ -19,7 +19,7 @@ import sys
 import h5py
 import numpy as np
 
-SCHEMA_VERSIONS = (3, 4)  # 4 adds /event_sums and the `detail` attribute
+SCHEMA_VERSIONS = (3, 4, 5)  # 4 adds /event_sums and `detail`; 5 stores replayed kernels by reference
 KIND_NAMES = ["op", "fold", "vector", "dram_read", "dram_write", "sram_read", "sram_write", "stall", "transfer"]
 
 
@@ -87,20 +87,56 @@ class Trace:
         return int((self.events["t_ps"] + self.events["dur_ps"]).max()) if len(self.events) else 0
 
 
+def _replay(f, ref):
+    """The events of one replayed kernel (a /kernel_refs row: position, recording, op, origin_ps),
+    shifted to its origin and stamped with its operator."""
+    offset, count = (int(x) for x in f["kernel_records"][int(ref[1])])
+    ev = f["kernel_events"][offset:offset + count]
+    ev["op"] = int(ref[2])
+    ev["t_ps"] += np.uint64(ref[3])
+    return ev
+
+
+def _expanded(f, size):
+    """Yields the stored events in slices of at most `size` rows with every kernel replayed by
+    reference (schema 5, /kernel_refs) expanded in its place, in the order the run emitted them."""
+    ev = f["events"]
+    refs = f["kernel_refs"][:] if "kernel_refs" in f else np.zeros((0, 4))
+    ri = 0
+    for i in range(0, ev.shape[0] + 1, size):
+        end = min(i + size, ev.shape[0])
+        part = ev[i:end]
+        pieces, last = [], 0
+        # the replays placed before stored events i .. end (and, at the end, after the last one)
+        while ri < len(refs) and (refs[ri][0] < end or (end == ev.shape[0] and refs[ri][0] <= end)):
+            at = int(refs[ri][0]) - i
+            pieces.append(part[last:at])
+            pieces.append(_replay(f, refs[ri]))
+            last = at
+            ri += 1
+        pieces.append(part[last:])
+        out = np.concatenate(pieces) if len(pieces) > 1 else part
+        if len(out):
+            yield out
+        if end == ev.shape[0]:
+            break
+
+
 def load(path):
-    """The whole trace in memory."""
+    """The whole trace in memory (replayed kernels expanded)."""
     with _open(path) as f:
         attrs = {k: (_text(v) if isinstance(v, (bytes, str)) else v.item() if hasattr(v, "item") else v) for k, v in f.attrs.items()}
         sums = f["event_sums"][:] if "event_sums" in f else None
-        return Trace(f["events"][:], _table(f["components"]), _table(f["ops"]), _table(f["stall_causes"]), attrs, sums)
+        parts = list(_expanded(f, 1 << 20))
+        events = np.concatenate(parts) if parts else f["events"][:0]
+        return Trace(events, _table(f["components"]), _table(f["ops"]), _table(f["stall_causes"]), attrs, sums)
 
 
 def chunks(path, size=65536):
-    """Yields the events in consecutive structured arrays of at most `size` rows."""
+    """Yields the events (replayed kernels expanded) in consecutive structured arrays; each holds
+    at most `size` stored events plus the replays among them."""
     with _open(path) as f:
-        ev = f["events"]
-        for i in range(0, ev.shape[0], size):
-            yield ev[i:i + size]
+        yield from _expanded(f, size)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@
 namespace archsim {
 
 /// Version of the HDF5 trace schema; readers refuse other versions.
-constexpr int kTraceSchemaVersion = 4;
+constexpr int kTraceSchemaVersion = 5;
 
 /// What an event is. Spans have a start and a duration; all times are picoseconds.
 enum class EventKind : uint8_t {

@@ -40,6 +40,7 @@ static std::vector<double> read_doubles(hid_t file, const char* name, const std:
 struct TraceReadHandles {
     h5::Handle file;
     h5::Handle events;
+    h5::Handle kernel_events;  ///< schema 5: the replayed kernels' events, once each
     h5::Handle mem_type;
 };
 
@@ -51,9 +52,9 @@ TraceReader::TraceReader(const std::string& path) : m_path(path), m_h(std::make_
     if (!m_h->file.valid()) throw UserError(path, "cannot open the HDF5 file (truncated or corrupt?)");
     const double version = attr_double("schema_version", -1);
     if (version < 0) throw UserError(path, "not an archsim trace (no schema_version attribute)");
-    if (static_cast<int>(version) != kTraceSchemaVersion && static_cast<int>(version) != 3)
+    if (static_cast<int>(version) > kTraceSchemaVersion || static_cast<int>(version) < 3)
         throw UserError(path, "trace schema version " + std::to_string(static_cast<int>(version)) +
-                                  " is not one this archsim reads (3 and " + std::to_string(kTraceSchemaVersion) + ")");
+                                  " is not one this archsim reads (3 to " + std::to_string(kTraceSchemaVersion) + ")");
     if (attr_double("complete", 0) != 1) {
         const std::string why = attr_string("stopped_by");
         throw UserError(path, "the trace is marked incomplete" + (why.empty() ? std::string() : " (the run stopped: " + why + ")"));
@@ -111,6 +112,7 @@ TraceReader::TraceReader(const std::string& path) : m_path(path), m_h(std::make_
             m_counters.samples.push_back({counters[i], uint32_t(counters[i + 1]), counters[i + 2]});
         }
     }
+    read_kernel_refs();
     const std::vector<double> mappings = read_doubles(m_h->file.get(), "op_mappings", path);
     if (!mappings.empty()) {
         std::stringstream choices(attr_string("op_mapping_choices"));
@@ -202,7 +204,48 @@ double TraceReader::attr_double(const std::string& name, double def) const {
     return v;
 }
 
+void TraceReader::read_kernel_refs() {
+    const std::vector<double> records = read_doubles(m_h->file.get(), "kernel_records", m_path);
+    const std::vector<double> refs = read_doubles(m_h->file.get(), "kernel_refs", m_path);
+    if (refs.empty()) return;
+    m_h->kernel_events = h5::Handle(H5Dopen2(m_h->file.get(), "kernel_events", H5P_DEFAULT), H5Dclose);
+    if (!m_h->kernel_events.valid()) throw UserError(m_path, "corrupt trace: /kernel_refs without /kernel_events");
+    hsize_t rows[1] = {0};
+    {
+        h5::Handle space(H5Dget_space(m_h->kernel_events.get()), H5Sclose);
+        H5Sget_simple_extent_dims(space.get(), rows, nullptr);
+    }
+    for (size_t i = 0; i + 1 < records.size(); i += 2) {
+        if (!(records[i] >= 0 && records[i + 1] >= 0 && records[i] + records[i + 1] <= double(rows[0])))
+            throw UserError(m_path, "corrupt trace: /kernel_records row " + std::to_string(i / 2) + " lies outside /kernel_events");
+        m_kernel_records.push_back({uint64_t(records[i]), uint64_t(records[i + 1])});
+    }
+    uint64_t last = 0;
+    for (size_t i = 0; i + 3 < refs.size(); i += 4) {
+        KernelRef r{uint64_t(refs[i]), uint32_t(refs[i + 1]), uint32_t(refs[i + 2]), uint64_t(refs[i + 3])};
+        if (!(refs[i + 1] >= 0 && refs[i + 1] < double(m_kernel_records.size())) || r.position < last || r.position > m_event_count ||
+            r.op >= m_ops.size())
+            throw UserError(m_path, "corrupt trace: /kernel_refs row " + std::to_string(i / 4) +
+                                        " names no recording or operator, or is out of order");
+        last = r.position;
+        m_kernel_refs.push_back(r);
+    }
+}
+
+void TraceReader::read_events(hid_t dataset, uint64_t start, size_t n, TraceEvent* out) const {
+    h5::Handle fspace(H5Dget_space(dataset), H5Sclose);
+    hsize_t st[1] = {start}, cnt[1] = {n};
+    H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, st, nullptr, cnt, nullptr);
+    h5::Handle mspace(H5Screate_simple(1, cnt, nullptr), H5Sclose);
+    if (H5Dread(dataset, m_h->mem_type.get(), mspace.get(), fspace.get(), H5P_DEFAULT, out) < 0)
+        throw UserError(m_path, "reading events failed at record " + std::to_string(start) + " (corrupt trace?)");
+}
+
 void TraceReader::for_each_chunk(const std::function<void(const TraceEvent*, size_t)>& f, size_t chunk) const {
+    if (!m_kernel_refs.empty()) {
+        for_each_expanded_chunk(f, chunk);
+        return;
+    }
     std::vector<TraceEvent> buf(chunk);
     h5::Handle fspace(H5Dget_space(m_h->events.get()), H5Sclose);
     for (uint64_t start = 0; start < m_event_count; start += chunk) {
@@ -214,6 +257,43 @@ void TraceReader::for_each_chunk(const std::function<void(const TraceEvent*, siz
             throw UserError(m_path, "reading events failed at record " + std::to_string(start) + " (corrupt trace?)");
         f(buf.data(), n);
     }
+}
+
+void TraceReader::for_each_expanded_chunk(const std::function<void(const TraceEvent*, size_t)>& f, size_t chunk) const {
+    std::vector<TraceEvent> out, in(chunk), recorded;
+    out.reserve(chunk);
+    auto put = [&](const TraceEvent& e) {
+        out.push_back(e);
+        if (out.size() == chunk) f(out.data(), out.size()), out.clear();
+    };
+    size_t ri = 0;
+    // every replay whose place is before stored event `pos`, expanded in emission order
+    auto expand_before = [&](uint64_t pos) {
+        for (; ri < m_kernel_refs.size() && m_kernel_refs[ri].position == pos; ++ri) {
+            const KernelRef& r = m_kernel_refs[ri];
+            const auto [offset, count] = m_kernel_records[r.kernel];
+            for (uint64_t done = 0; done < count; done += chunk) {
+                const size_t n = static_cast<size_t>(std::min<uint64_t>(chunk, count - done));
+                recorded.resize(n);
+                read_events(m_h->kernel_events.get(), offset + done, n, recorded.data());
+                for (TraceEvent e : recorded) {
+                    e.op = r.op;
+                    e.t_ps += r.origin_ps;
+                    put(e);
+                }
+            }
+        }
+    };
+    for (uint64_t start = 0; start < m_event_count; start += chunk) {
+        const size_t n = static_cast<size_t>(std::min<uint64_t>(chunk, m_event_count - start));
+        read_events(m_h->events.get(), start, n, in.data());
+        for (size_t i = 0; i < n; ++i) {
+            expand_before(start + i);
+            put(in[i]);
+        }
+    }
+    expand_before(m_event_count);
+    if (!out.empty()) f(out.data(), out.size());
 }
 
 }  // namespace archsim

@@ -42,7 +42,9 @@ public:
     double attr_double(const std::string& name, double def = 0) const;
 
     /// Calls `f(events, n)` for consecutive chunks of at most `chunk` events of /events, in file
-    /// order (none for a kernel-detail trace).
+    /// order (none for a kernel-detail trace), each replayed kernel stored by reference (schema 5,
+    /// TraceWriter::replay()) expanded in its place: its recording's events shifted to its origin
+    /// and stamped with its operator, read a chunk at a time (memory stays flat).
     void for_each_chunk(const std::function<void(const TraceEvent*, size_t)>& f, size_t chunk = 1 << 16) const;
 
     /// The one loop over a trace's events that every timeline and export shares: calls
@@ -74,6 +76,20 @@ public:
 
 private:
     [[noreturn]] void corrupt(const TraceEvent& e) const;
+    /// A replayed kernel's place in the event stream (/kernel_refs).
+    struct KernelRef {
+        uint64_t position = 0;  ///< stored events before it
+        uint32_t kernel = 0, op = 0;
+        uint64_t origin_ps = 0;
+    };
+    /// Reads /kernel_records and /kernel_refs (schema 5); throws UserError for a corrupt table.
+    void read_kernel_refs();
+    /// Reads events [start, start + n) of `dataset` into `out`.
+    void read_events(int64_t dataset, uint64_t start, size_t n, TraceEvent* out) const;
+    /// for_each_chunk() of a trace with replays stored by reference.
+    void for_each_expanded_chunk(const std::function<void(const TraceEvent*, size_t)>& f, size_t chunk) const;
+    std::vector<std::pair<uint64_t, uint64_t>> m_kernel_records;  ///< offset and count in /kernel_events
+    std::vector<KernelRef> m_kernel_refs;
     std::string m_path;
     std::unique_ptr<TraceReadHandles> m_h;
     std::vector<ComponentInfo> m_components;

@@ -14,6 +14,7 @@ namespace archsim {
 struct TraceFile {
     h5::Handle file;
     h5::Handle events;
+    h5::Handle kernel_events;  ///< the replayed kernels' events, once each (created at the first replay)
     h5::Handle mem_type;
 };
 
@@ -44,7 +45,7 @@ TraceWriter::TraceWriter(const std::string& path, TraceDetail detail)
 /// The events dataset, created at the first flush with chunks of `chunk_events` records: a whole
 /// buffer's worth for a run that fills one, else exactly the run's events, so that a small run
 /// neither allocates nor compresses a mostly empty 64 Ki-event chunk.
-static h5::Handle create_events(hid_t file, hsize_t chunk_events, const std::string& tmp_path) {
+static h5::Handle create_events(hid_t file, hsize_t chunk_events, const std::string& tmp_path, const char* name = "events") {
     h5::Handle file_type(h5::event_file_type(), H5Tclose);
     hsize_t dims[1] = {0}, maxdims[1] = {H5S_UNLIMITED}, chunk[1] = {chunk_events > 0 ? chunk_events : 1};
     h5::Handle space(H5Screate_simple(1, dims, maxdims), H5Sclose);
@@ -52,9 +53,22 @@ static h5::Handle create_events(hid_t file, hsize_t chunk_events, const std::str
     H5Pset_chunk(dcpl.get(), 1, chunk);
     H5Pset_shuffle(dcpl.get());
     H5Pset_deflate(dcpl.get(), 1);
-    h5::Handle events(H5Dcreate2(file, "events", file_type.get(), space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT), H5Dclose);
-    if (!events.valid()) throw UserError(tmp_path, "cannot create the events dataset");
+    h5::Handle events(H5Dcreate2(file, name, file_type.get(), space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT), H5Dclose);
+    if (!events.valid()) throw UserError(tmp_path, std::string("cannot create the ") + name + " dataset");
     return events;
+}
+
+/// Appends `n` events to the extendible dataset `d` that holds `written` rows.
+static void append_events(hid_t d, hid_t mem_type, const TraceEvent* events, hsize_t n, uint64_t written, const std::string& tmp_path) {
+    if (n == 0) return;
+    hsize_t new_size[1] = {written + n};
+    if (H5Dset_extent(d, new_size) < 0) throw UserError(tmp_path, "cannot extend events");
+    h5::Handle fspace(H5Dget_space(d), H5Sclose);
+    hsize_t start[1] = {written}, count[1] = {n};
+    H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start, nullptr, count, nullptr);
+    h5::Handle mspace(H5Screate_simple(1, count, nullptr), H5Sclose);
+    if (H5Dwrite(d, mem_type, mspace.get(), fspace.get(), H5P_DEFAULT, events) < 0)
+        throw UserError(tmp_path, "writing events failed (disk full?)");
 }
 
 TraceWriter::~TraceWriter() {
@@ -123,6 +137,25 @@ void TraceWriter::end_capture(uint64_t origin_ps, std::vector<TraceEvent>& event
 
 void TraceWriter::replay(const std::vector<TraceEvent>& events, const std::vector<EventSum>& sums, double dynamic_pj,
                          double offchip_pj, uint32_t op, uint64_t origin_ps) {
+    if (m_detail == TraceDetail::Full && m_by_reference && !m_capturing && !events.empty()) {
+        // the kernel's events once, in /kernel_events; here a reference to them (KernelRef)
+        auto [it, fresh] = m_kernel_ids.try_emplace(events.data(), static_cast<uint32_t>(m_kernel_records.size()));
+        if (fresh) {
+            if (!m_file->kernel_events.valid())
+                m_file->kernel_events = create_events(m_file->file.get(), std::max<size_t>(events.size(), 4096), m_tmp_path, "kernel_events");
+            append_events(m_file->kernel_events.get(), m_file->mem_type.get(), events.data(), events.size(), m_kernel_events_written, m_tmp_path);
+            m_kernel_records.push_back({m_kernel_events_written, events.size()});
+            m_kernel_events_written += events.size();
+        }
+        m_kernel_refs.push_back({m_written + m_buffer.size(), it->second, op, origin_ps});
+        for (const EventSum& r : sums) {
+            m_sums.add(r, op, static_cast<int64_t>(origin_ps));
+            m_emitted += r.count;
+        }
+        m_dynamic_pj += dynamic_pj;
+        m_offchip_pj += offchip_pj;
+        return;
+    }
     if (m_detail == TraceDetail::Full) {
         for (TraceEvent e : events) {
             e.op = op;
@@ -209,15 +242,7 @@ void TraceWriter::flush() {
     if (!m_file->events.valid()) m_file->events = create_events(m_file->file.get(), m_buffer.size(), m_tmp_path);
     if (m_buffer.empty()) return;
     const hsize_t n = m_buffer.size();
-    hsize_t new_size[1] = {m_written + n};
-    if (H5Dset_extent(m_file->events.get(), new_size) < 0) throw UserError(m_tmp_path, "cannot extend events");
-    h5::Handle fspace(H5Dget_space(m_file->events.get()), H5Sclose);
-    hsize_t start[1] = {m_written}, count[1] = {n};
-    H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start, nullptr, count, nullptr);
-    h5::Handle mspace(H5Screate_simple(1, count, nullptr), H5Sclose);
-    if (H5Dwrite(m_file->events.get(), m_file->mem_type.get(), mspace.get(), fspace.get(), H5P_DEFAULT,
-                 m_buffer.data()) < 0)
-        throw UserError(m_tmp_path, "writing events failed (disk full?)");
+    append_events(m_file->events.get(), m_file->mem_type.get(), m_buffer.data(), n, m_written, m_tmp_path);
     m_written += n;
     m_buffer.clear();
 }
@@ -294,6 +319,13 @@ void TraceWriter::finish(bool complete) {
         for (const auto& w : m_power_timeline) rows.insert(rows.end(), {w.t_ps, w.dur_ps, w.power_w, w.clock_mhz});
         write_doubles(f, "power_timeline", rows, 4, m_tmp_path);
     }
+    if (!m_kernel_refs.empty()) {
+        std::vector<double> records, refs;
+        for (const auto& [offset, count] : m_kernel_records) records.insert(records.end(), {double(offset), double(count)});
+        for (const KernelRef& r : m_kernel_refs) refs.insert(refs.end(), {double(r.position), double(r.kernel), double(r.op), double(r.origin_ps)});
+        write_doubles(f, "kernel_records", records, 2, m_tmp_path);
+        write_doubles(f, "kernel_refs", refs, 4, m_tmp_path);
+    }
     if (!m_op_mappings.empty()) {
         std::vector<double> rows;
         std::string choices;
@@ -319,6 +351,7 @@ void TraceWriter::finish(bool complete) {
     write_string_attr(f, "detail", to_string(m_detail));
     write_num_attr(f, "complete", H5T_NATIVE_INT64, static_cast<int64_t>(complete ? 1 : 0));
     m_file->events.reset();
+    m_file->kernel_events.reset();
     m_file->mem_type.reset();
     if (H5Fclose(m_file->file.release()) < 0) throw UserError(m_tmp_path, "closing the trace failed");
     rename_into_place(m_tmp_path, m_path);

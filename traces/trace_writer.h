@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "traces/event_sums.h"
@@ -57,12 +58,20 @@ public:
     /// `offchip_pj`: the part of it spent off chip (components of level "dram").
     void end_capture(uint64_t origin_ps, std::vector<TraceEvent>& events, std::vector<EventSum>& sums, double& dynamic_pj,
                      double& offchip_pj);
-    /// Replays a recorded kernel as operator `op` from `origin_ps`: every event shifted (a trace
-    /// that keeps every event) or only their sums; event counts as if emitted, and the recorded
-    /// energy added as one sum at either detail (so both give the power controller the same
-    /// numbers, to the bit).
+    /// Replays a recorded kernel as operator `op` from `origin_ps`: its sums, event counts as if
+    /// emitted, and the recorded energy added as one sum at either detail (so both give the power
+    /// controller the same numbers, to the bit). A trace that keeps every event stores the
+    /// kernel's events by reference (schema 5): the first replay of a recording writes its events
+    /// once to /kernel_events (/kernel_records: offset, count), and every replay adds a row to
+    /// /kernel_refs (position in /events, recording, op, origin_ps) that TraceReader expands in
+    /// place, shifted and stamped with `op`; `events` must stay alive and unchanged for the run
+    /// (the kernel memo keeps them), since its address names the recording. With
+    /// set_by_reference(false) the shifted events are written to /events instead (schema 4's way).
     void replay(const std::vector<TraceEvent>& events, const std::vector<EventSum>& sums, double dynamic_pj, double offchip_pj,
                 uint32_t op, uint64_t origin_ps);
+    /// Whether replayed kernels are stored by reference (the default) or written out event by
+    /// event (the metrics are the same either way; a test compares them).
+    void set_by_reference(bool on) { m_by_reference = on; }
     /// Events emitted so far (whether or not the detail level stores them).
     uint64_t event_count() const { return m_emitted; }
     /// The run so far as the reducer reads it: attributes, tables and event sums (reduce_sums()).
@@ -129,6 +138,17 @@ private:
     std::vector<double> m_op_clock_mhz, m_op_energy_scale;
     std::vector<PowerWindow> m_power_timeline;
     std::vector<OpMapping> m_op_mappings;
+    /// Trace by reference (replay()): a replayed kernel's place in the event stream.
+    struct KernelRef {
+        uint64_t position = 0;  ///< events written to /events before it
+        uint32_t kernel = 0, op = 0;
+        uint64_t origin_ps = 0;
+    };
+    bool m_by_reference = true;
+    std::unordered_map<const TraceEvent*, uint32_t> m_kernel_ids;           ///< a recording's events -> its row of /kernel_records
+    std::vector<std::pair<uint64_t, uint64_t>> m_kernel_records;            ///< offset and count in /kernel_events
+    uint64_t m_kernel_events_written = 0;
+    std::vector<KernelRef> m_kernel_refs;
     CounterSeries m_counters;
     bool m_finished = false;
 };

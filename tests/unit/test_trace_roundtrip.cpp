@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 #include "sim/base/error.h"
 #include "traces/reducer.h"
@@ -76,6 +77,54 @@ TEST_CASE("reduced totals equal the sums of the events, energy equals the sum of
     CHECK(m.utilization == Approx(64.0 * n_folds / (m.latency_cycles * 64.0)));
     CHECK(m.ops[1].stall_cycles == 2);
     CHECK(m.ops[1].traffic_bytes.at("dram") == 300);
+}
+
+TEST_CASE("replayed kernels stored by reference read back as the events written out one by one", "[unit][trace]") {
+    // a recorded kernel (times relative to its start) replayed three times between stored events
+    const std::vector<TraceEvent> kernel = {ev(EventKind::Fold, 0, 9, 0, 100, 0, 64, 100), ev(EventKind::DramRead, 1, 9, 10, 50, 256, 0, 0),
+                                            ev(EventKind::Op, 0, 9, 0, 120, 0, 0, 0)};
+    EventSummer rec;
+    for (const TraceEvent& e : kernel) rec.add(e);
+    std::vector<TraceEvent> got[2];
+    Metrics metrics[2];
+    for (int by_ref = 0; by_ref < 2; ++by_ref) {
+        const std::string path = tmp(by_ref ? "byref.h5" : "flat.h5");
+        fs::remove(path);
+        {
+            TraceWriter w(path);
+            w.set_by_reference(by_ref == 1);
+            w.add_component({"array", "compute", 0.5, 0, 0, 64, 1e9});
+            w.add_component({"dram", "dram", 0, 10.0, 20.0, 0, 1e9});
+            w.set_ops({{"a", "Conv", "contraction", 0, 0, "", "", ""}, {"b", "Conv", "contraction", 0, 0, "", "", ""},
+                       {"c", "Conv", "contraction", 0, 0, "", "", ""}, {"d", "Relu", "elementwise", 0, 0, "", "", ""}});
+            w.set_attr("clock_hz", 1e9);
+            w.emit(ev(EventKind::Op, 0, 0, 0, 120, 0, 0, 0));
+            w.replay(kernel, rec.rows(), 1.0, 0.5, 1, 120);
+            w.replay(kernel, rec.rows(), 1.0, 0.5, 2, 240);
+            w.emit(ev(EventKind::Vector, 0, 3, 360, 5, 0, 10, 5));
+            w.replay(kernel, rec.rows(), 1.0, 0.5, 3, 365);  // at the end: after the last stored event
+            CHECK(w.event_count() == 1 + 3 * 3 + 1);
+            w.finish();
+        }
+        TraceReader r(path);
+        CHECK(r.event_count() == 11);
+        r.for_each_chunk([&](const TraceEvent* e, size_t n) { got[by_ref].insert(got[by_ref].end(), e, e + n); }, 4);
+        metrics[by_ref] = reduce_trace(r);
+    }
+    REQUIRE(got[0].size() == 11);
+    REQUIRE(got[1].size() == got[0].size());
+    auto fields = [](const TraceEvent& e) { return std::make_tuple(e.t_ps, e.dur_ps, e.bytes, e.ops, e.cycles, e.op, e.seq, e.component, e.kind, e.detail); };
+    for (size_t i = 0; i < got[0].size(); ++i) {
+        INFO(i);
+        CHECK(fields(got[0][i]) == fields(got[1][i]));
+    }
+    CHECK(got[1][1].op == 1);
+    CHECK(got[1][4].t_ps == 240);
+    CHECK(got[1][10].op == 3);
+    CHECK(metrics[0].latency_ps == metrics[1].latency_ps);
+    CHECK(metrics[0].energy_pj == metrics[1].energy_pj);
+    CHECK(metrics[0].traffic_bytes == metrics[1].traffic_bytes);
+    CHECK(fs::file_size(tmp("byref.h5")) > 0);
 }
 
 TEST_CASE("an interrupted writer leaves no trace that looks complete", "[unit][trace]") {
