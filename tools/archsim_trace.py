@@ -88,12 +88,13 @@ class Trace:
 
 
 def _replay(f, ref):
-    """The events of one replayed kernel (a /kernel_refs row: position, recording, op, origin_ps),
-    shifted to its origin and stamped with its operator."""
-    offset, count = (int(x) for x in f["kernel_records"][int(ref[1])])
-    ev = f["kernel_events"][offset:offset + count]
+    """The events of one replayed kernel (a /kernel_refs row: position, recording, op, origin_ps):
+    its recording's rows of /events (a /kernel_records row: first row, count, origin_ps) moved to
+    its origin and stamped with its operator."""
+    offset, count, origin = (int(x) for x in f["kernel_records"][int(ref[1])])
+    ev = f["events"][offset:offset + count]
     ev["op"] = int(ref[2])
-    ev["t_ps"] += np.uint64(ref[3])
+    ev["t_ps"] = ev["t_ps"] - np.uint64(origin) + np.uint64(ref[3])
     return ev
 
 

@@ -40,7 +40,6 @@ static std::vector<double> read_doubles(hid_t file, const char* name, const std:
 struct TraceReadHandles {
     h5::Handle file;
     h5::Handle events;
-    h5::Handle kernel_events;  ///< schema 5: the replayed kernels' events, once each
     h5::Handle mem_type;
 };
 
@@ -208,23 +207,16 @@ void TraceReader::read_kernel_refs() {
     const std::vector<double> records = read_doubles(m_h->file.get(), "kernel_records", m_path);
     const std::vector<double> refs = read_doubles(m_h->file.get(), "kernel_refs", m_path);
     if (refs.empty()) return;
-    m_h->kernel_events = h5::Handle(H5Dopen2(m_h->file.get(), "kernel_events", H5P_DEFAULT), H5Dclose);
-    if (!m_h->kernel_events.valid()) throw UserError(m_path, "corrupt trace: /kernel_refs without /kernel_events");
-    hsize_t rows[1] = {0};
-    {
-        h5::Handle space(H5Dget_space(m_h->kernel_events.get()), H5Sclose);
-        H5Sget_simple_extent_dims(space.get(), rows, nullptr);
-    }
-    for (size_t i = 0; i + 1 < records.size(); i += 2) {
-        if (!(records[i] >= 0 && records[i + 1] >= 0 && records[i] + records[i + 1] <= double(rows[0])))
-            throw UserError(m_path, "corrupt trace: /kernel_records row " + std::to_string(i / 2) + " lies outside /kernel_events");
-        m_kernel_records.push_back({uint64_t(records[i]), uint64_t(records[i + 1])});
+    for (size_t i = 0; i + 2 < records.size(); i += 3) {
+        if (!(records[i] >= 0 && records[i + 1] >= 0 && records[i + 2] >= 0 && records[i] + records[i + 1] <= double(m_event_count)))
+            throw UserError(m_path, "corrupt trace: /kernel_records row " + std::to_string(i / 3) + " lies outside /events");
+        m_kernel_records.push_back({uint64_t(records[i]), uint64_t(records[i + 1]), uint64_t(records[i + 2])});
     }
     uint64_t last = 0;
     for (size_t i = 0; i + 3 < refs.size(); i += 4) {
         KernelRef r{uint64_t(refs[i]), uint32_t(refs[i + 1]), uint32_t(refs[i + 2]), uint64_t(refs[i + 3])};
         if (!(refs[i + 1] >= 0 && refs[i + 1] < double(m_kernel_records.size())) || r.position < last || r.position > m_event_count ||
-            r.op >= m_ops.size())
+            r.op >= m_ops.size() || m_kernel_records[r.kernel].offset + m_kernel_records[r.kernel].count > r.position)
             throw UserError(m_path, "corrupt trace: /kernel_refs row " + std::to_string(i / 4) +
                                         " names no recording or operator, or is out of order");
         last = r.position;
@@ -271,14 +263,14 @@ void TraceReader::for_each_expanded_chunk(const std::function<void(const TraceEv
     auto expand_before = [&](uint64_t pos) {
         for (; ri < m_kernel_refs.size() && m_kernel_refs[ri].position == pos; ++ri) {
             const KernelRef& r = m_kernel_refs[ri];
-            const auto [offset, count] = m_kernel_records[r.kernel];
-            for (uint64_t done = 0; done < count; done += chunk) {
-                const size_t n = static_cast<size_t>(std::min<uint64_t>(chunk, count - done));
+            const Recording& k = m_kernel_records[r.kernel];
+            for (uint64_t done = 0; done < k.count; done += chunk) {
+                const size_t n = static_cast<size_t>(std::min<uint64_t>(chunk, k.count - done));
                 recorded.resize(n);
-                read_events(m_h->kernel_events.get(), offset + done, n, recorded.data());
+                read_events(m_h->events.get(), k.offset + done, n, recorded.data());
                 for (TraceEvent e : recorded) {
                     e.op = r.op;
-                    e.t_ps += r.origin_ps;
+                    e.t_ps = e.t_ps - k.origin_ps + r.origin_ps;
                     put(e);
                 }
             }

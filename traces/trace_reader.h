@@ -43,8 +43,8 @@ public:
 
     /// Calls `f(events, n)` for consecutive chunks of at most `chunk` events of /events, in file
     /// order (none for a kernel-detail trace), each replayed kernel stored by reference (schema 5,
-    /// TraceWriter::replay()) expanded in its place: its recording's events shifted to its origin
-    /// and stamped with its operator, read a chunk at a time (memory stays flat).
+    /// TraceWriter::replay()) expanded in its place: its recording's rows of /events moved to its
+    /// origin and stamped with its operator, read a chunk at a time (memory stays flat).
     void for_each_chunk(const std::function<void(const TraceEvent*, size_t)>& f, size_t chunk = 1 << 16) const;
 
     /// The one loop over a trace's events that every timeline and export shares: calls
@@ -88,7 +88,11 @@ private:
     void read_events(int64_t dataset, uint64_t start, size_t n, TraceEvent* out) const;
     /// for_each_chunk() of a trace with replays stored by reference.
     void for_each_expanded_chunk(const std::function<void(const TraceEvent*, size_t)>& f, size_t chunk) const;
-    std::vector<std::pair<uint64_t, uint64_t>> m_kernel_records;  ///< offset and count in /kernel_events
+    /// A recording (/kernel_records): its first row in /events, its events, the origin they ran at.
+    struct Recording {
+        uint64_t offset = 0, count = 0, origin_ps = 0;
+    };
+    std::vector<Recording> m_kernel_records;
     std::vector<KernelRef> m_kernel_refs;
     std::string m_path;
     std::unique_ptr<TraceReadHandles> m_h;

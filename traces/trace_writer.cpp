@@ -1,9 +1,14 @@
 #include "traces/trace_writer.h"
 
+#include <zlib.h>
+
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
-#include <stdexcept>
+#include <deque>
 #include <filesystem>
+#include <future>
+#include <stdexcept>
 
 #include "sim/base/atomic_file.h"
 #include "sim/base/error.h"
@@ -11,12 +16,45 @@
 
 namespace archsim {
 
+/// A chunk of /events being encoded on another thread: its first row and its stored bytes.
+struct PendingChunk {
+    uint64_t first_row = 0;
+    std::future<std::vector<uint8_t>> bytes;
+};
+
 struct TraceFile {
     h5::Handle file;
     h5::Handle events;
-    h5::Handle kernel_events;  ///< the replayed kernels' events, once each (created at the first replay)
     h5::Handle mem_type;
+    hsize_t chunk_rows = 0;             ///< rows per /events chunk (set when it is created)
+    std::deque<PendingChunk> pending;   ///< chunks encoding, oldest first
 };
+
+/// Bytes of one /events row as stored: the compound packed (H5Tpack of the native type), which is
+/// TraceEvent's fields at their own offsets without the trailing padding.
+constexpr size_t kRowBytes = offsetof(TraceEvent, detail) + sizeof(uint8_t);
+static_assert(offsetof(TraceEvent, dur_ps) == 8 && offsetof(TraceEvent, cycles) == 32 && offsetof(TraceEvent, op) == 40 &&
+                  offsetof(TraceEvent, seq) == 44 && offsetof(TraceEvent, component) == 48 && offsetof(TraceEvent, kind) == 50 &&
+                  kRowBytes == 52,
+              "TraceEvent's layout is the packed /events row (traces/hdf5_types.cpp)");
+
+/// One /events chunk as HDF5's filter pipeline stores it (the dataset's shuffle then deflate at
+/// level 1, create_events()): `events` packed into `rows` rows (zero rows pad a last, partial
+/// chunk), byte-shuffled (byte j of every row together, H5Z's shuffle filter) and compressed with
+/// zlib's compress2 (H5Z's deflate filter). Pure: runs on a worker thread while the simulation
+/// goes on. Throws std::runtime_error if zlib fails.
+static std::vector<uint8_t> encode_chunk(const std::vector<TraceEvent>& events, size_t rows) {
+    std::vector<uint8_t> packed(rows * kRowBytes, 0), shuffled(rows * kRowBytes);
+    for (size_t i = 0; i < events.size(); ++i) std::memcpy(&packed[i * kRowBytes], &events[i], kRowBytes);
+    for (size_t j = 0; j < kRowBytes; ++j)
+        for (size_t i = 0; i < rows; ++i) shuffled[j * rows + i] = packed[i * kRowBytes + j];
+    uLongf len = compressBound(static_cast<uLong>(shuffled.size()));
+    std::vector<uint8_t> out(len);
+    if (compress2(out.data(), &len, shuffled.data(), static_cast<uLong>(shuffled.size()), 1) != Z_OK)
+        throw std::runtime_error("compressing a trace chunk failed");
+    out.resize(len);
+    return out;
+}
 
 const char* to_string(EventKind k) {
     switch (k) {
@@ -45,7 +83,7 @@ TraceWriter::TraceWriter(const std::string& path, TraceDetail detail)
 /// The events dataset, created at the first flush with chunks of `chunk_events` records: a whole
 /// buffer's worth for a run that fills one, else exactly the run's events, so that a small run
 /// neither allocates nor compresses a mostly empty 64 Ki-event chunk.
-static h5::Handle create_events(hid_t file, hsize_t chunk_events, const std::string& tmp_path, const char* name = "events") {
+static h5::Handle create_events(hid_t file, hsize_t chunk_events, const std::string& tmp_path) {
     h5::Handle file_type(h5::event_file_type(), H5Tclose);
     hsize_t dims[1] = {0}, maxdims[1] = {H5S_UNLIMITED}, chunk[1] = {chunk_events > 0 ? chunk_events : 1};
     h5::Handle space(H5Screate_simple(1, dims, maxdims), H5Sclose);
@@ -53,22 +91,9 @@ static h5::Handle create_events(hid_t file, hsize_t chunk_events, const std::str
     H5Pset_chunk(dcpl.get(), 1, chunk);
     H5Pset_shuffle(dcpl.get());
     H5Pset_deflate(dcpl.get(), 1);
-    h5::Handle events(H5Dcreate2(file, name, file_type.get(), space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT), H5Dclose);
-    if (!events.valid()) throw UserError(tmp_path, std::string("cannot create the ") + name + " dataset");
+    h5::Handle events(H5Dcreate2(file, "events", file_type.get(), space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT), H5Dclose);
+    if (!events.valid()) throw UserError(tmp_path, "cannot create the events dataset");
     return events;
-}
-
-/// Appends `n` events to the extendible dataset `d` that holds `written` rows.
-static void append_events(hid_t d, hid_t mem_type, const TraceEvent* events, hsize_t n, uint64_t written, const std::string& tmp_path) {
-    if (n == 0) return;
-    hsize_t new_size[1] = {written + n};
-    if (H5Dset_extent(d, new_size) < 0) throw UserError(tmp_path, "cannot extend events");
-    h5::Handle fspace(H5Dget_space(d), H5Sclose);
-    hsize_t start[1] = {written}, count[1] = {n};
-    H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start, nullptr, count, nullptr);
-    h5::Handle mspace(H5Screate_simple(1, count, nullptr), H5Sclose);
-    if (H5Dwrite(d, mem_type, mspace.get(), fspace.get(), H5P_DEFAULT, events) < 0)
-        throw UserError(tmp_path, "writing events failed (disk full?)");
 }
 
 TraceWriter::~TraceWriter() {
@@ -115,6 +140,7 @@ void TraceWriter::set_attr(const std::string& name, double value) {
 
 void TraceWriter::begin_capture() {
     m_capturing = true;
+    m_capture_start = m_written + m_buffer.size();
     m_capture.clear();
     m_capture_sums = EventSummer();
 }
@@ -126,6 +152,8 @@ void TraceWriter::end_capture(uint64_t origin_ps, std::vector<TraceEvent>& event
     for (auto& e : m_capture) e.t_ps -= origin_ps;
     events = std::move(m_capture);
     m_capture.clear();
+    // where the recording lies in /events, found again by its events' address when it is replayed
+    if (m_detail == TraceDetail::Full && !events.empty()) m_captured[events.data()] = {m_capture_start, events.size(), origin_ps, -1};
     sums = m_capture_sums.rows();
     for (auto& r : sums) {
         r.first_ps -= origin_ps, r.end_ps -= origin_ps;
@@ -137,17 +165,15 @@ void TraceWriter::end_capture(uint64_t origin_ps, std::vector<TraceEvent>& event
 
 void TraceWriter::replay(const std::vector<TraceEvent>& events, const std::vector<EventSum>& sums, double dynamic_pj,
                          double offchip_pj, uint32_t op, uint64_t origin_ps) {
-    if (m_detail == TraceDetail::Full && m_by_reference && !m_capturing && !events.empty()) {
-        // the kernel's events once, in /kernel_events; here a reference to them (KernelRef)
-        auto [it, fresh] = m_kernel_ids.try_emplace(events.data(), static_cast<uint32_t>(m_kernel_records.size()));
-        if (fresh) {
-            if (!m_file->kernel_events.valid())
-                m_file->kernel_events = create_events(m_file->file.get(), std::max<size_t>(events.size(), 4096), m_tmp_path, "kernel_events");
-            append_events(m_file->kernel_events.get(), m_file->mem_type.get(), events.data(), events.size(), m_kernel_events_written, m_tmp_path);
-            m_kernel_records.push_back({m_kernel_events_written, events.size()});
-            m_kernel_events_written += events.size();
+    auto captured = m_captured.find(events.data());
+    if (m_detail == TraceDetail::Full && m_by_reference && !m_capturing && !events.empty() && captured != m_captured.end() &&
+        captured->second.count == events.size()) {
+        // the recording's events are in /events where it ran: a reference to them (KernelRef)
+        if (captured->second.id < 0) {
+            captured->second.id = static_cast<int64_t>(m_kernel_records.size());
+            m_kernel_records.push_back(captured->second);
         }
-        m_kernel_refs.push_back({m_written + m_buffer.size(), it->second, op, origin_ps});
+        m_kernel_refs.push_back({m_written + m_buffer.size(), uint32_t(captured->second.id), op, origin_ps});
         for (const EventSum& r : sums) {
             m_sums.add(r, op, static_cast<int64_t>(origin_ps));
             m_emitted += r.count;
@@ -239,12 +265,36 @@ StallCauseId TraceWriter::add_stall_cause(const StallCauseInfo& c) {
 }
 
 void TraceWriter::flush() {
-    if (!m_file->events.valid()) m_file->events = create_events(m_file->file.get(), m_buffer.size(), m_tmp_path);
+    if (!m_file->events.valid()) {
+        m_file->chunk_rows = std::max<hsize_t>(1, m_buffer.size());
+        m_file->events = create_events(m_file->file.get(), m_file->chunk_rows, m_tmp_path);
+    }
     if (m_buffer.empty()) return;
     const hsize_t n = m_buffer.size();
-    append_events(m_file->events.get(), m_file->mem_type.get(), m_buffer.data(), n, m_written, m_tmp_path);
+    hsize_t new_size[1] = {m_written + n};
+    if (H5Dset_extent(m_file->events.get(), new_size) < 0) throw UserError(m_tmp_path, "cannot extend events");
+    // encoded on another thread while the run goes on; written here, in order, at most two behind
+    std::vector<TraceEvent> chunk;
+    chunk.swap(m_buffer);
+    m_buffer.reserve(kChunkEvents);
+    const size_t rows = m_file->chunk_rows;
+    m_file->pending.push_back({m_written, std::async(std::launch::async, [rows, c = std::move(chunk)] { return encode_chunk(c, rows); })});
     m_written += n;
-    m_buffer.clear();
+    while (m_file->pending.size() > 2) write_pending();
+}
+
+void TraceWriter::write_pending() {
+    PendingChunk& p = m_file->pending.front();
+    std::vector<uint8_t> bytes;
+    try {
+        bytes = p.bytes.get();
+    } catch (const std::exception& e) {
+        throw UserError(m_tmp_path, std::string("writing events failed: ") + e.what());
+    }
+    const hsize_t offset[1] = {p.first_row};
+    if (H5Dwrite_chunk(m_file->events.get(), H5P_DEFAULT, 0, offset, bytes.size(), bytes.data()) < 0)
+        throw UserError(m_tmp_path, "writing events failed (disk full?)");
+    m_file->pending.pop_front();
 }
 
 /// A 1-D dataset of doubles (or an n x `cols` one); nothing when `v` is empty.
@@ -260,6 +310,7 @@ static void write_doubles(hid_t f, const char* name, const std::vector<double>& 
 void TraceWriter::finish(bool complete) {
     if (m_finished) return;
     flush();
+    while (!m_file->pending.empty()) write_pending();
     hid_t f = m_file->file.get();
     {
         std::vector<h5::ComponentRecord> recs(m_components.size());
@@ -321,9 +372,9 @@ void TraceWriter::finish(bool complete) {
     }
     if (!m_kernel_refs.empty()) {
         std::vector<double> records, refs;
-        for (const auto& [offset, count] : m_kernel_records) records.insert(records.end(), {double(offset), double(count)});
+        for (const Recording& k : m_kernel_records) records.insert(records.end(), {double(k.offset), double(k.count), double(k.origin_ps)});
         for (const KernelRef& r : m_kernel_refs) refs.insert(refs.end(), {double(r.position), double(r.kernel), double(r.op), double(r.origin_ps)});
-        write_doubles(f, "kernel_records", records, 2, m_tmp_path);
+        write_doubles(f, "kernel_records", records, 3, m_tmp_path);
         write_doubles(f, "kernel_refs", refs, 4, m_tmp_path);
     }
     if (!m_op_mappings.empty()) {
@@ -351,7 +402,6 @@ void TraceWriter::finish(bool complete) {
     write_string_attr(f, "detail", to_string(m_detail));
     write_num_attr(f, "complete", H5T_NATIVE_INT64, static_cast<int64_t>(complete ? 1 : 0));
     m_file->events.reset();
-    m_file->kernel_events.reset();
     m_file->mem_type.reset();
     if (H5Fclose(m_file->file.release()) < 0) throw UserError(m_tmp_path, "closing the trace failed");
     rename_into_place(m_tmp_path, m_path);

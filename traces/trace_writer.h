@@ -15,8 +15,9 @@ namespace archsim {
 
 struct TraceFile;  // HDF5 handles, kept out of this header
 
-/// Writes events to `<path>.tmp` in whole chunks of kChunkEvents records (shuffle + deflate; a run
-/// with fewer events gets one chunk of exactly its events),
+/// Writes events to `<path>.tmp` in whole chunks of kChunkEvents records (shuffle + deflate, done
+/// on a worker thread while the run goes on and written as stored chunks; a run with fewer events
+/// gets one chunk of exactly its events),
 /// and renames it to `path` in finish(), so an interrupted run never leaves a trace that looks
 /// complete. Every event is also summed per operator, component, kind and stall cause
 /// (EventSummer), and the sums are stored in /event_sums; at TraceDetail::Kernel only the sums
@@ -61,12 +62,14 @@ public:
     /// Replays a recorded kernel as operator `op` from `origin_ps`: its sums, event counts as if
     /// emitted, and the recorded energy added as one sum at either detail (so both give the power
     /// controller the same numbers, to the bit). A trace that keeps every event stores the
-    /// kernel's events by reference (schema 5): the first replay of a recording writes its events
-    /// once to /kernel_events (/kernel_records: offset, count), and every replay adds a row to
-    /// /kernel_refs (position in /events, recording, op, origin_ps) that TraceReader expands in
-    /// place, shifted and stamped with `op`; `events` must stay alive and unchanged for the run
-    /// (the kernel memo keeps them), since its address names the recording. With
-    /// set_by_reference(false) the shifted events are written to /events instead (schema 4's way).
+    /// kernel by reference (schema 5): its recording's events are already in /events, where the
+    /// kernel was simulated and captured (end_capture() notes the rows); the first replay of a
+    /// recording adds it to /kernel_records (first row, count, origin), and every replay adds a
+    /// row to /kernel_refs (position in /events, recording, op, origin_ps) that TraceReader
+    /// expands in place, moved to its origin and stamped with `op`. `events` must be what
+    /// end_capture() handed over, alive and unchanged for the run (the kernel memo keeps them):
+    /// its address names the recording. Events of no capture, or with set_by_reference(false),
+    /// are written out to /events shifted (schema 4's way).
     void replay(const std::vector<TraceEvent>& events, const std::vector<EventSum>& sums, double dynamic_pj, double offchip_pj,
                 uint32_t op, uint64_t origin_ps);
     /// Whether replayed kernels are stored by reference (the default) or written out event by
@@ -116,7 +119,12 @@ private:
         m_buffer.push_back(e);
         if (m_buffer.size() == kChunkEvents) flush();
     }
+    /// Starts encoding the buffer as the next /events chunk (encode_chunk() on a worker thread)
+    /// and writes the oldest encoded chunks while more than two are pending.
     void flush();
+    /// Waits for the oldest pending chunk and writes it (H5Dwrite_chunk: the dataset's filters
+    /// already applied).
+    void write_pending();
     std::string m_path;
     std::string m_tmp_path;
     std::unique_ptr<TraceFile> m_file;
@@ -144,10 +152,15 @@ private:
         uint32_t kernel = 0, op = 0;
         uint64_t origin_ps = 0;
     };
+    /// A recorded kernel's events in /events: its first row, how many, and its origin (ps).
+    struct Recording {
+        uint64_t offset = 0, count = 0, origin_ps = 0;
+        int64_t id = -1;  ///< its row of /kernel_records once replayed
+    };
     bool m_by_reference = true;
-    std::unordered_map<const TraceEvent*, uint32_t> m_kernel_ids;           ///< a recording's events -> its row of /kernel_records
-    std::vector<std::pair<uint64_t, uint64_t>> m_kernel_records;            ///< offset and count in /kernel_events
-    uint64_t m_kernel_events_written = 0;
+    uint64_t m_capture_start = 0;                                  ///< /events rows before the capture began
+    std::unordered_map<const TraceEvent*, Recording> m_captured;   ///< a recording's events (end_capture()) -> where they lie
+    std::vector<Recording> m_kernel_records;                       ///< the recordings replayed, in /kernel_records order
     std::vector<KernelRef> m_kernel_refs;
     CounterSeries m_counters;
     bool m_finished = false;

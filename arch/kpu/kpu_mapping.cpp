@@ -131,6 +131,37 @@ PanelTotals panel_totals(const GemmView& g, const KpuConfig& cfg, const FabricPl
     return t;
 }
 
+/// The cycles no order can beat, memory aside: every wave lasts at least its wavefront and what
+/// its busiest tile must stream and move whatever the order. The smallest block of the grid
+/// bounds a tile's bytes from below: it streams (m + n) k operands and its output, and moves its
+/// output and each panel too large ever to stay in an L2.
+int64_t pass_floor_cycles(const GemmView& g, const KpuConfig& cfg, const FabricPlan& p, const Rates& r) {
+    FabricBlock smallest;
+    smallest.m = g.m - (p.row_blocks - 1) * cfg.pe_rows, smallest.n = g.n - (p.col_blocks - 1) * cfg.pe_cols;
+    const BlockBytes b = block_bytes(g, smallest, operand_bytes(cfg.precision), a_unique_ratio(g));
+    const int64_t moved = b.out + (b.a > r.l2_bytes ? b.a : 0) + (b.b > r.l2_bytes ? b.b : 0);
+    const int64_t memory = std::max(static_cast<int64_t>(std::ceil(double(moved) / r.mover_bytes_per_cycle)),
+                                    static_cast<int64_t>(std::ceil(double(b.streamed + b.out) / r.streamer_bytes_per_cycle)));
+    int64_t cycles = std::max(wave_compute_cycles(p, cfg, 0), memory);  // the first wave's fill and skew
+    if (p.waves > 1) cycles += std::max(wave_compute_cycles(p, cfg, p.waves - 1), memory);  // the last one's drain
+    if (p.waves > 2) cycles += (p.waves - 2) * std::max(p.k_cycles, memory);
+    return cycles;
+}
+
+/// What the search prices for `g`: `g` itself, or, for a GEMM of more identical instances (batch
+/// entries) than fill kSampleWaves waves, as many as do: an order permutes blocks within an
+/// instance and the instances follow one another the same way, so after the L3 fills every wave
+/// repeats the sample's pattern.
+GemmView search_sample(const GemmView& g, const KpuConfig& cfg) {
+    constexpr int64_t kSampleWaves = 16;
+    const FabricPlan p = plan_gemm(g, cfg);
+    const int64_t per_batch = p.row_blocks * p.col_blocks * g.groups;
+    const int64_t batch = std::max<int64_t>(1, ceil_div(kSampleWaves * cfg.compute_tiles(), per_batch));
+    GemmView s = g;
+    if (batch < g.batch) s.batch = batch;
+    return s;
+}
+
 /// A candidate with its analytical bound.
 struct Candidate {
     BlockOrder order;
@@ -247,14 +278,14 @@ std::string describe(const BlockOrder& o) {
     return s;
 }
 
-KpuMapping search_mapping(const GemmView& g, const KpuConfig& cfg, ResidentOperands resident) {
+KpuMapping search_mapping(const GemmView& g_full, const KpuConfig& cfg, ResidentOperands resident) {
     KpuMapping out;
+    if (plan_gemm(g_full, cfg).blocks == 0) return out;
+    const GemmView g = search_sample(g_full, cfg);
     const FabricPlan p = plan_gemm(g, cfg);
-    if (p.blocks == 0) return out;
     const Rates r(cfg, resident.clock_mhz);
     const PanelTotals totals = panel_totals(g, cfg, p);
-    // the wavefronts' cycles, the same in every order (wave_compute_cycles summed)
-    const int64_t compute = p.waves * p.k_cycles + (cfg.pe_rows - 1) + (cfg.pe_cols - 1) + cfg.fill_cycles + cfg.drain_cycles;
+    const int64_t compute = pass_floor_cycles(g, cfg, p, r);
 
     // the mapspace: both outer dimensions, bands of powers of two and the widest that fit
     std::vector<BlockOrder> space;
@@ -273,6 +304,7 @@ KpuMapping search_mapping(const GemmView& g, const KpuConfig& cfg, ResidentOpera
             if (fit >= 1 && fit < inner) add({rows_outer, fit});
     }
     out.mapspace = static_cast<int64_t>(space.size());
+    out.batch_priced = g.batch;
 
     // every operand from DRAM once: the instances' A panels, each distinct B's
     const int64_t compulsory = (g.a.tensor >= 0 && !resident.a ? p.instances * totals.a : 0) +
@@ -289,8 +321,14 @@ KpuMapping search_mapping(const GemmView& g, const KpuConfig& cfg, ResidentOpera
     for (size_t i = 0; i < cands.size(); ++i) {
         const Candidate& c = cands[i];
         if (i > 0) {
-            if (out.cost.cycles <= floor_cycles && out.cost.dram_bytes <= compulsory) break;  // nothing can beat it
-            if (std::tie(c.bound_cycles, c.bound_dram) >= std::tie(out.cost.cycles, out.cost.dram_bytes)) continue;
+            // nothing can beat the best by more than the gap: stop
+            if (double(out.cost.cycles) <= double(floor_cycles) * (1 + kOptimalityGap) &&
+                (out.cost.dram_bytes <= compulsory || out.cost.cycles <= floor_cycles))
+                break;
+            // this one cannot beat the best, or not by more than the gap
+            if (std::tie(c.bound_cycles, c.bound_dram) >= std::tie(out.cost.cycles, out.cost.dram_bytes) ||
+                double(c.bound_cycles) >= double(out.cost.cycles) * (1 - kOptimalityGap))
+                continue;
         }
         const OrderCost cost = order_cost(g, cfg, c.order, resident, i == 0 ? -1 : out.cost.cycles);
         ++out.evaluated;

@@ -40,6 +40,13 @@ struct OrderCost {
 OrderCost order_cost(const GemmView& g, const KpuConfig& cfg, const BlockOrder& order, ResidentOperands resident = {},
                      int64_t stop_above_cycles = -1);
 
+/// The search's termination gap (as a MIP solver's relative gap; Timeloop's mapper stops on a
+/// victory condition instead): an order whose lower bound is within 0.5% of the best so far is not
+/// priced, and the search ends once the best is within 0.5% of the bound no order can beat. Pricing
+/// an order walks every block of the GEMM (a BERT-Large batch-128 layer has 196,608), so the
+/// near-ties the gap skips would cost more wall time than their cycles are worth.
+inline constexpr double kOptimalityGap = 0.005;
+
 /// The result of a mapping search for one GEMM.
 struct KpuMapping {
     BlockOrder order;          ///< the chosen order (row-major under --mapper fixed)
@@ -47,22 +54,30 @@ struct KpuMapping {
     int64_t evaluated = 0;     ///< orders priced wave by wave (order_cost); the rest were pruned by their bound
     OrderCost cost;            ///< the chosen order's cost (evaluated: 0 under --mapper fixed)
     OrderCost fixed_cost;      ///< the row-major order's (what --mapper fixed runs)
+    /// Batch entries priced: a GEMM of more identical instances than fill 16 waves is priced on
+    /// as many as do (the costs above are the sample's); 0 under --mapper fixed.
+    int64_t batch_priced = 0;
 };
 
 /// Searches the mapspace of `g`'s block orders: row-major and column-major, and for each outer
 /// dimension bands of 1, 2, 4, ... inner blocks plus the widest bands whose working set fits the
 /// L3 (the band's panels and the other operand's: every panel reused from L3), deduplicated.
-/// Each candidate gets an analytical lower bound, max(wavefront cycles, its DRAM traffic at the
-/// DRAM's peak rate) plus one DRAM latency, with the traffic from LRU stack distances (a panel is reused iff what is
-/// touched between its uses fits the L3); the row-major order is priced first, the others in
-/// order of their bound, each pruned when its bound cannot beat the best so far and priced with
-/// early exit otherwise, until a candidate reaches the compulsory bound (every operand from DRAM
-/// once, no wave waiting on memory). Ties go to less DRAM traffic, then to the earlier
-/// candidate (row-major first). With both operands `resident` only the block movers' L2 reuse
-/// tells orders apart. The method: Timeloop's mapper (Parashar et al., ISPASS 2019)
-/// and ZigZag's LOMA (Symons et al., AICAS 2021) enumerate loop orders and blockings and price
-/// each with the accelerator's own cost model, pruning with bounds; here the mapspace is the
-/// L3-level loop order and band, the wavefront's R x C x k block being fixed by the fabric.
+/// Each candidate gets an analytical lower bound: the larger of what every wave must take
+/// whatever the order (its wavefront, the operands its busiest tile streams, the panels too
+/// large to stay in an L2 moved) and its DRAM traffic at the DRAM's peak rate, plus one DRAM
+/// latency, the traffic from LRU stack distances (a panel is reused iff what is touched between
+/// its uses fits the L3). The row-major order is priced first, the others in the order of their
+/// bounds, each pruned when its bound cannot beat the best so far by more than kOptimalityGap
+/// and priced with early exit otherwise, until the best is within kOptimalityGap of the bound no
+/// order can beat (every operand from DRAM once). Ties go to less DRAM traffic, then to the
+/// earlier candidate (row-major first), so the search never returns an order slower than
+/// row-major's by its own cost. With both operands `resident` only the block movers' L2 reuse
+/// tells orders apart. A GEMM of many instances (attention's batch x heads) is priced on a
+/// sample of them (KpuMapping::batch_priced). The method: Timeloop's mapper (Parashar et al.,
+/// ISPASS 2019) and ZigZag's LOMA (Symons et al., AICAS 2021) enumerate loop orders and
+/// blockings and price each with the accelerator's own cost model, pruning with bounds; here the
+/// mapspace is the L3-level loop order and band, the wavefront's R x C x k block being fixed by
+/// the fabric.
 KpuMapping search_mapping(const GemmView& g, const KpuConfig& cfg, ResidentOperands resident = {});
 
 /// `order` as a mapping report names it: "rows>cols" (row-major), "cols>rows",
