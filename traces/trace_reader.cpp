@@ -59,7 +59,13 @@ TraceReader::TraceReader(const std::string& path) : m_path(path), m_h(std::make_
         throw UserError(path, "the trace is marked incomplete" + (why.empty() ? std::string() : " (the run stopped: " + why + ")"));
     }
 
-    m_h->events = h5::Handle(H5Dopen2(m_h->file.get(), "events", H5P_DEFAULT), H5Dclose);
+    {
+        // a chunk cache of four 65,536-event chunks (14 MiB): the replays stored by reference
+        // (for_each_expanded_chunk) re-read their recordings' rows without decompressing them again
+        h5::Handle dapl(H5Pcreate(H5P_DATASET_ACCESS), H5Pclose);
+        H5Pset_chunk_cache(dapl.get(), 521, size_t{4} * 65536 * 56, 1.0);
+        m_h->events = h5::Handle(H5Dopen2(m_h->file.get(), "events", dapl.get()), H5Dclose);
+    }
     if (!m_h->events.valid()) throw UserError(path, "no events dataset");
     m_h->mem_type = h5::Handle(h5::event_mem_type(), H5Tclose);
     {
