@@ -205,7 +205,11 @@ TEST_CASE("a corrupt or truncated trace is a one-line error", "[e2e][trace][bad]
         in.read(head.data(), static_cast<std::streamsize>(head.size()));
         std::ofstream(out + "/truncated.h5", std::ios::binary) << head;
     }
-    for (const char* f : {"garbage.h5", "truncated.h5", "missing.h5"}) {
+    // a replay stored by reference that names no recording (trace schema 5)
+    fs::copy_file(out + "/trace.h5", out + "/badref.h5");
+    REQUIRE(run_command("/usr/bin/python3 -c \"import h5py; f = h5py.File('" + out +
+                        "/badref.h5', 'r+'); r = f['kernel_refs']; r[0, 1] = 99; f.close()\"").exit_code == 0);
+    for (const char* f : {"garbage.h5", "truncated.h5", "missing.h5", "badref.h5"}) {
         INFO(f);
         for (const char* cmd : {"summary", "ops", "timeline"}) {
             CliResult r = run_archsim(std::string("trace ") + cmd + " " + out + "/" + f);
