@@ -82,9 +82,9 @@ std::vector<MetricDecl> declare_all() {
                 "training step the machine kind's training default",
                 run([](const Metrics& m) { return m.runtime_from; })),
         Declare(S::Run, "mapper", "",
-                "how kernels were mapped: search (each kernel's mapping chosen by the machine's mapping search, where it "
-                "has one; the ops' mapping, mapspace and mappings_evaluated report it) or fixed (run --mapper fixed: "
-                "every machine's one fixed schedule)",
+                "how kernels were mapped (run --mapper): auto (each kernel's mapping chosen by the machine's mapping "
+                "search where the config leaves it open; the ops' mapping, mapspace and mappings_evaluated report it), "
+                "search (also where the config names one: a TPU's dataflow) or fixed (every machine's one fixed schedule)",
                 run([](const Metrics& m) { return m.mapper; })),
         Declare(S::Run, "approximations", "",
                 "fast paths the run used whose numbers are bounded rather than exact, and where (none = every number as "

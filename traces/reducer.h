@@ -67,7 +67,7 @@ struct Metrics {
     /// "workload NAME", "machine config", "training default of the KIND kind"; "" in traces
     /// written before they were recorded).
     std::string precision_from, runtime_from;
-    std::string mapper;          ///< how kernels were mapped: "search" or "fixed" (run --mapper; "fixed" in traces before it)
+    std::string mapper;          ///< how kernels were mapped: "auto", "search" or "fixed" (run --mapper; "fixed" in traces before it)
     std::string approximations;  ///< bounded (not exact) fast paths the run used ("none": every number as full detail)
     std::string not_modeled;     ///< what the machine's model leaves out that moves its numbers ("none": nothing it knows of)
     double clock_hz = 0;
@@ -117,7 +117,7 @@ struct TraceTables {
     std::vector<double> op_energy_scale;  ///< per operator, factor on its on-chip event energies (empty: 1)
     std::vector<PowerWindow> power_timeline;
     std::vector<OpMapping> op_mappings;  ///< /op_mappings: the kernels whose mapping a search chose
-    std::string mapper;                  ///< attribute mapper: "search" or "fixed" ("" before it was recorded)
+    std::string mapper;                  ///< attribute mapper: "auto", "search" or "fixed" ("" before it was recorded)
     CounterSeries counters;  ///< /counters: named samples over time (none for most runs)
     uint64_t events = 0;  ///< events the run emitted (whatever the trace's detail kept)
     std::vector<ComponentInfo> components;

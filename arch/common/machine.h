@@ -15,14 +15,17 @@ class OpGraph;
 /// A machine model built of SystemC modules. The engine creates it during elaboration, then its
 /// scheduler thread calls execute() once per operator in dependency order; execute() advances
 /// simulated time with wait() and records every event to the trace.
-/// How a run maps each kernel onto the hardware: Search (the default) lets a model with a
-/// mapping search (the KPU's block order, arch/kpu/kpu_mapping.h) choose per kernel; Fixed
-/// keeps every model's one fixed schedule (`run --mapper fixed`), as archsim ran before the search.
-enum class Mapper : uint8_t { Search, Fixed };
+/// How a run maps each kernel onto the hardware (`run --mapper`): Auto (the default) lets a model
+/// with a mapping search choose per kernel wherever its config leaves the mapping open (the KPU's
+/// block order, arch/kpu/kpu_mapping.h; a TPU config whose dataflow is "search"), and keeps a
+/// mapping the config names (a TPU config's `dataflow`, as SCALE-Sim's references do); Search
+/// searches there too; Fixed keeps every model's one fixed schedule, as archsim ran before the
+/// search (a TPU config of dataflow "search" then runs weight stationary).
+enum class Mapper : uint8_t { Auto, Search, Fixed };
 
-/// The mapper named `name` ("search" or "fixed"); throws std::invalid_argument otherwise.
+/// The mapper named `name` ("auto", "search" or "fixed"); throws std::invalid_argument otherwise.
 Mapper parse_mapper(const std::string& name);
-/// "search" or "fixed".
+/// "auto", "search" or "fixed".
 const char* to_string(Mapper m);
 
 class Machine {

@@ -85,7 +85,7 @@ protected:
     virtual void set_clock_mhz(double mhz) {}
     /// Whether the fast paths are on (set_memoize(); off under `run --reference`).
     bool memoize() const { return m_memoize; }
-    /// How kernels are mapped (set_mapper(); Search unless `run --mapper fixed`).
+    /// How kernels are mapped (set_mapper(); Auto unless `run --mapper` says otherwise).
     Mapper mapper() const { return m_mapper; }
     /// The mapping a model with a mapping search chose for `op` (routed along `r`), for the
     /// trace's op_mappings table and the report: called for every operator that is not skipped,
@@ -181,7 +181,7 @@ private:
     bool run_memoized(uint32_t op_index, const Operator& op, const OpGraph& graph, Route r);
 
     bool m_memoize = false;
-    Mapper m_mapper = Mapper::Search;
+    Mapper m_mapper = Mapper::Auto;
     KernelMemo m_memo;
     const OpGraph* m_repeats_of = nullptr;  ///< the graph m_repeats describes
     KernelRepeats m_repeats;

@@ -98,7 +98,7 @@ protected:
 
 private:
     /// The block order GEMM `g` runs in, with its search's figures: search_mapping() under
-    /// Mapper::Search, row-major (mapspace 1, nothing evaluated) under Mapper::Fixed. Searched once
+    /// Mapper::Auto and Search, row-major (mapspace 1, nothing evaluated) under Mapper::Fixed. Searched once
     /// per distinct GEMM shape and `resident` operands (the choice depends on nothing else, so a
     /// replayed kernel, whose L3 lookups the memo checks, ran in the order it reports).
     const KpuMapping& mapping_for(const GemmView& g, ResidentOperands resident);

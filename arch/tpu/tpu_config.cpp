@@ -20,8 +20,10 @@ const ParamBinder<TpuConfig>& tpu_params() {
                                    "Rows R of the systolic array"), 1), 65536);
         at_most(at_least(b.integer("array.cols", [](C& c) -> int64_t& { return c.cols; }, 128, "PEs",
                                    "Columns C of the systolic array"), 1), 65536);
-        b.string("dataflow", [](C& c) -> std::string& { return c.dataflow_name; }, "ws", {"ws", "os", "is"},
-                 "Stationary operand: weight (ws), output (os) or input (is), as in SCALE-Sim v2");
+        b.string("dataflow", [](C& c) -> std::string& { return c.dataflow_name; }, "ws", {"ws", "os", "is", "search"},
+                 "Stationary operand: weight (ws), output (os) or input (is), as in SCALE-Sim v2; search: each "
+                 "contraction's chosen by the mapping search (arch/tpu/tpu_mapping.h; ws under run --mapper fixed), which "
+                 "run --mapper search also applies to a config naming one");
         at_least(b.integer("sram.ifmap_kib", [](C& c) -> int64_t& { return c.ifmap_kib; }, 6144, "KiB",
                            "Ifmap buffer, double-buffered (half fills while half feeds); default: SCALE-Sim google.cfg"), 1);
         at_least(b.integer("sram.filter_kib", [](C& c) -> int64_t& { return c.filter_kib; }, 6144, "KiB",
@@ -71,6 +73,7 @@ TpuConfig make_tpu_config(const ParamSet& p) {
     TpuConfig c = tpu_params().build(p);
     check_machine_basics(c);
     c.dataflow = c.dataflow_name == "os" ? Dataflow::OS : c.dataflow_name == "is" ? Dataflow::IS : Dataflow::WS;
+    c.dataflow_search = c.dataflow_name == "search";
     return c;
 }
 

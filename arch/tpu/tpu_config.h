@@ -20,7 +20,8 @@ struct TpuConfig : MachineBasics {
     double clock_mhz = 0;
     int64_t rows = 0, cols = 0;
     std::string dataflow_name;
-    Dataflow dataflow = Dataflow::WS;
+    Dataflow dataflow = Dataflow::WS;  ///< the config's (WS when it asks for the search)
+    bool dataflow_search = false;      ///< `dataflow = "search"`: the mapping search chooses per contraction
     int64_t ifmap_kib = 0, filter_kib = 0, ofmap_kib = 0;
     DramConfig dram;
     int64_t vector_lanes = 0;

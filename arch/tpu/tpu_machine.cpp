@@ -11,6 +11,10 @@
 #include "arch/memory/tile_buffer.h"
 #include "arch/power/power_limit.h"
 #include "arch/tpu/systolic_mapper.h"
+#include "arch/tpu/tpu_mapping.h"
+#include "sim/base/hash.h"
+
+#include <unordered_map>
 
 namespace archsim {
 
@@ -39,6 +43,7 @@ public:
         const char* names[3] = {"sram.ifmap", "sram.filter", "sram.ofmap"};
         for (int b = 0; b < 3; ++b) m_sram[b] = m_rec.memory(names[b], cfg.sram_pj_per_byte[b]);
         if (cfg.tdp_w > 0) enable_power(checked_limit_spec(cfg.static_w, cfg.tdp_w, cfg.clock_mhz));
+        for (Dataflow df : {Dataflow::OS, Dataflow::WS, Dataflow::IS}) m_df_cfgs[static_cast<int>(df)] = cfg, m_df_cfgs[static_cast<int>(df)].dataflow = df;
     }
 
     // ---- the pipeline's stage (arch/common/operand_pipeline.h) --------------------------------
@@ -113,9 +118,30 @@ protected:
         m_clock.wait_until(m_clock.now_cycle());
         m_pipe.begin();
     }
+    /// Each contraction's dataflow: the config's, or the mapping search's (search_dataflow())
+    /// where the config asks for it (`dataflow = "search"`) or `run --mapper search` does; a
+    /// fused attention kernel keeps the config's. Kept for contraction() (m_dataflows).
+    std::optional<OpMapping> mapping_of(const Operator& op, Route r) override {
+        m_dataflows.assign(op.cost.gemms.size(), m_cfg.dataflow);
+        if (r != Route::Contraction && r != Route::Attention) return std::nullopt;
+        const bool search = r == Route::Contraction && mapper() != Mapper::Fixed && (mapper() == Mapper::Search || m_cfg.dataflow_search);
+        OpMapping out;
+        for_each_gemm(op, [&](size_t gi, const GemmView& g) {
+            TpuMapping m;
+            m.dataflow = m_cfg.dataflow;
+            if (search) m = searched(g, static_cast<int>(gi));
+            m_dataflows[gi] = m.dataflow;
+            out.mapspace += m.mapspace, out.evaluated += m.evaluated;
+            const std::string d = to_string(m.dataflow);
+            if (out.choice.find(d) == std::string::npos) out.choice += (out.choice.empty() ? "" : "; ") + d;
+        });
+        if (out.choice.empty()) return std::nullopt;
+        return out;
+    }
     void contraction(const Operator& op, const OpGraph&) override {
         for_each_gemm(op, [&](size_t gi, const GemmView& g) {
-            for_each_fold(g, static_cast<int>(gi), m_cfg, [&](const FoldWork& w) { m_pipe.push({w, false}); });
+            const Dataflow df = gi < m_dataflows.size() ? m_dataflows[gi] : m_cfg.dataflow;
+            for_each_fold(g, static_cast<int>(gi), m_df_cfgs[static_cast<int>(df)], [&](const FoldWork& w) { m_pipe.push({w, false}); });
         });
         m_pipe.flush(/*last=*/true);
         m_pipe.drain(m_array);
@@ -229,7 +255,19 @@ protected:
     }
 
 private:
+    /// search_dataflow() of `g`, once per GEMM shape (the choice depends on nothing else).
+    const TpuMapping& searched(const GemmView& g, int gi) {
+        uint64_t key = 0x7470;
+        for (int64_t v : {g.m, g.n, g.k, g.batch, g.groups, g.repeat, g.a_unique_elems, int64_t(g.b_is_weight), int64_t(gi)})
+            key = mix_key(key, uint64_t(v));
+        auto it = m_searched.find(key);
+        if (it != m_searched.end()) return it->second;
+        return m_searched.emplace(key, search_dataflow(g, gi, m_cfg)).first->second;
+    }
     TpuConfig m_cfg;
+    TpuConfig m_df_cfgs[3];                 ///< m_cfg in each dataflow, by Dataflow
+    std::vector<Dataflow> m_dataflows;       ///< the current kernel's, by GEMM index (mapping_of())
+    std::unordered_map<uint64_t, TpuMapping> m_searched;
     TileBuffer m_buffers[3];
     OperandPipeline<TpuItem, TpuMachine> m_pipe;
     uint16_t m_array = 0, m_vector = 0, m_sram[3] = {0, 0, 0};

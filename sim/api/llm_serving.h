@@ -35,6 +35,6 @@ std::string llm_training_workload(const std::string& model, const std::vector<st
 /// phases: write the values into the entry).
 nlohmann::json run_llm_serving(const WorkloadArgs& w, const std::string& arch, const std::string& out_dir, const std::string& precision,
                                const std::vector<std::string>& sets, const std::string& detail = "full", bool reference = false,
-                               const std::string& mapper = "search", const std::function<void(const std::string&)>& note = {});
+                               const std::string& mapper = "auto", const std::function<void(const std::string&)>& note = {});
 
 }  // namespace archsim

@@ -81,7 +81,7 @@ RunOutcome run_model(const RunRequest& r) {
     };
     const WorkloadArgs& w = r.workload;
     const TraceDetail trace_detail = parse_trace_detail(r.detail, "--detail");
-    Mapper mapper = Mapper::Search;
+    Mapper mapper = Mapper::Auto;
     try {
         mapper = parse_mapper(r.mapper);
     } catch (const std::invalid_argument& e) {

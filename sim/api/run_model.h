@@ -86,9 +86,10 @@ struct RunRequest {
     /// Called with each warning as it arises (a config for another CPU, import warnings, a
     /// training step over capacity); none given: they are only returned.
     std::function<void(const std::string&)> warn;
-    /// --mapper: "search" (each kernel's mapping chosen by the machine's search, where it has one)
-    /// or "fixed" (every machine's one fixed schedule); anything else is a UserError.
-    std::string mapper = "search";
+    /// --mapper: "auto" (each kernel's mapping chosen by the machine's search where the config
+    /// leaves it open), "search" (also where the config names one) or "fixed" (every machine's one
+    /// fixed schedule); anything else is a UserError.
+    std::string mapper = "auto";
 };
 
 /// What a run produced.

@@ -41,9 +41,9 @@ struct SimulationOptions {
     /// Progress on stderr once a run has taken 2 s (sim/base/progress.h): operators done of
     /// the total and the one being simulated; false (--quiet) prints none.
     bool progress = true;
-    /// How kernels are mapped (arch/common/machine.h): each model's mapping search, or its fixed
-    /// schedule; recorded as the trace attribute `mapper`.
-    Mapper mapper = Mapper::Search;
+    /// How kernels are mapped (arch/common/machine.h): each model's mapping search where its config
+    /// leaves the mapping open, everywhere, or nowhere; recorded as the trace attribute `mapper`.
+    Mapper mapper = Mapper::Auto;
 };
 
 /// Elaborates `kind` with `params`, walks `graph` in topological order dispatching each operator

@@ -83,7 +83,7 @@ TEST_CASE("the mapping search reads weights that do not fit the L3 once where th
     json search = run_json_ok("run " + csv + small_l3);
     const double weights = 2048.0 * 2048, acts = 256.0 * 2048;
     CHECK(fixed["mapper"] == "fixed");
-    CHECK(search["mapper"] == "search");
+    CHECK(search["mapper"] == "auto");
     CHECK(fixed["total"]["traffic_bytes"]["dram"].get<double>() == 2 * weights + 2 * acts);
     CHECK(search["total"]["traffic_bytes"]["dram"].get<double>() <= weights + 3 * acts);
     CHECK(search["total"]["latency_s"].get<double>() < fixed["total"]["latency_s"].get<double>());

@@ -19,12 +19,12 @@ int cmd_graph(const WorkloadArgs& w, const std::string& format);
 /// "kernel") is what the trace keeps; the metrics are the same at either. `reference` turns the
 /// fast paths off: every kernel simulated (no memoization) and every DRAM burst its own
 /// transaction (dram.per_burst = true where the machine has a DRAM). `quiet` turns off the
-/// progress a run prints once it has taken 2 s (sim/base/progress.h). `mapper` ("search" or
-/// "fixed", RunRequest::mapper) is how kernels are mapped.
+/// progress a run prints once it has taken 2 s (sim/base/progress.h). `mapper` ("auto", "search"
+/// or "fixed", RunRequest::mapper) is how kernels are mapped.
 int cmd_run(const WorkloadArgs& w, const std::string& arch, const std::string& out_dir, const std::string& precision,
             const std::vector<std::string>& sets, const std::string& format, uint64_t max_events = 0,
             const std::string& max_sim_time = "", const std::string& detail = "full", bool reference = false, bool quiet = false,
-            const std::string& mapper = "search");
+            const std::string& mapper = "auto");
 
 /// `archsim run WORKLOADS.yaml#NAME --target ...`: a parallel job (sim/api/job_run.h), its report
 /// printed as `format` ("table" or "json"); warnings and what runs next go to stderr. Throws

@@ -132,10 +132,12 @@ int main(int argc, char** argv) {
     run->add_option("--phase", job.phase, "Job: run one phase of its schedule.phases (default: every phase, weighted by duration)");
     run->add_option("--virt", job.virt, "Job: bare|sriov (over runtime_tuning.virt)")->check(CLI::IsMember({"bare", "sriov"}));
     bool reference = false, quiet = false;
-    std::string mapper = "search";
-    run->add_option("--mapper", mapper, "How each kernel is mapped: search (the machine's mapping search picks each kernel's "
-                                        "schedule, as the KPU's block order) or fixed (every machine's one fixed schedule)")
-        ->check(CLI::IsMember({"search", "fixed"}))
+    std::string mapper = "auto";
+    run->add_option("--mapper", mapper, "How each kernel is mapped: auto (the machine's mapping search picks each kernel's "
+                                        "schedule where the config leaves it open: the KPU's block order, a TPU config of "
+                                        "dataflow \"search\"), search (also where the config names it: a TPU's dataflow) or "
+                                        "fixed (every machine's one fixed schedule)")
+        ->check(CLI::IsMember({"auto", "search", "fixed"}))
         ->capture_default_str();
     run->add_flag("--allow-over-capacity", wl.allow_over_capacity,
                   "Simulate a training step or a job whose memory per device exceeds the device's capacity (flagged in the "

@@ -120,14 +120,15 @@ class Result:
 
 
 def run(model=None, arch=None, runtime=None, precision=None, batch=0, train=False, sets=None, out=None, detail="full",
-        options=None, mapper="search"):
+        options=None, mapper="auto"):
     """Simulates `model` (as graph(); default the bundled ResNet-18) on machine `arch` (a config
     path or a bundled name such as "kpu/t256"; default the CLI's) in a child process, as `archsim
     run` does, and returns its Result. `runtime`, `precision`, `batch` and `train` as the CLI's
     --runtime, --precision, --batch and --train; `sets` a dict of config keys to set
     ({"clock_mhz": 800}); `out` the output folder (default a fresh temporary one, kept);
-    `detail` "full" or "kernel" (the trace's detail); `mapper` "search" or "fixed" (the CLI's
-    --mapper: each kernel's mapping searched, or every machine's fixed schedule); `options` more
+    `detail` "full" or "kernel" (the trace's detail); `mapper` "auto", "search" or "fixed"
+    (the CLI's --mapper: each kernel's mapping searched where the config leaves it open, also where
+    it names one, or every machine's fixed schedule); `options` more
     CLI arguments as a list. Raises Error."""
     out = _out_dir(out, "run")
     args = ["run"] + ([str(model)] if model else []) + ["--out", out, "--format", "json", "--quiet", "--detail", detail,
