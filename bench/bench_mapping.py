@@ -10,7 +10,7 @@ Prints two tables:
           the fixed schedule's, and where the search is slower (or as fast with more DRAM traffic:
           goal, none), with the kernels it changed and what its search cost (candidates evaluated).
 Every run is at --detail kernel (the metrics are those of a full trace). Usage:
-bench/bench_mapping.py [llama|every ...] [--jobs N]
+bench/bench_mapping.py [llama|every ...] [--jobs N] [--only CONFIG_SUBSTRING]
 """
 import json
 import os
@@ -77,13 +77,13 @@ def workloads():
     return out
 
 
-def every(jobs):
+def every(jobs, only=""):
     print("search against the fixed schedule (latency ratio < 1: the search is faster)")
     print(f"{'config':>9} {'workload':<34} {'fixed_ms':>11} {'search_ms':>11} {'ratio':>7} {'DRAM_ratio':>10} {'changed':>7} "
           f"{'evaluated':>9} {'mapspace':>8}")
     bad = 0
     runs = 0
-    for config in CONFIGS:
+    for config in [c for c in CONFIGS if only in c]:
         pairs = [(w, mapper) for w in workloads() for mapper in ("fixed", "search")]
         with ThreadPoolExecutor(jobs) as pool:
             res = list(pool.map(lambda p: run(p[0], config, p[1]), pairs))
@@ -101,7 +101,7 @@ def every(jobs):
             worse = ls > lf * (1 + 1e-12) or (ls >= lf * (1 - 1e-12) and ds > df)
             bad += worse
             ops = search["ops"]
-            changed = sum(1 for o in ops if o.get("mapping") and o["mapping"] not in ("rows>cols",))
+            changed = sum(1 for o, f in zip(ops, fixed["ops"]) if o.get("mapping") != f.get("mapping"))
             evaluated = sum(o.get("mappings_evaluated", 0) for o in ops)
             space = sum(o.get("mapspace", 0) for o in ops)
             print(f"{config:>9} {name:<34} {lf * 1e3:11.3f} {ls * 1e3:11.3f} {ls / lf:7.4f} {ds / df if df else 1:10.4f} {changed:7d} "
@@ -116,11 +116,16 @@ def main():
         i = args.index("--jobs")
         jobs = int(args[i + 1])
         del args[i:i + 2]
+    only = ""
+    if "--only" in args:
+        i = args.index("--only")
+        only = args[i + 1]
+        del args[i:i + 2]
     what = args or ["llama", "every"]
     if "llama" in what:
         llama()
     if "every" in what:
-        every(jobs)
+        every(jobs, only)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ FoldCost fold_cost(const GemmView& g, int gemm_index, const TpuConfig& cfg, Data
         return dram_free + latency;
     };
     double prev_start = 0, prev_end = 0, writes_done = 0;
+    int64_t pending_write = 0;  // the previous fold's, issued at its end: after this fold's reads
     bool first = true;
     for_each_fold(g, gemm_index, run, [&](const FoldWork& w) {
         int64_t reads = 0;
@@ -36,14 +37,17 @@ FoldCost fold_cost(const GemmView& g, int gemm_index, const TpuConfig& cfg, Data
             reads += t.dram_bytes;
             if (t.cacheable) buf.insert(t.key, t.dram_bytes);
         }
-        // its reads go out when the previous fold starts (the first's at once)
+        // its reads go out when the previous fold starts (the first's at once), ahead of that
+        // fold's writes, which go out when it ends
         const double ready = transfer(first ? 0.0 : prev_start, reads);
+        writes_done = std::max(writes_done, transfer(prev_end, pending_write));
         const double start = std::max(prev_end, std::ceil(ready));
         prev_start = start, prev_end = start + double(w.cycles);
-        writes_done = std::max(writes_done, transfer(prev_end, w.dram_write_bytes));
+        pending_write = w.dram_write_bytes;
         c.dram_bytes += reads + w.dram_write_bytes;
         first = false;
     });
+    writes_done = std::max(writes_done, transfer(prev_end, pending_write));
     c.cycles = static_cast<int64_t>(std::ceil(std::max(prev_end, writes_done)));
     return c;
 }
