@@ -6,6 +6,7 @@
 
 #include "arch/kpu/kpu_config.h"
 #include "arch/kpu/kpu_mapping.h"
+#include "tests/support/gemm_view.h"
 
 using namespace archsim;
 
@@ -23,13 +24,7 @@ KpuConfig small_fabric(int64_t l3_kib_per_tile, double dram_gbps = 4, bool ideal
     if (ideal_dram) p.apply_override("dram.ideal=true");
     return make_kpu_config(p);
 }
-GemmView gemm(int64_t m, int64_t n, int64_t k) {
-    GemmView g;
-    g.m = m, g.n = n, g.k = k;
-    g.a_unique_elems = m * k;
-    g.a.tensor = 0, g.b.tensor = 1, g.c.tensor = 2;
-    return g;
-}
+GemmView gemm(int64_t m, int64_t n, int64_t k) { return test::gemm_view(m, n, k); }
 }  // namespace
 
 TEST_CASE("every block order deals each block exactly once", "[unit][kpu][mapping]") {

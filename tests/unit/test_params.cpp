@@ -77,7 +77,7 @@ TEST_CASE("range checks hold on both sides of the bound", "[unit][params]") {
 TEST_CASE("wrong types and bad choices are refused with the reason", "[unit][params]") {
     ParamSet p(tpu_params().schema());
     CHECK(error_of([&] { p.apply_override("array.rows=abc"); }) == "--set array.rows=abc: must be an integer");
-    CHECK(error_of([&] { p.apply_override("dataflow=rs"); }) == "--set: dataflow = \"rs\": must be one of ws, os, is");
+    CHECK(error_of([&] { p.apply_override("dataflow=rs"); }) == "--set: dataflow = \"rs\": must be one of ws, os, is, search");
     CHECK(error_of([&] { p.apply_override("dram.ideal=yes"); }) == "--set dram.ideal=yes: must be true or false");
     auto f = write_tmp("type.toml", "kind = \"tpu\"\n[array]\nrows = 32.5\n");
     CHECK(error_of([&] { p.load_toml_file(f, {"kind"}); }) == f + ": array.rows = 32.5: must be an integer");

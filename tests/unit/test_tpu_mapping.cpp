@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "arch/tpu/tpu_mapping.h"
+#include "tests/support/gemm_view.h"
 #include "sim/base/params.h"
 
 using namespace archsim;
@@ -16,12 +17,7 @@ TpuConfig config(const std::string& dataflow, bool ideal_dram) {
     if (ideal_dram) p.apply_override("dram.ideal=true");
     return make_tpu_config(p);
 }
-GemmView gemm(int64_t m, int64_t n, int64_t k) {
-    GemmView g;
-    g.m = m, g.n = n, g.k = k;
-    g.a_unique_elems = m * k;
-    return g;
-}
+GemmView gemm(int64_t m, int64_t n, int64_t k) { return test::gemm_view(m, n, k); }
 }  // namespace
 
 TEST_CASE("on an ideal DRAM a dataflow costs its folds' cycles and the search takes the fewest", "[unit][tpu][mapping]") {
