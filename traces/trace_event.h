@@ -140,6 +140,19 @@ struct OpMapping {
     uint32_t op = 0;
     std::string choice;
     int64_t mapspace = 0, evaluated = 0;
+
+    /// Adds one GEMM's search to the kernel's: its mapspace and evaluations, and its choice
+    /// unless the kernel already names it.
+    void add(const std::string& c, int64_t space, int64_t eval) {
+        mapspace += space, evaluated += eval;
+        for (size_t at = 0; at <= choice.size();) {
+            size_t end = choice.find("; ", at);
+            if (end == std::string::npos) end = choice.size();
+            if (!choice.empty() && choice.compare(at, end - at, c) == 0) return;
+            at = end + 2;
+        }
+        choice += (choice.empty() ? "" : "; ") + c;
+    }
 };
 
 struct OpInfo {

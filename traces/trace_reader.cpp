@@ -245,14 +245,9 @@ void TraceReader::for_each_chunk(const std::function<void(const TraceEvent*, siz
         return;
     }
     std::vector<TraceEvent> buf(chunk);
-    h5::Handle fspace(H5Dget_space(m_h->events.get()), H5Sclose);
     for (uint64_t start = 0; start < m_event_count; start += chunk) {
-        hsize_t n = std::min<uint64_t>(chunk, m_event_count - start);
-        hsize_t st[1] = {start}, cnt[1] = {n};
-        H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, st, nullptr, cnt, nullptr);
-        h5::Handle mspace(H5Screate_simple(1, cnt, nullptr), H5Sclose);
-        if (H5Dread(m_h->events.get(), m_h->mem_type.get(), mspace.get(), fspace.get(), H5P_DEFAULT, buf.data()) < 0)
-            throw UserError(m_path, "reading events failed at record " + std::to_string(start) + " (corrupt trace?)");
+        const size_t n = static_cast<size_t>(std::min<uint64_t>(chunk, m_event_count - start));
+        read_events(m_h->events.get(), start, n, buf.data());
         f(buf.data(), n);
     }
 }

@@ -166,35 +166,26 @@ void TraceWriter::end_capture(uint64_t origin_ps, std::vector<TraceEvent>& event
 void TraceWriter::replay(const std::vector<TraceEvent>& events, const std::vector<EventSum>& sums, double dynamic_pj,
                          double offchip_pj, uint32_t op, uint64_t origin_ps) {
     auto captured = m_captured.find(events.data());
-    if (m_detail == TraceDetail::Full && m_by_reference && !m_capturing && !events.empty() && captured != m_captured.end() &&
-        captured->second.count == events.size()) {
-        // the recording's events are in /events where it ran: a reference to them (KernelRef)
-        if (captured->second.id < 0) {
-            captured->second.id = static_cast<int64_t>(m_kernel_records.size());
-            m_kernel_records.push_back(captured->second);
-        }
-        m_kernel_refs.push_back({m_written + m_buffer.size(), uint32_t(captured->second.id), op, origin_ps});
-        for (const EventSum& r : sums) {
-            m_sums.add(r, op, static_cast<int64_t>(origin_ps));
-            m_emitted += r.count;
-        }
-        m_dynamic_pj += dynamic_pj;
-        m_offchip_pj += offchip_pj;
-        return;
-    }
-    if (m_detail == TraceDetail::Full) {
+    const bool by_reference = m_detail == TraceDetail::Full && m_by_reference && !m_capturing && !events.empty() &&
+                              captured != m_captured.end() && captured->second.count == events.size();
+    if (m_detail == TraceDetail::Full && !by_reference) {
         for (TraceEvent e : events) {
             e.op = op;
             e.t_ps += origin_ps;
             record(e);
         }
-        m_dynamic_pj += dynamic_pj;
-        m_offchip_pj += offchip_pj;
-        return;
-    }
-    for (const EventSum& r : sums) {
-        m_sums.add(r, op, static_cast<int64_t>(origin_ps));
-        m_emitted += r.count;
+    } else {
+        if (by_reference) {  // the recording's events are in /events where it ran: a reference to them (KernelRef)
+            if (captured->second.id < 0) {
+                captured->second.id = static_cast<int64_t>(m_kernel_records.size());
+                m_kernel_records.push_back(captured->second);
+            }
+            m_kernel_refs.push_back({m_written + m_buffer.size(), uint32_t(captured->second.id), op, origin_ps});
+        }
+        for (const EventSum& r : sums) {
+            m_sums.add(r, op, static_cast<int64_t>(origin_ps));
+            m_emitted += r.count;
+        }
     }
     m_dynamic_pj += dynamic_pj;
     m_offchip_pj += offchip_pj;
@@ -213,12 +204,9 @@ void TraceWriter::set_op_power(uint32_t op, double clock_mhz, double energy_scal
 
 void TraceWriter::set_op_mapping(OpMapping m) {
     if (m.choice.find('\n') != std::string::npos) throw std::invalid_argument("mapping choice '" + m.choice + "' has a newline");
-    for (OpMapping& o : m_op_mappings)
-        if (o.op == m.op) {
-            o = std::move(m);
-            return;
-        }
-    m_op_mappings.push_back(std::move(m));
+    auto [at, fresh] = m_op_mapping_at.try_emplace(m.op, m_op_mappings.size());
+    if (fresh) m_op_mappings.push_back(std::move(m));
+    else m_op_mappings[at->second] = std::move(m);
 }
 
 void TraceWriter::set_counters(CounterSeries counters) {

@@ -146,6 +146,7 @@ private:
     std::vector<double> m_op_clock_mhz, m_op_energy_scale;
     std::vector<PowerWindow> m_power_timeline;
     std::vector<OpMapping> m_op_mappings;
+    std::unordered_map<uint32_t, size_t> m_op_mapping_at;  ///< operator -> its row of m_op_mappings
     /// Trace by reference (replay()): a replayed kernel's place in the event stream.
     struct KernelRef {
         uint64_t position = 0;  ///< events written to /events before it

@@ -5,6 +5,7 @@
 #include <tuple>
 #include <vector>
 
+#include "arch/common/dram_queue.h"
 #include "arch/kpu/kpu_wave.h"
 #include "sim/base/precision.h"
 
@@ -89,30 +90,21 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 /// The machine's rates and capacities a pass is priced with.
 struct Rates {
     int64_t l3_bytes = 0, l2_bytes = 0;
-    double dram_bytes_per_cycle = 0, dram_latency_cycles = 0, mover_bytes_per_cycle = 0, streamer_bytes_per_cycle = 0;
+    double mover_bytes_per_cycle = 0, streamer_bytes_per_cycle = 0;
+    DramQueue dram;  ///< empty: each pass copies it
     Rates(const KpuConfig& cfg, double clock_mhz)
         : l3_bytes(cfg.tiles() * cfg.l3_kib_per_tile * 1024), l2_bytes(cfg.l2_kib_per_tile * 512),
-          dram_bytes_per_cycle(cfg.dram.ideal ? 0.0 : cfg.dram.bandwidth_gbps * 1e3 / (clock_mhz > 0 ? clock_mhz : cfg.clock_mhz())),
-          dram_latency_cycles(cfg.dram.ideal ? 0.0 : cfg.dram.latency_ns * 1e-3 * (clock_mhz > 0 ? clock_mhz : cfg.clock_mhz())),
-          mover_bytes_per_cycle(cfg.block_mover_bytes_per_cycle), streamer_bytes_per_cycle(cfg.streamer_bytes_per_cycle) {}
+          mover_bytes_per_cycle(cfg.block_mover_bytes_per_cycle), streamer_bytes_per_cycle(cfg.streamer_bytes_per_cycle),
+          dram(cfg.dram, clock_mhz > 0 ? clock_mhz : cfg.clock_mhz()) {}
     /// A lower bound on a pass of `compute_cycles` of wavefronts that reads `dram_bytes`: the
     /// wavefronts or the DRAM at its peak, whichever is longer, after one DRAM latency (the first
     /// wave waits for its operands).
     int64_t bound_cycles(int64_t compute_cycles, int64_t dram_bytes) const {
-        if (dram_bytes <= 0 || dram_bytes_per_cycle <= 0) return compute_cycles;
-        return std::max(compute_cycles, static_cast<int64_t>(std::ceil(double(dram_bytes) / dram_bytes_per_cycle))) +
-               static_cast<int64_t>(dram_latency_cycles);
+        if (dram_bytes <= 0 || dram.bytes_per_cycle() <= 0) return compute_cycles;
+        return std::max(compute_cycles, static_cast<int64_t>(std::ceil(double(dram_bytes) / dram.bytes_per_cycle()))) +
+               static_cast<int64_t>(dram.latency_cycles());
     }
 };
-
-/// The wavefront cycles of wave `wi` of a pass of `waves` (fill and skew on the first, drain on
-/// the last), as gemm_waves() gives them.
-int64_t wave_compute_cycles(const FabricPlan& p, const KpuConfig& cfg, int64_t wi) {
-    int64_t c = p.k_cycles;
-    if (wi == 0) c += (cfg.pe_rows - 1) + (cfg.pe_cols - 1) + cfg.fill_cycles;
-    if (wi == p.waves - 1) c += cfg.drain_cycles;
-    return c;
-}
 
 /// Per instance, the A and B panels' bytes summed over the row (column) blocks.
 struct PanelTotals {
@@ -213,7 +205,7 @@ OrderCost order_cost(const GemmView& g, const KpuConfig& cfg, const BlockOrder& 
     const int64_t eb = operand_bytes(cfg.precision), tiles = cfg.compute_tiles();
     const double ratio = a_unique_ratio(g);
     const bool a_in = g.a.tensor >= 0;
-    const int64_t per_instance = p.row_blocks * p.col_blocks, n_a = p.instances * p.row_blocks;
+    const int64_t n_a = p.instances * p.row_blocks;
     const size_t ids = static_cast<size_t>(n_a + p.instances * p.col_blocks);
     DenseLru l3(ids, r.l3_bytes);
     std::vector<SmallLru> l2(static_cast<size_t>(std::min(tiles, p.blocks)), SmallLru(r.l2_bytes));
@@ -221,21 +213,13 @@ OrderCost order_cost(const GemmView& g, const KpuConfig& cfg, const BlockOrder& 
     // the operand pipeline in time (arch/common/operand_pipeline.h): a wave's DRAM reads are
     // issued when the previous wave starts and queue on the DRAM behind earlier ones; a wave starts
     // once the previous one ended and its operands landed
-    double dram_free = 0, prev_start = 0, prev_end = 0;
-    auto fetched = [&](double issue, int64_t bytes) {
-        if (bytes == 0 || r.dram_bytes_per_cycle <= 0) return issue;
-        dram_free = std::max(issue, dram_free) + double(bytes) / r.dram_bytes_per_cycle;
-        return dram_free + r.dram_latency_cycles;
-    };
+    DramQueue dram = r.dram;
+    double prev_start = 0, prev_end = 0;
     for (int64_t w = 0; w < p.waves; ++w) {
-        int64_t dram = 0, mover_max = 0, streamer_max = 0;
+        int64_t read_bytes = 0, mover_max = 0, streamer_max = 0;
         const int64_t first = w * tiles, last = std::min(p.blocks, first + tiles);
         for (int64_t blk_i = first; blk_i < last; ++blk_i) {
-            FabricBlock blk;
-            blk.instance = blk_i / per_instance;
-            std::tie(blk.bi, blk.bj) = block_at(blk_i % per_instance, p.row_blocks, p.col_blocks, order);
-            blk.m = std::min(cfg.pe_rows, g.m - blk.bi * cfg.pe_rows);
-            blk.n = std::min(cfg.pe_cols, g.n - blk.bj * cfg.pe_cols);
+            const FabricBlock blk = block_of(g, cfg, p, blk_i, order);
             const BlockBytes bytes = block_bytes(g, blk, eb, ratio);
             const uint64_t a_id = static_cast<uint64_t>(blk.instance * p.row_blocks + blk.bi);
             const int64_t b_set = g.b_is_weight ? blk.instance % g.groups : blk.instance;
@@ -245,21 +229,20 @@ OrderCost order_cost(const GemmView& g, const KpuConfig& cfg, const BlockOrder& 
                 asked[id] = w;
                 if (l3.hit(id)) return;
                 l3.insert(id, b);
-                dram += b;
+                read_bytes += b;
             };
             if (a_in) fetch(a_id, bytes.a, resident.a);
             fetch(b_id, bytes.b, resident.b);
             const int64_t moved = move_into_l2(l2[static_cast<size_t>(blk_i - first)], a_id, bytes.a, b_id, bytes.b);
-            c.mover_bytes += moved;
             mover_max = std::max(mover_max, moved + bytes.out);
             streamer_max = std::max(streamer_max, bytes.streamed + bytes.out);
         }
-        c.dram_bytes += dram;
+        c.dram_bytes += read_bytes;
         const int64_t mover = static_cast<int64_t>(std::ceil(double(mover_max) / r.mover_bytes_per_cycle));
         const int64_t streamer = static_cast<int64_t>(std::ceil(double(streamer_max) / r.streamer_bytes_per_cycle));
         const int64_t dur = std::max({wave_compute_cycles(p, cfg, w), mover, streamer});
         // this wave's reads go out when the previous wave starts (the first's at once)
-        const double ready = fetched(w == 0 ? 0.0 : prev_start, dram);
+        const double ready = dram.transfer(w == 0 ? 0.0 : prev_start, read_bytes);
         const double start = std::max(prev_end, std::ceil(ready));
         prev_start = start, prev_end = start + double(dur);
         if (stop_above_cycles >= 0 && prev_end > double(stop_above_cycles)) {
@@ -304,7 +287,6 @@ KpuMapping search_mapping(const GemmView& g_full, const KpuConfig& cfg, Resident
             if (fit >= 1 && fit < inner) add({rows_outer, fit});
     }
     out.mapspace = static_cast<int64_t>(space.size());
-    out.batch_priced = g.batch;
 
     // every operand from DRAM once: the instances' A panels, each distinct B's
     const int64_t compulsory = (g.a.tensor >= 0 && !resident.a ? p.instances * totals.a : 0) +

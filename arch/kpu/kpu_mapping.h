@@ -31,7 +31,6 @@ struct ResidentOperands {
 struct OrderCost {
     int64_t cycles = 0;      ///< sum over the pass's waves, cycles at the mode's clock
     int64_t dram_bytes = 0;  ///< operand panels fetched from DRAM into L3
-    int64_t mover_bytes = 0; ///< operand panels moved L3 -> L2, all tiles
     bool complete = true;    ///< false: evaluation stopped once `cycles` exceeded the bound given
 };
 
@@ -54,9 +53,6 @@ struct KpuMapping {
     int64_t evaluated = 0;     ///< orders priced wave by wave (order_cost); the rest were pruned by their bound
     OrderCost cost;            ///< the chosen order's cost (evaluated: 0 under --mapper fixed)
     OrderCost fixed_cost;      ///< the row-major order's (what --mapper fixed runs)
-    /// Batch entries priced: a GEMM of more identical instances than fill 16 waves is priced on
-    /// as many as do (the costs above are the sample's); 0 under --mapper fixed.
-    int64_t batch_priced = 0;
 };
 
 /// Searches the mapspace of `g`'s block orders: row-major and column-major, and for each outer
@@ -72,8 +68,8 @@ struct KpuMapping {
 /// order can beat (every operand from DRAM once). Ties go to less DRAM traffic, then to the
 /// earlier candidate (row-major first), so the search never returns an order slower than
 /// row-major's by its own cost. With both operands `resident` only the block movers' L2 reuse
-/// tells orders apart. A GEMM of many instances (attention's batch x heads) is priced on a
-/// sample of them (KpuMapping::batch_priced). The method: Timeloop's mapper (Parashar et al.,
+/// tells orders apart. A GEMM of more identical instances (attention's batch x heads) than fill
+/// 16 waves is priced on as many as do (the costs it returns are the sample's). The method: Timeloop's mapper (Parashar et al.,
 /// ISPASS 2019) and ZigZag's LOMA (Symons et al., AICAS 2021) enumerate loop orders and
 /// blockings and price each with the accelerator's own cost model, pruning with bounds; here the
 /// mapspace is the L3-level loop order and band, the wavefront's R x C x k block being fixed by

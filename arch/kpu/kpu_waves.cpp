@@ -96,7 +96,6 @@ void KpuMachine::attention(const Operator& op, const OpGraph&) {
 
 void KpuMachine::gemm_waves(size_t gi, const GemmView& g, int64_t extra_dram_bytes) {
     const int64_t eb = operand_bytes(m_cfg.precision);
-    const int64_t R = m_cfg.pe_rows, C = m_cfg.pe_cols;
     const int32_t a_tensor = g.a.tensor, b_tensor = g.b.tensor;  // -1: on chip (a recurrent state)
     const double a_ratio = a_unique_ratio(g);
     const FabricPlan plan = plan_gemm(g, m_cfg);
@@ -106,9 +105,7 @@ void KpuMachine::gemm_waves(size_t gi, const GemmView& g, int64_t extra_dram_byt
             Wave w;
             w.blocks = blocks;
             w.k = g.k;
-            w.compute_cycles = plan.k_cycles;
-            if (wi == 0) w.compute_cycles += (R - 1) + (C - 1) + m_cfg.fill_cycles;
-            if (wi == plan.waves - 1) w.compute_cycles += m_cfg.drain_cycles;
+            w.compute_cycles = wave_compute_cycles(plan, m_cfg, wi);
             std::unordered_set<uint64_t>& seen = m_seen;  // panels this wave already asked for
             seen.clear();
             size_t tile = 0;
@@ -146,15 +143,12 @@ std::optional<OpMapping> KpuMachine::mapping_of(const Operator& op, Route r) {
     m_orders.assign(op.cost.gemms.size(), BlockOrder{});
     if (r != Route::Contraction && r != Route::Attention) return std::nullopt;
     OpMapping out;
-    std::vector<std::string> seen;
     for_each_gemm(op, [&](size_t gi, const GemmView& g) {
         const KpuMapping& m = mapping_for(g, {holds_whole(g.a.tensor), holds_whole(g.b.tensor), m_clock.hz() * 1e-6});
         m_orders[gi] = m.order;
-        out.mapspace += m.mapspace, out.evaluated += m.evaluated;
-        const std::string d = describe(m.order);
-        if (std::find(seen.begin(), seen.end(), d) == seen.end()) seen.push_back(d), out.choice += (out.choice.empty() ? "" : "; ") + d;
+        out.add(describe(m.order), m.mapspace, m.evaluated);
     });
-    if (seen.empty()) return std::nullopt;
+    if (out.choice.empty()) return std::nullopt;
     return out;
 }
 

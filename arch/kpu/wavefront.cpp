@@ -44,24 +44,32 @@ std::pair<int64_t, int64_t> block_at(int64_t index, int64_t rows, int64_t cols, 
     return order.rows_outer ? std::pair{o, i} : std::pair{i, o};
 }
 
+FabricBlock block_of(const GemmView& g, const KpuConfig& cfg, const FabricPlan& p, int64_t index, const BlockOrder& order) {
+    const int64_t per_instance = p.row_blocks * p.col_blocks;
+    FabricBlock blk;
+    blk.instance = index / per_instance;
+    std::tie(blk.bi, blk.bj) = block_at(index % per_instance, p.row_blocks, p.col_blocks, order);
+    blk.m = std::min(cfg.pe_rows, g.m - blk.bi * cfg.pe_rows);
+    blk.n = std::min(cfg.pe_cols, g.n - blk.bj * cfg.pe_cols);
+    return blk;
+}
+
+int64_t wave_compute_cycles(const FabricPlan& p, const KpuConfig& cfg, int64_t wi) {
+    int64_t c = p.k_cycles;
+    if (wi == 0) c += (cfg.pe_rows - 1) + (cfg.pe_cols - 1) + cfg.fill_cycles;
+    if (wi == p.waves - 1) c += cfg.drain_cycles;
+    return c;
+}
+
 void for_each_wave(const GemmView& g, const KpuConfig& cfg, const BlockOrder& order,
                    const std::function<void(int64_t, const std::vector<FabricBlock>&)>& visit) {
     const FabricPlan p = plan_gemm(g, cfg);
     const int64_t tiles = cfg.compute_tiles();
     std::vector<FabricBlock> wave;
     wave.reserve(static_cast<size_t>(std::min(tiles, p.blocks)));
-    const int64_t per_instance = p.row_blocks * p.col_blocks;
     for (int64_t w = 0; w < p.waves; ++w) {
         wave.clear();
-        for (int64_t b = w * tiles; b < std::min(p.blocks, (w + 1) * tiles); ++b) {
-            FabricBlock blk;
-            blk.instance = b / per_instance;
-            const int64_t r = b % per_instance;
-            std::tie(blk.bi, blk.bj) = block_at(r, p.row_blocks, p.col_blocks, order);
-            blk.m = std::min(cfg.pe_rows, g.m - blk.bi * cfg.pe_rows);
-            blk.n = std::min(cfg.pe_cols, g.n - blk.bj * cfg.pe_cols);
-            wave.push_back(blk);
-        }
+        for (int64_t b = w * tiles; b < std::min(p.blocks, (w + 1) * tiles); ++b) wave.push_back(block_of(g, cfg, p, b, order));
         visit(w, wave);
     }
 }

@@ -65,6 +65,14 @@ struct FabricPlan {
 
 FabricPlan plan_gemm(const GemmView& g, const KpuConfig& cfg);
 
+/// The `index`-th block (0-based, over the instances) of one pass of `g` planned as `p`, dealt in
+/// `order`: its instance, place and size.
+FabricBlock block_of(const GemmView& g, const KpuConfig& cfg, const FabricPlan& p, int64_t index, const BlockOrder& order);
+
+/// Wavefront cycles of wave `wi` of one pass planned as `p`: the reduction's k_cycles, plus the
+/// skew (R-1) + (C-1) and the pipeline fill on the first wave and the drain on the last.
+int64_t wave_compute_cycles(const FabricPlan& p, const KpuConfig& cfg, int64_t wi);
+
 /// Calls `visit(wave, blocks)` for every wave of one pass of `g`, in order, the blocks dealt in
 /// `order`.
 void for_each_wave(const GemmView& g, const KpuConfig& cfg, const BlockOrder& order,

@@ -62,14 +62,12 @@ public:
         double ready_ps = 0;
         for (int l = 0; l < it.w.n_loads; ++l) {
             TileLoad& t = it.w.loads[l];
-            TileBuffer& buf = m_buffers[static_cast<int>(t.buffer)];
-            if ((t.after != 0) != dependent || (t.cacheable && buf.hit(t.key)) || t.dram_bytes <= 0) continue;
+            if ((t.after != 0) != dependent || !fetch_tile(m_buffers[static_cast<int>(t.buffer)], t)) continue;
             const double done_ps =
                 dependent ? m_dram->transfer(t.dram_bytes, /*write=*/false, std::max(0.0, m_dram->data().ready_ps(t.after) - sim_now_ps()), t.after)
                           : m_dram->transfer(t.dram_bytes, /*write=*/false);
             ready_ps = std::max(ready_ps, done_ps);
             it.w.sram_write_bytes[static_cast<int>(t.buffer)] += t.dram_bytes;
-            if (t.cacheable) buf.insert(t.key, t.dram_bytes);
         }
         return ready_ps;
     }
@@ -131,9 +129,7 @@ protected:
             m.dataflow = m_cfg.dataflow;
             if (search) m = searched(g, static_cast<int>(gi));
             m_dataflows[gi] = m.dataflow;
-            out.mapspace += m.mapspace, out.evaluated += m.evaluated;
-            const std::string d = to_string(m.dataflow);
-            if (out.choice.find(d) == std::string::npos) out.choice += (out.choice.empty() ? "" : "; ") + d;
+            out.add(to_string(m.dataflow), m.mapspace, m.evaluated);
         });
         if (out.choice.empty()) return std::nullopt;
         return out;

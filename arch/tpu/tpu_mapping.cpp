@@ -4,11 +4,17 @@
 #include <cmath>
 #include <tuple>
 
-#include "arch/memory/tile_buffer.h"
+#include "arch/common/dram_queue.h"
 
 namespace archsim {
 
 const char* to_string(Dataflow df) { return df == Dataflow::OS ? "os" : df == Dataflow::IS ? "is" : "ws"; }
+
+bool fetch_tile(TileBuffer& buffer, const TileLoad& t) {
+    if ((t.cacheable && buffer.hit(t.key)) || t.dram_bytes <= 0) return false;
+    if (t.cacheable) buffer.insert(t.key, t.dram_bytes);
+    return true;
+}
 
 FoldCost fold_cost(const GemmView& g, int gemm_index, const TpuConfig& cfg, Dataflow df) {
     FoldCost c;
@@ -16,15 +22,7 @@ FoldCost fold_cost(const GemmView& g, int gemm_index, const TpuConfig& cfg, Data
     TpuConfig run = cfg;
     run.dataflow = df;
     TileBuffer buffers[3] = {TileBuffer(cfg.ifmap_kib * 512), TileBuffer(cfg.filter_kib * 512), TileBuffer(cfg.ofmap_kib * 512)};
-    const double bytes_per_cycle = cfg.dram.ideal ? 0.0 : cfg.dram.bandwidth_gbps * 1e3 / cfg.clock_mhz;
-    const double latency = cfg.dram.ideal ? 0.0 : cfg.dram.latency_ns * 1e-3 * cfg.clock_mhz;
-    // the DRAM as one queue; `issue` the cycle a transfer is asked for, returns when it is done
-    double dram_free = 0;
-    auto transfer = [&](double issue, int64_t bytes) {
-        if (bytes <= 0 || bytes_per_cycle <= 0) return issue;
-        dram_free = std::max(issue, dram_free) + double(bytes) / bytes_per_cycle;
-        return dram_free + latency;
-    };
+    DramQueue dram(cfg.dram, cfg.clock_mhz);
     double prev_start = 0, prev_end = 0, writes_done = 0;
     int64_t pending_write = 0;  // the previous fold's, issued at its end: after this fold's reads
     bool first = true;
@@ -32,22 +30,19 @@ FoldCost fold_cost(const GemmView& g, int gemm_index, const TpuConfig& cfg, Data
         int64_t reads = 0;
         for (int l = 0; l < w.n_loads; ++l) {
             const TileLoad& t = w.loads[l];
-            TileBuffer& buf = buffers[static_cast<int>(t.buffer)];
-            if ((t.cacheable && buf.hit(t.key)) || t.dram_bytes <= 0) continue;
-            reads += t.dram_bytes;
-            if (t.cacheable) buf.insert(t.key, t.dram_bytes);
+            if (fetch_tile(buffers[static_cast<int>(t.buffer)], t)) reads += t.dram_bytes;
         }
         // its reads go out when the previous fold starts (the first's at once), ahead of that
         // fold's writes, which go out when it ends
-        const double ready = transfer(first ? 0.0 : prev_start, reads);
-        writes_done = std::max(writes_done, transfer(prev_end, pending_write));
+        const double ready = dram.transfer(first ? 0.0 : prev_start, reads);
+        writes_done = std::max(writes_done, dram.transfer(prev_end, pending_write));
         const double start = std::max(prev_end, std::ceil(ready));
         prev_start = start, prev_end = start + double(w.cycles);
         pending_write = w.dram_write_bytes;
         c.dram_bytes += reads + w.dram_write_bytes;
         first = false;
     });
-    writes_done = std::max(writes_done, transfer(prev_end, pending_write));
+    writes_done = std::max(writes_done, dram.transfer(prev_end, pending_write));
     c.cycles = static_cast<int64_t>(std::ceil(std::max(prev_end, writes_done)));
     return c;
 }

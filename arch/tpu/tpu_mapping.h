@@ -3,6 +3,7 @@
 // pricing every dataflow's folds with the array's own per-fold cost. Pure functions: no SystemC.
 #include <cstdint>
 
+#include "arch/memory/tile_buffer.h"
 #include "arch/tpu/systolic_mapper.h"
 #include "arch/tpu/tpu_config.h"
 #include "workloads/graph/op_graph.h"
@@ -20,6 +21,11 @@ struct FoldCost {
     int64_t cycles = 0;
     int64_t dram_bytes = 0;  ///< reads and writes
 };
+
+/// Whether operand tile `t` must come from DRAM into `buffer`: it has bytes and is uncacheable or
+/// not resident (a hit marks it used); a cacheable one fetched is made resident. The TPU machine
+/// (its loads) and fold_cost() decide every tile so.
+bool fetch_tile(TileBuffer& buffer, const TileLoad& t);
 
 /// One GEMM (`gemm_index` within its operator) in dataflow `df` on `cfg`'s array and buffers.
 FoldCost fold_cost(const GemmView& g, int gemm_index, const TpuConfig& cfg, Dataflow df);
