@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "arch/common/machine.h"
 #include "sim/api/process_pool.h"
@@ -64,6 +65,26 @@ ChunkRun read_chunk_run(const std::string& metrics_path) {
     return r;
 }
 
+std::string train_run_dir(const std::string& dev_dir, const ParallelPlan& plan, size_t kind) {
+    const ParallelismSpec& s = plan.spec;
+    const ChunkShape& k = plan.kinds.at(kind);
+    const char* ends = k.embedding && k.head ? "whole" : k.embedding ? "first" : k.head ? "last" : "middle";
+    return fmt::format("{}/train_tp{}_ep{}_mb{}_{}_l{}_{}", dev_dir, s.tp, s.ep, s.microbatch, s.recompute, k.layers, ends);
+}
+
+std::vector<std::string> child_job_args(const JobRunArgs& args) {
+    std::vector<std::string> a = {"--target", args.target};
+    auto opt = [&](const char* flag, const std::string& v) {
+        if (!v.empty()) a.insert(a.end(), {flag, v});
+    };
+    opt("--global-batch", args.global_batch > 0 ? std::to_string(args.global_batch) : "");
+    opt("--cuda-graphs", args.cuda_graphs), opt("--gpudirect-rdma", args.gpudirect_rdma), opt("--fabric", args.fabric), opt("--virt", args.virt);
+    opt("--runtime", args.runtime), opt("--precision", args.precision);
+    for (const auto& s : args.cluster_sets) a.insert(a.end(), {"--cluster-set", s});
+    for (const auto& s : args.device_sets) a.insert(a.end(), {"--set", s});
+    return a;
+}
+
 bool device_launches_graphs(const MachineSetup& device) { return device.kind->kind == "gpu"; }
 
 void run_devices(const JobContext& c, const std::vector<DeviceTask>& tasks, int64_t split) {
@@ -79,14 +100,15 @@ void run_devices(const JobContext& c, const std::vector<DeviceTask>& tasks, int6
     const bool graphs = job.tuning.cuda_graphs && device_prices_graphs;
     // each task's command line; with the workload text, what a finished run's signature must match
     auto command = [&](const DeviceTask& t) {
-        const ChunkShape& sh = plan.kinds[t.kind];
+        const ParallelPlan& p = t.plan ? *t.plan : plan;
+        const ChunkShape& sh = p.kinds[t.kind];
         std::vector<std::string> a = {"run", wl + "#job@" + t.phase, "--arch", c.cl.device, "--out", t.dir, "--format", "json", "--quiet", "--detail", "kernel",
-                                      "--batch", std::to_string(t.batch > 0 ? t.batch : plan.spec.microbatch / split), "--precision", precision};
+                                      "--batch", std::to_string(t.batch > 0 ? t.batch : p.spec.microbatch / split), "--precision", precision};
         if (t.phase == "train")  // the job checks its plan's memory itself (stage_memory): a chunk's own peak is not the stage's
-            a.insert(a.end(), {"--train", "--recompute", plan.spec.recompute, "--optimizer", plan.spec.optimizer, "--loss", sh.head ? "cross_entropy" : "mse",
+            a.insert(a.end(), {"--train", "--recompute", p.spec.recompute, "--optimizer", p.spec.optimizer, "--loss", sh.head ? "cross_entropy" : "mse",
                                "--allow-over-capacity"});
         for (const auto& [key, val] : std::vector<std::pair<std::string, std::string>>{
-                 {"shard.tp", std::to_string(plan.spec.tp)}, {"shard.ep", std::to_string(plan.spec.ep)}, {"shard.layers", std::to_string(sh.layers)},
+                 {"shard.tp", std::to_string(p.spec.tp)}, {"shard.ep", std::to_string(p.spec.ep)}, {"shard.layers", std::to_string(sh.layers)},
                  {"shard.embedding", sh.embedding ? "true" : "false"}, {"shard.head", sh.head ? "true" : "false"}})
             a.insert(a.end(), {"--workload-set", key + "=" + val});
         for (const auto& ws : t.workload_sets) a.insert(a.end(), {"--workload-set", ws});
@@ -100,10 +122,13 @@ void run_devices(const JobContext& c, const std::vector<DeviceTask>& tasks, int6
         for (const auto& x : a) sig += "\n" + x;
         return sig;
     };
-    // resumable: a run whose metrics.json exists was made by the same command on the same inputs
+    // resumable: a run whose metrics.json exists was made by the same command on the same inputs;
+    // tasks of one folder (plans that give a device the same work) run once
     std::vector<const DeviceTask*> todo;
+    std::set<std::string> queued;
     for (const auto& t : tasks)
-        if (!fs::exists(t.dir + "/metrics.json") || read_file(t.dir + "/signature.txt") != signature(command(t))) todo.push_back(&t);
+        if ((!fs::exists(t.dir + "/metrics.json") || read_file(t.dir + "/signature.txt") != signature(command(t))) && queued.insert(t.dir).second)
+            todo.push_back(&t);
     Progress progress("device runs", todo.size(), !c.args.quiet);
     size_t done = 0;
     auto start = [&](size_t i) {

@@ -43,6 +43,15 @@ struct JobContext {
     /// The training half of run_job: one training step per chunk kind on a device, the plan's
     /// memory per stage checked, the iteration simulated over every stage; last_run.json's figures.
     nlohmann::json run_training() const;
+    /// The parallel-plan search of a training job (`track: best` or run --search on): every plan
+    /// of enumerate_plans on the target's devices, pruned by memory_lower_bound_bytes and
+    /// step_lower_bound_ps, the rest evaluated best first (device runs shared by the plans that
+    /// give a device the same work, each plan's step simulated in a child `archsim run
+    /// --parallel ...`), until no unevaluated plan's bound is below the best step found (or
+    /// the budget is spent with at least the minimum of plans evaluated); then the best plan is
+    /// run here as run_training runs one, its last_run.json with a `search` object. Throws
+    /// UserError when no plan fits the devices' memory.
+    nlohmann::json search_training() const;
     /// The inference half of run_job: prefill and decode device runs per chunk kind, the request
     /// simulated over every stage; last_run.json with TTFT, time per output token and tokens/s.
     nlohmann::json run_inference() const;
@@ -62,7 +71,19 @@ struct DeviceTask {
     std::string dir;
     int64_t batch = 0;  ///< sequences; 0 = the plan's microbatch over the split
     std::vector<std::string> workload_sets{};  ///< fields of the job's entry set for this run ("sequence.prompt=64")
+    /// The plan whose chunk kind this is (its tp, ep, microbatch, recomputation); null: the job's.
+    const ParallelPlan* plan = nullptr;
 };
+
+/// Where a training step's device run of chunk `kind` of `plan` goes under `dev_dir`: a folder
+/// named by what the run depends on ("train_tp8_ep1_mb1_selective_l4_first"), so the plans of a
+/// search, and runs of the same job, that give a device the same work share it.
+std::string train_run_dir(const std::string& dev_dir, const ParallelPlan& plan, size_t kind);
+
+/// The arguments a child `archsim run` of this job repeats from the command line: the target,
+/// the cluster and device --set lists, the tuning flags, the global batch, the device runtime
+/// and precision, and (when given) the device-runs folder.
+std::vector<std::string> child_job_args(const JobRunArgs& args);
 
 /// Whether the device model prices CUDA-graph launches (a GPU: kernel.cuda_graphs).
 bool device_launches_graphs(const MachineSetup& device);

@@ -40,17 +40,13 @@ json run_phases(const LlmJob& job, const JobRunArgs& args, std::chrono::steady_c
     for (const JobPhase& ph : job.phases) {
         const std::string dir = args.out_dir + "/phases/" + ph.name;
         fs::create_directories(dir);
-        std::vector<std::string> a = {"run", args.workload, "--target", args.target, "--out", dir, "--phase", ph.name, "--format", "json", "--detail", args.detail,
+        std::vector<std::string> a = {"run", args.workload, "--out", dir, "--phase", ph.name, "--format", "json", "--detail", args.detail,
                                       "--devices-dir", args.out_dir + "/devices"};
-        auto opt = [&](const char* flag, const std::string& v) {
-            if (!v.empty()) a.insert(a.end(), {flag, v});
-        };
-        opt("--microbatch", args.microbatch > 0 ? std::to_string(args.microbatch) : "");
-        opt("--global-batch", args.global_batch > 0 ? std::to_string(args.global_batch) : "");
-        opt("--cuda-graphs", args.cuda_graphs), opt("--gpudirect-rdma", args.gpudirect_rdma), opt("--fabric", args.fabric), opt("--virt", args.virt);
-        opt("--runtime", args.runtime);
-        for (const auto& s : args.cluster_sets) a.insert(a.end(), {"--cluster-set", s});
-        for (const auto& s : args.device_sets) a.insert(a.end(), {"--set", s});
+        const std::vector<std::string> common = child_job_args(args);
+        a.insert(a.end(), common.begin(), common.end());
+        if (args.microbatch > 0) a.insert(a.end(), {"--microbatch", std::to_string(args.microbatch)});
+        for (const auto& s : args.parallel_sets) a.insert(a.end(), {"--parallel", s});
+        if (!args.search.empty()) a.insert(a.end(), {"--search", args.search});
         if (args.note) args.note(fmt::format("{}: phase {} ({:g} minutes)", job.where(), ph.name, ph.duration_minutes));
         const int status = run_child(self_program(), {a, dir + "/report.json", dir + "/stderr.log"});
         if (!exited_ok(status))
@@ -107,6 +103,7 @@ json run_job(const JobRunArgs& args) {
     // CLI flags over runtime_tuning
     if (args.microbatch > 0) job.tuning.microbatch = args.microbatch, job.parallel.microbatch = args.microbatch;
     if (args.global_batch > 0) job.parallel.global_batch = args.global_batch;
+    for (const std::string& a : args.parallel_sets) set_parallel_field(job.parallel, a);
     job.tuning.cuda_graphs = on_off(args.cuda_graphs, "--cuda-graphs", job.tuning.cuda_graphs);
     job.tuning.gpudirect_rdma = on_off(args.gpudirect_rdma, "--gpudirect-rdma", job.tuning.gpudirect_rdma);
     if (!args.fabric.empty()) job.tuning.fabric = args.fabric;
@@ -134,8 +131,19 @@ json run_job(const JobRunArgs& args) {
         csets.insert(csets.end(), target.vendor_fabric.begin(), target.vendor_fabric.end());
     }
     const ClusterConfig cl = load_cluster(target.cluster, csets);
-    const ParallelPlan plan = make_parallel_plan(job.model, job.parallel, job.where());
-    check_placement(plan, cl, job.where());
+    const bool search = args.search == "on" || (args.search.empty() && job.track == "best");
+    if (search && !job.training() && !job.serving.given && args.warn)  // a serving job says so in its not_modeled
+        args.warn(job.where() + ": the parallel-plan search covers training jobs; this inference job runs its own plan");
+    // a searched training job starts from its own plan when that plan is valid here (the
+    // search's reference), else from any: the search replaces it
+    ParallelPlan plan;
+    try {
+        plan = make_parallel_plan(job.model, job.parallel, job.where());
+        check_placement(plan, cl, job.where());
+    } catch (const UserError&) {
+        if (!(search && job.training())) throw;
+        plan = ParallelPlan{};
+    }
     // the device runs
     const std::string dev_dir = args.devices_dir.empty() ? args.out_dir + "/devices" : args.devices_dir;
     fs::create_directories(dev_dir);
@@ -147,6 +155,7 @@ json run_job(const JobRunArgs& args) {
     std::string runtime = args.runtime;
     if (runtime.empty() && fs::exists(runtimes_dir() + "/" + job.framework + ".toml")) runtime = job.framework;
     const JobContext c{job, target, cl, plan, args, device, precision, runtime, dev_dir, t0};
+    if (search && job.training()) return c.search_training();
     return job.training() ? c.run_training() : job.serving.given ? c.run_serving() : c.run_inference();
 }
 

@@ -35,6 +35,17 @@ struct JobRunArgs {
     /// memory_fits = false) instead of refusing it (exit 2).
     bool allow_over_capacity = false;
     bool quiet = false;         ///< no progress of the device runs (run --quiet)
+    /// Plan fields set over the job's (run --parallel KEY=VALUE: set_parallel_field), applied after
+    /// --microbatch and --global-batch.
+    std::vector<std::string> parallel_sets;
+    /// The parallel-plan search: "on" (run --search on), "off", or "" = the job's `track` (best
+    /// searches, parity runs the plan as written). Training jobs only: another job with it on
+    /// runs its own plan and says so.
+    std::string search;
+    int64_t search_min_plans = 20;  ///< the search evaluates at least this many plans (all, if fewer fit)
+    /// Once this many seconds have passed and search_min_plans are evaluated, the search starts
+    /// no more plans and reports the gap between its best and the lowest bound left (0: no limit).
+    double search_budget_s = 90;
     /// Hears each warning (settings read but not modeled, the job file's) and each line on what
     /// is about to run (a schedule phase); none given: warnings are only kept in last_run.json's
     /// not_modeled where they belong there.

@@ -294,8 +294,9 @@ json JobContext::run_serving() const {
     if (spec.replay_file.empty() && spec.lengths == "fixed")
         nm.push_back("request lengths are fixed at sequence.prompt and sequence.generate (the means; serving.lengths draws them around)");
     if (!spec.replay_file.empty() && share > 1) nm.push_back("a replay with dp > 1: every replica is taken to serve its share as replica 0 does");
-    if (job.track == "best") {
-        const std::string line = "track = best: the search of parallel plans and engine settings is not built yet; run as parity";
+    if (args.search == "on" || (args.search.empty() && job.track == "best")) {
+        const std::string line = "track = best: the search covers training jobs' parallel plans; a serving job's plan and engine settings "
+                                 "are not searched yet, so it runs as parity";
         nm.push_back(line);
         if (args.warn) args.warn(line);
     }

@@ -16,10 +16,10 @@ using nlohmann::json;
 
 json JobContext::run_training() const {
     std::vector<DeviceTask> tasks;
-    for (size_t k = 0; k < plan.kinds.size(); ++k) tasks.push_back({"train", k, dev_dir + "/chunk" + std::to_string(k)});
+    for (size_t k = 0; k < plan.kinds.size(); ++k) tasks.push_back({"train", k, train_run_dir(dev_dir, plan, k)});
     run_devices(*this, tasks);
     std::vector<ChunkRun> runs;
-    for (size_t k = 0; k < plan.kinds.size(); ++k) runs.push_back(read_chunk_run(dev_dir + "/chunk" + std::to_string(k) + "/metrics.json"));
+    for (const DeviceTask& t : tasks) runs.push_back(read_chunk_run(t.dir + "/metrics.json"));
     // the plan must fit each device's memory (unless asked to simulate it anyway)
     const std::vector<StageMemory> stage_mem = stage_memory(plan, runs);
     if (const double cap = runs[0].capacity_bytes; cap > 0 && !args.allow_over_capacity)

@@ -4,6 +4,8 @@
 #include <fstream>
 #include <system_error>
 
+#include <unistd.h>
+
 #include "sim/base/error.h"
 
 namespace archsim {
@@ -17,7 +19,7 @@ void rename_into_place(const std::string& tmp, const std::string& path) {
 }
 
 void write_file_atomically(const std::string& path, const std::string& text) {
-    const std::string tmp = temp_path_for(path);
+    const std::string tmp = temp_path_for(path) + "." + std::to_string(::getpid());  // processes writing one file each use their own
     {
         std::ofstream o(tmp, std::ios::binary);
         if (!o) throw UserError(tmp, "cannot write");

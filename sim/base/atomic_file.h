@@ -11,7 +11,9 @@ std::string temp_path_for(const std::string& path);
 /// Throws UserError(path, ...) if the rename fails.
 void rename_into_place(const std::string& tmp, const std::string& path);
 
-/// Writes `text` to `path` through temp_path_for(path). Throws UserError naming the file if it
+/// Writes `text` to `path` through temp_path_for(path) + "." + the process id (processes that
+/// write the same file at once, a search's child runs, each rename a whole one into place).
+/// Throws UserError naming the file if it
 /// cannot be written (a missing folder, a full disk) or renamed.
 void write_file_atomically(const std::string& path, const std::string& text);
 

@@ -5,6 +5,7 @@
 
 #include "sim/base/error.h"
 #include "workloads/parallel/pipeline_schedule.h"
+#include "workloads/parallel/plan_space.h"
 
 namespace archsim {
 
@@ -212,8 +213,9 @@ JobModel build_job(const ParallelPlan& plan, const ClusterConfig& cl, const std:
 
 std::vector<StageMemory> stage_memory(const ParallelPlan& plan, const std::vector<ChunkRun>& runs) {
     const ParallelismSpec& s = plan.spec;
-    const auto sched = pipeline_schedule(s.schedule, s.pp, s.virtual_stages, plan.microbatches);
     const double dp = double(s.dp);
+    // sequence parallelism splits what tensor parallelism leaves whole (the device runs keep it whole)
+    const double sp_keep = s.sequence_parallel && s.tp > 1 ? 1.0 / double(s.tp) : 1.0;
     std::vector<StageMemory> out;
     for (int64_t st = 0; st < s.pp; ++st) {
         StageMemory m;
@@ -221,18 +223,22 @@ std::vector<StageMemory> stage_memory(const ParallelPlan& plan, const std::vecto
         for (int64_t c = 0; c < s.virtual_stages; ++c) {
             const size_t k = plan.kind_of[size_t(st)][size_t(c)];
             const ChunkRun& r = runs.at(k);
+            const int64_t layers = plan.kinds[k].layers;
             m.weights += r.weights_bytes / (s.zero_stage >= 3 ? dp : 1.0);
             m.gradients += r.gradients_bytes / (s.zero_stage >= 2 ? dp : 1.0);
             m.optimizer_state += r.optimizer_state_bytes / (s.zero_stage >= 1 ? dp : 1.0);
             work = std::max(work, r.workspace_bytes);
-            in_backward = std::max(in_backward, r.saved_activations_bytes);
+            // a chunk before the last is simulated with an MSE loss on its output standing in for
+            // the next stage; the pipeline holds neither the loss's target nor that output
+            // (Megatron-LM frees a sent output's storage: deallocate_output_tensor)
+            const double stand_in = plan.kinds[k].head ? 0.0 : 2.0 * plan.activation_bytes;
+            const double saved = std::max(0.0, r.saved_activations_bytes - stand_in - (1.0 - sp_keep) * replicated_activation_bytes(plan, layers));
+            in_backward = std::max(in_backward, saved);
             // a microbatch waiting for its backward keeps, under full recomputation, only each
             // layer's input (Megatron's checkpoints); otherwise everything the backward reads
-            waiting = std::max(waiting, s.recompute == "full" ? double(plan.kinds[k].layers) * plan.activation_bytes : r.saved_activations_bytes);
+            waiting = std::max(waiting, s.recompute == "full" ? double(layers) * plan.activation_bytes * sp_keep : saved);
         }
-        int64_t live = 0, most = 0;
-        for (const PipeOp& op : sched[size_t(st)]) most = std::max(most, live += op.forward ? 1 : -1);
-        m.activations = in_backward + double(std::max<int64_t>(0, most - 1)) * waiting;
+        m.activations = in_backward + double(std::max<int64_t>(0, in_flight_microbatches(plan, st) - 1)) * waiting;
         m.workspace = work;
         out.push_back(m);
     }

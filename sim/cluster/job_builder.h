@@ -110,7 +110,11 @@ struct StageMemory {
 /// microbatch in its backward pass (the device run's saved activations) and those every other
 /// microbatch the schedule keeps in flight holds (forwards run without their backward yet:
 /// under full recomputation each layer's input, else all saved activations), and the largest
-/// workspace.
+/// workspace. Under sequence parallelism the activations tensor parallelism leaves whole on
+/// every rank (replicated_activation_bytes, workloads/parallel/plan_space.h) count 1/tp: the
+/// device runs keep them whole. A chunk before the last runs on its device with an MSE loss on
+/// its output (the backward needs a gradient to start from): that loss's target and the output
+/// it reads (two activations) are not counted.
 std::vector<StageMemory> stage_memory(const ParallelPlan& plan, const std::vector<ChunkRun>& runs);
 
 }  // namespace archsim

@@ -130,6 +130,15 @@ int main(int argc, char** argv) {
     run->add_option("--fabric", job.fabric, "Job: IB|RoCE|Vendor (over runtime_tuning.fabric)")->check(CLI::IsMember({"IB", "RoCE", "Vendor"}));
     run->add_option("--devices-dir", job.devices_dir, "Job: where the device runs go (default OUT/devices; a job's phases share their parent's)");
     run->add_option("--phase", job.phase, "Job: run one phase of its schedule.phases (default: every phase, weighted by duration)");
+    run->add_option("--parallel", job.parallel_sets, "Job: set a field of its plan, KEY=VALUE (tp, pp, dp, ep, virtual_stages, microbatch, "
+                                                     "global_batch, zero_stage, sequence_parallel, dp_overlap, schedule, recompute; repeatable)");
+    run->add_option("--search", job.search, "Job: on|off, the parallel-plan search of a training job (default: on for track: best)")
+        ->check(CLI::IsMember({"on", "off"}));
+    run->add_option("--search-plans", job.search_min_plans, "Job search: evaluate at least this many plans")->check(positive)->capture_default_str();
+    run->add_option("--search-budget", job.search_budget_s, "Job search: seconds after which it starts no more plans once --search-plans are "
+                                                            "evaluated (0: none; the gap to the lowest bound left is reported)")
+        ->check(CLI::NonNegativeNumber)
+        ->capture_default_str();
     run->add_option("--virt", job.virt, "Job: bare|sriov (over runtime_tuning.virt)")->check(CLI::IsMember({"bare", "sriov"}));
     bool reference = false, quiet = false;
     std::string mapper = "auto";

@@ -561,4 +561,50 @@ bool is_llm_job(const std::string& ref) {
     }
 }
 
+void set_parallel_field(ParallelismSpec& s, const std::string& assignment) {
+    const auto eq = assignment.find('=');
+    auto bad = [&](const std::string& why) { return UserError("--parallel " + assignment, why); };
+    if (eq == std::string::npos) throw bad("must be KEY=VALUE");
+    const std::string key = assignment.substr(0, eq), value = assignment.substr(eq + 1);
+    auto integer = [&](int64_t min) {
+        size_t used = 0;
+        int64_t v = 0;
+        try {
+            v = std::stoll(value, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (used == 0 || used != value.size() || v < min) throw bad("must be an integer >= " + std::to_string(min));
+        return v;
+    };
+    auto boolean = [&]() {
+        if (value == "true") return true;
+        if (value == "false") return false;
+        throw bad("must be true or false");
+    };
+    auto choice = [&](const std::vector<std::string>& names) {
+        if (std::find(names.begin(), names.end(), value) == names.end()) {
+            std::string list;
+            for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+            throw bad("must be one of " + list);
+        }
+        return value;
+    };
+    if (key == "tp") s.tp = integer(1);
+    else if (key == "pp") s.pp = integer(1);
+    else if (key == "dp") s.dp = integer(1);
+    else if (key == "ep") s.ep = integer(1);
+    else if (key == "virtual_stages") s.virtual_stages = integer(1);
+    else if (key == "microbatch") s.microbatch = integer(1);
+    else if (key == "global_batch") s.global_batch = integer(1);
+    else if (key == "zero_stage") s.zero_stage = integer(0);
+    else if (key == "sequence_parallel") s.sequence_parallel = boolean();
+    else if (key == "dp_overlap") s.dp_overlap = boolean();
+    else if (key == "schedule") s.schedule = choice(pipeline_schedule_names());
+    else if (key == "recompute") s.recompute = choice({"none", "selective", "full"});
+    else
+        throw bad("unknown key (tp, pp, dp, ep, virtual_stages, microbatch, global_batch, zero_stage, sequence_parallel, dp_overlap, schedule, "
+                  "recompute)");
+}
+
 }  // namespace archsim

@@ -124,6 +124,13 @@ LlmJob read_llm_job_yaml(const std::string& file, const std::string& name, const
 /// sub-tables or keys of the entry). Throws UserError like read_llm_job_yaml.
 LlmJob read_llm_job_toml(const std::string& file, const std::string& name);
 
+/// Sets one field of a plan from "KEY=VALUE" (run --parallel): tp, pp, dp, ep, virtual_stages,
+/// microbatch, global_batch, zero_stage (integers), sequence_parallel, dp_overlap (true or
+/// false), schedule (gpipe, 1f1b, interleaved), recompute (none, selective, full). The plan is
+/// validated later, as a whole (make_parallel_plan). Throws UserError "--parallel <assignment>:
+/// <reason>" for an unknown key or a bad value.
+void set_parallel_field(ParallelismSpec& s, const std::string& assignment);
+
 /// True if workload reference `ref` ("FILE#NAME") names a job: a .yaml/.yml file, or a TOML
 /// llm entry with a `parallelism` table.
 bool is_llm_job(const std::string& ref);
