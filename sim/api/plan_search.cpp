@@ -332,11 +332,12 @@ json JobContext::search_training() const {
                            to_simulate.size(), evaluated, best_ps * 1e-12, elapsed_s());
     }
     std::vector<size_t> done;
-    double lowest_left = std::numeric_limits<double>::infinity();
-    int64_t pruned = 0;
+    double lowest_left = std::numeric_limits<double>::infinity();  // the lowest bound of the plans the budget left
+    int64_t pruned = 0, left = 0;
     for (size_t i = 0; i < cands.size(); ++i) {
         if (cands[i].stage == Stage::Simulated) done.push_back(i);
-        else if (cands[i].stage != Stage::Out) lowest_left = std::min(lowest_left, cands[i].bound_ps), ++pruned;
+        else if (cands[i].stage != Stage::Out && cands[i].bound_ps >= best_ps) ++pruned;
+        else if (cands[i].stage != Stage::Out) lowest_left = std::min(lowest_left, cands[i].bound_ps), ++left;
     }
     if (done.empty()) {
         std::string why = "every plan's device runs exceed the memory";
@@ -358,8 +359,8 @@ json JobContext::search_training() const {
     json top = json::array();
     for (size_t k = 0; k < done.size() && k < 10; ++k) {
         const Candidate& c = cands[done[k]];
-        json row = plan_json(c.plan.spec);
-        row["id"] = c.id, row["step_time_s"] = c.step_ps * 1e-12, row["memory_per_device_bytes"] = c.memory_bytes;
+        json row = {{"id", c.id}, {"parallelism", plan_json(c.plan.spec)}};
+        row["step_time_s"] = c.step_ps * 1e-12, row["memory_per_device_bytes"] = c.memory_bytes;
         row["tokens_per_s"] = c.tokens_per_s, row["mfu"] = c.mfu;
         top.push_back(row);
     }
@@ -368,8 +369,7 @@ json JobContext::search_training() const {
     else if (!job_plan_candidate) yours["status"] = "does not fit the devices' memory (lower bound)";
     else if (cands[ref].stage == Stage::Simulated) yours["status"] = "evaluated", yours["step_time_s"] = cands[ref].step_ps * 1e-12;
     else yours["status"] = cands[ref].stage == Stage::Out ? "out: " + cands[ref].out_reason : "pruned by its bound";
-    json best_j = plan_json(best.plan.spec);
-    best_j["id"] = best.id, best_j["step_time_s"] = best.step_ps * 1e-12;
+    const json best_j = {{"id", best.id}, {"parallelism", plan_json(best.plan.spec)}, {"step_time_s", best.step_ps * 1e-12}};
     out["search"] = {
         {"method", "best first over enumerate_plans (workloads/parallel/plan_space.h): plans ordered by a roofline bound on their step scaled by "
                    "the reference plan's device efficiency, device runs shared by plans that give a device the same work, a plan dropped once "
@@ -380,10 +380,11 @@ json JobContext::search_training() const {
         {"infeasible_by", {{"placement", out_placement}, {"memory_lower_bound", out_memory_bound}, {"memory", out_memory}, {"simulation_failed", out_failed}}},
         {"plans_evaluated", evaluated},
         {"plans_pruned", pruned},
+        {"plans_left", left},
         {"device_runs", device_runs},
         {"rounds", rounds},
         {"stopped", stopped},
-        {"gap_to_lowest_bound_left", std::isfinite(lowest_left) && lowest_left < best.step_ps ? (best.step_ps - lowest_left) / best.step_ps : 0.0},
+        {"gap_to_lowest_bound_left", left > 0 ? (best.step_ps - lowest_left) / best.step_ps : 0.0},
         {"best", best_j},
         {"top", top},
         {"job_plan", yours},

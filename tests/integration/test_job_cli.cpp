@@ -174,17 +174,17 @@ training = { optimizer = "adam", recompute = "full" }
     REQUIRE(t.exit_code == 0);
     CHECK(json::parse(slurp(out2 + "/last_run.json"))["step_time_s"].get<double>() == Approx(step));
     // resumable: the device runs are reused when nothing changed, and rerun when the job did
-    const std::string sig = slurp(out + "/devices/chunk0/signature.txt");
+    const std::string sig = slurp(out + "/devices/train_tp2_ep1_mb2_full_l2_first/signature.txt");
     CHECK(sig.find("--batch\n2") != std::string::npos);
     const CliResult again = run_archsim("run " + job_yaml() + "#tiny --target " + kTarget + " --out " + out + " --microbatch 1");
     REQUIRE(again.exit_code == 0);
-    CHECK(slurp(out + "/devices/chunk0/signature.txt").find("--batch\n1") != std::string::npos);
+    CHECK(slurp(out + "/devices/train_tp2_ep1_mb1_full_l2_first/signature.txt").find("--batch\n1") != std::string::npos);
     CHECK(json::parse(slurp(out + "/last_run.json"))["parallelism"]["microbatches_per_pipeline"] == 8);
     // CUDA graphs: the GPU devices launch their kernels graph_launch_overhead_us apart, so the step shortens
     const double streams_step = json::parse(slurp(out + "/last_run.json"))["step_time_s"].get<double>();
     const CliResult graphs = run_archsim("run " + job_yaml() + "#tiny --target " + kTarget + " --out " + out + " --microbatch 1 --cuda-graphs on");
     REQUIRE(graphs.exit_code == 0);
-    CHECK(slurp(out + "/devices/chunk0/signature.txt").find("kernel.cuda_graphs=true") != std::string::npos);
+    CHECK(slurp(out + "/devices/train_tp2_ep1_mb1_full_l2_first/signature.txt").find("kernel.cuda_graphs=true") != std::string::npos);
     const json g = json::parse(slurp(out + "/last_run.json"));
     CHECK(g["step_time_s"].get<double>() < streams_step);
     CHECK(g["not_modeled"].dump().find("cuda_graphs") == std::string::npos);
@@ -428,4 +428,70 @@ TEST_CASE("a job plan that does not fit its devices' memory is refused unless as
     CHECK(csv.find(",infeasible,") != std::string::npos);
     CHECK(csv.find(",ok,") != std::string::npos);
     std::filesystem::remove_all(out);
+}
+
+TEST_CASE("track: best searches a training job's parallel plans and runs the best one", "[e2e][cluster][search]") {
+    const std::string out = temp_dir("job_search");
+    const CliResult r = run_archsim("run " + job_yaml("track: parity", "track: best") + "#tiny --target " + kTarget + " --out " + out +
+                                    " --search-plans 6 --search-budget 1");
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const json j = json::parse(slurp(out + "/last_run.json"));
+    REQUIRE(j.contains("search"));
+    const json& x = j["search"];
+    CHECK(x["devices"] == 8);
+    // every plan of the space is accounted for once
+    const int64_t n = x["plans_enumerated"], inf = x["plans_infeasible"], ev = x["plans_evaluated"], pr = x["plans_pruned"], left = x["plans_left"];
+    CHECK(n == inf + ev + pr + left);
+    const json& by = x["infeasible_by"];
+    CHECK(inf == by["placement"].get<int64_t>() + by["memory_lower_bound"].get<int64_t>() + by["memory"].get<int64_t>() +
+                     by["simulation_failed"].get<int64_t>());
+    CHECK(ev >= 6);
+    // the top plans by step, the best first; the job's own plan among those evaluated, not faster than the best
+    const json& top = x["top"];
+    REQUIRE(top.size() >= 2);
+    for (size_t i = 1; i < top.size(); ++i) CHECK(top[i - 1]["step_time_s"].get<double>() <= top[i]["step_time_s"].get<double>());
+    const double best = x["best"]["step_time_s"];
+    CHECK(best == top[0]["step_time_s"].get<double>());
+    CHECK(x["job_plan"]["status"] == "evaluated");
+    CHECK(x["job_plan"]["step_time_s"].get<double>() >= best);
+    // the best plan's own run reproduces its step exactly, with its plan
+    CHECK(j["step_time_s"].get<double>() == best);
+    for (const char* k : {"tp", "pp", "dp", "microbatch", "virtual_stages", "zero_stage"}) CHECK(j["parallelism"][k] == x["best"]["parallelism"][k]);
+    CHECK(j["parallelism"]["recompute"] == x["best"]["parallelism"]["recompute"]);
+    // each evaluated plan's run is kept; the search's wall times go to its log, beside the metrics
+    const json child = json::parse(slurp(out + "/search/" + top[1]["id"].get<std::string>() + "/last_run.json"));
+    CHECK(child["step_time_s"].get<double>() == top[1]["step_time_s"].get<double>());
+    CHECK(slurp(out + "/search/search_log.txt").find("best " + x["best"]["id"].get<std::string>()) != std::string::npos);
+    CHECK(undeclared_numbers(j, archsim::MetricScope::Job) == std::vector<std::string>{});
+    // --search off runs the plan as written
+    const std::string out2 = temp_dir("job_search_off");
+    const CliResult off = run_archsim("run " + job_yaml("track: parity", "track: best") + "#tiny --target " + kTarget + " --out " + out2 + " --search off");
+    REQUIRE(off.exit_code == 0);
+    const json o = json::parse(slurp(out2 + "/last_run.json"));
+    CHECK_FALSE(o.contains("search"));
+    CHECK(o["step_time_s"].get<double>() == x["job_plan"]["step_time_s"].get<double>());
+}
+
+TEST_CASE("run --parallel sets a field of the job's plan and a bad one is one line with exit code 2", "[e2e][cluster][bad_input]") {
+    const std::string out = temp_dir("job_parallel");
+    const CliResult r = run_archsim("run " + job_yaml() + "#tiny --target " + kTarget + " --out " + out +
+                                    " --parallel tp=4 --parallel pp=1 --parallel sequence_parallel=true --parallel recompute=selective");
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const json j = json::parse(slurp(out + "/last_run.json"));
+    CHECK(j["parallelism"]["tp"] == 4);
+    CHECK(j["parallelism"]["pp"] == 1);
+    CHECK(j["parallelism"]["sequence_parallel"] == true);
+    CHECK(j["parallelism"]["recompute"] == "selective");
+    for (const auto& [arg, says] : std::vector<std::pair<std::string, std::string>>{{"tp=x", "--parallel tp=x: must be an integer >= 1"},
+                                                                                     {"nodes=2", "--parallel nodes=2: unknown key"},
+                                                                                     {"recompute=some", "must be one of none, selective, full"},
+                                                                                     {"tp=3", "parallelism.tp = 3"}}) {
+        INFO(arg);
+        const CliResult bad = run_archsim("run " + job_yaml() + "#tiny --target " + kTarget + " --out " + out + " --parallel " + arg);
+        CHECK(bad.exit_code == 2);
+        CHECK(bad.err.find(says) != std::string::npos);
+        CHECK(std::count(bad.err.begin(), bad.err.end(), '\n') == 1);
+    }
 }

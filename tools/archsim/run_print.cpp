@@ -112,6 +112,19 @@ std::string training_text(const json& out, const std::string& out_dir) {
                                 p.at("dp").get<int64_t>(), text(p, "schedule"), p.at("microbatches_per_pipeline").get<int64_t>(),
                                 p.at("microbatch").get<int64_t>());
     s += choice_line(out);
+    if (out.contains("search")) {  // the plan a search chose, and what it looked at
+        const json& x = out.at("search");
+        s += fmt::format("  plan search          {} of {} plans evaluated ({} do not fit, {} bounded out, {} left), {} device runs, {}; {}\n",
+                         x.at("plans_evaluated").get<int64_t>(), x.at("plans_enumerated").get<int64_t>(), x.at("plans_infeasible").get<int64_t>(),
+                         x.at("plans_pruned").get<int64_t>(), x.at("plans_left").get<int64_t>(), x.at("device_runs").get<int64_t>(),
+                         with_unit(num(x, "wall_s"), "s"), text(x, "stopped"));
+        for (const auto& r : x.at("top"))
+            s += fmt::format("    {:<40} step {}  memory {}\n", text(r, "id"), with_unit(num(r, "step_time_s"), "s"),
+                             with_unit(num(r, "memory_per_device_bytes"), "B"));
+        const json& y = x.at("job_plan");
+        s += fmt::format("    the job's own plan {}: {}\n", text(y, "id"),
+                         y.contains("step_time_s") ? "step " + with_unit(num(y, "step_time_s"), "s") : text(y, "status"));
+    }
     s += fmt::format("  step time            {}\n", with_unit(num(out, "step_time_s"), "s"));
     const bool megatron = text(out.at("model"), "family") == "gpt";
     s += fmt::format("  per-device           {:.1f} TFLOP/s ({}), MFU {:.1f}% (model FLOPs), HFU {:.1f}% (recomputation included)\n",
