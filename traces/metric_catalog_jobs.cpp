@@ -73,7 +73,7 @@ std::vector<MetricDecl> job_metric_declarations() {
         decl(J, "search.infeasible_by.simulation_failed", "1", "plans whose step simulation failed"),
         decl(J, "search.plans_evaluated", "1", "plans whose step was simulated (the job simulator, their own device runs)"),
         decl(J, "search.plans_pruned", "1", "plans left unevaluated because their lower bound is not below the best step found"),
-        decl(J, "search.plans_left", "1", "plans the budget left unevaluated with a bound below the best step"),
+        decl(J, "search.plans_left", "1", "plans left unevaluated with a bound below the best step: their estimate is not below it, or the budget ran out"),
         decl(J, "search.device_runs", "1", "device simulations the search asked for (plans that give a device the same work share one)"),
         decl(J, "search.rounds", "1", "rounds of device runs and step simulations"),
         decl(J, "search.gap_to_lowest_bound_left", "1", "(best step - lowest bound of the plans left) / best step; 0: no plan left can beat it"),

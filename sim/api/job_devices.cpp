@@ -60,6 +60,7 @@ ChunkRun read_chunk_run(const std::string& metrics_path) {
     r.weights_bytes = largest.value("weights_bytes", 0.0), r.gradients_bytes = largest.value("gradients_bytes", 0.0);
     r.optimizer_state_bytes = largest.value("optimizer_state_bytes", 0.0);
     r.saved_activations_bytes = largest.value("saved_activations_bytes", 0.0), r.workspace_bytes = largest.value("workspace_bytes", 0.0);
+    r.saved_after_forward_bytes = t.at("memory").value("saved_after_forward_bytes", r.saved_activations_bytes);
     r.peak_macs_per_s = m["total"].value("peak_macs_per_cycle", 0.0) * m.value("clock_hz", 0.0);
     r.capacity_bytes = t.at("memory").value("capacity_bytes", 0.0);
     return r;

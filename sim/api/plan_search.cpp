@@ -48,12 +48,21 @@ struct Candidate {
 /// tighter bound.
 double key_of(const Candidate& c) { return c.stage == Stage::Bounded ? c.estimate_ps : c.bound_ps; }
 
-/// Per pass, real device time over roofline time, as device runs measured it; and the
-/// activations a layer keeps per microbatch (tensor parallelism's replicated part whole).
+/// What the search prices a plan's chunks with: per pass, device time over roofline time (1: the
+/// roofline, a lower bound), and the memory figures a device run gives; what device runs of one
+/// tensor-parallel size, expert split, microbatch and recomputation measured, or (before any)
+/// what the reference plan's runs and Korthikanti et al.'s counts suggest.
 struct Efficiency {
+    bool bound = true;  ///< times at the roofline with chunk_macs' lower-bound recomputation
+    /// Device time over roofline time per pass; the recomputation's over its estimate basis
+    /// (a full recomputation: the chunk's layers' forward; selective: chunk_macs').
     double forward = 1, backward = 1, recompute = 1;
-    double optimizer_ps_per_param = 0;
-    double activation_bytes_per_layer = -1;  ///< -1: not measured
+    double optimizer_ps_per_param = 0, optimizer_bytes_per_param = 0;
+    /// One microbatch's activations a layer keeps once its forward ends, tensor parallelism's
+    /// replicated part whole (stage_memory splits it under sequence parallelism); -1: estimate it.
+    double after_forward_per_layer = -1;
+    double backward_extra = -1;  ///< what a chunk's backward adds to that (recomputed values); -1: estimate it
+    double workspace = 0;        ///< a chunk's workspace, bytes
 };
 
 /// What device runs of one tensor-parallel size, expert split, microbatch and recomputation
@@ -61,19 +70,30 @@ struct Efficiency {
 using RunKey = std::tuple<int64_t, int64_t, int64_t, std::string>;
 RunKey run_key(const ParallelismSpec& s) { return {s.tp, s.ep, s.microbatch, s.recompute}; }
 
-/// The chunk runs `plan` would have at the device's peak (`scale` = 1: a lower bound) or at the
-/// reference's efficiency: times from chunk_macs, parameters from chunk_parameters.
+/// The chunk runs `plan` would have at `eff`: times from chunk_macs over the device's peak,
+/// parameters from chunk_parameters; with eff.bound the times are lower bounds (memory unset).
 std::vector<ChunkRun> modeled_runs(const ParallelPlan& plan, double peak_macs_per_s, const Efficiency& eff) {
+    const ParallelismSpec& s = plan.spec;
+    const double w = double(plan.model.weight_elem_bytes());
     std::vector<ChunkRun> runs;
     for (const ChunkShape& k : plan.kinds) {
-        const ChunkMacs m = chunk_macs(plan.model, plan.spec, k);
+        const ChunkMacs m = chunk_macs(plan.model, s, k);
+        const double recompute = eff.bound || s.recompute != "full" ? m.recompute : m.layer_forward;
         ChunkRun r;
         r.forward_ps = m.forward / peak_macs_per_s * 1e12 * eff.forward;
         r.backward_ps = m.backward / peak_macs_per_s * 1e12 * eff.backward;
-        r.recompute_ps = m.recompute / peak_macs_per_s * 1e12 * eff.recompute;
-        r.forward_macs = m.forward, r.backward_macs = m.backward, r.recompute_macs = m.recompute;
-        r.params = chunk_parameters(plan.model, plan.spec, k);
+        r.recompute_ps = recompute / peak_macs_per_s * 1e12 * eff.recompute;
+        r.forward_macs = m.forward, r.backward_macs = m.backward, r.recompute_macs = recompute;
+        r.params = chunk_parameters(plan.model, s, k);
         r.optimizer_ps = r.params * eff.optimizer_ps_per_param;
+        if (!eff.bound) {
+            r.weights_bytes = r.gradients_bytes = r.params * w, r.optimizer_state_bytes = r.params * eff.optimizer_bytes_per_param;
+            const double per_layer = eff.after_forward_per_layer >= 0 ? eff.after_forward_per_layer : activation_bytes_per_layer_estimate(plan);
+            const double stand_in = k.head ? 0.0 : 2.0 * plan.activation_bytes;  // as stage_memory counts it
+            r.saved_after_forward_bytes = stand_in + double(k.layers) * per_layer;
+            r.saved_activations_bytes = r.saved_after_forward_bytes + (eff.backward_extra >= 0 ? eff.backward_extra : backward_extra_bytes_estimate(plan));
+            r.workspace_bytes = eff.workspace;
+        }
         runs.push_back(r);
     }
     return runs;
@@ -81,20 +101,27 @@ std::vector<ChunkRun> modeled_runs(const ParallelPlan& plan, double peak_macs_pe
 
 /// What `runs` (the device runs of `plan`'s chunk kinds) measured against the roofline.
 Efficiency measured(const ParallelPlan& plan, const std::vector<ChunkRun>& runs, double peak_macs_per_s) {
-    const std::vector<ChunkRun> roof = modeled_runs(plan, peak_macs_per_s, Efficiency{});
-    double rf = 0, rb = 0, rr = 0, f = 0, b = 0, r = 0, opt_ps = 0, params = 0, per_layer = 0;
+    Efficiency basis;
+    basis.bound = false;
+    const std::vector<ChunkRun> roof = modeled_runs(plan, peak_macs_per_s, basis);
+    double rf = 0, rb = 0, rr = 0, f = 0, b = 0, r = 0, opt_ps = 0, opt_bytes = 0, params = 0;
+    Efficiency e;
+    e.bound = false, e.after_forward_per_layer = 0, e.backward_extra = 0;
+    bool middle = false;  // a chunk without the embedding or the head measures a layer best
+    for (const ChunkShape& k : plan.kinds) middle |= !k.embedding && !k.head;
     for (size_t k = 0; k < roof.size(); ++k) {
         rf += roof[k].forward_ps, rb += roof[k].backward_ps, rr += roof[k].recompute_ps;
         f += runs[k].forward_ps + runs[k].loss_ps, b += runs[k].backward_ps, r += runs[k].recompute_ps;
-        opt_ps += runs[k].optimizer_ps, params += runs[k].params;
+        opt_ps += runs[k].optimizer_ps, opt_bytes += runs[k].optimizer_state_bytes, params += runs[k].params;
         const ChunkShape& sh = plan.kinds[k];
-        const double stand_in = sh.head ? 0.0 : 2.0 * plan.activation_bytes;  // as stage_memory counts it
-        per_layer = std::max(per_layer, (runs[k].saved_activations_bytes - stand_in) / double(std::max<int64_t>(1, sh.layers)));
+        e.workspace = std::max(e.workspace, runs[k].workspace_bytes);
+        e.backward_extra = std::max(e.backward_extra, runs[k].saved_activations_bytes - runs[k].saved_after_forward_bytes);
+        if (middle && (sh.embedding || sh.head)) continue;
+        const double stand_in = sh.head ? 0.0 : 2.0 * plan.activation_bytes;
+        e.after_forward_per_layer = std::max(e.after_forward_per_layer, (runs[k].saved_after_forward_bytes - stand_in) / double(std::max<int64_t>(1, sh.layers)));
     }
-    Efficiency e;
-    e.forward = rf > 0 ? f / rf : 1, e.backward = rb > 0 ? b / rb : 1, e.recompute = rr > 0 ? std::max(1.0, r / rr) : e.forward;
-    e.optimizer_ps_per_param = params > 0 ? opt_ps / params : 0;
-    e.activation_bytes_per_layer = per_layer;
+    e.forward = rf > 0 ? f / rf : 1, e.backward = rb > 0 ? b / rb : 1, e.recompute = rr > 0 ? r / rr : e.forward;
+    e.optimizer_ps_per_param = params > 0 ? opt_ps / params : 0, e.optimizer_bytes_per_param = params > 0 ? opt_bytes / params : 0;
     return e;
 }
 
@@ -191,7 +218,7 @@ json JobContext::search_training() const {
     if (!(peak > 0)) throw UserError(where, "the device run " + cands[ref].tasks[0].dir + " gives no peak MACs/s to bound plans by");
     // what device runs measured, by tp, ep, microbatch and recomputation; the reference's for the rest
     std::map<RunKey, Efficiency> learned;
-    const Efficiency eff = measured(cands[ref].plan, ref_runs, peak);
+    const Efficiency eff = measured(cands[ref].plan, ref_runs, peak);  // the reference's
     learned[run_key(cands[ref].plan.spec)] = eff;
     log << fmt::format("reference {}: device time over roofline forward {:.3f}, backward {:.3f}, recompute {:.3f} ({:.2f} s)\n", cands[ref].id, eff.forward,
                        eff.backward, eff.recompute, elapsed_s());
@@ -199,23 +226,21 @@ json JobContext::search_training() const {
     // and recomputation (else the same without the recomputation, else the reference's), and its
     // memory with the activations per layer measured there (else its lower bound)
     auto estimate = [&](Candidate& c) {
-        Efficiency e = eff;
-        e.activation_bytes_per_layer = -1;
-        const RunKey key = run_key(c.plan.spec);
-        if (auto it = learned.find(key); it != learned.end()) {
+        const ParallelismSpec& p = c.plan.spec;
+        Efficiency e = eff;  // the reference's times and optimizer; memory per layer estimated, workspace scaled by tokens per rank
+        e.after_forward_per_layer = e.backward_extra = -1;
+        e.workspace = eff.workspace * (double(p.microbatch) / double(p.tp)) / (double(cands[ref].plan.spec.microbatch) / double(cands[ref].plan.spec.tp));
+        if (auto it = learned.find(run_key(p)); it != learned.end()) {
             e = it->second;
         } else {
             for (const auto& [k, v] : learned)
-                if (std::get<0>(k) == c.plan.spec.tp && std::get<1>(k) == c.plan.spec.ep && std::get<2>(k) == c.plan.spec.microbatch)
-                    e.forward = v.forward, e.backward = v.backward;
+                if (std::get<0>(k) == p.tp && std::get<1>(k) == p.ep && std::get<2>(k) == p.microbatch)
+                    e.forward = v.forward, e.backward = v.backward, e.workspace = v.workspace;
         }
         c.estimate_ps = std::max(c.bound_ps, step_lower_bound_ps(build_job(c.plan, cl, modeled_runs(c.plan, peak, e), opt, job.where())));
-        c.memory_estimate_bytes = memory_lower_bound_bytes(c.plan);
-        if (e.activation_bytes_per_layer >= 0 && c.plan.spec.recompute != "full") {
-            const double sp_keep = c.plan.spec.sequence_parallel && c.plan.spec.tp > 1 ? 1.0 / double(c.plan.spec.tp) : 1.0;
-            const double layer = e.activation_bytes_per_layer - (1.0 - sp_keep) * replicated_activation_bytes(c.plan, 1);
-            c.memory_estimate_bytes = std::max(c.memory_estimate_bytes, stage_memory_bytes(c.plan, layer));
-        }
+        double most = 0;
+        for (const StageMemory& m : stage_memory(c.plan, modeled_runs(c.plan, peak, e))) most = std::max(most, m.total());
+        c.memory_estimate_bytes = std::max(memory_lower_bound_bytes(c.plan), most);
     };
     for (Candidate& c : cands) {
         c.bound_ps = step_lower_bound_ps(build_job(c.plan, cl, modeled_runs(c.plan, peak, Efficiency{}), opt, job.where()));
@@ -235,10 +260,14 @@ json JobContext::search_training() const {
         if (capacity > 0 && most > capacity) {
             c.stage = Stage::Out, c.out_reason = fmt::format("needs {:.1f} GB per device", most / 1e9);
             ++out_memory;
+            log << fmt::format("  {}: estimate {:.3f} s, memory estimate {:.1f} GB; {}\n", c.id, c.estimate_ps * 1e-12, c.memory_estimate_bytes / 1e9,
+                               c.out_reason);
             return;
         }
         c.bound_ps = std::max(c.bound_ps, step_lower_bound_ps(build_job(c.plan, cl, runs, opt, job.where())));
         c.stage = Stage::Ran;
+        log << fmt::format("  {}: estimate {:.3f} s, bound with its device runs {:.3f} s, memory {:.1f} GB\n", c.id, c.estimate_ps * 1e-12,
+                           c.bound_ps * 1e-12, most / 1e9);
     };
 
     // best first: the lowest key among the plans still in play, a round of device runs and
@@ -246,11 +275,13 @@ json JobContext::search_training() const {
     double best_ps = std::numeric_limits<double>::infinity();
     int64_t evaluated = 0, rounds = 0;
     const size_t width = 2 * std::max<size_t>(1, std::thread::hardware_concurrency());
+    // a plan is worth its device runs while its estimate is below the best step, and worth its
+    // simulation while its bound with them is (every plan is until the minimum is evaluated)
     auto in_play = [&](const Candidate& c) {
         if (c.stage == Stage::Simulated || c.stage == Stage::Out) return false;
-        return evaluated < args.search_min_plans || c.bound_ps < best_ps;
+        return evaluated < args.search_min_plans || key_of(c) < best_ps;
     };
-    std::string stopped = "every plan left is bounded below by the best step found";
+    std::string stopped = "no plan left is estimated below the best step (plans_left: those whose roofline bound still is)";
     std::vector<size_t> order(cands.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     auto simulate = [&](const std::vector<size_t>& which) {
@@ -329,7 +360,8 @@ json JobContext::search_training() const {
         }
         ++rounds;
         log << fmt::format("round {}: {} plans with device runs, {} simulated; {} evaluated, best {:.4f} s ({:.2f} s)\n", rounds, need_runs.size(),
-                           to_simulate.size(), evaluated, best_ps * 1e-12, elapsed_s());
+                           to_simulate.size(), evaluated, best_ps * 1e-12, elapsed_s())
+            << std::flush;  // a long search's log can be followed
     }
     std::vector<size_t> done;
     double lowest_left = std::numeric_limits<double>::infinity();  // the lowest bound of the plans the budget left

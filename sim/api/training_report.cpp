@@ -87,6 +87,7 @@ nlohmann::ordered_json training_json(const TrainingStep& step, const OpGraph& pl
     mj["peak_kernel"] = mem.peak_kernel;
     mj["at_peak"] = bytes_json(mem.at_peak);
     mj["largest"] = bytes_json(mem.largest);
+    mj["saved_after_forward_bytes"] = mem.saved_after_forward;
     mj["capacity_bytes"] = capacity_bytes;
     if (capacity_bytes > 0) mj["fits"] = static_cast<double>(mem.peak_bytes) <= capacity_bytes;
     j["memory"] = mj;

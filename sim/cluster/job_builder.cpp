@@ -232,11 +232,12 @@ std::vector<StageMemory> stage_memory(const ParallelPlan& plan, const std::vecto
             // the next stage; the pipeline holds neither the loss's target nor that output
             // (Megatron-LM frees a sent output's storage: deallocate_output_tensor)
             const double stand_in = plan.kinds[k].head ? 0.0 : 2.0 * plan.activation_bytes;
-            const double saved = std::max(0.0, r.saved_activations_bytes - stand_in - (1.0 - sp_keep) * replicated_activation_bytes(plan, layers));
-            in_backward = std::max(in_backward, saved);
+            const double replicated = (1.0 - sp_keep) * replicated_activation_bytes(plan, layers);
+            in_backward = std::max(in_backward, std::max(0.0, r.saved_activations_bytes - stand_in - replicated));
             // a microbatch waiting for its backward keeps, under full recomputation, only each
-            // layer's input (Megatron's checkpoints); otherwise everything the backward reads
-            waiting = std::max(waiting, s.recompute == "full" ? double(layers) * plan.activation_bytes * sp_keep : saved);
+            // layer's input (Megatron's checkpoints); otherwise what its forward saved
+            waiting = std::max(waiting, s.recompute == "full" ? double(layers) * plan.activation_bytes * sp_keep
+                                                              : std::max(0.0, r.saved_after_forward_bytes - stand_in - replicated));
         }
         m.activations = in_backward + double(std::max<int64_t>(0, in_flight_microbatches(plan, st) - 1)) * waiting;
         m.workspace = work;

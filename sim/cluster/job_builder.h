@@ -19,7 +19,9 @@ struct ChunkRun {
     double params = 0;  ///< trained parameters of the chunk
     double model_flops = 0;  ///< 2 x its forward and gradient MACs for one microbatch (training.model_flops)
     double weights_bytes = 0, gradients_bytes = 0, optimizer_state_bytes = 0;
-    double saved_activations_bytes = 0;  ///< one microbatch's
+    double saved_activations_bytes = 0;  ///< one microbatch's, their largest (in its backward, recomputed values included)
+    /// One microbatch's when its forward ends: what it keeps while it waits for its backward.
+    double saved_after_forward_bytes = 0;
     double workspace_bytes = 0;
     double peak_macs_per_s = 0;          ///< the device's dense peak at the run's precision
     double capacity_bytes = 0;           ///< the device's memory (dram.capacity_gib)
@@ -109,7 +111,7 @@ struct StageMemory {
 /// stages 1-3 dividing optimizer state, gradients and weights by dp), the activations of the
 /// microbatch in its backward pass (the device run's saved activations) and those every other
 /// microbatch the schedule keeps in flight holds (forwards run without their backward yet:
-/// under full recomputation each layer's input, else all saved activations), and the largest
+/// under full recomputation each layer's input, else what its forward saved), and the largest
 /// workspace. Under sequence parallelism the activations tensor parallelism leaves whole on
 /// every rank (replicated_activation_bytes, workloads/parallel/plan_space.h) count 1/tp: the
 /// device runs keep them whole. A chunk before the last runs on its device with an MSE loss on

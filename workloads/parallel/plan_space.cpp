@@ -76,7 +76,8 @@ ChunkMacs chunk_macs(const LlmShape& m, const ParallelismSpec& s, const ChunkSha
     else mlp = T * double(m.top_k) * 3.0 * h * ffn + T * h * double(m.experts / s.ep);
     const double layer = proj + 2.0 * scores + mlp;
     ChunkMacs out;
-    out.forward = double(c.layers) * layer + (c.head ? T * h * double(vocab_shard(m.vocab, s.tp)) : 0.0);
+    out.layer_forward = double(c.layers) * layer;
+    out.forward = out.layer_forward + (c.head ? T * h * double(vocab_shard(m.vocab, s.tp)) : 0.0);
     out.backward = 2.0 * out.forward;
     if (s.recompute == "selective") out.recompute = double(c.layers) * scores;
     if (s.recompute == "full") out.recompute = double(std::max<int64_t>(0, c.layers - 1)) * layer;
@@ -118,6 +119,30 @@ double replicated_activation_bytes(const ParallelPlan& plan, int64_t layers) {
     const double act = plan.activation_bytes, tokens = double(plan.spec.microbatch) * double(plan.model.prompt);
     const double per_layer = plan.spec.recompute == "full" ? act : 4.0 * act + (plan.model.dropout > 0 ? 2.0 * tokens * double(plan.model.hidden) : 0.0);
     return double(layers) * per_layer;
+}
+
+namespace {
+
+/// Korthikanti et al. 2023, Table 2, per layer and microbatch at two bytes an element, tensor
+/// parallelism only: s b h (10 + 24 / t), and 5 a s^2 b / t for the attention core.
+double korthikanti_bytes(const ParallelPlan& plan, bool attention_core) {
+    const LlmShape& m = plan.model;
+    const double sbh = double(plan.spec.microbatch) * double(m.prompt) * double(m.hidden), t = double(plan.spec.tp);
+    const double core = 5.0 * double(m.heads) * double(m.prompt) / double(m.hidden) / t;
+    return sbh * (10.0 + 24.0 / t + (attention_core ? core : 0.0)) * double(m.activation_elem_bytes()) / 2.0;
+}
+
+}  // namespace
+
+double activation_bytes_per_layer_estimate(const ParallelPlan& plan) {
+    if (plan.spec.recompute == "full") return plan.activation_bytes;
+    return korthikanti_bytes(plan, plan.spec.recompute == "none");
+}
+
+double backward_extra_bytes_estimate(const ParallelPlan& plan) {
+    if (plan.spec.recompute == "full") return korthikanti_bytes(plan, true);
+    if (plan.spec.recompute == "none") return 0.0;
+    return korthikanti_bytes(plan, true) - korthikanti_bytes(plan, false);
 }
 
 int64_t in_flight_microbatches(const ParallelPlan& plan, int64_t stage) { return in_flight(plan).at(size_t(stage)); }

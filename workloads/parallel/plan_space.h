@@ -40,6 +40,7 @@ std::string plan_id(const ParallelismSpec& s);
 /// recomputation repeats every segment but the last, a sublayer); none, zero.
 struct ChunkMacs {
     double forward = 0, backward = 0, recompute = 0;
+    double layer_forward = 0;  ///< the forward of the chunk's layers alone (no LM head)
 };
 ChunkMacs chunk_macs(const LlmShape& model, const ParallelismSpec& s, const ChunkShape& chunk);
 
@@ -66,6 +67,19 @@ double memory_lower_bound_bytes(const ParallelPlan& plan);
 /// backward times the chunk's layers times that figure. memory_lower_bound_bytes is this with
 /// its lower bound per layer; the search also uses it with a figure measured by a device run.
 double stage_memory_bytes(const ParallelPlan& plan, double activation_bytes_per_layer);
+
+/// An estimate (not a bound) of the activations one microbatch keeps per layer once its forward
+/// ends, bytes, tensor parallelism's replicated part whole: Korthikanti et al. 2023, Table 2,
+/// s b h (10 + 24 / t + 5 a s / (h t)) at two bytes an element, the last term (the attention
+/// scores, softmax and dropout) only without recomputation; under full recomputation the
+/// layer's input, s b h elements. Scaled to the activations' element size.
+double activation_bytes_per_layer_estimate(const ParallelPlan& plan);
+
+/// An estimate of what a chunk's backward holds beyond its forward's saved activations, bytes:
+/// under full recomputation one layer's activations without recomputation, under selective
+/// one layer's attention scores, probabilities and dropout mask (5 a s^2 b / t bytes at two
+/// bytes an element; Korthikanti et al. 2023, Table 2), none without recomputation.
+double backward_extra_bytes_estimate(const ParallelPlan& plan);
 
 /// Of one microbatch's saved activations in `layers` layers, the bytes tensor parallelism leaves
 /// whole on every rank, which sequence parallelism splits over the tp ranks along the sequence

@@ -67,6 +67,7 @@ MemoryFootprint memory_footprint(const OpGraph& plan, const TrainingStep& step, 
     int64_t s = 0, w = 0;
     for (size_t p = 0; p < n; ++p) {
         s += saved[p], w += work[p];
+        if (plan.ops()[static_cast<size_t>(order[p])].phase == TrainingPhase::Forward) f.saved_after_forward = s;
         f.largest.saved_activations = std::max(f.largest.saved_activations, s);
         f.largest.workspace = std::max(f.largest.workspace, w);
         if (held.total() + s + w > f.peak_bytes) {

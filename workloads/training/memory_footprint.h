@@ -24,6 +24,10 @@ struct MemoryFootprint {
     MemoryBytes at_peak;   ///< each category when the total peaks
     MemoryBytes largest;   ///< each category's own largest value over the step
     int64_t peak_bytes = 0;        ///< at_peak.total()
+    /// Saved activations held when the last forward kernel ends: what a microbatch waiting for
+    /// its backward keeps (a pipeline stage holds one such set per microbatch in flight); the
+    /// largest figure adds what recomputation makes again for the backward.
+    int64_t saved_after_forward = 0;
     std::string peak_kernel;       ///< the kernel running when the total peaks
 };
 
