@@ -45,7 +45,7 @@ struct JobRunArgs {
     int64_t search_min_plans = 20;  ///< the search evaluates at least this many plans (all, if fewer fit)
     /// Once this many seconds have passed and search_min_plans are evaluated, the search starts
     /// no more plans and reports the gap between its best and the lowest bound left (0: no limit).
-    double search_budget_s = 90;
+    double search_budget_s = 600;
     /// Hears each warning (settings read but not modeled, the job file's) and each line on what
     /// is about to run (a schedule phase); none given: warnings are only kept in last_run.json's
     /// not_modeled where they belong there.

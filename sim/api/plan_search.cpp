@@ -223,8 +223,8 @@ json JobContext::search_training() const {
     log << fmt::format("reference {}: device time over roofline forward {:.3f}, backward {:.3f}, recompute {:.3f} ({:.2f} s)\n", cands[ref].id, eff.forward,
                        eff.backward, eff.recompute, elapsed_s());
     // a candidate's estimate: its roofline at the efficiency measured for its tp, ep, microbatch
-    // and recomputation (else the same without the recomputation, else the reference's), and its
-    // memory with the activations per layer measured there (else its lower bound)
+    // and recomputation (else for the same without the recomputation, else the reference's), and
+    // its memory with the activations per layer measured there (else Korthikanti et al.'s counts)
     auto estimate = [&](Candidate& c) {
         const ParallelismSpec& p = c.plan.spec;
         Efficiency e = eff;  // the reference's times and optimizer; memory per layer estimated, workspace scaled by tokens per rank
@@ -275,15 +275,14 @@ json JobContext::search_training() const {
     double best_ps = std::numeric_limits<double>::infinity();
     int64_t evaluated = 0, rounds = 0;
     const size_t width = 2 * std::max<size_t>(1, std::thread::hardware_concurrency());
-    // a plan is worth its device runs while its estimate is below the best step, and worth its
-    // simulation while its bound with them is (every plan is until the minimum is evaluated)
+    // a plan is worth its device runs while its estimate is below the best step and its memory
+    // estimate within the device's, and worth its simulation while its bound with them is below
+    // the best step (until the minimum is evaluated, every plan is, those estimated to fit first)
     auto in_play = [&](const Candidate& c) {
         if (c.stage == Stage::Simulated || c.stage == Stage::Out) return false;
-        return evaluated < args.search_min_plans || key_of(c) < best_ps;
+        return evaluated < args.search_min_plans || (key_of(c) < best_ps && !over(c));
     };
-    std::string stopped = "no plan left is estimated below the best step (plans_left: those whose roofline bound still is)";
-    std::vector<size_t> order(cands.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::string stopped = "no plan left is estimated below the best step within the memory (plans_left: those whose roofline bound still is)";
     auto simulate = [&](const std::vector<size_t>& which) {
         std::vector<ChildTask> children;
         for (size_t i : which) {
@@ -322,7 +321,7 @@ json JobContext::search_training() const {
     }
     while (true) {
         std::vector<size_t> live;
-        for (size_t i : order)
+        for (size_t i = 0; i < cands.size(); ++i)
             if (in_play(cands[i])) live.push_back(i);
         if (live.empty()) break;
         if (args.search_budget_s > 0 && elapsed_s() > args.search_budget_s && evaluated >= args.search_min_plans) {

@@ -96,6 +96,17 @@ TEST_CASE("recomputation frees the activations it recomputes", "[import][trainin
     // full keeps one residual stream per sublayer and one layer's activations at a time
     CHECK(full < sel);
     CHECK(full < none / 2);
+    // what a microbatch keeps once its forward ends (a pipeline's waiting microbatches): without
+    // recomputation all of it; with selective, all but the scores the backward makes again for
+    // one layer at a time (at most one layer's); with full, the residual streams only
+    const TrainingStep none_step = make_training_step(fwd, options("none"));
+    CHECK(memory_footprint(none_step.graph, none_step, 2).saved_after_forward == none);
+    const int64_t sel_after = memory_footprint(sel_step.graph, sel_step, 2).saved_after_forward;
+    CHECK(sel_after < sel);
+    CHECK(sel - sel_after <= scores);
+    const int64_t full_after = memory_footprint(full_step.graph, full_step, 2).saved_after_forward;
+    CHECK(full_after < full);
+    CHECK(full_after >= l * s * B * h * 2);  // at least each layer's input, 2 bytes an element
 }
 
 TEST_CASE("GPT-2 small's training memory peak is Korthikanti et al.'s closed form within 10%, without its score term under FlashAttention kernels", "[import][training]") {

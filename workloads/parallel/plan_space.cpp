@@ -147,6 +147,12 @@ double backward_extra_bytes_estimate(const ParallelPlan& plan) {
 
 int64_t in_flight_microbatches(const ParallelPlan& plan, int64_t stage) { return in_flight(plan).at(size_t(stage)); }
 
+namespace {
+
+/// The most memory any device of the plan holds with `activation_bytes_per_layer` kept per layer
+/// of each microbatch in flight: its stage's weights, gradients and optimizer state (sharded as
+/// its ZeRO stage shards them) plus the schedule's most forwards without their backward times the
+/// chunk's layers times that figure.
 double stage_memory_bytes(const ParallelPlan& plan, double activation_bytes_per_layer) {
     const ParallelismSpec& s = plan.spec;
     const LlmShape& m = plan.model;
@@ -162,6 +168,8 @@ double stage_memory_bytes(const ParallelPlan& plan, double activation_bytes_per_
     }
     return most;
 }
+
+}  // namespace
 
 double memory_lower_bound_bytes(const ParallelPlan& plan) {
     const ParallelismSpec& s = plan.spec;

@@ -61,13 +61,6 @@ double chunk_parameters(const LlmShape& model, const ParallelismSpec& s, const C
 /// figure (stage_memory); a plan above the capacity by this bound cannot fit.
 double memory_lower_bound_bytes(const ParallelPlan& plan);
 
-/// The most memory any device of the plan holds, bytes, with `activation_bytes_per_layer` kept
-/// per layer of each microbatch in flight: the stage's weights, gradients and optimizer state
-/// as memory_lower_bound_bytes counts them, plus the schedule's most forwards without their
-/// backward times the chunk's layers times that figure. memory_lower_bound_bytes is this with
-/// its lower bound per layer; the search also uses it with a figure measured by a device run.
-double stage_memory_bytes(const ParallelPlan& plan, double activation_bytes_per_layer);
-
 /// An estimate (not a bound) of the activations one microbatch keeps per layer once its forward
 /// ends, bytes, tensor parallelism's replicated part whole: Korthikanti et al. 2023, Table 2,
 /// s b h (10 + 24 / t + 5 a s / (h t)) at two bytes an element, the last term (the attention
