@@ -141,6 +141,13 @@ def folded_match(doc, text):
     return hits[0] if len(hits) == 1 else None
 
 
+def find_number(text, quoted):
+    """Where `quoted` stands in `text` as a whole number (not inside a longer one: "51.4" is not
+    found in "151.4"), or -1."""
+    m = re.search(r"(?<![\d.])" + re.escape(quoted) + r"(?![\d])", text)
+    return m.start() if m else -1
+
+
 def update_figure(fig, now_quoted, manifest_text, figures):
     """Writes `now_quoted` for `fig`'s quoted number into its document (the one place its text
     appears, line breaks as they are) and returns the manifest text with the figure's text and
@@ -154,11 +161,12 @@ def update_figure(fig, now_quoted, manifest_text, figures):
     if len(hits) != 1:
         return None
     span = doc[hits[0].start():hits[0].end()]
-    at = span.find(fig["quoted"])
+    at = find_number(span, fig["quoted"])
     if at < 0:  # the quoted number spans a line break: not rewritten
         return None
     new_span = span[:at] + now_quoted + span[at + len(fig["quoted"]):]
-    new_text = fig["text"].replace(fig["quoted"], now_quoted, 1)
+    t_at = find_number(fig["text"], fig["quoted"])
+    new_text = fig["text"][:t_at] + now_quoted + fig["text"][t_at + len(fig["quoted"]):]
 
     def toml_str(v):
         return json.dumps(v)  # a TOML basic string is a JSON string for this text

@@ -9,17 +9,7 @@ namespace archsim {
 
 namespace {
 
-const CommGroup& group_of(const JobModel& job, CommScope s) {
-    switch (s) {
-        case CommScope::Tensor: return job.tensor;
-        case CommScope::Data: return job.data;
-        case CommScope::Expert: return job.expert;
-        case CommScope::ExpertData: return job.expert_data;
-        default: return job.embedding;
-    }
-}
-
-double comm_ps(const JobModel& job, const CommOp& op) { return collective_cost(op.kind, op.bytes, group_of(job, op.scope)).time_ps; }
+double comm_ps(const JobModel& job, const CommOp& op) { return collective_cost(op.kind, op.bytes, job.group(op.scope)).time_ps; }
 
 double pass_ps(const JobModel& job, const PassCost& p) {
     double t = p.compute_ps;

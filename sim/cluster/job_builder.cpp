@@ -211,6 +211,8 @@ JobModel build_job(const ParallelPlan& plan, const ClusterConfig& cl, const std:
     return j;
 }
 
+double stand_in_loss_bytes(const ParallelPlan& plan, const ChunkShape& chunk) { return chunk.head ? 0.0 : 2.0 * plan.activation_bytes; }
+
 std::vector<StageMemory> stage_memory(const ParallelPlan& plan, const std::vector<ChunkRun>& runs) {
     const ParallelismSpec& s = plan.spec;
     const double dp = double(s.dp);
@@ -228,10 +230,7 @@ std::vector<StageMemory> stage_memory(const ParallelPlan& plan, const std::vecto
             m.gradients += r.gradients_bytes / (s.zero_stage >= 2 ? dp : 1.0);
             m.optimizer_state += r.optimizer_state_bytes / (s.zero_stage >= 1 ? dp : 1.0);
             work = std::max(work, r.workspace_bytes);
-            // a chunk before the last is simulated with an MSE loss on its output standing in for
-            // the next stage; the pipeline holds neither the loss's target nor that output
-            // (Megatron-LM frees a sent output's storage: deallocate_output_tensor)
-            const double stand_in = plan.kinds[k].head ? 0.0 : 2.0 * plan.activation_bytes;
+            const double stand_in = stand_in_loss_bytes(plan, plan.kinds[k]);
             const double replicated = (1.0 - sp_keep) * replicated_activation_bytes(plan, layers);
             in_backward = std::max(in_backward, std::max(0.0, r.saved_activations_bytes - stand_in - replicated));
             // a microbatch waiting for its backward keeps, under full recomputation, only each

@@ -107,6 +107,13 @@ struct StageMemory {
     double total() const { return weights + gradients + optimizer_state + activations + workspace; }
 };
 
+/// The activations a device run of `chunk` holds that its pipeline stage does not: a chunk
+/// before the last runs with an MSE loss on its output standing in for the next stage (its
+/// backward needs a gradient to start from), and the pipeline holds neither that loss's target
+/// nor the output it reads (Megatron-LM frees a sent output's storage: deallocate_output_tensor):
+/// two activations of plan.activation_bytes; none for the last chunk.
+double stand_in_loss_bytes(const ParallelPlan& plan, const ChunkShape& chunk);
+
 /// Peak memory of each stage's device: its chunks' weights, gradients and optimizer state (ZeRO
 /// stages 1-3 dividing optimizer state, gradients and weights by dp), the activations of the
 /// microbatch in its backward pass (the device run's saved activations) and those every other
@@ -114,9 +121,7 @@ struct StageMemory {
 /// under full recomputation each layer's input, else what its forward saved), and the largest
 /// workspace. Under sequence parallelism the activations tensor parallelism leaves whole on
 /// every rank (replicated_activation_bytes, workloads/parallel/plan_space.h) count 1/tp: the
-/// device runs keep them whole. A chunk before the last runs on its device with an MSE loss on
-/// its output (the backward needs a gradient to start from): that loss's target and the output
-/// it reads (two activations) are not counted.
+/// device runs keep them whole; stand_in_loss_bytes are not counted.
 std::vector<StageMemory> stage_memory(const ParallelPlan& plan, const std::vector<ChunkRun>& runs);
 
 }  // namespace archsim

@@ -64,6 +64,17 @@ struct JobModel {
     double p2p_bytes = 0;
     bool p2p_inter_node = true;      ///< consecutive stages on different nodes
     LinkSpec p2p_inter;              ///< the network path between consecutive stages (their nodes' distance)
+    /// The communicator a collective of `scope` runs on (Pipeline: the embedding's; send/recv
+    /// pairs are p2p_pair()).
+    const CommGroup& group(CommScope scope) const {
+        switch (scope) {
+            case CommScope::Tensor: return tensor;
+            case CommScope::Data: return data;
+            case CommScope::Expert: return expert;
+            case CommScope::ExpertData: return expert_data;
+            default: return embedding;
+        }
+    }
     /// Two consecutive stages as a communicator for their send/recv (the tensor group's node
     /// link, p2p_inter between nodes).
     CommGroup p2p_pair() const {

@@ -142,15 +142,6 @@ public:
     size_t key(bool fwd, int64_t chunk, int64_t mb) const {
         return size_t(((fwd ? 0 : 1) * job.virtual_stages + chunk) * job.microbatches + mb);
     }
-    const CommGroup& group(CommScope s) const {
-        switch (s) {
-            case CommScope::Tensor: return job.tensor;
-            case CommScope::Data: return job.data;
-            case CommScope::Expert: return job.expert;
-            case CommScope::ExpertData: return job.expert_data;
-            default: return job.embedding;
-        }
-    }
     void account(const CommOp& op, const CollectiveCost& c, double ps, bool exposed) {
         const std::string k = std::string(to_string(op.scope)) + "/" + to_string(op.kind) + "/" + to_string(c.algorithm) + "/" + to_string(c.protocol);
         CommTotal& t = comm[k];
@@ -206,7 +197,7 @@ sc_time StageProc::transfer(tlm_utils::simple_initiator_socket<StageProc>& port,
 }
 
 double StageProc::collective(const CommOp& op, bool exposed) {
-    const CommGroup& g = m_sim.group(op.scope);
+    const CommGroup& g = m_sim.job.group(op.scope);
     const CollectiveCost c = collective_cost(op.kind, op.bytes, g);
     if (c.time_ps <= 0) return 0;
     const sc_time t0 = sc_core::sc_time_stamp();
