@@ -61,6 +61,14 @@ def test_a_job_from_python_matches_the_cli(tmp_path):
     assert "<table" in job._repr_html_()
 
 
+def test_a_jobs_plan_is_set_from_python(tmp_path):
+    entry = os.path.join(SRC, "workloads", "workloads.yaml") + "#megatron_gpt_1_7B"
+    job = archsim.run_job(entry, TARGET, out=tmp_path / "job", parallel={"tp": 2, "dp": 16, "sequence_parallel": True}, search=False)
+    p = job.metrics["parallelism"]
+    assert (p["tp"], p["dp"], p["sequence_parallel"]) == (2, 16, True)
+    assert "search" not in job.metrics
+
+
 def test_a_bad_key_raises_archsim_error_with_the_clis_line(tmp_path):
     with pytest.raises(archsim.Error) as e:
         archsim.run(arch="tpu/tpu_128x128_ws", sets={"array.rowz": 64}, out=tmp_path)

@@ -166,10 +166,12 @@ class JobResult:
         return f"archsim.JobResult({self.dir})"
 
 
-def run_job(entry, target, out=None, microbatch=0, global_batch=0, phase=None, options=None):
+def run_job(entry, target, out=None, microbatch=0, global_batch=0, phase=None, options=None, parallel=None, search=None):
     """Runs job `entry` (WORKLOADS.yaml#NAME) on `target` (TARGETS.yaml#NAME) in a child process,
     as the CLI does, and returns its JobResult. `microbatch`, `global_batch`, `phase` as the CLI's
-    flags; `options` more CLI arguments as a list. Raises Error."""
+    flags; `parallel` a dict of plan fields (run --parallel KEY=VALUE: {"tp": 4, "recompute":
+    "selective"}); `search` True or False for run --search on/off (None: the entry's track);
+    `options` more CLI arguments as a list. Raises Error."""
     out = _out_dir(out, "job")
     args = ["run", str(entry), "--target", str(target), "--out", out, "--quiet"]
     if microbatch:
@@ -178,6 +180,10 @@ def run_job(entry, target, out=None, microbatch=0, global_batch=0, phase=None, o
         args += ["--global-batch", int(global_batch)]
     if phase:
         args += ["--phase", phase]
+    for key, value in (parallel or {}).items():
+        args += ["--parallel", f"{key}={str(value).lower() if isinstance(value, bool) else value}"]
+    if search is not None:
+        args += ["--search", "on" if search else "off"]
     _call(args + list(options or []))
     return JobResult(out)
 
