@@ -80,7 +80,7 @@ std::vector<std::string> child_job_args(const JobRunArgs& args) {
     };
     opt("--global-batch", args.global_batch > 0 ? std::to_string(args.global_batch) : "");
     opt("--cuda-graphs", args.cuda_graphs), opt("--gpudirect-rdma", args.gpudirect_rdma), opt("--fabric", args.fabric), opt("--virt", args.virt);
-    opt("--runtime", args.runtime), opt("--precision", args.precision);
+    opt("--runtime", args.runtime), opt("--precision", args.precision), opt("--mapper", args.mapper == "auto" ? "" : args.mapper);
     for (const auto& s : args.cluster_sets) a.insert(a.end(), {"--cluster-set", s});
     for (const auto& s : args.device_sets) a.insert(a.end(), {"--set", s});
     return a;
@@ -114,6 +114,7 @@ void run_devices(const JobContext& c, const std::vector<DeviceTask>& tasks, int6
             a.insert(a.end(), {"--workload-set", key + "=" + val});
         for (const auto& ws : t.workload_sets) a.insert(a.end(), {"--workload-set", ws});
         if (!runtime.empty()) a.insert(a.end(), {"--runtime", runtime});
+        if (c.args.mapper != "auto") a.insert(a.end(), {"--mapper", c.args.mapper});
         if (graphs) a.insert(a.end(), {"--set", "kernel.cuda_graphs=true"});
         for (const auto& s : device_sets) a.insert(a.end(), {"--set", s});
         return a;

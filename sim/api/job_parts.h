@@ -52,6 +52,13 @@ struct JobContext {
     /// run here as run_training runs one, its last_run.json with a `search` object. Throws
     /// UserError when no plan fits the devices' memory.
     nlohmann::json search_training() const;
+    /// The plan search of a serving job (`track: best` or run --search on): every split of its
+    /// devices into tensor-parallel replicas (pp 1, dp the rest), each served over time in a
+    /// child `archsim run --parallel ...` (device runs shared through dev_dir), the best by
+    /// goodput within the job's latency objectives, then output tokens/s, then p99 end-to-end
+    /// latency; the best run here as run_serving runs one, with a `search` object. Engine
+    /// settings are not searched. Throws UserError when no split can be served.
+    nlohmann::json search_serving() const;
     /// The inference half of run_job: prefill and decode device runs per chunk kind, the request
     /// simulated over every stage; last_run.json with TTFT, time per output token and tokens/s.
     nlohmann::json run_inference() const;
@@ -80,9 +87,9 @@ struct DeviceTask {
 /// search, and runs of the same job, that give a device the same work share it.
 std::string train_run_dir(const std::string& dev_dir, const ParallelPlan& plan, size_t kind);
 
-/// The arguments a child `archsim run` of this job repeats from the command line: the target,
-/// the cluster and device --set lists, the tuning flags, the global batch, the device runtime
-/// and precision, and (when given) the device-runs folder.
+/// The arguments a child `archsim run` of this job (a schedule phase, a searched plan) repeats
+/// from the command line: the target, the cluster and device --set lists, the tuning flags, the
+/// global batch, the device runtime, precision and mapper.
 std::vector<std::string> child_job_args(const JobRunArgs& args);
 
 /// Whether the device model prices CUDA-graph launches (a GPU: kernel.cuda_graphs).

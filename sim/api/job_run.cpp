@@ -132,16 +132,16 @@ json run_job(const JobRunArgs& args) {
     }
     const ClusterConfig cl = load_cluster(target.cluster, csets);
     const bool search = args.search == "on" || (args.search.empty() && job.track == "best");
-    if (search && !job.training() && !job.serving.given && args.warn)  // a serving job says so in its not_modeled
-        args.warn(job.where() + ": the parallel-plan search covers training jobs; this inference job runs its own plan");
-    // a searched training job starts from its own plan when that plan is valid here (the
-    // search's reference), else from any: the search replaces it
+    if (search && !job.training() && !job.serving.given && args.warn)
+        args.warn(job.where() + ": the plan search covers training and serving jobs; this inference job (one request batch) runs its own plan");
+    // a searched job starts from its own plan when that plan is valid here (the search's
+    // reference), else from none: the search replaces it
     ParallelPlan plan;
     try {
         plan = make_parallel_plan(job.model, job.parallel, job.where());
         check_placement(plan, cl, job.where());
     } catch (const UserError&) {
-        if (!(search && job.training())) throw;
+        if (!(search && (job.training() || job.serving.given))) throw;
         plan = ParallelPlan{};
     }
     // the device runs
@@ -156,6 +156,7 @@ json run_job(const JobRunArgs& args) {
     if (runtime.empty() && fs::exists(runtimes_dir() + "/" + job.framework + ".toml")) runtime = job.framework;
     const JobContext c{job, target, cl, plan, args, device, precision, runtime, dev_dir, t0};
     if (search && job.training()) return c.search_training();
+    if (search && job.serving.given) return c.search_serving();
     return job.training() ? c.run_training() : job.serving.given ? c.run_serving() : c.run_inference();
 }
 

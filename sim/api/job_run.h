@@ -31,6 +31,7 @@ struct JobRunArgs {
     std::string devices_dir;
     std::string runtime;        ///< device runtime profile; "" = the framework's profile if one is bundled, else the device's
     std::string precision;      ///< run --precision over the workload's precision ("" = the workload's)
+    std::string mapper = "auto";  ///< the device runs' --mapper (auto, search, fixed: arch/common/machine.h's Mapper)
     /// Simulate a plan whose memory per device exceeds the device's capacity (reported with
     /// memory_fits = false) instead of refusing it (exit 2).
     bool allow_over_capacity = false;

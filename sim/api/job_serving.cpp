@@ -167,12 +167,12 @@ json JobContext::run_serving() const {
     std::vector<DeviceTask> tasks;
     std::vector<Sample> samples;  // what each task samples
     for (int64_t p : prompts) {
-        tasks.push_back({"prefill", 0, dev_dir + "/serve_prefill" + std::to_string(p), 1, {"sequence.prompt=" + std::to_string(p)}});
+        tasks.push_back({"prefill", 0, fmt::format("{}/serve_tp{}_prefill{}", dev_dir, s.tp, p), 1, {"sequence.prompt=" + std::to_string(p)}});
         samples.push_back({p, 0, 0});
     }
     for (int64_t b : batches)
         for (int64_t kv : kvs) {
-            tasks.push_back({"decode=" + std::to_string(kv), 0, dev_dir + "/serve_decode" + std::to_string(b) + "_kv" + std::to_string(kv), b, {}});
+            tasks.push_back({"decode=" + std::to_string(kv), 0, fmt::format("{}/serve_tp{}_decode{}_kv{}", dev_dir, s.tp, b, kv), b, {}});
             samples.push_back({0, b, kv});
         }
     run_devices(*this, tasks);
@@ -294,12 +294,6 @@ json JobContext::run_serving() const {
     if (spec.replay_file.empty() && spec.lengths == "fixed")
         nm.push_back("request lengths are fixed at sequence.prompt and sequence.generate (the means; serving.lengths draws them around)");
     if (!spec.replay_file.empty() && share > 1) nm.push_back("a replay with dp > 1: every replica is taken to serve its share as replica 0 does");
-    if (args.search == "on" || (args.search.empty() && job.track == "best")) {
-        const std::string line = "track = best: the search covers training jobs' parallel plans; a serving job's plan and engine settings "
-                                 "are not searched yet, so it runs as parity";
-        nm.push_back(line);
-        if (args.warn) args.warn(line);
-    }
     nm.push_back("activation memory: the KV cache takes kv_cache_fraction of all the weights leave");
     nm.push_back("the engine's CPU-side work per iteration beyond serving.iteration_overhead_us, and the network between client and server");
     nm.push_back("node overheads: " + out["node_overhead_power"]["not_modeled"].get<std::string>());

@@ -484,6 +484,11 @@ TEST_CASE("run --parallel sets a field of the job's plan and a bad one is one li
     CHECK(j["parallelism"]["pp"] == 1);
     CHECK(j["parallelism"]["sequence_parallel"] == true);
     CHECK(j["parallelism"]["recompute"] == "selective");
+    // the device runs take the job's --mapper (auto, the default, is not written: earlier runs stay valid)
+    CHECK(slurp(out + "/devices/train_tp4_ep1_mb2_selective_l4_whole/signature.txt").find("--mapper") == std::string::npos);
+    const CliResult fixed = run_archsim("run " + job_yaml() + "#tiny --target " + kTarget + " --out " + out + " --parallel tp=4 --parallel pp=1 --mapper fixed");
+    REQUIRE(fixed.exit_code == 0);
+    CHECK(slurp(out + "/devices/train_tp4_ep1_mb2_full_l4_whole/signature.txt").find("--mapper\nfixed") != std::string::npos);
     for (const auto& [arg, says] : std::vector<std::pair<std::string, std::string>>{{"tp=x", "--parallel tp=x: must be an integer >= 1"},
                                                                                      {"nodes=2", "--parallel nodes=2: unknown key"},
                                                                                      {"recompute=some", "must be one of none, selective, full"},

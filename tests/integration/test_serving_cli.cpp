@@ -233,9 +233,10 @@ TEST_CASE("dataloader replay serves the requests of a CSV with their own arrival
     // the last request arrives at 0.3 s and generates 100 tokens: the run lasts past both
     CHECK(j["serving"]["duration_s"].get<double>() > 0.3);
     CHECK(j["serving"]["e2e_s"]["p99"].get<double>() > j["serving"]["e2e_s"]["p50"].get<double>());
-    // track: best runs as parity and says so, on stderr and in not_modeled
-    CHECK(r.err.find("track = best") != std::string::npos);
-    CHECK(j["not_modeled"].dump().find("track = best") != std::string::npos);
+    // track: best searches the replica splits: one device has one
+    REQUIRE(j.contains("search"));
+    CHECK(j["search"]["plans_evaluated"] == 1);
+    CHECK(j["search"]["best"]["id"] == "tp1_dp1");
     for (const auto& [rows, says] : std::vector<std::pair<std::string, std::string>>{
              {"arrival_s,prompt_tokens,output_tokens\n0.5,64,8\n0.1,64,8\n", ":3: arrivals must not decrease"},
              {"arrival_s,prompt_tokens,output_tokens\n0.5,sixty,8\n", ":2: '0.5,sixty,8' is not arrival_s,prompt_tokens,output_tokens"},
@@ -340,4 +341,29 @@ TEST_CASE("a serving job's bad input is one line and exit code 2", "[e2e][servin
         CHECK(r.err.find(says) != std::string::npos);
         CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
     }
+}
+
+TEST_CASE("track: best serves every tensor-parallel split of a serving job's devices and keeps the one with the most goodput", "[e2e][serving][search]") {
+    const std::string out = temp_dir("serving_search");
+    const std::string y = serve_yaml("split", "{ arrival_rate_per_s: 40, requests: 24, max_num_tokens: 256, slo_ttft_ms: 50 }", 4, "tensorrt-llm",
+                                     "synthetic", "best");
+    const json j = run_serving(y, "split", out);
+    REQUIRE(j.contains("search"));
+    const json& x = j["search"];
+    // 4 devices: tp 1, 2 and 4 (the 4 heads), dp the rest
+    CHECK(x["plans_enumerated"] == 3);
+    CHECK(x["plans_evaluated"] == 3);
+    const json& top = x["top"];
+    REQUIRE(top.size() == 3);
+    for (size_t i = 1; i < top.size(); ++i) {  // ranked by goodput, then output tokens/s
+        const double a = top[i - 1]["goodput_requests_per_s"], b = top[i]["goodput_requests_per_s"];
+        CHECK(a >= b);
+        if (a == b) CHECK(top[i - 1]["output_tokens_per_s"].get<double>() >= top[i]["output_tokens_per_s"].get<double>());
+    }
+    // the best split's own run is the job's result, and its figures are the search's
+    CHECK(j["parallelism"]["tp"] == x["best"]["parallelism"]["tp"]);
+    CHECK(j["serving"]["output_tokens_per_s"].get<double>() == x["best"]["output_tokens_per_s"].get<double>());
+    CHECK(j["serving"]["goodput_requests_per_s"].get<double>() == x["best"]["goodput_requests_per_s"].get<double>());
+    CHECK(x["job_plan"]["id"] == "tp1_dp4");
+    CHECK(undeclared_numbers(j, archsim::MetricScope::Job) == std::vector<std::string>{});
 }

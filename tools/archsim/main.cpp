@@ -270,7 +270,7 @@ int main(int argc, char** argv) {
             int rc = 0;
             if (!job.target.empty() || is_llm_job(wl.model)) {
                 job.workload = wl.model, job.out_dir = out_dir, job.device_sets = sets, job.runtime = wl.runtime, job.detail = detail;
-                job.precision = precision;
+                job.precision = precision, job.mapper = mapper;
                 job.allow_over_capacity = wl.allow_over_capacity;
                 job.quiet = quiet;
                 rc = cli::cmd_run_job(job, format);

@@ -79,6 +79,15 @@ std::string serving_text(const json& out, const std::string& out_dir) {
                                 s.at("arrival_rate_per_s").dump(), text(s, "arrival"), out.at("devices").get<int64_t>(),
                                 par.at("tp").get<int64_t>(), par.at("dp").get<int64_t>());
     t += choice_line(out);
+    if (out.contains("search")) {  // the replica split a search chose, and the others it served
+        const json& x = out.at("search");
+        t += fmt::format("  plan search          {} of {} replica splits served, {}; by {}\n", x.at("plans_evaluated").get<int64_t>(),
+                         x.at("plans_enumerated").get<int64_t>(), with_unit(num(x, "wall_s"), "s"), text(x, "objective"));
+        for (const auto& r : x.at("top"))
+            t += fmt::format("    {:<12} {} output tokens/s, goodput {} requests/s, p99 TTFT {}, p99 end to end {}\n", text(r, "id"),
+                             in_unit(num(r, "output_tokens_per_s"), DisplayUnit{"", 1}), in_unit(num(r, "goodput_requests_per_s"), DisplayUnit{"", 1}),
+                             with_unit(num(r, "ttft_p99_s"), "s"), with_unit(num(r, "e2e_p99_s"), "s"));
+    }
     t += fmt::format("  engine               {}: {} batching, {}, at most {} sequences and {} tokens per iteration, KV blocks of {} tokens{}\n",
                      text(e, "profile"), text(e, "policy"), text(e, "scheduler"), e.at("max_batch").get<int64_t>(),
                      e.at("max_num_tokens").get<int64_t>() > 0 ? std::to_string(e.at("max_num_tokens").get<int64_t>()) : std::string("any"),

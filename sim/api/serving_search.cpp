@@ -1,0 +1,144 @@
+// The plan search of a serving job (JobContext::search_serving, job_parts.h): every split of its
+// devices into tensor-parallel replicas, each served over time in a child `archsim run
+// --parallel ...`, ranked by goodput within the job's latency objectives, then tokens/s.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include "sim/api/job_parts.h"
+#include "sim/api/process_pool.h"
+#include "sim/base/atomic_file.h"
+#include "sim/base/error.h"
+
+namespace archsim {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+/// One replica split the search served: its plan and what its run reported.
+struct ServingPlan {
+    ParallelPlan plan;
+    std::string id;
+    bool served = false;
+    std::string why_not;  ///< a failed run's last line
+    double output_tokens_per_s = 0, goodput_requests_per_s = 0, slo_attainment = 0, ttft_p99_s = 0, e2e_p99_s = 0;
+};
+
+/// Whether `a` serves better than `b`: more requests per second within the objectives (when the
+/// job states any), then more output tokens per second, then a lower p99 end-to-end latency.
+bool serves_better(const ServingPlan& a, const ServingPlan& b, bool slo) {
+    if (slo && a.goodput_requests_per_s != b.goodput_requests_per_s) return a.goodput_requests_per_s > b.goodput_requests_per_s;
+    if (a.output_tokens_per_s != b.output_tokens_per_s) return a.output_tokens_per_s > b.output_tokens_per_s;
+    return a.e2e_p99_s < b.e2e_p99_s;
+}
+
+json row_json(const ServingPlan& p) {
+    return {{"id", p.id}, {"parallelism", {{"tp", p.plan.spec.tp}, {"dp", p.plan.spec.dp}}}, {"output_tokens_per_s", p.output_tokens_per_s},
+            {"goodput_requests_per_s", p.goodput_requests_per_s}, {"slo_attainment", p.slo_attainment}, {"ttft_p99_s", p.ttft_p99_s},
+            {"e2e_p99_s", p.e2e_p99_s}};
+}
+
+}  // namespace
+
+json JobContext::search_serving() const {
+    const auto started = std::chrono::steady_clock::now();
+    const std::string where = job.where() + " on " + target.name, dir = args.out_dir + "/search";
+    const int64_t devices = job.parallel.devices();
+    if (devices > cl.devices())
+        throw UserError(where, "the job's tp x pp x dp = " + std::to_string(devices) + " devices; the target has " + std::to_string(cl.devices()));
+    const ServingSpec& spec = job.serving;
+    const bool slo = spec.slo_ttft_ms > 0 || spec.slo_tpot_ms > 0 || spec.slo_e2e_ms > 0;
+    // every tensor-parallel size a replica can take on these devices (serving runs pp = 1)
+    std::vector<ServingPlan> plans;
+    int64_t enumerated = 0;
+    for (int64_t tp = 1; tp <= devices; ++tp) {
+        if (devices % tp != 0) continue;
+        ++enumerated;
+        ParallelismSpec s = job.parallel;
+        s.tp = tp, s.pp = 1, s.dp = devices / tp, s.virtual_stages = 1, s.schedule = "1f1b";
+        ServingPlan p;
+        try {
+            p.plan = make_parallel_plan(job.model, s, job.where());
+            check_placement(p.plan, cl, job.where());
+        } catch (const UserError&) {  // tp does not divide the heads, or spans nodes unevenly
+            continue;
+        }
+        p.id = fmt::format("tp{}_dp{}", tp, s.dp);
+        plans.push_back(std::move(p));
+    }
+    if (plans.empty()) throw UserError(where, fmt::format("no tensor-parallel split of the {} devices fits the model and the nodes", devices));
+    // each served in a child, one at a time: each runs its own device runs on every core
+    fs::create_directories(dir);
+    std::vector<ChildTask> children;
+    for (const ServingPlan& p : plans) {
+        const std::string out = dir + "/" + p.id;
+        fs::create_directories(out);
+        std::vector<std::string> a = {"run", args.workload, "--out", out, "--format", "json", "--quiet", "--detail", "kernel", "--devices-dir", dev_dir,
+                                      "--search", "off", "--parallel", "tp=" + std::to_string(p.plan.spec.tp), "--parallel", "pp=1", "--parallel",
+                                      "dp=" + std::to_string(p.plan.spec.dp)};
+        const std::vector<std::string> common = child_job_args(args);
+        a.insert(a.end(), common.begin(), common.end());
+        if (!args.phase.empty()) a.insert(a.end(), {"--phase", args.phase});
+        children.push_back({a, out + "/report.json", out + "/stderr.log"});
+    }
+    run_children(self_program(), children.size(), 1, [&](size_t k) { return children[k]; },
+                 [&](size_t k, int status) {
+                     ServingPlan& p = plans[k];
+                     if (!exited_ok(status)) {
+                         p.why_not = child_failure(status, children[k].err_path);
+                         return;
+                     }
+                     std::ifstream in(dir + "/" + p.id + "/last_run.json");
+                     const json sv = json::parse(in).at("serving");
+                     p.served = true;
+                     p.output_tokens_per_s = sv.at("output_tokens_per_s").get<double>();
+                     p.goodput_requests_per_s = sv.value("goodput_requests_per_s", 0.0), p.slo_attainment = sv.value("slo_attainment", 0.0);
+                     p.ttft_p99_s = sv.at("ttft_s").at("p99").get<double>(), p.e2e_p99_s = sv.at("e2e_s").at("p99").get<double>();
+                 });
+    std::vector<size_t> served;
+    for (size_t i = 0; i < plans.size(); ++i)
+        if (plans[i].served) served.push_back(i);
+    if (served.empty()) throw UserError(where, "no replica split could be served: " + plans.back().why_not);
+    std::stable_sort(served.begin(), served.end(), [&](size_t a, size_t b) { return serves_better(plans[a], plans[b], slo); });
+    const ServingPlan& best = plans[served[0]];
+    const double search_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    std::ofstream(dir + "/search_log.txt") << fmt::format("search of {}: {} splits, {} served, best {} ({:.2f} s)\n", where, enumerated, served.size(),
+                                                          best.id, search_s);
+    // the best split's own run, as a plain run of it
+    const JobContext best_run{job, target, cl, best.plan, args, device, precision, runtime, dev_dir, t0};
+    json out = best_run.run_serving();
+    json top = json::array(), failed = json::array();
+    for (size_t i : served) top.push_back(row_json(plans[i]));
+    for (const ServingPlan& p : plans)
+        if (!p.served) failed.push_back({{"id", p.id}, {"why", p.why_not}});
+    json yours = {{"id", fmt::format("tp{}_dp{}", plan.spec.tp, plan.spec.dp)}, {"status", "not a split the search served"}};
+    for (const ServingPlan& p : plans)
+        if (!plan.kinds.empty() && plan.spec.pp == 1 && p.plan.spec.tp == plan.spec.tp)
+            yours = p.served ? row_json(p) : json{{"id", p.id}, {"status", "failed: " + p.why_not}};
+    out["search"] = {
+        {"method", "every split of the devices into tensor-parallel replicas (tp dividing the heads and the feed-forward, within a node or whole "
+                   "nodes; dp the rest; pp 1), each served over time in its own run"},
+        {"objective", slo ? "goodput within the latency objectives, then output tokens/s, then a lower p99 end-to-end latency"
+                          : "output tokens/s, then a lower p99 end-to-end latency (the job states no latency objectives)"},
+        {"not_searched", "the engine's settings (max_batch, max_num_tokens, the scheduler, chunked prefill), prefill/decode disaggregation "
+                         "(serving.prefill_replicas) and pipeline parallelism (a replica runs pp = 1)"},
+        {"devices", devices},
+        {"plans_enumerated", enumerated},
+        {"plans_infeasible", enumerated - int64_t(served.size())},
+        {"plans_evaluated", int64_t(served.size())},
+        {"best", row_json(best)},
+        {"top", top},
+        {"failed", failed},
+        {"job_plan", yours},
+        {"wall_s", search_s},
+        {"log", dir + "/search_log.txt"}};
+    write_file_atomically(args.out_dir + "/last_run.json", out.dump(2) + "\n");
+    return out;
+}
+
+}  // namespace archsim
