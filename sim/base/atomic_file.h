@@ -13,8 +13,8 @@ void rename_into_place(const std::string& tmp, const std::string& path);
 
 /// Writes `text` to `path` through temp_path_for(path) + "." + the process id (processes that
 /// write the same file at once, a search's child runs, each rename a whole one into place).
-/// Throws UserError naming the file if it
-/// cannot be written (a missing folder, a full disk) or renamed.
+/// Throws UserError naming the file if it cannot be written (a missing folder, a full disk) or
+/// renamed.
 void write_file_atomically(const std::string& path, const std::string& text);
 
 }  // namespace archsim

@@ -218,6 +218,7 @@ std::vector<StageMemory> stage_memory(const ParallelPlan& plan, const std::vecto
     const double dp = double(s.dp);
     // sequence parallelism splits what tensor parallelism leaves whole (the device runs keep it whole)
     const double sp_keep = s.sequence_parallel && s.tp > 1 ? 1.0 / double(s.tp) : 1.0;
+    const std::vector<int64_t> live = in_flight_microbatches(plan);
     std::vector<StageMemory> out;
     for (int64_t st = 0; st < s.pp; ++st) {
         StageMemory m;
@@ -238,7 +239,7 @@ std::vector<StageMemory> stage_memory(const ParallelPlan& plan, const std::vecto
             waiting = std::max(waiting, s.recompute == "full" ? double(layers) * plan.activation_bytes * sp_keep
                                                               : std::max(0.0, r.saved_after_forward_bytes - stand_in - replicated));
         }
-        m.activations = in_backward + double(std::max<int64_t>(0, in_flight_microbatches(plan, st) - 1)) * waiting;
+        m.activations = in_backward + double(std::max<int64_t>(0, live[size_t(st)] - 1)) * waiting;
         m.workspace = work;
         out.push_back(m);
     }

@@ -18,6 +18,35 @@ std::vector<int64_t> divisors(int64_t n) {
 /// KV heads one of `tp` ranks holds (at least one: a rank beyond kv_heads holds a copy).
 int64_t kv_per_rank(const LlmShape& m, int64_t tp) { return std::max<int64_t>(1, m.kv_heads / tp); }
 
+/// Korthikanti et al. 2023, Table 2, per layer and microbatch at two bytes an element, tensor
+/// parallelism only: s b h (10 + 24 / t), and 5 a s^2 b / t for the attention core.
+double korthikanti_bytes(const ParallelPlan& plan, bool attention_core) {
+    const LlmShape& m = plan.model;
+    const double sbh = double(plan.spec.microbatch) * double(m.prompt) * double(m.hidden), t = double(plan.spec.tp);
+    const double core = 5.0 * double(m.heads) * double(m.prompt) / double(m.hidden) / t;
+    return sbh * (10.0 + 24.0 / t + (attention_core ? core : 0.0)) * double(m.activation_elem_bytes()) / 2.0;
+}
+
+/// The most memory any device of the plan holds with `activation_bytes_per_layer` kept per layer
+/// of each microbatch in flight: its stage's weights, gradients and optimizer state (sharded as
+/// its ZeRO stage shards them) plus the schedule's most forwards without their backward times the
+/// chunk's layers times that figure.
+double stage_memory_bytes(const ParallelPlan& plan, double activation_bytes_per_layer) {
+    const ParallelismSpec& s = plan.spec;
+    const LlmShape& m = plan.model;
+    const double w = double(m.weight_elem_bytes()), dp = double(s.dp);
+    const double opt = s.optimizer == "adam" || s.optimizer == "adamw" ? 8.0 : s.optimizer == "momentum" ? 4.0 : 0.0;
+    const std::vector<int64_t> live = in_flight_microbatches(plan);
+    double most = 0;
+    for (int64_t st = 0; st < s.pp; ++st) {
+        double params = 0;
+        for (int64_t c = 0; c < s.virtual_stages; ++c) params += chunk_parameters(m, s, plan.kinds[plan.kind_of[size_t(st)][size_t(c)]]);
+        const double state = params * (w / (s.zero_stage >= 3 ? dp : 1.0) + w / (s.zero_stage >= 2 ? dp : 1.0) + opt / (s.zero_stage >= 1 ? dp : 1.0));
+        most = std::max(most, state + double(live[size_t(st)]) * double(plan.layers_per_chunk) * activation_bytes_per_layer);
+    }
+    return most;
+}
+
 }  // namespace
 
 std::vector<ParallelismSpec> enumerate_plans(const LlmShape& m, const ParallelismSpec& base, int64_t devices, int64_t devices_per_node) {
@@ -98,10 +127,7 @@ double chunk_parameters(const LlmShape& m, const ParallelismSpec& s, const Chunk
     return p;
 }
 
-namespace {
-
-/// Per stage, the most forwards (of one chunk each) it runs before their backwards.
-std::vector<int64_t> in_flight(const ParallelPlan& plan) {
+std::vector<int64_t> in_flight_microbatches(const ParallelPlan& plan) {
     const ParallelismSpec& s = plan.spec;
     const auto sched = pipeline_schedule(s.schedule, s.pp, s.virtual_stages, plan.microbatches);
     std::vector<int64_t> out;
@@ -113,26 +139,11 @@ std::vector<int64_t> in_flight(const ParallelPlan& plan) {
     return out;
 }
 
-}  // namespace
-
 double replicated_activation_bytes(const ParallelPlan& plan, int64_t layers) {
     const double act = plan.activation_bytes, tokens = double(plan.spec.microbatch) * double(plan.model.prompt);
     const double per_layer = plan.spec.recompute == "full" ? act : 4.0 * act + (plan.model.dropout > 0 ? 2.0 * tokens * double(plan.model.hidden) : 0.0);
     return double(layers) * per_layer;
 }
-
-namespace {
-
-/// Korthikanti et al. 2023, Table 2, per layer and microbatch at two bytes an element, tensor
-/// parallelism only: s b h (10 + 24 / t), and 5 a s^2 b / t for the attention core.
-double korthikanti_bytes(const ParallelPlan& plan, bool attention_core) {
-    const LlmShape& m = plan.model;
-    const double sbh = double(plan.spec.microbatch) * double(m.prompt) * double(m.hidden), t = double(plan.spec.tp);
-    const double core = 5.0 * double(m.heads) * double(m.prompt) / double(m.hidden) / t;
-    return sbh * (10.0 + 24.0 / t + (attention_core ? core : 0.0)) * double(m.activation_elem_bytes()) / 2.0;
-}
-
-}  // namespace
 
 double activation_bytes_per_layer_estimate(const ParallelPlan& plan) {
     if (plan.spec.recompute == "full") return plan.activation_bytes;
@@ -144,32 +155,6 @@ double backward_extra_bytes_estimate(const ParallelPlan& plan) {
     if (plan.spec.recompute == "none") return 0.0;
     return korthikanti_bytes(plan, true) - korthikanti_bytes(plan, false);
 }
-
-int64_t in_flight_microbatches(const ParallelPlan& plan, int64_t stage) { return in_flight(plan).at(size_t(stage)); }
-
-namespace {
-
-/// The most memory any device of the plan holds with `activation_bytes_per_layer` kept per layer
-/// of each microbatch in flight: its stage's weights, gradients and optimizer state (sharded as
-/// its ZeRO stage shards them) plus the schedule's most forwards without their backward times the
-/// chunk's layers times that figure.
-double stage_memory_bytes(const ParallelPlan& plan, double activation_bytes_per_layer) {
-    const ParallelismSpec& s = plan.spec;
-    const LlmShape& m = plan.model;
-    const double w = double(m.weight_elem_bytes()), dp = double(s.dp);
-    const double opt = s.optimizer == "adam" || s.optimizer == "adamw" ? 8.0 : s.optimizer == "momentum" ? 4.0 : 0.0;
-    const std::vector<int64_t> live = in_flight(plan);
-    double most = 0;
-    for (int64_t st = 0; st < s.pp; ++st) {
-        double params = 0;
-        for (int64_t c = 0; c < s.virtual_stages; ++c) params += chunk_parameters(m, s, plan.kinds[plan.kind_of[size_t(st)][size_t(c)]]);
-        const double state = params * (w / (s.zero_stage >= 3 ? dp : 1.0) + w / (s.zero_stage >= 2 ? dp : 1.0) + opt / (s.zero_stage >= 1 ? dp : 1.0));
-        most = std::max(most, state + double(live[size_t(st)]) * double(plan.layers_per_chunk) * activation_bytes_per_layer);
-    }
-    return most;
-}
-
-}  // namespace
 
 double memory_lower_bound_bytes(const ParallelPlan& plan) {
     const ParallelismSpec& s = plan.spec;

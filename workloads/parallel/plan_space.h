@@ -83,8 +83,8 @@ double backward_extra_bytes_estimate(const ParallelPlan& plan);
 /// (not counted: the saving is then understated).
 double replicated_activation_bytes(const ParallelPlan& plan, int64_t layers);
 
-/// The most microbatches stage `stage` of the plan holds activations for at once: the
-/// schedule's largest count of forwards run without their backward yet.
-int64_t in_flight_microbatches(const ParallelPlan& plan, int64_t stage);
+/// Per pipeline stage, the most microbatches it holds activations for at once: the schedule's
+/// largest count of forwards (of one chunk each) run without their backward yet.
+std::vector<int64_t> in_flight_microbatches(const ParallelPlan& plan);
 
 }  // namespace archsim
