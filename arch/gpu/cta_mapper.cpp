@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <set>
 #include <tuple>
 #include <utility>
@@ -80,12 +81,16 @@ KernelPlan plan_kernel(const GemmView& g, const GpuConfig& cfg, const CtaTile& t
     return p;
 }
 
-KernelPlan choose_kernel(const GemmView& g, const GpuConfig& cfg) {
+KernelChoice search_kernel(const GemmView& g, const GpuConfig& cfg) {
+    static constexpr int64_t kSplits[] = {1, 2, 3, 4, 6, 8, 12, 16};
+    KernelChoice out;
+    out.mapspace = int64_t(cta_tile_menu().size()) * int64_t(std::size(kSplits)) * 2;
     KernelPlan best;
     bool have = false;
     for (const auto& t : cta_tile_menu())
-        for (const int64_t split : {1, 2, 3, 4, 6, 8, 12, 16}) {
+        for (const int64_t split : kSplits) {
             KernelPlan p = plan_kernel(g, cfg, t, split);
+            ++out.evaluated;
             if (!p.fits) break;
             if (split > 1 && (p.k_iters < 4 || p.ctas / split >= cfg.sms * p.ctas_per_sm)) break;
             if (!have || p.est_cycles < best.est_cycles * (1 - 1e-9) ||
@@ -95,7 +100,16 @@ KernelPlan choose_kernel(const GemmView& g, const GpuConfig& cfg) {
             }
         }
     if (!have) throw std::logic_error("no CTA tile of the menu fits this GPU's shared memory and registers");
-    return with_raster_order(g, best, cfg);
+    out.plan = with_raster_order(g, best, cfg);
+    out.evaluated += 2;
+    return out;
+}
+
+KernelPlan choose_kernel(const GemmView& g, const GpuConfig& cfg) { return search_kernel(g, cfg).plan; }
+
+std::string describe(const KernelPlan& plan) {
+    return "CTA " + std::to_string(plan.tile.bm) + "x" + std::to_string(plan.tile.bn) + ", split-K " + std::to_string(plan.split_k) + ", " +
+           (plan.m_fastest ? "M" : "N") + " fastest";
 }
 
 std::pair<int64_t, int64_t> tile_coords(const GemmView& g, const KernelPlan& plan, int64_t tile) {

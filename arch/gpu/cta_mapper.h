@@ -85,6 +85,18 @@ KernelPlan with_raster_order(const GemmView& g, KernelPlan plan, const GpuConfig
 /// GemmSplitKSerial). Throws std::logic_error if no tile fits.
 KernelPlan choose_kernel(const GemmView& g, const GpuConfig& cfg);
 
+/// choose_kernel's choice with what its search looked at: the mapspace (the menu's tiles x the 8
+/// split-K factors x the 2 raster orders) and the plans it priced (each tile and split it
+/// planned before a limit stopped that tile, and the 2 raster orders of the winner).
+struct KernelChoice {
+    KernelPlan plan;
+    int64_t mapspace = 0, evaluated = 0;
+};
+KernelChoice search_kernel(const GemmView& g, const GpuConfig& cfg);
+
+/// A kernel plan as the run reports it: "CTA 128x256, split-K 2, N fastest".
+std::string describe(const KernelPlan& plan);
+
 /// The most operand bytes (A row tiles and B column tiles) one wave's K chunk loads: half the
 /// smallest L2 of the bundled GPUs (the T4's 4 MiB), so a chunk's operands stay resident in any
 /// of them while its CTAs read it. A simulation granularity, not a property of the part: the

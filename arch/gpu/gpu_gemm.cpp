@@ -4,6 +4,17 @@
 
 namespace archsim {
 
+std::optional<OpMapping> GpuMachine::mapping_of(const Operator& op, Route r) {
+    if (r != Route::Contraction) return std::nullopt;
+    OpMapping out;
+    for_each_gemm(op, [&](size_t, const GemmView& g) {
+        const KernelChoice c = search_kernel(g, m_cfg);
+        out.add(describe(c.plan), c.mapspace, c.evaluated);
+    });
+    if (out.choice.empty()) return std::nullopt;
+    return out;
+}
+
 void GpuMachine::gemm_kernel(const GemmView& g, size_t gi, int64_t rep) {
     launch();
     const KernelPlan plan = choose_kernel(g, m_cfg);

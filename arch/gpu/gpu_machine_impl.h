@@ -65,6 +65,10 @@ protected:
                       bool exact) override;
     bool memo_replayable(const std::any& change, double, uint64_t, bool exact) override;
 
+    /// A contraction's kernels as choose_kernel picks them (cta_mapper.h: the CTA tile, split-K
+    /// and raster order, searched with the kernel's cost estimate whatever --mapper says, as a
+    /// library's heuristics pick them): the choice, the mapspace and the plans priced, per GEMM.
+    std::optional<OpMapping> mapping_of(const Operator& op, Route r) override;
     void contraction(const Operator& op, const OpGraph&) override {
         for_each_gemm(op, [&](size_t gi, const GemmView& g) {
             for (int64_t rep = 0; rep < g.repeat; ++rep) gemm_kernel(g, gi, rep);
