@@ -86,6 +86,18 @@ std::vector<std::string> child_job_args(const JobRunArgs& args) {
     return a;
 }
 
+ChildTask plan_run_task(const JobContext& c, const std::string& out, const std::vector<std::string>& parallel) {
+    fs::create_directories(out);
+    std::vector<std::string> a = {"run", c.args.workload, "--out", out, "--format", "json", "--quiet", "--detail", "kernel", "--devices-dir", c.dev_dir,
+                                  "--search", "off"};
+    for (const std::string& kv : parallel) a.insert(a.end(), {"--parallel", kv});
+    const std::vector<std::string> common = child_job_args(c.args);
+    a.insert(a.end(), common.begin(), common.end());
+    if (!c.args.phase.empty()) a.insert(a.end(), {"--phase", c.args.phase});
+    if (c.args.allow_over_capacity) a.push_back("--allow-over-capacity");
+    return {a, out + "/report.json", out + "/stderr.log"};
+}
+
 bool device_launches_graphs(const MachineSetup& device) { return device.kind->kind == "gpu"; }
 
 void run_devices(const JobContext& c, const std::vector<DeviceTask>& tasks, int64_t split) {

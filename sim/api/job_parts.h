@@ -13,6 +13,7 @@
 #include "arch/cluster/cluster_config.h"
 #include "arch/cluster/targets.h"
 #include "sim/api/job_run.h"
+#include "sim/api/process_pool.h"
 #include "sim/cluster/job_builder.h"
 #include "sim/cluster/job_model.h"
 #include "sim/engine/machine_setup.h"
@@ -91,6 +92,13 @@ std::string train_run_dir(const std::string& dev_dir, const ParallelPlan& plan, 
 /// from the command line: the target, the cluster and device --set lists, the tuning flags, the
 /// global batch, the device runtime, precision and mapper.
 std::vector<std::string> child_job_args(const JobRunArgs& args);
+
+/// A child `archsim run` of the job with one plan of a search, into `out` (created): its plan
+/// fields set by `parallel` ("tp=4", as run --parallel takes them), `--search off`, the device
+/// runs in c.dev_dir (shared with the search's), the command line's settings (child_job_args),
+/// the phase and --allow-over-capacity as given; at kernel detail, quiet, JSON; its stdout and
+/// stderr in `out`/report.json and `out`/stderr.log.
+ChildTask plan_run_task(const JobContext& c, const std::string& out, const std::vector<std::string>& parallel);
 
 /// Whether the device model prices CUDA-graph launches (a GPU: kernel.cuda_graphs).
 bool device_launches_graphs(const MachineSetup& device);

@@ -39,7 +39,8 @@ struct Candidate {
     Stage stage = Stage::Bounded;
     double bound_ps = 0;     ///< a lower bound on its step: roofline device runs, then its own
     double estimate_ps = 0;  ///< the order to try it in: the bound with the reference plan's efficiency
-    double memory_estimate_bytes = 0;  ///< its lower bound, then a figure from device runs of its tp, microbatch and recomputation
+    double memory_bound_bytes = 0;     ///< memory_lower_bound_bytes
+    double memory_estimate_bytes = 0;  ///< the larger of that and stage_memory of its modeled runs (plan_pricing.h)
     double step_ps = 0, memory_bytes = 0, tokens_per_s = 0, mfu = 0;  ///< once simulated
     std::string out_reason;  ///< why it is out
     std::vector<DeviceTask> tasks;
@@ -56,15 +57,11 @@ json plan_json(const ParallelismSpec& s) {
 
 /// The --parallel assignments that give a child run exactly this plan.
 std::vector<std::string> parallel_args(const ParallelismSpec& s) {
-    std::vector<std::string> a;
-    for (const auto& kv : std::vector<std::string>{
-             "tp=" + std::to_string(s.tp), "pp=" + std::to_string(s.pp), "dp=" + std::to_string(s.dp), "ep=" + std::to_string(s.ep),
-             "virtual_stages=" + std::to_string(s.virtual_stages), "microbatch=" + std::to_string(s.microbatch),
-             "global_batch=" + std::to_string(s.global_batch), "zero_stage=" + std::to_string(s.zero_stage),
-             "sequence_parallel=" + std::string(s.sequence_parallel ? "true" : "false"), "dp_overlap=" + std::string(s.dp_overlap ? "true" : "false"),
-             "schedule=" + s.schedule, "recompute=" + s.recompute})
-        a.insert(a.end(), {"--parallel", kv});
-    return a;
+    return {"tp=" + std::to_string(s.tp), "pp=" + std::to_string(s.pp), "dp=" + std::to_string(s.dp), "ep=" + std::to_string(s.ep),
+            "virtual_stages=" + std::to_string(s.virtual_stages), "microbatch=" + std::to_string(s.microbatch),
+            "global_batch=" + std::to_string(s.global_batch), "zero_stage=" + std::to_string(s.zero_stage),
+            "sequence_parallel=" + std::string(s.sequence_parallel ? "true" : "false"), "dp_overlap=" + std::string(s.dp_overlap ? "true" : "false"),
+            "schedule=" + s.schedule, "recompute=" + s.recompute};
 }
 
 /// One search of a training job's plans: its candidates, what device runs measured, its counts
@@ -130,7 +127,8 @@ void PlanSearch::enumerate() {
             ++m_out_placement;
             continue;
         }
-        if (m_capacity > 0 && memory_lower_bound_bytes(k.plan) > m_capacity) {
+        k.memory_bound_bytes = memory_lower_bound_bytes(k.plan);
+        if (m_capacity > 0 && k.memory_bound_bytes > m_capacity) {
             ++m_out_memory_bound;
             continue;
         }
@@ -203,7 +201,7 @@ void PlanSearch::estimate(Candidate& c) {
     c.estimate_ps = std::max(c.bound_ps, step_lower_bound_ps(build_job(c.plan, m_c.cl, runs, m_opt, m_c.job.where())));
     double most = 0;
     for (const StageMemory& m : stage_memory(c.plan, runs)) most = std::max(most, m.total());
-    c.memory_estimate_bytes = std::max(memory_lower_bound_bytes(c.plan), most);
+    c.memory_estimate_bytes = std::max(c.memory_bound_bytes, most);
 }
 
 void PlanSearch::ran(Candidate& c) {
@@ -226,20 +224,8 @@ void PlanSearch::ran(Candidate& c) {
 }
 
 void PlanSearch::simulate(const std::vector<size_t>& which) {
-    const JobRunArgs& args = m_c.args;
     std::vector<ChildTask> children;
-    for (size_t i : which) {
-        const std::string out = m_dir + "/" + m_cands[i].id;
-        fs::create_directories(out);
-        std::vector<std::string> a = {"run", args.workload, "--out", out, "--format", "json", "--quiet", "--detail", "kernel", "--devices-dir", m_c.dev_dir,
-                                      "--search", "off"};
-        const std::vector<std::string> common = child_job_args(args), par = parallel_args(m_cands[i].plan.spec);
-        a.insert(a.end(), common.begin(), common.end());
-        a.insert(a.end(), par.begin(), par.end());
-        if (!args.phase.empty()) a.insert(a.end(), {"--phase", args.phase});
-        if (args.allow_over_capacity) a.push_back("--allow-over-capacity");
-        children.push_back({a, out + "/report.json", out + "/stderr.log"});
-    }
+    for (size_t i : which) children.push_back(plan_run_task(m_c, m_dir + "/" + m_cands[i].id, parallel_args(m_cands[i].plan.spec)));
     run_children(self_program(), children.size(), 0, [&](size_t k) { return children[k]; },
                  [&](size_t k, int status) {
                      Candidate& c = m_cands[which[k]];

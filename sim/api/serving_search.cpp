@@ -75,17 +75,8 @@ json JobContext::search_serving() const {
     // each served in a child, one at a time: each runs its own device runs on every core
     fs::create_directories(dir);
     std::vector<ChildTask> children;
-    for (const ServingPlan& p : plans) {
-        const std::string out = dir + "/" + p.id;
-        fs::create_directories(out);
-        std::vector<std::string> a = {"run", args.workload, "--out", out, "--format", "json", "--quiet", "--detail", "kernel", "--devices-dir", dev_dir,
-                                      "--search", "off", "--parallel", "tp=" + std::to_string(p.plan.spec.tp), "--parallel", "pp=1", "--parallel",
-                                      "dp=" + std::to_string(p.plan.spec.dp)};
-        const std::vector<std::string> common = child_job_args(args);
-        a.insert(a.end(), common.begin(), common.end());
-        if (!args.phase.empty()) a.insert(a.end(), {"--phase", args.phase});
-        children.push_back({a, out + "/report.json", out + "/stderr.log"});
-    }
+    for (const ServingPlan& p : plans)
+        children.push_back(plan_run_task(*this, dir + "/" + p.id, {"tp=" + std::to_string(p.plan.spec.tp), "pp=1", "dp=" + std::to_string(p.plan.spec.dp)}));
     run_children(self_program(), children.size(), 1, [&](size_t k) { return children[k]; },
                  [&](size_t k, int status) {
                      ServingPlan& p = plans[k];
