@@ -8,11 +8,13 @@ Prints two tables:
   every   every model in ../shared/models (and models/raw) and every LLM preset's prefill and
           decode step on every config of CONFIGS, under both mappers: the search's latency over
           the fixed schedule's, and where the search is slower (or as fast with more DRAM traffic:
-          goal, none), with the kernels it changed and what its search cost (candidates evaluated).
+          goal, none), with the kernels it changed and what its search cost (candidates evaluated),
+          and each config's geometric-mean latency ratio.
 Every run is at --detail kernel (the metrics are those of a full trace). Usage:
 bench/bench_mapping.py [llama|every ...] [--jobs N] [--only CONFIG_SUBSTRING]
 """
 import json
+import math
 import os
 import subprocess
 import sys
@@ -84,6 +86,7 @@ def every(jobs, only=""):
     bad = 0
     runs = 0
     for config in [c for c in CONFIGS if only in c]:
+        ratios = []
         pairs = [(w, mapper) for w in workloads() for mapper in ("fixed", "search")]
         with ThreadPoolExecutor(jobs) as pool:
             res = list(pool.map(lambda p: run(p[0], config, p[1]), pairs))
@@ -100,12 +103,16 @@ def every(jobs, only=""):
             df, ds = dram(fixed), dram(search)
             worse = ls > lf * (1 + 1e-12) or (ls >= lf * (1 - 1e-12) and ds > df)
             bad += worse
+            ratios.append(ls / lf)
             ops = search["ops"]
             changed = sum(1 for o, f in zip(ops, fixed["ops"]) if o.get("mapping") != f.get("mapping"))
             evaluated = sum(o.get("mappings_evaluated", 0) for o in ops)
             space = sum(o.get("mapspace", 0) for o in ops)
             print(f"{config:>9} {name:<34} {lf * 1e3:11.3f} {ls * 1e3:11.3f} {ls / lf:7.4f} {ds / df if df else 1:10.4f} {changed:7d} "
                   f"{evaluated:9d} {space:8d}" + ("  SLOWER" if worse else ""), flush=True)
+        if ratios:
+            gm = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+            print(f"{config:>9} geometric-mean latency ratio over {len(ratios)} workloads: {gm:.3f}", flush=True)
     print(f"\n{runs} workload x config pairs; the search is slower (or as fast with more DRAM traffic) on {bad}")
 
 

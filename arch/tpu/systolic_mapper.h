@@ -56,11 +56,33 @@ struct FoldWork {
     int64_t sram_write_bytes[3] = {0, 0, 0};  ///< by Buffer, array side
 };
 
+/// How for_each_fold() walks one GEMM's folds within its dataflow: the loop order of the two
+/// fold loops and the tile of the streamed dimension, the part of a mapping a dataflow leaves
+/// open (Timeloop's loop permutation and temporal tiling at the array's buffers). The default is
+/// SCALE-Sim's walk, which every config that names its dataflow keeps.
+struct FoldNest {
+    /// OS: false walks the column folds (N) inside each row fold (M), an A row tile kept while
+    /// B's column tiles go by; true walks the row folds inside each column fold, a B column tile
+    /// kept. WS and IS: false keeps the reduction's row folds (K) innermost, so one column
+    /// fold's partial sums live in the ofmap buffer until done; true puts the reduction
+    /// outermost, each row fold's streamed tile reused by every column fold while every
+    /// column's partial sums live at once (spilled to DRAM and read back when they do not fit).
+    bool swapped = false;
+    /// WS and IS: the streamed dimension T (M for WS, N for IS) in this many chunks of
+    /// ceil(T / chunks), each its own pass over the array with its own preload
+    /// (2R + C + chunk - 2 cycles per fold), outermost; 1 = SCALE-Sim's whole T. OS: always 1.
+    int64_t chunks = 1;
+    bool is_default() const { return !swapped && chunks == 1; }
+    bool operator==(const FoldNest& o) const { return swapped == o.swapped && chunks == o.chunks; }
+};
+
 /// Calls `visit` for every fold of `gemm` (all repeat steps, batch entries and groups, in
-/// order), with tile keys unique to (gemm_index, operand, tile). Loop orders keep the reduction
-/// innermost for WS/IS so partial sums stay in the ofmap buffer when they fit (a spill is
-/// written and read back through DRAM otherwise); OS keeps an A row-tile while it walks N.
+/// order) walked as `nest` says, with tile keys unique to (gemm_index, operand, tile). The
+/// default nest keeps the reduction innermost for WS/IS so partial sums stay in the ofmap buffer
+/// when they fit (a spill is written and read back through DRAM otherwise); OS keeps an A
+/// row-tile while it walks N. Throws std::invalid_argument for a nest of fewer than one chunk,
+/// or of several under OS.
 void for_each_fold(const GemmView& gemm, int gemm_index, const TpuConfig& cfg,
-                   const std::function<void(const FoldWork&)>& visit);
+                   const std::function<void(const FoldWork&)>& visit, const FoldNest& nest = {});
 
 }  // namespace archsim

@@ -116,28 +116,34 @@ protected:
         m_clock.wait_until(m_clock.now_cycle());
         m_pipe.begin();
     }
-    /// Each contraction's dataflow: the config's, or the mapping search's (search_dataflow())
-    /// where the config asks for it (`dataflow = "search"`) or `run --mapper search` does; a
-    /// fused attention kernel keeps the config's. Kept for contraction() (m_dataflows).
+    /// Each contraction's mapping: the config's dataflow in SCALE-Sim's walk, or the mapping
+    /// search's (search_mapping(): dataflow, loop order, streamed tile) where the config asks for
+    /// it (`dataflow = "search"`) or `run --mapper search` does; a fused attention kernel keeps
+    /// the config's. A kernel of several GEMMs (a recurrent layer's input projection and its
+    /// per-step GEMMs) keeps the config's mappings unless the searched ones, priced together as
+    /// the kernel runs them (FoldPricer), are faster. Kept for contraction() (m_choices).
     std::optional<OpMapping> mapping_of(const Operator& op, Route r) override {
-        m_dataflows.assign(op.cost.gemms.size(), m_cfg.dataflow);
+        const TpuChoice own{m_cfg.dataflow, {}};
+        m_choices.assign(op.cost.gemms.size(), own);
         if (r != Route::Contraction && r != Route::Attention) return std::nullopt;
         const bool search = r == Route::Contraction && mapper() != Mapper::Fixed && (mapper() == Mapper::Search || m_cfg.dataflow_search);
+        std::vector<const TpuMapping*> found(op.cost.gemms.size(), nullptr);
+        if (search) for_each_gemm(op, [&](size_t gi, const GemmView& g) {
+            found[gi] = &searched(g, static_cast<int>(gi));
+            m_choices[gi] = found[gi]->choice;
+        });
+        if (search && op.cost.gemms.size() > 1 && !kernel_pays(op)) m_choices.assign(op.cost.gemms.size(), own);
         OpMapping out;
-        for_each_gemm(op, [&](size_t gi, const GemmView& g) {
-            TpuMapping m;
-            m.dataflow = m_cfg.dataflow;
-            if (search) m = searched(g, static_cast<int>(gi));
-            m_dataflows[gi] = m.dataflow;
-            out.add(to_string(m.dataflow), m.mapspace, m.evaluated);
+        for_each_gemm(op, [&](size_t gi, const GemmView&) {
+            out.add(describe(m_choices[gi]), found[gi] ? found[gi]->mapspace : 1, found[gi] ? found[gi]->evaluated : 0);
         });
         if (out.choice.empty()) return std::nullopt;
         return out;
     }
     void contraction(const Operator& op, const OpGraph&) override {
         for_each_gemm(op, [&](size_t gi, const GemmView& g) {
-            const Dataflow df = gi < m_dataflows.size() ? m_dataflows[gi] : m_cfg.dataflow;
-            for_each_fold(g, static_cast<int>(gi), m_df_cfgs[static_cast<int>(df)], [&](const FoldWork& w) { m_pipe.push({w, false}); });
+            const TpuChoice c = gi < m_choices.size() ? m_choices[gi] : TpuChoice{m_cfg.dataflow, {}};
+            for_each_fold(g, static_cast<int>(gi), m_df_cfgs[static_cast<int>(c.dataflow)], [&](const FoldWork& w) { m_pipe.push({w, false}); }, c.nest);
         });
         m_pipe.flush(/*last=*/true);
         m_pipe.drain(m_array);
@@ -251,19 +257,38 @@ protected:
     }
 
 private:
-    /// search_dataflow() of `g`, once per GEMM shape (the choice depends on nothing else).
+    /// search_mapping() of `g`, once per GEMM shape (the choice depends on nothing else).
     const TpuMapping& searched(const GemmView& g, int gi) {
+        const uint64_t key = gemm_key(g, gi);
+        auto it = m_searched.find(key);
+        if (it != m_searched.end()) return it->second;
+        return m_searched.emplace(key, search_mapping(g, gi, m_cfg)).first->second;
+    }
+    static uint64_t gemm_key(const GemmView& g, int gi) {
         uint64_t key = 0x7470;
         for (int64_t v : {g.m, g.n, g.k, g.batch, g.groups, g.repeat, g.a_unique_elems, int64_t(g.b_is_weight), int64_t(gi)})
             key = mix_key(key, uint64_t(v));
-        auto it = m_searched.find(key);
-        if (it != m_searched.end()) return it->second;
-        return m_searched.emplace(key, search_dataflow(g, gi, m_cfg)).first->second;
+        return key;
+    }
+    /// Whether m_choices, priced over the whole kernel, beat the config's own mapping for every
+    /// GEMM (fewer cycles, then fewer DRAM bytes); once per kernel shape.
+    bool kernel_pays(const Operator& op) {
+        uint64_t key = 0x6b70;
+        for_each_gemm(op, [&](size_t gi, const GemmView& g) { key = mix_key(key, gemm_key(g, static_cast<int>(gi))); });
+        if (auto it = m_kernel_pays.find(key); it != m_kernel_pays.end()) return it->second;
+        FoldPricer chosen(m_cfg), own(m_cfg);
+        for_each_gemm(op, [&](size_t gi, const GemmView& g) {
+            chosen.add(g, static_cast<int>(gi), m_choices[gi]);
+            own.add(g, static_cast<int>(gi), {m_cfg.dataflow, {}});
+        });
+        const FoldCost c = chosen.cost(), o = own.cost();
+        return m_kernel_pays[key] = std::tie(c.cycles, c.dram_bytes) < std::tie(o.cycles, o.dram_bytes);
     }
     TpuConfig m_cfg;
     TpuConfig m_df_cfgs[3];                 ///< m_cfg in each dataflow, by Dataflow
-    std::vector<Dataflow> m_dataflows;       ///< the current kernel's, by GEMM index (mapping_of())
+    std::vector<TpuChoice> m_choices;        ///< the current kernel's mappings, by GEMM index (mapping_of())
     std::unordered_map<uint64_t, TpuMapping> m_searched;
+    std::unordered_map<uint64_t, bool> m_kernel_pays;  ///< kernel_pays(), by kernel shape
     TileBuffer m_buffers[3];
     OperandPipeline<TpuItem, TpuMachine> m_pipe;
     uint16_t m_array = 0, m_vector = 0, m_sram[3] = {0, 0, 0};

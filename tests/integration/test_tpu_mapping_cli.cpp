@@ -26,8 +26,11 @@ TEST_CASE("a TPU config's dataflow is kept unless the search is asked for", "[e2
     // weight stationary folds the 4096-long reduction 32 times; output stationary holds the
     // 16 x 128 outputs while it streams
     CHECK(search["ops"][0]["mapping"] == "os");
-    CHECK(search["ops"][0]["mapspace"] == 3);
-    CHECK(search["ops"][0]["mappings_evaluated"] == 3);
+    // 3 dataflows x 2 loop orders; no streamed tiles, T (M = 16 for WS, N = 128 for IS) being no
+    // longer than the array's side
+    CHECK(search["ops"][0]["mapspace"] == 6);
+    CHECK(search["ops"][0]["mappings_evaluated"].get<int64_t>() >= 1);
+    CHECK(search["ops"][0]["mappings_evaluated"].get<int64_t>() <= 6);
     CHECK(search["ops"][0]["compute_cycles"].get<int64_t>() < fixed["ops"][0]["compute_cycles"].get<int64_t>());
     CHECK(search["total"]["latency_s"].get<double>() < fixed["total"]["latency_s"].get<double>());
     CHECK(search["total"]["macs"] == fixed["total"]["macs"]);

@@ -137,3 +137,30 @@ TEST_CASE("per-layer cycles and SRAM reads equal SCALE-Sim's ResNet-18 reference
             }
         }
 }
+
+TEST_CASE("every loop order and streamed tile executes exactly the GEMM's MACs", "[unit][tpu]") {
+    GemmView g;
+    g.repeat = 2;
+    g.batch = 3;
+    g.groups = 2;
+    g.m = 37;
+    g.n = 19;
+    g.k = 23;
+    g.a_unique_elems = g.m * g.k;
+    for (Dataflow df : {Dataflow::OS, Dataflow::WS, Dataflow::IS})
+        for (bool swapped : {false, true})
+            for (int64_t chunks : {1, 2, 3, 64}) {
+                if (df == Dataflow::OS && chunks > 1) continue;
+                const TpuConfig c = config(df, 8, 4);
+                int64_t macs = 0, folds = 0, cycles = 0;
+                for_each_fold(g, 0, c, [&](const FoldWork& w) { macs += w.macs, folds += 1, cycles += w.cycles; }, {swapped, chunks});
+                const FoldGeometry geo = fold_geometry(df, 8, 4, g.m, g.n, g.k);
+                const int64_t used = std::min(chunks, geo.t);  // more chunks than T: one per element
+                INFO(static_cast<int>(df) << " swapped " << swapped << " chunks " << chunks);
+                CHECK(macs == g.macs());
+                CHECK(folds == geo.folds() * used * g.repeat * g.batch * g.groups);
+                if (df != Dataflow::OS) CHECK(cycles == geo.folds() * g.repeat * g.batch * g.groups * (used * (2 * 8 + 4 - 2) + geo.t));
+            }
+    CHECK_THROWS_AS(for_each_fold(g, 0, config(Dataflow::OS, 8, 4), [](const FoldWork&) {}, {false, 2}), std::invalid_argument);
+    CHECK_THROWS_AS(for_each_fold(g, 0, config(Dataflow::WS, 8, 4), [](const FoldWork&) {}, {false, 0}), std::invalid_argument);
+}
