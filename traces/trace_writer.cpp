@@ -1,7 +1,11 @@
 #include "traces/trace_writer.h"
 
 #include <zlib.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
@@ -16,10 +20,19 @@
 
 namespace archsim {
 
-/// A chunk of /events being encoded on another thread: its first row and its stored bytes.
+/// The buffers one /events chunk is encoded in: its events, their shuffled bytes and the
+/// compressed chunk. Recycled from chunk to chunk, so that a long trace does not fault in fresh
+/// pages for every chunk.
+struct ChunkBuffers {
+    std::vector<TraceEvent> events;
+    std::vector<uint8_t> shuffled, stored;
+};
+
+/// A chunk of /events being encoded on another thread: its first row, then its buffers (`stored`
+/// holds its bytes as stored).
 struct PendingChunk {
     uint64_t first_row = 0;
-    std::future<std::vector<uint8_t>> bytes;
+    std::future<ChunkBuffers> encoded;
 };
 
 struct TraceFile {
@@ -28,6 +41,7 @@ struct TraceFile {
     h5::Handle mem_type;
     hsize_t chunk_rows = 0;             ///< rows per /events chunk (set when it is created)
     std::deque<PendingChunk> pending;   ///< chunks encoding, oldest first
+    std::vector<ChunkBuffers> spare;    ///< buffers of chunks written, for the next ones
 };
 
 /// Bytes of one /events row as stored: the compound packed (H5Tpack of the native type), which is
@@ -38,22 +52,70 @@ static_assert(offsetof(TraceEvent, dur_ps) == 8 && offsetof(TraceEvent, cycles) 
                   kRowBytes == 52,
               "TraceEvent's layout is the packed /events row (traces/hdf5_types.cpp)");
 
+#ifdef __SSE2__
+/// Transposes 16 rows of 16 bytes in place: afterwards r[j] holds byte j of every row, row i's
+/// at lane i (four rounds of interleaving bytes, words, double words and quad words).
+static void transpose_16x16(__m128i r[16]) {
+    __m128i t[16];
+    for (int i = 0; i < 8; ++i) t[i] = _mm_unpacklo_epi8(r[2 * i], r[2 * i + 1]), t[i + 8] = _mm_unpackhi_epi8(r[2 * i], r[2 * i + 1]);
+    for (int h = 0; h < 2; ++h)
+        for (int i = 0; i < 4; ++i) {
+            const __m128i a = t[8 * h + 2 * i], c = t[8 * h + 2 * i + 1];
+            r[8 * h + i] = _mm_unpacklo_epi16(a, c), r[8 * h + i + 4] = _mm_unpackhi_epi16(a, c);
+        }
+    for (int q = 0; q < 4; ++q)
+        for (int i = 0; i < 2; ++i) {
+            const __m128i a = r[4 * q + 2 * i], c = r[4 * q + 2 * i + 1];
+            t[4 * q + i] = _mm_unpacklo_epi32(a, c), t[4 * q + i + 2] = _mm_unpackhi_epi32(a, c);
+        }
+    for (int o = 0; o < 8; ++o) {
+        const __m128i a = t[2 * o], c = t[2 * o + 1];
+        r[2 * o] = _mm_unpacklo_epi64(a, c), r[2 * o + 1] = _mm_unpackhi_epi64(a, c);
+    }
+}
+#endif
+
 /// One /events chunk as HDF5's filter pipeline stores it (the dataset's shuffle then deflate at
-/// level 1, create_events()): `events` packed into `rows` rows (zero rows pad a last, partial
-/// chunk), byte-shuffled (byte j of every row together, H5Z's shuffle filter) and compressed with
-/// zlib's compress2 (H5Z's deflate filter). Pure: runs on a worker thread while the simulation
-/// goes on. Throws std::runtime_error if zlib fails.
-static std::vector<uint8_t> encode_chunk(const std::vector<TraceEvent>& events, size_t rows) {
-    std::vector<uint8_t> packed(rows * kRowBytes, 0), shuffled(rows * kRowBytes);
-    for (size_t i = 0; i < events.size(); ++i) std::memcpy(&packed[i * kRowBytes], &events[i], kRowBytes);
-    for (size_t j = 0; j < kRowBytes; ++j)
-        for (size_t i = 0; i < rows; ++i) shuffled[j * rows + i] = packed[i * kRowBytes + j];
-    uLongf len = compressBound(static_cast<uLong>(shuffled.size()));
-    std::vector<uint8_t> out(len);
-    if (compress2(out.data(), &len, shuffled.data(), static_cast<uLong>(shuffled.size()), 1) != Z_OK)
+/// level 1, create_events()): `b.events` packed into `rows` rows (zero rows pad a last, partial
+/// chunk), byte-shuffled into `b.shuffled` (byte j of every row together, H5Z's shuffle filter)
+/// and compressed into `b.stored` with zlib's compress2 (H5Z's deflate filter). Pure: runs on a
+/// worker thread while the simulation goes on. Throws std::runtime_error if zlib fails.
+static void encode_chunk(ChunkBuffers& b, size_t rows) {
+    // one pass over the events, 16 rows at a time: their bytes transposed in registers (16 x 16
+    // byte blocks), then each plane's 16 bytes stored at once (byte j of row i goes to
+    // j x rows + i); the padding rows are zero
+    const std::vector<TraceEvent>& events = b.events;
+    b.shuffled.assign(rows * kRowBytes, 0);
+    uint8_t* planes = b.shuffled.data();
+    size_t i0 = 0;
+#ifdef __SSE2__
+    for (; i0 + 16 <= events.size(); i0 += 16)
+        for (size_t j0 = 0; j0 < kRowBytes; j0 += 16) {
+            __m128i r[16];
+            for (int i = 0; i < 16; ++i) {
+                const uint8_t* row = reinterpret_cast<const uint8_t*>(&events[i0 + i]) + j0;
+                if (j0 + 16 <= kRowBytes) {
+                    r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row));
+                } else {  // the row's last bytes only: never past the row
+                    alignas(16) uint8_t tail[16] = {};
+                    std::memcpy(tail, row, kRowBytes - j0);
+                    r[i] = _mm_load_si128(reinterpret_cast<const __m128i*>(tail));
+                }
+            }
+            transpose_16x16(r);  // r[j]: byte j0 + j of the 16 rows
+            for (size_t j = 0; j < 16 && j0 + j < kRowBytes; ++j)
+                _mm_storeu_si128(reinterpret_cast<__m128i*>(planes + (j0 + j) * rows + i0), r[j]);
+        }
+#endif
+    for (; i0 < events.size(); ++i0) {
+        const uint8_t* row = reinterpret_cast<const uint8_t*>(&events[i0]);
+        for (size_t j = 0; j < kRowBytes; ++j) planes[j * rows + i0] = row[j];
+    }
+    uLongf len = compressBound(static_cast<uLong>(b.shuffled.size()));
+    b.stored.resize(len);
+    if (compress2(b.stored.data(), &len, b.shuffled.data(), static_cast<uLong>(b.shuffled.size()), 1) != Z_OK)
         throw std::runtime_error("compressing a trace chunk failed");
-    out.resize(len);
-    return out;
+    b.stored.resize(len);
 }
 
 const char* to_string(EventKind k) {
@@ -262,27 +324,37 @@ void TraceWriter::flush() {
     hsize_t new_size[1] = {m_written + n};
     if (H5Dset_extent(m_file->events.get(), new_size) < 0) throw UserError(m_tmp_path, "cannot extend events");
     // encoded on another thread while the run goes on; written here, in order, at most two behind
-    std::vector<TraceEvent> chunk;
-    chunk.swap(m_buffer);
+    ChunkBuffers chunk;
+    if (!m_file->spare.empty()) {
+        chunk = std::move(m_file->spare.back());
+        m_file->spare.pop_back();
+    }
+    chunk.events.swap(m_buffer);
+    m_buffer.clear();
     m_buffer.reserve(kChunkEvents);
     const size_t rows = m_file->chunk_rows;
-    m_file->pending.push_back({m_written, std::async(std::launch::async, [rows, c = std::move(chunk)] { return encode_chunk(c, rows); })});
+    m_file->pending.push_back({m_written, std::async(std::launch::async, [rows, c = std::move(chunk)]() mutable {
+                                   encode_chunk(c, rows);
+                                   return std::move(c);
+                               })});
     m_written += n;
     while (m_file->pending.size() > 2) write_pending();
 }
 
 void TraceWriter::write_pending() {
     PendingChunk& p = m_file->pending.front();
-    std::vector<uint8_t> bytes;
+    ChunkBuffers b;
     try {
-        bytes = p.bytes.get();
+        b = p.encoded.get();
     } catch (const std::exception& e) {
         throw UserError(m_tmp_path, std::string("writing events failed: ") + e.what());
     }
     const hsize_t offset[1] = {p.first_row};
-    if (H5Dwrite_chunk(m_file->events.get(), H5P_DEFAULT, 0, offset, bytes.size(), bytes.data()) < 0)
+    if (H5Dwrite_chunk(m_file->events.get(), H5P_DEFAULT, 0, offset, b.stored.size(), b.stored.data()) < 0)
         throw UserError(m_tmp_path, "writing events failed (disk full?)");
     m_file->pending.pop_front();
+    b.events.clear();
+    m_file->spare.push_back(std::move(b));
 }
 
 /// A 1-D dataset of doubles (or an n x `cols` one); nothing when `v` is empty.
