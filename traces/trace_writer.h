@@ -44,8 +44,9 @@ public:
     void set_attr(const std::string& name, double value);
     void set_attr(const std::string& name, int64_t value);
 
-    /// Appends one event (buffered; a full buffer is written as one chunk).
+    /// Appends one event (buffered; a full buffer is written as one chunk); nothing while muted.
     void emit(const TraceEvent& e) {
+        if (m_muted) return;
         const double pj = event_energy_pj(e, m_components[e.component]);
         m_dynamic_pj += pj;
         if (m_offchip[e.component]) m_offchip_pj += pj;
@@ -75,6 +76,10 @@ public:
     /// Whether replayed kernels are stored by reference (the default) or written out event by
     /// event (the metrics are the same either way; a test compares them).
     void set_by_reference(bool on) { m_by_reference = on; }
+    /// While muted, emit() drops every event: nothing is written, summed or priced (a machine
+    /// trying a mapping on its own model and putting its state back, CpuMachine::trial).
+    void set_muted(bool on) { m_muted = on; }
+    bool muted() const { return m_muted; }
     /// Events emitted so far (whether or not the detail level stores them).
     uint64_t event_count() const { return m_emitted; }
     /// The run so far as the reducer reads it: attributes, tables and event sums (reduce_sums()).
@@ -159,6 +164,7 @@ private:
         int64_t id = -1;  ///< its row of /kernel_records once replayed
     };
     bool m_by_reference = true;
+    bool m_muted = false;
     uint64_t m_capture_start = 0;                                  ///< /events rows before the capture began
     std::unordered_map<const TraceEvent*, Recording> m_captured;   ///< a recording's events (end_capture()) -> where they lie
     std::vector<Recording> m_kernel_records;                       ///< the recordings replayed, in /kernel_records order

@@ -82,6 +82,21 @@ public:
         m_dram->restore(free, s.transactions, s.bytes);
         if (m_dma) m_dma->advance(s.address);
     }
+    /// Everything a transfer changes, for putting it back (CpuMachine::trial): each channel's
+    /// busy time, the counters and the DMA's next address.
+    struct Snapshot {
+        std::vector<double> channel_free_ps;
+        uint32_t transactions = 0;
+        uint64_t bytes = 0, address = 0;
+    };
+    Snapshot snapshot() const {
+        return {m_dram->channel_free_ps(), m_dram->transactions(), m_dram->bytes_served(), m_dma ? m_dma->next_address() : 0};
+    }
+    /// Puts back a snapshot() (the counters wrap back by their unsigned differences).
+    void restore(const Snapshot& s) {
+        m_dram->restore(s.channel_free_ps, s.transactions - m_dram->transactions(), s.bytes - m_dram->bytes_served());
+        if (m_dma) m_dma->advance(s.address - m_dma->next_address());
+    }
     Dram& target() { return *m_dram; }
     uint16_t component() const { return m_component; }
 

@@ -81,7 +81,7 @@ void MachineBase::execute(uint32_t op_index, const Operator& op, const OpGraph& 
     }
     const Route r = route(op, graph, m_rules);
     if (r == Route::Skip) return;
-    if (std::optional<OpMapping> m = mapping_of(op, r)) {
+    if (std::optional<OpMapping> m = mapping_of(op, graph, r)) {
         m->op = op_index;
         m_rec.trace().set_op_mapping(std::move(*m));
     }

@@ -89,10 +89,12 @@ protected:
     Mapper mapper() const { return m_mapper; }
     /// The mapping a model with a mapping search chose for `op` (routed along `r`), for the
     /// trace's op_mappings table and the report: called for every operator that is not skipped,
-    /// replayed or simulated, before its kernel runs, so the choice must depend on the kernel's
-    /// shapes and the config only (never on the machine's state: a replay reports what
-    /// simulating would). nullopt (the default): no mapping to report.
-    virtual std::optional<OpMapping> mapping_of(const Operator& op, Route r) { return std::nullopt; }
+    /// replayed or simulated, before its kernel runs, so every kernel of the same shapes must get
+    /// the same choice (a replay reports what simulating would): a choice depends on the shapes
+    /// and the config, or is made once per shape (the CPU's blocking search tries its candidates
+    /// on the machine's state where the shape first runs) and kept. nullopt (the default): no
+    /// mapping to report.
+    virtual std::optional<OpMapping> mapping_of(const Operator& op, const OpGraph& graph, Route r) { return std::nullopt; }
     /// Before the operator's kernel (skipped operators get no call).
     virtual void begin_op(const Operator& op, const OpGraph& graph, Route r) {}
     /// Runs a contraction's GEMM views.

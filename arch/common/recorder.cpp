@@ -22,4 +22,10 @@ void Recorder::emit(EventKind kind, uint16_t component, Span span, Amount amount
 
 void Recorder::emit(const TraceEvent& e) { m_trace.emit(e); }
 
+bool Recorder::mute(bool on) {
+    const bool was = m_trace.muted();
+    m_trace.set_muted(on);
+    return was;
+}
+
 }  // namespace archsim

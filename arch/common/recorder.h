@@ -60,6 +60,9 @@ public:
     void emit(const TraceEvent& e);
 
     TraceWriter& trace() { return m_trace; }
+    /// Mutes the trace (TraceWriter::set_muted: every event, from this machine or its DRAM,
+    /// dropped) and returns whether it was muted before.
+    bool mute(bool on);
     double clock_hz() const { return m_hz; }
 
 private:

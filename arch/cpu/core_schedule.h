@@ -47,12 +47,25 @@ public:
     int64_t next_core(const std::vector<size_t>& next, const std::vector<std::vector<int64_t>>& queue) const;
 
 private:
-    void pend(int64_t core, EventKind kind, uint16_t comp, double start, double dur, Amount a, StallCauseId cause = kNoStallCause);
-
     struct Pending {
         int64_t core;
         TraceEvent event;
     };
+
+public:
+    /// The cursors and the events queued until the next barrier, for putting them back
+    /// (CpuMachine::trial).
+    struct Snapshot {
+        std::vector<double> cursor;
+        std::vector<Pending> pending;
+        uint32_t seq = 0;
+    };
+    Snapshot snapshot() const { return {m_cursor, m_pending, m_seq}; }
+    void restore(const Snapshot& s) { m_cursor = s.cursor, m_pending = s.pending, m_seq = s.seq; }
+
+private:
+    void pend(int64_t core, EventKind kind, uint16_t comp, double start, double dur, Amount a, StallCauseId cause = kNoStallCause);
+
     const CpuConfig& m_cfg;
     std::vector<std::unique_ptr<CpuCore>>& m_cores;
     Recorder& m_rec;

@@ -148,6 +148,10 @@ const ParamBinder<CpuConfig>& cpu_params() {
         b.boolean("gemm.prepacked_weights", [](C& c) -> bool& { return c.prepacked_weights; }, true,
                   "Weights are reordered into the micro-kernel's nr-column panel layout once, when the model is loaded "
                   "(oneDNN inference primitives), so inference packs no weight panels; false: BLIS packs B every call");
+        b.string("gemm.blocking", [](C& c) -> std::string& { return c.blocking_name; }, "analytic", {"analytic", "search"},
+                 "GEMM block sizes: analytic, the BLIS analytical model of the caches (Low et al. 2016, arch/cpu/blocking.h), "
+                 "as the calibrated libraries block; search: chosen per GEMM by the mapping search among its variants "
+                 "(arch/cpu/blocking_search.h; analytic under run --mapper fixed), which run --mapper search also applies");
         b.boolean("fusion.elementwise", [](C& c) -> bool& { return c.fuse_elementwise; }, true,
                   "Fuse elementwise operators into the kernel that produces their input (oneDNN post-ops: "
                   "eltwise, sum); false: each is its own pass over memory");
@@ -205,6 +209,7 @@ int64_t CpuConfig::sample_ratio() const { return std::max<int64_t>(1, std::gcd(s
 CpuConfig make_cpu_config(const ParamSet& p) {
     CpuConfig c = cpu_params().build(p);
     check_machine_basics(c);
+    c.blocking_search = c.blocking_name == "search";
     if (c.simd_macs.fp32 <= 0) throw UserError("core.macs_per_cycle.fp32", "must be > 0 (every precision without its own rate runs at it)");
     for (const auto& [key, lvl] : {std::pair<const char*, const CacheLevelConfig*>{"l1d.kib", &c.l1}, {"l2.kib", &c.l2}, {"l3.kib", &c.l3}})
         if (lvl->bytes() % (lvl->ways * c.line_bytes) != 0)

@@ -45,6 +45,8 @@ struct CpuConfig : MachineBasics {
     double op_overhead_us = 0;      ///< fixed cost of starting one operator (dispatch, thread fork/join), us
     bool fuse_elementwise = true;   ///< elementwise consumers run as post-ops of their producer
     bool prepacked_weights = true;  ///< weights sit in the micro-kernel's panel layout (reordered at load)
+    std::string blocking_name = "analytic";  ///< gemm.blocking: "analytic" or "search"
+    bool blocking_search = false;   ///< gemm.blocking = "search": the mapping search chooses each GEMM's blocking
     int64_t sample_sets = 16;       ///< cache set sampling: one set in this many simulated (1 = off; sampling.sets_per_sample)
     bool replay_repeats = true;     ///< replay repeated instances once the caches repeat (replay.repeats)
     bool replay_units = true;       ///< replay a kernel's repeated loop units once a core's caches repeat (replay.units)

@@ -118,6 +118,18 @@ public:
     }
     /// Lines each simulated line stands for (1 without sampling).
     uint64_t sample_weight() const { return m_sample_w; }
+    /// The core's state that its accesses change: both caches, the counts and the queued lines.
+    struct Snapshot {
+        Cache l1, l2;
+        CoreCounts counts;
+        std::vector<uint64_t> reads, writebacks;
+    };
+    Snapshot snapshot() const { return {m_l1, m_l2, m_counts, m_batch.reads, m_batch.writebacks}; }
+    /// Puts back a snapshot() (the set sampling in force is the caller's: set_sampling()).
+    void restore(const Snapshot& s) {
+        m_l1 = s.l1, m_l2 = s.l2, m_counts = s.counts;
+        m_batch.reads = s.reads, m_batch.writebacks = s.writebacks;
+    }
     Cache& l1() { return m_l1; }
     Cache& l2() { return m_l2; }
     int64_t line_bytes() const { return m_line_bytes; }

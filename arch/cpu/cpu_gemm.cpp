@@ -2,12 +2,68 @@
 // the blocking in blocking.h, the cores' schedule in core_schedule.h).
 #include "arch/cpu/cpu_machine_impl.h"
 #include "arch/cpu/gemm_nest.h"
+#include "sim/base/hash.h"
 
 namespace archsim {
 
+CpuGemmShape CpuMachine::gemm_shape(const GemmView& g, int64_t cores, bool blas) const {
+    CpuGemmShape s;
+    s.m = g.m, s.n = g.n, s.k = g.k, s.cores = cores;
+    const int64_t a_unique = g.a_unique_elems > 0 ? std::min(g.a_unique_elems, g.m * g.k) : g.m * g.k;
+    s.a_cols = std::max<int64_t>(1, std::min<int64_t>(g.k, (a_unique + g.m - 1) / std::max<int64_t>(1, g.m)));
+    s.packing = {blas, g.b_is_weight, m_cfg.prepacked_weights, g.a.in_place};
+    return s;
+}
+
+uint64_t CpuMachine::shape_key(const GemmView& g, int64_t cores, bool blas) const {
+    const CpuGemmShape s = gemm_shape(g, cores, blas);
+    uint64_t key = 0x6370;
+    for (int64_t v : {s.m, s.n, s.k, s.a_cols, s.cores, int64_t(blas), int64_t(g.b_is_weight), int64_t(g.a.in_place)})
+        key = mix_key(key, uint64_t(v));
+    return key;
+}
+
+const CpuBlockingChoice& CpuMachine::searched(const Operator& op, const OpGraph& graph, const GemmView& g, int64_t cores, bool blas) {
+    const uint64_t key = shape_key(g, cores, blas);
+    auto it = m_searched.find(key);
+    if (it != m_searched.end()) return it->second;
+    CpuBlockingChoice c = search_blocking(m_cfg, gemm_shape(g, cores, blas), m_block);
+    const Blocking base = fit_blocking(m_block, g.m, g.n, g.k);
+    if (std::tie(c.blocking.kc, c.blocking.mc, c.blocking.nc) != std::tie(base.kc, base.mc, base.nc)) {
+        // the block-level model's pick against the analytical blocking, on the machine's own model
+        const Trial own = trial(op, graph, g, cores, blas, base), other = trial(op, graph, g, cores, blas, c.blocking);
+        c.simulated = 2;
+        if (!(other.ps < own.ps && other.dram_bytes <= own.dram_bytes)) c.blocking = base;
+    }
+    return m_searched.emplace(key, c).first->second;
+}
+
+Blocking CpuMachine::blocking_for(const GemmView& g, int64_t cores, bool blas) {
+    if (m_trial_blocking) return *m_trial_blocking;
+    if (!searching()) return fit_blocking(m_block, g.m, g.n, g.k);
+    const auto it = m_searched.find(shape_key(g, cores, blas));
+    if (it == m_searched.end()) throw std::logic_error("CPU model: a GEMM ran before its blocking was searched");
+    return it->second.blocking;
+}
+
+std::optional<OpMapping> CpuMachine::mapping_of(const Operator& op, const OpGraph& graph, Route r) {
+    if (r != Route::Contraction) return std::nullopt;
+    const int64_t cores = op_cores(op);
+    const bool blas = op.path == KernelPath::Blas;
+    OpMapping out;
+    for_each_gemm(op, [&](size_t, const GemmView& g) {
+        const CpuGemmShape s = gemm_shape(g, cores, blas);
+        const CpuBlockingChoice* c = searching() ? &searched(op, graph, g, cores, blas) : nullptr;
+        const Blocking b = c ? c->blocking : fit_blocking(m_block, g.m, g.n, g.k);
+        out.add(describe(plan_gemm_nest(b, g.m, g.n, g.k, cores, s.packing)), c ? c->mapspace : 1, c ? c->evaluated : 0);
+    });
+    if (out.choice.empty()) return std::nullopt;
+    return out;
+}
+
 void CpuMachine::gemm(const OpGraph& graph, const GemmView& g, int64_t inst, int64_t cores, bool blas) {
     // the loop nest (gemm_nest.h): blocking, what is packed, who packs and computes what
-    const GemmNest nest = plan_gemm_nest(fit_blocking(m_block, g.m, g.n, g.k), g.m, g.n, g.k, cores,
+    const GemmNest nest = plan_gemm_nest(blocking_for(g, cores, blas), g.m, g.n, g.k, cores,
                                          {blas, g.b_is_weight, m_cfg.prepacked_weights, g.a.in_place});
     const Blocking& b = nest.b;
     const bool pack_a = nest.pack_a, pack_b = nest.pack_b, prepacked = nest.prepacked;
@@ -38,7 +94,7 @@ void CpuMachine::gemm(const OpGraph& graph, const GemmView& g, int64_t inst, int
                 if (!m_units->block(c)) {
                     cc.touch_rows(b_base + static_cast<uint64_t>((pc + r0) * g.n + jc) * e, rows, static_cast<uint64_t>(ncb) * e,
                                   static_cast<uint64_t>(g.n) * e, false);
-                    cc.touch(kPackedB + static_cast<uint64_t>(r0 * ncb) * e, static_cast<uint64_t>(rows * ncb) * e, true, Fill::Claim);
+                    cc.touch(packed_b(b) + static_cast<uint64_t>(r0 * ncb) * e, static_cast<uint64_t>(rows * ncb) * e, true, Fill::Claim);
                     m_units->block_done(c);
                 }
                 const uint64_t bytes = static_cast<uint64_t>(rows * ncb) * e;
@@ -68,7 +124,7 @@ void CpuMachine::gemm(const OpGraph& graph, const GemmView& g, int64_t inst, int
                 CpuCore& cc = *m_cores[static_cast<size_t>(c)];
                 if (block_loop) m_units->unit_start(c, static_cast<int64_t>(next[static_cast<size_t>(c)]) - 1);
                 const bool replayed = m_units->block(c);
-                const uint64_t ap = packed_a(c);
+                const uint64_t ap = packed_a(c, b);
                 // pack the A block: its rows' source bytes, into this core's buffer
                 const std::pair<int64_t, int64_t> src = a_source_cols(pc, kcb, a_cols);
                 const int64_t src_col0 = src.first, src_cols = src.second;
@@ -83,7 +139,7 @@ void CpuMachine::gemm(const OpGraph& graph, const GemmView& g, int64_t inst, int
                 const uint64_t c_blk = c_base + static_cast<uint64_t>(ic * g.n + jc) * e;
                 // B micro-panel jr (kcb x cols): where the micro-kernel reads it
                 auto b_panel = [&](int64_t jr, int64_t cols) {
-                    if (pack_b) return MovingBox::contiguous(kPackedB + static_cast<uint64_t>(jr * b.nr * kcb) * e, static_cast<uint64_t>(kcb * cols) * e, 0);
+                    if (pack_b) return MovingBox::contiguous(packed_b(b) + static_cast<uint64_t>(jr * b.nr * kcb) * e, static_cast<uint64_t>(kcb * cols) * e, 0);
                     if (prepacked)  // panel (jc / nr + jr) of K x nr, rows pc.. contiguous
                         return MovingBox::contiguous(b_base + static_cast<uint64_t>(((jc / b.nr + jr) * g.k + pc) * b.nr) * e,
                                                      static_cast<uint64_t>(kcb * cols) * e, 0);

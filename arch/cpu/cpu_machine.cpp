@@ -92,19 +92,55 @@ void CpuMachine::begin_op(const Operator& op, const OpGraph& graph, Route r) {
 }
 
 void CpuMachine::contraction(const Operator& op, const OpGraph& graph) {
-    const int64_t cores = op.threads > 0 ? std::min<int64_t>(op.threads, m_cfg.cores) : m_cfg.cores;
-    for_each_gemm(op, [&](size_t, const GemmView& g) {
-        for (int64_t rep = 0; rep < g.repeat; ++rep) {
-            const int64_t insts = g.batch * g.groups;
-            // a batched GEMM's instances are units of one loop (unit_replay.h), where they move uniformly
-            const bool loop = insts >= 3 && begin_instance_loop(graph, g, cores);
-            for (int64_t inst = 0; inst < insts; ++inst) {
-                for (int64_t c = 0; loop && c < cores; ++c) m_units->unit_start(c, inst);
-                gemm(graph, g, inst, cores, op.path == KernelPath::Blas);
-            }
-            if (loop) m_units->end_loop();
+    const int64_t cores = op_cores(op);
+    for_each_gemm(op, [&](size_t, const GemmView& g) { gemm_view(graph, g, cores, op.path == KernelPath::Blas); });
+}
+
+void CpuMachine::gemm_view(const OpGraph& graph, const GemmView& g, int64_t cores, bool blas) {
+    for (int64_t rep = 0; rep < g.repeat; ++rep) {
+        const int64_t insts = g.batch * g.groups;
+        // a batched GEMM's instances are units of one loop (unit_replay.h), where they move uniformly
+        const bool loop = insts >= 3 && begin_instance_loop(graph, g, cores);
+        for (int64_t inst = 0; inst < insts; ++inst) {
+            for (int64_t c = 0; loop && c < cores; ++c) m_units->unit_start(c, inst);
+            gemm(graph, g, inst, cores, blas);
         }
-    });
+        if (loop) m_units->end_loop();
+    }
+}
+
+CpuMachine::Trial CpuMachine::trial(const Operator& op, const OpGraph& graph, const GemmView& g, int64_t cores, bool blas, const Blocking& b) {
+    layout(graph);  // made before the snapshot: it stays
+    std::vector<CpuCore::Snapshot> cores_before;
+    for (const auto& core : m_cores) cores_before.push_back(core->snapshot());
+    const SharedL3::Snapshot l3_before = m_l3->snapshot();
+    const DramPort::Snapshot dram_before = m_dram->snapshot();
+    const CoreSchedule::Snapshot sched_before = m_sched->snapshot();
+    const FastForwardStats ff_before = m_ff;
+    const uint64_t units_before = m_units->units_replayed(), sampled_ops_before = m_sampled_ops;
+    const bool sampling_before = m_sampling;
+    const bool muted_before = m_rec.mute(true);
+    // as the kernel would run: its sampling mode, every core from now, blocking `b`
+    choose_sampling(op, graph);
+    const double start = sim_now_ps();
+    m_sched->start_all(start);
+    m_trial_blocking = &b;
+    gemm_view(graph, g, cores, blas);
+    m_sched->barrier();
+    const Trial out{m_sched->end_ps() - start, m_dram->snapshot().bytes - dram_before.bytes};
+    m_trial_blocking = nullptr;
+    // and back: nothing of the trial remains
+    for (size_t c = 0; c < m_cores.size(); ++c) m_cores[c]->restore(cores_before[c]);
+    m_l3->restore(l3_before);
+    m_dram->restore(dram_before);
+    m_sched->restore(sched_before);
+    m_ff = ff_before;
+    m_units->reset_units_replayed(units_before);
+    m_sampled_ops = sampled_ops_before;
+    m_sampling = sampling_before;
+    for (auto& core : m_cores) core->set_sampling(sample_in_force());
+    m_rec.mute(muted_before);
+    return out;
 }
 
 TensorLayout& CpuMachine::layout(const OpGraph& g) {

@@ -14,6 +14,7 @@
 #include "arch/common/machine_base.h"
 #include "arch/common/run_bytes.h"
 #include "arch/cpu/blocking.h"
+#include "arch/cpu/blocking_search.h"
 #include "arch/cpu/core_schedule.h"
 #include "arch/cpu/cpu_config.h"
 #include "arch/cpu/cpu_core.h"
@@ -29,6 +30,7 @@ namespace archsim {
 
 constexpr uint64_t kTensorBase = 1ull << 30;      // activations and weights from here up
 constexpr uint64_t kPackedB = 1ull << 46;         // the shared packed B panel, then each core's packed A block (packed_a())
+constexpr uint64_t kPackedLarge = kPackedB + (1ull << 44);  // the same for a searched blocking larger than the config's
 constexpr uint64_t kVectorChunkBytes = 64 * 1024; // a core streams a memory-bound kernel in chunks of this
 
 /// The CPU model. Contractions run as BLIS-style blocked GEMMs (blocking.h) split over the cores:
@@ -78,6 +80,9 @@ protected:
     void begin_op(const Operator& op, const OpGraph& graph, Route r) override;
     void end_op(const Operator&, const OpGraph&, Route) override { sim_wait_until_ps(m_sched->end_ps()); }
     void contraction(const Operator& op, const OpGraph& graph) override;
+    /// Each GEMM's blocking as the run table shows it ("mc 444 kc 512 nc 4096"), with its
+    /// mapspace and the blockings priced when the mapping search chooses it (searching()).
+    std::optional<OpMapping> mapping_of(const Operator& op, const OpGraph& graph, Route r) override;
     void streaming(const Operator& op, const OpGraph& graph) override { stream_kernel(op, graph, op.inputs, true); }
     /// A post-op of its producer (oneDNN): reads only its other inputs.
     void fused_epilogue(const Operator& op, const OpGraph& graph) override { stream_kernel(op, graph, epilogue_side_inputs(op), false); }
@@ -109,6 +114,11 @@ private:
     /// `cores` cores. `blas`: the system BLAS's driver, which packs both operands at every call
     /// (whatever their shape, weights included) at core.blas_pack_bytes_per_cycle.
     void gemm(const OpGraph& graph, const GemmView& g, int64_t inst, int64_t cores, bool blas);
+    /// Every repeat step and instance of GEMM view `g` (gemm()), a batched view's instances
+    /// replayed as loop units where they move uniformly.
+    void gemm_view(const OpGraph& graph, const GemmView& g, int64_t cores, bool blas);
+    /// The cores `op` runs on (its thread count, at most the machine's).
+    int64_t op_cores(const Operator& op) const { return op.threads > 0 ? std::min<int64_t>(op.threads, m_cfg.cores) : m_cfg.cores; }
 
     /// A memory-bound kernel: every core streams its share of `inputs` and
     /// outputs through its caches in chunks (stream_plan.h: broadcast operands such as a bias
@@ -150,22 +160,63 @@ private:
     /// other sets are refilled from the sampled ones (Cache::replicate_sets).
     void choose_sampling(const Operator& op, const OpGraph& graph);
 
-    /// Core `c`'s packed A buffer: the buffers lie back to back after the packed B panel, each
-    /// as large as the config's blocking allows (fit_blocking and the row split only shrink it),
-    /// so together they spread over the L3's sets as choose_blocking() assumes (buffers 2^32
-    /// apart all began in L3 set 0: 96 lines in a 16-way set, whose conflict misses grew with
-    /// l1d.kib and l3.kib). Each starts at set 0 of the private L1 and L2 (sizes rounded up to
-    /// a multiple of both caches' way spans), so its place in them does not move with the blocking.
-    uint64_t packed_a(int64_t c) const {
+    // ---- GEMM blocking (blocking.h, blocking_search.h) ------------------------------------------
+    /// Whether GEMM blockings are searched: gemm.blocking = "search" or `run --mapper search`
+    /// (never under `--mapper fixed`).
+    bool searching() const { return mapper() != Mapper::Fixed && (mapper() == Mapper::Search || m_cfg.blocking_search); }
+    /// The search's view of GEMM view `g` on `cores` cores.
+    CpuGemmShape gemm_shape(const GemmView& g, int64_t cores, bool blas) const;
+    /// The fitted blocking of `g` on `cores` cores: the analytical one (m_block) or, when
+    /// searching(), search_blocking()'s, found once per shape (m_searched).
+    Blocking blocking_for(const GemmView& g, int64_t cores, bool blas);
+    /// The blocking search for GEMM view `g` of `op`, once per shape (m_searched):
+    /// search_blocking()'s branch and bound on the block-level model picks the best variant of
+    /// the analytical blocking; when that is another blocking, the machine's own model decides
+    /// between the two: each runs as a trial (trial()) from the state where the shape first
+    /// runs, and the other is kept only if it is faster there without more DRAM traffic.
+    const CpuBlockingChoice& searched(const Operator& op, const OpGraph& graph, const GemmView& g, int64_t cores, bool blas);
+    /// What GEMM view `g` of `op` takes from the machine's present state with blocking `b` (its
+    /// sampling mode chosen as begin_op would, every core starting now): simulated as the kernel
+    /// would be, with the trace muted, then every cache, the DRAM, the cores' schedule and the
+    /// fast-path statistics put back as they were.
+    struct Trial {
+        double ps = 0;            ///< until its last core is done
+        uint64_t dram_bytes = 0;  ///< DRAM bytes served meanwhile
+    };
+    Trial trial(const Operator& op, const OpGraph& graph, const GemmView& g, int64_t cores, bool blas, const Blocking& b);
+    const Blocking* m_trial_blocking = nullptr;  ///< the blocking a trial runs (trial()), else null
+    /// The key of GEMM view `g` on `cores` cores for m_searched.
+    uint64_t shape_key(const GemmView& g, int64_t cores, bool blas) const;
+
+    /// Where the packed buffers of a GEMM blocked as `b` lie: the config's blocking (m_block)
+    /// lays them out from kPackedB, and a searched blocking whose panel and blocks fit that
+    /// layout uses it too; a larger one gets a layout of its own sizes from kPackedLarge, so that
+    /// no two buffers overlap and the config's blocking keeps its addresses.
+    const Blocking& pack_layout(const Blocking& b) const {
+        const bool fits = b.kc * b.nc <= m_block.kc * m_block.nc && b.mc * b.kc <= m_block.mc * m_block.kc;
+        return fits ? m_block : b;
+    }
+    /// The shared packed B panel of a GEMM blocked as `b`.
+    uint64_t packed_b(const Blocking& b) const { return &pack_layout(b) == &m_block ? kPackedB : kPackedLarge; }
+    /// Core `c`'s packed A buffer for a GEMM blocked as `b`: the buffers lie back to back after
+    /// the packed B panel, each as large as the layout's blocking allows (fit_blocking and the
+    /// row split only shrink it), so together they spread over the L3's sets as
+    /// choose_blocking() assumes (buffers 2^32 apart all began in L3 set 0: 96 lines in a 16-way
+    /// set, whose conflict misses grew with l1d.kib and l3.kib). Each starts at set 0 of the
+    /// private L1 and L2 (sizes rounded up to a multiple of both caches' way spans), so its
+    /// place in them does not move with the blocking.
+    uint64_t packed_a(int64_t c, const Blocking& b) const {
+        const Blocking& l = pack_layout(b);
         const uint64_t e = static_cast<uint64_t>(operand_bytes(m_cfg.precision));
         const uint64_t span = std::lcm(static_cast<uint64_t>(m_cfg.l1.bytes() / m_cfg.l1.ways), static_cast<uint64_t>(m_cfg.l2.bytes() / m_cfg.l2.ways));
         auto spans = [&](uint64_t bytes) { return (bytes + span - 1) / span * span; };
-        const uint64_t b_panel = spans(static_cast<uint64_t>(m_block.kc * m_block.nc) * e);
-        return kPackedB + b_panel + static_cast<uint64_t>(c) * spans(static_cast<uint64_t>(m_block.mc * m_block.kc) * e);
+        const uint64_t b_panel = spans(static_cast<uint64_t>(l.kc * l.nc) * e);
+        return packed_b(b) + b_panel + static_cast<uint64_t>(c) * spans(static_cast<uint64_t>(l.mc * l.kc) * e);
     }
 
     CpuConfig m_cfg;
     Blocking m_block;
+    std::unordered_map<uint64_t, CpuBlockingChoice> m_searched;  ///< searched(), by GEMM shape
     std::unique_ptr<DramPort> m_dram;
     std::unique_ptr<SharedL3> m_l3;
     std::vector<std::unique_ptr<CpuCore>> m_cores;

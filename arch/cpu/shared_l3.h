@@ -28,6 +28,13 @@ public:
 
     SharedL3(sc_core::sc_module_name name, const CpuConfig& cfg);
 
+    /// The contents and each core's port time, for putting them back (CpuMachine::trial).
+    struct Snapshot {
+        Cache cache;
+        std::vector<double> port_free_ps;
+    };
+    Snapshot snapshot() const { return {m_cache, m_port_free_ps}; }
+    void restore(const Snapshot& s) { m_cache = s.cache, m_port_free_ps = s.port_free_ps; }
     const Cache& cache() const { return m_cache; }
     Cache& cache() { return m_cache; }
 

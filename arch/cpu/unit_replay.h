@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <stdexcept>
 #include <vector>
 
 #include "arch/cpu/cpu_core.h"
@@ -77,6 +78,12 @@ public:
 
     /// Units replayed so far (for reports and tests).
     uint64_t units_replayed() const { return m_units_replayed; }
+    /// Sets that count back (a trial of a mapping whose work is undone, CpuMachine::trial);
+    /// outside a loop only (std::logic_error otherwise).
+    void reset_units_replayed(uint64_t n) {
+        if (m_active) throw std::logic_error("unit replay: a count reset inside a loop");
+        m_units_replayed = n;
+    }
 
 private:
     struct Block {

@@ -4,7 +4,7 @@
 
 namespace archsim {
 
-std::optional<OpMapping> GpuMachine::mapping_of(const Operator& op, Route r) {
+std::optional<OpMapping> GpuMachine::mapping_of(const Operator& op, const OpGraph&, Route r) {
     if (r != Route::Contraction) return std::nullopt;
     OpMapping out;
     for_each_gemm(op, [&](size_t, const GemmView& g) {

@@ -68,7 +68,7 @@ protected:
     /// A contraction's kernels as choose_kernel picks them (cta_mapper.h: the CTA tile, split-K
     /// and raster order, searched with the kernel's cost estimate whatever --mapper says, as a
     /// library's heuristics pick them): the choice, the mapspace and the plans priced, per GEMM.
-    std::optional<OpMapping> mapping_of(const Operator& op, Route r) override;
+    std::optional<OpMapping> mapping_of(const Operator& op, const OpGraph& graph, Route r) override;
     void contraction(const Operator& op, const OpGraph&) override {
         for_each_gemm(op, [&](size_t gi, const GemmView& g) {
             for (int64_t rep = 0; rep < g.repeat; ++rep) gemm_kernel(g, gi, rep);

@@ -94,7 +94,7 @@ protected:
 
     /// The block orders of its GEMMs (contractions and fused attention kernels), as mapping_for()
     /// chooses them from the L3 the kernel finds; kept for gemm_waves() (m_orders).
-    std::optional<OpMapping> mapping_of(const Operator& op, Route r) override;
+    std::optional<OpMapping> mapping_of(const Operator& op, const OpGraph& graph, Route r) override;
 
 private:
     /// The block order GEMM `g` runs in, with its search's figures: search_mapping() under

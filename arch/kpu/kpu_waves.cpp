@@ -139,7 +139,7 @@ const KpuMapping& KpuMachine::mapping_for(const GemmView& g, ResidentOperands re
     return m_mappings.emplace(key, mapper() == Mapper::Fixed ? KpuMapping{} : search_mapping(g, m_cfg, resident)).first->second;
 }
 
-std::optional<OpMapping> KpuMachine::mapping_of(const Operator& op, Route r) {
+std::optional<OpMapping> KpuMachine::mapping_of(const Operator& op, const OpGraph&, Route r) {
     m_orders.assign(op.cost.gemms.size(), BlockOrder{});
     if (r != Route::Contraction && r != Route::Attention) return std::nullopt;
     OpMapping out;

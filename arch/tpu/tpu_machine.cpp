@@ -122,7 +122,7 @@ protected:
     /// the config's. A kernel of several GEMMs (a recurrent layer's input projection and its
     /// per-step GEMMs) keeps the config's mappings unless the searched ones, priced together as
     /// the kernel runs them (FoldPricer), are faster. Kept for contraction() (m_choices).
-    std::optional<OpMapping> mapping_of(const Operator& op, Route r) override {
+    std::optional<OpMapping> mapping_of(const Operator& op, const OpGraph&, Route r) override {
         const TpuChoice own{m_cfg.dataflow, {}};
         m_choices.assign(op.cost.gemms.size(), own);
         if (r != Route::Contraction && r != Route::Attention) return std::nullopt;

@@ -145,7 +145,8 @@ int main(int argc, char** argv) {
     std::string mapper = "auto";
     run->add_option("--mapper", mapper, "How each kernel is mapped: auto (the machine's mapping search picks each kernel's "
                                         "schedule where the config leaves it open: the KPU's block order, a TPU config of "
-                                        "dataflow \"search\"), search (also where the config names it: a TPU's dataflow) or "
+                                        "dataflow \"search\", a CPU config of gemm.blocking \"search\"), search (also where "
+                                        "the config names it: a TPU's dataflow and walk, a CPU's analytical blocking) or "
                                         "fixed (every machine's one fixed schedule)")
         ->check(CLI::IsMember({"auto", "search", "fixed"}))
         ->capture_default_str();
