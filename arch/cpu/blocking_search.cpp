@@ -1,7 +1,8 @@
 #include "arch/cpu/blocking_search.h"
 
+#include "arch/common/bound_search.h"
+
 #include <algorithm>
-#include <numeric>
 #include <tuple>
 
 namespace archsim {
@@ -150,25 +151,11 @@ CpuBlockingChoice search_blocking(const CpuConfig& cfg, const CpuGemmShape& g, c
     CpuBlockingChoice out;
     const std::vector<Blocking> space = blocking_mapspace(base, g);
     out.mapspace = static_cast<int64_t>(space.size());
-    out.blocking = space[0];
-    std::vector<double> bound(space.size());
-    for (size_t i = 0; i < space.size(); ++i) bound[i] = blocking_bound_cycles(cfg, g, space[i]);
-    std::vector<size_t> order(space.size());
-    std::iota(order.begin(), order.end(), size_t{0});
-    std::stable_sort(order.begin() + 1, order.end(), [&](size_t a, size_t b) { return bound[a] < bound[b]; });
-    size_t best = 0;
-    for (size_t q = 0; q < order.size(); ++q) {
-        const size_t i = order[q];
-        if (q > 0 && bound[i] > out.cost.cycles) break;  // nothing left can even tie the best
-        BlockingCost c = walk(cfg, g, space[i], false);
-        c.bound_cycles = bound[i];
-        ++out.evaluated;
-        if (q == 0 || std::tie(c.cycles, c.dram_bytes, i) < std::tie(out.cost.cycles, out.cost.dram_bytes, best)) {
-            out.cost = c;
-            out.blocking = space[i];
-            best = i;
-        }
-    }
+    const BoundSearch s = search_in_bound_order(
+        space.size(), [&](size_t i) { return blocking_bound_cycles(cfg, g, space[i]); },
+        [&](size_t i) { return price_blocking(cfg, g, space[i]); }, out.cost);
+    out.blocking = space[s.best];
+    out.evaluated = s.evaluated;
     return out;
 }
 

@@ -1,8 +1,9 @@
 #include "arch/tpu/tpu_mapping.h"
 
+#include "arch/common/bound_search.h"
+
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 #include <tuple>
 
 namespace archsim {
@@ -115,24 +116,11 @@ TpuMapping search_mapping(const GemmView& g, int gemm_index, const TpuConfig& cf
     TpuMapping out;
     const std::vector<TpuChoice> space = tpu_mapspace(g, cfg);
     out.mapspace = static_cast<int64_t>(space.size());
-    out.choice = space[0];
-    std::vector<int64_t> bound(space.size());
-    for (size_t i = 0; i < space.size(); ++i) bound[i] = fold_cost_bound(g, cfg, space[i]);
-    std::vector<size_t> order(space.size());
-    std::iota(order.begin(), order.end(), size_t{0});
-    std::stable_sort(order.begin() + 1, order.end(), [&](size_t a, size_t b) { return bound[a] < bound[b]; });
-    size_t best = 0;
-    for (size_t q = 0; q < order.size(); ++q) {
-        const size_t i = order[q];
-        if (q > 0 && bound[i] > out.cost.cycles) break;  // nothing left can even tie the best
-        const FoldCost cost = fold_cost(g, gemm_index, cfg, space[i].dataflow, space[i].nest);
-        ++out.evaluated;
-        if (q == 0 || std::tie(cost.cycles, cost.dram_bytes, i) < std::tie(out.cost.cycles, out.cost.dram_bytes, best)) {
-            out.cost = cost;
-            out.choice = space[i];
-            best = i;
-        }
-    }
+    const BoundSearch s = search_in_bound_order(
+        space.size(), [&](size_t i) { return fold_cost_bound(g, cfg, space[i]); },
+        [&](size_t i) { return fold_cost(g, gemm_index, cfg, space[i].dataflow, space[i].nest); }, out.cost);
+    out.choice = space[s.best];
+    out.evaluated = s.evaluated;
     return out;
 }
 

@@ -55,6 +55,15 @@ std::vector<std::vector<std::string>> read_csv(const std::string& path) {
     return rows;
 }
 
+/// A GEMM of repeat steps, batch entries and groups whose sides fill no fold evenly.
+GemmView odd_gemm() {
+    GemmView g;
+    g.repeat = 2, g.batch = 3, g.groups = 2;
+    g.m = 37, g.n = 19, g.k = 23;
+    g.a_unique_elems = g.m * g.k;
+    return g;
+}
+
 const std::string kRef = std::string(ARCHSIM_SHARED_DIR) + "/reference/scalesim";
 
 }  // namespace
@@ -80,14 +89,7 @@ TEST_CASE("fold geometry follows SCALE-Sim's roles and per-fold formulas", "[uni
 }
 
 TEST_CASE("the folds of a GEMM execute exactly its MACs, in every dataflow", "[unit][tpu]") {
-    GemmView g;
-    g.repeat = 2;
-    g.batch = 3;
-    g.groups = 2;
-    g.m = 37;
-    g.n = 19;
-    g.k = 23;
-    g.a_unique_elems = g.m * g.k;
+    const GemmView g = odd_gemm();
     for (Dataflow df : {Dataflow::OS, Dataflow::WS, Dataflow::IS}) {
         auto t = run(g, config(df, 8, 4));
         CHECK(t.macs == g.macs());
@@ -139,14 +141,7 @@ TEST_CASE("per-layer cycles and SRAM reads equal SCALE-Sim's ResNet-18 reference
 }
 
 TEST_CASE("every loop order and streamed tile executes exactly the GEMM's MACs", "[unit][tpu]") {
-    GemmView g;
-    g.repeat = 2;
-    g.batch = 3;
-    g.groups = 2;
-    g.m = 37;
-    g.n = 19;
-    g.k = 23;
-    g.a_unique_elems = g.m * g.k;
+    const GemmView g = odd_gemm();
     for (Dataflow df : {Dataflow::OS, Dataflow::WS, Dataflow::IS})
         for (bool swapped : {false, true})
             for (int64_t chunks : {1, 2, 3, 64}) {
