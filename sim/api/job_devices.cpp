@@ -1,4 +1,5 @@
 #include "sim/api/job_parts.h"
+#include "sim/base/version.h"
 
 #include <fmt/format.h>
 
@@ -109,7 +110,9 @@ void run_devices(const JobContext& c, const std::vector<DeviceTask>& tasks, int6
     const bool device_prices_graphs = device_launches_graphs(c.device);
     const std::string wl = c.dev_dir + "/workload.toml", text = workload_toml(job);
     write_file_atomically(wl, text);
-    const std::string inputs = text + read_file(c.cl.device);  // what every run's signature starts with
+    // what every run's signature starts with: this build (a run cached by another build is run
+    // again), the workload and the device
+    const std::string inputs = build_identity() + "\n" + text + read_file(c.cl.device);
     const bool graphs = job.tuning.cuda_graphs && device_prices_graphs;
     // each task's command line; with the workload text, what a finished run's signature must match
     auto command = [&](const DeviceTask& t) {

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
+#include "sim/base/version.h"
 #include "tests/support/cli.h"
 #include "tests/support/temp_file.h"
 #include "tests/support/undeclared.h"
@@ -176,6 +177,12 @@ training = { optimizer = "adam", recompute = "full" }
     // resumable: the device runs are reused when nothing changed, and rerun when the job did
     const std::string sig = slurp(out + "/devices/train_tp2_ep1_mb2_full_l2_first/signature.txt");
     CHECK(sig.find("--batch\n2") != std::string::npos);
+    // a run cached by another archsim build is run again: its signature starts with the build
+    const std::string sig_path = out + "/devices/train_tp2_ep1_mb2_full_l2_first/signature.txt";
+    CHECK(sig.rfind(std::string("archsim ") + archsim::version() + ", build ", 0) == 0);
+    std::ofstream(sig_path) << "archsim 0.0.0, build 0000000000000000" << sig.substr(sig.find('\n'));
+    REQUIRE(run_archsim("run " + job_yaml() + "#tiny --target " + kTarget + " --out " + out).exit_code == 0);
+    CHECK(slurp(sig_path) == sig);
     const CliResult again = run_archsim("run " + job_yaml() + "#tiny --target " + kTarget + " --out " + out + " --microbatch 1");
     REQUIRE(again.exit_code == 0);
     CHECK(slurp(out + "/devices/train_tp2_ep1_mb1_full_l2_first/signature.txt").find("--batch\n1") != std::string::npos);
