@@ -87,13 +87,16 @@ std::vector<std::string> child_job_args(const JobRunArgs& args) {
     return a;
 }
 
-ChildTask plan_run_task(const JobContext& c, const std::string& out, const std::vector<std::string>& parallel) {
+ChildTask plan_run_task(const JobContext& c, const std::string& out, const std::vector<std::string>& parallel,
+                        const std::vector<std::string>& serving) {
     fs::create_directories(out);
     std::vector<std::string> a = {"run", c.args.workload, "--out", out, "--format", "json", "--quiet", "--detail", "kernel", "--devices-dir", c.dev_dir,
                                   "--search", "off"};
     for (const std::string& kv : parallel) a.insert(a.end(), {"--parallel", kv});
     const std::vector<std::string> common = child_job_args(c.args);
     a.insert(a.end(), common.begin(), common.end());
+    for (const std::string& kv : c.args.serving_sets) a.insert(a.end(), {"--serving", kv});
+    for (const std::string& kv : serving) a.insert(a.end(), {"--serving", kv});
     if (!c.args.phase.empty()) a.insert(a.end(), {"--phase", c.args.phase});
     if (c.args.allow_over_capacity) a.push_back("--allow-over-capacity");
     return {a, out + "/report.json", out + "/stderr.log"};

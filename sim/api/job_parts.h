@@ -57,8 +57,9 @@ struct JobContext {
     /// devices into tensor-parallel replicas (pp 1, dp the rest), each served over time in a
     /// child `archsim run --parallel ...` (device runs shared through dev_dir), the best by
     /// goodput within the job's latency objectives, then output tokens/s, then p99 end-to-end
-    /// latency; the best run here as run_serving runs one, with a `search` object. Engine
-    /// settings are not searched. Throws UserError when no split can be served.
+    /// latency; the best run here as run_serving runs one, with a `search` object. Of the
+    /// engine's settings it searches max_batch (serving_batch_candidates). Throws UserError when
+    /// no split can be served.
     nlohmann::json search_serving() const;
     /// The inference half of run_job: prefill and decode device runs per chunk kind, the request
     /// simulated over every stage; last_run.json with TTFT, time per output token and tokens/s.
@@ -71,6 +72,21 @@ struct JobContext {
     /// device, framework, device runtime, `mode`, devices and the model with its precision.
     nlohmann::json identity_json(const std::string& mode) const;
 };
+
+/// The engine's max_batch for a serving job: its profile's (`runtime`, "" = tensorrt-llm) with
+/// the job's serving block over it.
+int64_t engine_max_batch(const std::string& runtime, const ServingSpec& spec);
+
+/// The requests a serving job serves in all: its replay file's rows, serving.requests, or its
+/// rate x duration_minutes (at least 1); 0 for an infinite rate without a count (an error where
+/// it is served). Throws UserError for a replay file that cannot be read.
+int64_t serving_requests(const LlmJob& job);
+
+/// The max_batch values a serving search tries for a replica that serves `per_replica`
+/// requests (0: unknown) under an engine whose own is `own`: `own` first, then the four largest
+/// powers of two below the smaller of the two (a max_batch at or above what a replica ever holds
+/// runs as `own` does), largest first.
+std::vector<int64_t> serving_batch_candidates(int64_t own, int64_t per_replica);
 
 /// One device simulation: a `run` of the job's workload phase into `dir`.
 struct DeviceTask {
@@ -94,11 +110,13 @@ std::string train_run_dir(const std::string& dev_dir, const ParallelPlan& plan, 
 std::vector<std::string> child_job_args(const JobRunArgs& args);
 
 /// A child `archsim run` of the job with one plan of a search, into `out` (created): its plan
-/// fields set by `parallel` ("tp=4", as run --parallel takes them), `--search off`, the device
+/// fields set by `parallel` ("tp=4", as run --parallel takes them) and its engine settings by
+/// `serving` ("max_batch=64", as run --serving takes them, over the command line's), `--search off`, the device
 /// runs in c.dev_dir (shared with the search's), the command line's settings (child_job_args),
 /// the phase and --allow-over-capacity as given; at kernel detail, quiet, JSON; its stdout and
 /// stderr in `out`/report.json and `out`/stderr.log.
-ChildTask plan_run_task(const JobContext& c, const std::string& out, const std::vector<std::string>& parallel);
+ChildTask plan_run_task(const JobContext& c, const std::string& out, const std::vector<std::string>& parallel,
+                        const std::vector<std::string>& serving = {});
 
 /// Whether the device model prices CUDA-graph launches (a GPU: kernel.cuda_graphs).
 bool device_launches_graphs(const MachineSetup& device);

@@ -46,6 +46,7 @@ json run_phases(const LlmJob& job, const JobRunArgs& args, std::chrono::steady_c
         a.insert(a.end(), common.begin(), common.end());
         if (args.microbatch > 0) a.insert(a.end(), {"--microbatch", std::to_string(args.microbatch)});
         for (const auto& s : args.parallel_sets) a.insert(a.end(), {"--parallel", s});
+        for (const auto& s : args.serving_sets) a.insert(a.end(), {"--serving", s});
         if (!args.search.empty()) a.insert(a.end(), {"--search", args.search});
         if (args.note) args.note(fmt::format("{}: phase {} ({:g} minutes)", job.where(), ph.name, ph.duration_minutes));
         const int status = run_child(self_program(), {a, dir + "/report.json", dir + "/stderr.log"});
@@ -104,6 +105,7 @@ json run_job(const JobRunArgs& args) {
     if (args.microbatch > 0) job.tuning.microbatch = args.microbatch, job.parallel.microbatch = args.microbatch;
     if (args.global_batch > 0) job.parallel.global_batch = args.global_batch;
     for (const std::string& a : args.parallel_sets) set_parallel_field(job.parallel, a);
+    for (const std::string& a : args.serving_sets) set_serving_field(job.serving, a);
     job.tuning.cuda_graphs = on_off(args.cuda_graphs, "--cuda-graphs", job.tuning.cuda_graphs);
     job.tuning.gpudirect_rdma = on_off(args.gpudirect_rdma, "--gpudirect-rdma", job.tuning.gpudirect_rdma);
     if (!args.fabric.empty()) job.tuning.fabric = args.fabric;

@@ -39,6 +39,9 @@ struct JobRunArgs {
     /// Plan fields set over the job's (run --parallel KEY=VALUE: set_parallel_field), applied after
     /// --microbatch and --global-batch.
     std::vector<std::string> parallel_sets;
+    /// Engine settings of a serving job set over its serving block (run --serving KEY=VALUE:
+    /// set_serving_field).
+    std::vector<std::string> serving_sets;
     /// The parallel-plan search: "on" (run --search on), "off", or "" = the job's `track` (best
     /// searches, parity runs the plan as written). Training jobs only: another job with it on
     /// runs its own plan and says so.

@@ -91,6 +91,18 @@ void add_goodput(json& sv, const ServingResult& r, const std::vector<ServingRequ
 
 }  // namespace
 
+int64_t engine_max_batch(const std::string& runtime, const ServingSpec& spec) {
+    return engine_of(runtime.empty() ? "tensorrt-llm" : runtime, spec).max_batch;
+}
+
+int64_t serving_requests(const LlmJob& job) {
+    const ServingSpec& spec = job.serving;
+    if (!spec.replay_file.empty()) return int64_t(read_replay_csv(spec.replay_file).size());
+    if (spec.requests > 0) return spec.requests;
+    if (std::isinf(spec.arrival_rate_per_s)) return 0;
+    return std::max<int64_t>(1, std::llround(spec.arrival_rate_per_s * job.duration_minutes * 60.0));
+}
+
 json JobContext::run_serving() const {
     const LlmShape& m = job.model;
     const ParallelismSpec& s = plan.spec;
@@ -121,7 +133,7 @@ json JobContext::run_serving() const {
     } else {
         if (spec.requests == 0 && std::isinf(spec.arrival_rate_per_s))
             throw UserError(job.where() + ".serving.requests", "an infinite rate needs a request count");
-        total = spec.requests > 0 ? spec.requests : std::max<int64_t>(1, std::llround(spec.arrival_rate_per_s * job.duration_minutes * 60.0));
+        total = serving_requests(job);
         reqs = make_requests((total + share - 1) / share, spec.arrival_rate_per_s / double(share), spec.arrival, uint64_t(spec.seed), m.prompt,
                              m.generate, {spec.lengths, spec.length_cv});
     }

@@ -1,6 +1,7 @@
 // The plan search of a serving job (JobContext::search_serving, job_parts.h): every split of its
-// devices into tensor-parallel replicas, each served over time in a child `archsim run
-// --parallel ...`, ranked by goodput within the job's latency objectives, then tokens/s.
+// devices into tensor-parallel replicas, each with several of the engine's max_batch, served over
+// time in a child `archsim run --parallel ... --serving max_batch=...`, ranked by goodput within
+// the job's latency objectives, then tokens/s.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -23,6 +24,8 @@ namespace {
 /// One replica split the search served: its plan and what its run reported.
 struct ServingPlan {
     ParallelPlan plan;
+    int64_t max_batch = 0;  ///< the engine's, as run
+    bool own_batch = true;  ///< the engine's own max_batch (no --serving max_batch)
     std::string id;
     bool served = false;
     std::string why_not;  ///< a failed run's last line
@@ -38,12 +41,22 @@ bool serves_better(const ServingPlan& a, const ServingPlan& b, bool slo) {
 }
 
 json row_json(const ServingPlan& p) {
-    return {{"id", p.id}, {"parallelism", {{"tp", p.plan.spec.tp}, {"dp", p.plan.spec.dp}}}, {"output_tokens_per_s", p.output_tokens_per_s},
+    return {{"id", p.id}, {"parallelism", {{"tp", p.plan.spec.tp}, {"dp", p.plan.spec.dp}}}, {"max_batch", p.max_batch},
+            {"output_tokens_per_s", p.output_tokens_per_s},
             {"goodput_requests_per_s", p.goodput_requests_per_s}, {"slo_attainment", p.slo_attainment}, {"ttft_p99_s", p.ttft_p99_s},
             {"e2e_p99_s", p.e2e_p99_s}};
 }
 
 }  // namespace
+
+std::vector<int64_t> serving_batch_candidates(int64_t own, int64_t per_replica) {
+    std::vector<int64_t> out{own};
+    const int64_t cap = per_replica > 0 ? std::min(own, per_replica) : own;
+    int64_t p = 1;
+    while (p * 2 < cap) p *= 2;
+    for (; p >= 1 && p < cap && out.size() < 5; p /= 2) out.push_back(p);
+    return out;
+}
 
 json JobContext::search_serving() const {
     const auto started = std::chrono::steady_clock::now();
@@ -55,7 +68,8 @@ json JobContext::search_serving() const {
     const bool slo = spec.slo_ttft_ms > 0 || spec.slo_tpot_ms > 0 || spec.slo_e2e_ms > 0;
     // every tensor-parallel size a replica can take on these devices (serving runs pp = 1)
     std::vector<ServingPlan> plans;
-    int64_t enumerated = 0;
+    int64_t enumerated = 0, splits = 0;
+    const int64_t own_batch = engine_max_batch(runtime, spec), total_requests = serving_requests(job);
     for (int64_t tp = 1; tp <= devices; ++tp) {
         if (devices % tp != 0) continue;
         ++enumerated;
@@ -68,15 +82,24 @@ json JobContext::search_serving() const {
         } catch (const UserError&) {  // tp does not divide the heads, or spans nodes unevenly
             continue;
         }
-        p.id = fmt::format("tp{}_dp{}", tp, s.dp);
-        plans.push_back(std::move(p));
+        // the engine's max_batch and smaller ones, up to what a replica ever holds
+        const int64_t share = spec.prefill_replicas > 0 ? 1 : s.dp;  // disaggregated: the prefill replicas share the whole stream
+        const int64_t per_replica = (total_requests + share - 1) / share;
+        for (const int64_t mb : serving_batch_candidates(own_batch, per_replica)) {
+            ServingPlan q = p;
+            q.max_batch = mb, q.own_batch = mb == own_batch;
+            q.id = fmt::format("tp{}_dp{}_b{}", tp, s.dp, mb);
+            plans.push_back(std::move(q));
+        }
+        ++splits;
     }
     if (plans.empty()) throw UserError(where, fmt::format("no tensor-parallel split of the {} devices fits the model and the nodes", devices));
     // each served in a child, one at a time: each runs its own device runs on every core
     fs::create_directories(dir);
     std::vector<ChildTask> children;
     for (const ServingPlan& p : plans)
-        children.push_back(plan_run_task(*this, dir + "/" + p.id, {"tp=" + std::to_string(p.plan.spec.tp), "pp=1", "dp=" + std::to_string(p.plan.spec.dp)}));
+        children.push_back(plan_run_task(*this, dir + "/" + p.id, {"tp=" + std::to_string(p.plan.spec.tp), "pp=1", "dp=" + std::to_string(p.plan.spec.dp)},
+                                         p.own_batch ? std::vector<std::string>{} : std::vector<std::string>{"max_batch=" + std::to_string(p.max_batch)}));
     run_children(self_program(), children.size(), 1, [&](size_t k) { return children[k]; },
                  [&](size_t k, int status) {
                      ServingPlan& p = plans[k];
@@ -98,29 +121,33 @@ json JobContext::search_serving() const {
     std::stable_sort(served.begin(), served.end(), [&](size_t a, size_t b) { return serves_better(plans[a], plans[b], slo); });
     const ServingPlan& best = plans[served[0]];
     const double search_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    std::ofstream(dir + "/search_log.txt") << fmt::format("search of {}: {} splits, {} served, best {} ({:.2f} s)\n", where, enumerated, served.size(),
-                                                          best.id, search_s);
-    // the best split's own run, as a plain run of it
-    const JobContext best_run{job, target, cl, best.plan, args, device, precision, runtime, dev_dir, t0};
+    std::ofstream(dir + "/search_log.txt") << fmt::format("search of {}: {} splits ({} hold the model), {} plans with their max_batch, {} served, "
+                                                          "best {} ({:.2f} s)\n", where, enumerated, splits, plans.size(), served.size(), best.id, search_s);
+    // the best plan's own run, as a plain run of it
+    LlmJob best_job = job;
+    best_job.serving.max_batch = best.max_batch;
+    const JobContext best_run{best_job, target, cl, best.plan, args, device, precision, runtime, dev_dir, t0};
     json out = best_run.run_serving();
     json top = json::array(), failed = json::array();
     for (size_t i : served) top.push_back(row_json(plans[i]));
     for (const ServingPlan& p : plans)
         if (!p.served) failed.push_back({{"id", p.id}, {"why", p.why_not}});
-    json yours = {{"id", fmt::format("tp{}_dp{}", plan.spec.tp, plan.spec.dp)}, {"status", "not a split the search served"}};
+    json yours = {{"id", fmt::format("tp{}_dp{}_b{}", plan.spec.tp, plan.spec.dp, own_batch)}, {"status", "not a split the search served"}};
     for (const ServingPlan& p : plans)
-        if (!plan.kinds.empty() && plan.spec.pp == 1 && p.plan.spec.tp == plan.spec.tp)
+        if (!plan.kinds.empty() && plan.spec.pp == 1 && p.plan.spec.tp == plan.spec.tp && p.own_batch)
             yours = p.served ? row_json(p) : json{{"id", p.id}, {"status", "failed: " + p.why_not}};
     out["search"] = {
         {"method", "every split of the devices into tensor-parallel replicas (tp dividing the heads and the feed-forward, within a node or whole "
-                   "nodes; dp the rest; pp 1), each served over time in its own run"},
+                   "nodes; dp the rest; pp 1), each with the engine's max_batch and the four largest powers of two below it and below the "
+                   "requests a replica serves, each served over time in its own run"},
         {"objective", slo ? "goodput within the latency objectives, then output tokens/s, then a lower p99 end-to-end latency"
                           : "output tokens/s, then a lower p99 end-to-end latency (the job states no latency objectives)"},
-        {"not_searched", "the engine's settings (max_batch, max_num_tokens, the scheduler, chunked prefill), prefill/decode disaggregation "
+        {"not_searched", "the engine's other settings (max_num_tokens, the scheduler, chunked prefill), prefill/decode disaggregation "
                          "(serving.prefill_replicas) and pipeline parallelism (a replica runs pp = 1)"},
         {"devices", devices},
-        {"plans_enumerated", enumerated},
-        {"plans_infeasible", enumerated - int64_t(served.size())},
+        {"splits", enumerated},
+        {"plans_enumerated", int64_t(plans.size()) + (enumerated - splits)},  // a split that cannot hold the model counts once
+        {"plans_infeasible", int64_t(plans.size()) + (enumerated - splits) - int64_t(served.size())},
         {"plans_evaluated", int64_t(served.size())},
         {"best", row_json(best)},
         {"top", top},

@@ -3,6 +3,8 @@
 // engine's settings, and its bad input one line.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "tests/support/cli.h"
@@ -233,10 +235,12 @@ TEST_CASE("dataloader replay serves the requests of a CSV with their own arrival
     // the last request arrives at 0.3 s and generates 100 tokens: the run lasts past both
     CHECK(j["serving"]["duration_s"].get<double>() > 0.3);
     CHECK(j["serving"]["e2e_s"]["p99"].get<double>() > j["serving"]["e2e_s"]["p50"].get<double>());
-    // track: best searches the replica splits: one device has one
+    // track: best searches the replica splits: one device has one, run with the engine's
+    // max_batch and with 2 and 1 (the powers of two below its 4 requests)
     REQUIRE(j.contains("search"));
-    CHECK(j["search"]["plans_evaluated"] == 1);
-    CHECK(j["search"]["best"]["id"] == "tp1_dp1");
+    CHECK(j["search"]["splits"] == 1);
+    CHECK(j["search"]["plans_evaluated"] == 3);
+    CHECK(j["search"]["best"]["id"] == "tp1_dp1_b2048");
     for (const auto& [rows, says] : std::vector<std::pair<std::string, std::string>>{
              {"arrival_s,prompt_tokens,output_tokens\n0.5,64,8\n0.1,64,8\n", ":3: arrivals must not decrease"},
              {"arrival_s,prompt_tokens,output_tokens\n0.5,sixty,8\n", ":2: '0.5,sixty,8' is not arrival_s,prompt_tokens,output_tokens"},
@@ -350,11 +354,14 @@ TEST_CASE("track: best serves every tensor-parallel split of a serving job's dev
     const json j = run_serving(y, "split", out);
     REQUIRE(j.contains("search"));
     const json& x = j["search"];
-    // 4 devices: tp 1, 2 and 4 (the 4 heads), dp the rest
-    CHECK(x["plans_enumerated"] == 3);
-    CHECK(x["plans_evaluated"] == 3);
+    // 4 devices: tp 1, 2 and 4 (the 4 heads), dp the rest; each with the engine's max_batch
+    // (TensorRT-LLM's 2048) and the four largest powers of two below the 6, 12 and 24 requests a
+    // replica serves: {4, 2, 1}, {8, 4, 2, 1}, {16, 8, 4, 2}
+    CHECK(x["splits"] == 3);
+    CHECK(x["plans_enumerated"] == 14);
+    CHECK(x["plans_evaluated"] == 14);
     const json& top = x["top"];
-    REQUIRE(top.size() == 3);
+    REQUIRE(top.size() == 14);
     for (size_t i = 1; i < top.size(); ++i) {  // ranked by goodput, then output tokens/s
         const double a = top[i - 1]["goodput_requests_per_s"], b = top[i]["goodput_requests_per_s"];
         CHECK(a >= b);
@@ -364,6 +371,28 @@ TEST_CASE("track: best serves every tensor-parallel split of a serving job's dev
     CHECK(j["parallelism"]["tp"] == x["best"]["parallelism"]["tp"]);
     CHECK(j["serving"]["output_tokens_per_s"].get<double>() == x["best"]["output_tokens_per_s"].get<double>());
     CHECK(j["serving"]["goodput_requests_per_s"].get<double>() == x["best"]["goodput_requests_per_s"].get<double>());
-    CHECK(x["job_plan"]["id"] == "tp1_dp4");
+    CHECK(j["serving"]["engine"]["max_batch"] == x["best"]["max_batch"]);
+    CHECK(x["job_plan"]["id"] == "tp1_dp4_b2048");
+    CHECK(x["job_plan"]["max_batch"] == 2048);
     CHECK(undeclared_numbers(j, archsim::MetricScope::Job) == std::vector<std::string>{});
+}
+
+TEST_CASE("run --serving sets an engine setting of a serving job and a bad one is one line with exit code 2", "[e2e][serving][bad_input]") {
+    const std::string out = temp_dir("serving_set");
+    const std::string y = serve_yaml("engine", "{ arrival_rate_per_s: 40, requests: 16, max_num_tokens: 256 }");
+    const CliResult r = run_archsim("run " + y + "#engine --target " + kH100 + " --out " + out + " --quiet --serving max_batch=4 --serving policy=static");
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const json j = json::parse(slurp(out + "/last_run.json"));
+    CHECK(j["serving"]["engine"]["max_batch"] == 4);
+    CHECK(j["serving"]["engine"]["policy"] == "static");
+    for (const auto& [arg, says] : std::vector<std::pair<std::string, std::string>>{{"max_batch=0", "--serving max_batch=0: must be an integer >= 1"},
+                                                                                     {"batch=4", "--serving batch=4: unknown key"},
+                                                                                     {"scheduler=fifo", "must be one of guaranteed_no_evict, max_utilization"}}) {
+        INFO(arg);
+        const CliResult bad = run_archsim("run " + y + "#engine --target " + kH100 + " --out " + out + " --quiet --serving " + arg);
+        CHECK(bad.exit_code == 2);
+        CHECK(bad.err.find(says) != std::string::npos);
+        CHECK(std::count(bad.err.begin(), bad.err.end(), '\n') == 1);
+    }
 }

@@ -81,10 +81,11 @@ std::string serving_text(const json& out, const std::string& out_dir) {
     t += choice_line(out);
     if (out.contains("search")) {  // the replica split a search chose, and the others it served
         const json& x = out.at("search");
-        t += fmt::format("  plan search          {} of {} replica splits served, {}; by {}\n", x.at("plans_evaluated").get<int64_t>(),
-                         x.at("plans_enumerated").get<int64_t>(), with_unit(num(x, "wall_s"), "s"), text(x, "objective"));
+        t += fmt::format("  plan search          {} of {} plans served ({} replica splits, each with several max_batch), {}; by {}\n",
+                         x.at("plans_evaluated").get<int64_t>(), x.at("plans_enumerated").get<int64_t>(), x.at("splits").get<int64_t>(),
+                         with_unit(num(x, "wall_s"), "s"), text(x, "objective"));
         for (const auto& r : x.at("top"))
-            t += fmt::format("    {:<12} {} output tokens/s, goodput {} requests/s, p99 TTFT {}, p99 end to end {}\n", text(r, "id"),
+            t += fmt::format("    {:<16} {} output tokens/s, goodput {} requests/s, p99 TTFT {}, p99 end to end {}\n", text(r, "id"),
                              in_unit(num(r, "output_tokens_per_s"), DisplayUnit{"", 1}), in_unit(num(r, "goodput_requests_per_s"), DisplayUnit{"", 1}),
                              with_unit(num(r, "ttft_p99_s"), "s"), with_unit(num(r, "e2e_p99_s"), "s"));
     }

@@ -561,12 +561,19 @@ bool is_llm_job(const std::string& ref) {
     }
 }
 
-void set_parallel_field(ParallelismSpec& s, const std::string& assignment) {
-    const auto eq = assignment.find('=');
-    auto bad = [&](const std::string& why) { return UserError("--parallel " + assignment, why); };
-    if (eq == std::string::npos) throw bad("must be KEY=VALUE");
-    const std::string key = assignment.substr(0, eq), value = assignment.substr(eq + 1);
-    auto integer = [&](int64_t min) {
+namespace {
+
+/// One KEY=VALUE of a command-line flag (`--parallel`, `--serving`), its value read as the key
+/// needs; a bad one is a UserError naming the flag and the assignment.
+struct Assignment {
+    std::string flag, text, key, value;
+    Assignment(const std::string& flag_name, const std::string& assignment) : flag(flag_name), text(assignment) {
+        const auto eq = assignment.find('=');
+        if (eq == std::string::npos) throw bad("must be KEY=VALUE");
+        key = assignment.substr(0, eq), value = assignment.substr(eq + 1);
+    }
+    UserError bad(const std::string& why) const { return UserError(flag + " " + text, why); }
+    int64_t integer(int64_t min) const {
         size_t used = 0;
         int64_t v = 0;
         try {
@@ -576,35 +583,53 @@ void set_parallel_field(ParallelismSpec& s, const std::string& assignment) {
         }
         if (used == 0 || used != value.size() || v < min) throw bad("must be an integer >= " + std::to_string(min));
         return v;
-    };
-    auto boolean = [&]() {
+    }
+    bool boolean() const {
         if (value == "true") return true;
         if (value == "false") return false;
         throw bad("must be true or false");
-    };
-    auto choice = [&](const std::vector<std::string>& names) {
+    }
+    std::string choice(const std::vector<std::string>& names) const {
         if (std::find(names.begin(), names.end(), value) == names.end()) {
             std::string list;
             for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
             throw bad("must be one of " + list);
         }
         return value;
-    };
-    if (key == "tp") s.tp = integer(1);
-    else if (key == "pp") s.pp = integer(1);
-    else if (key == "dp") s.dp = integer(1);
-    else if (key == "ep") s.ep = integer(1);
-    else if (key == "virtual_stages") s.virtual_stages = integer(1);
-    else if (key == "microbatch") s.microbatch = integer(1);
-    else if (key == "global_batch") s.global_batch = integer(1);
-    else if (key == "zero_stage") s.zero_stage = integer(0);
-    else if (key == "sequence_parallel") s.sequence_parallel = boolean();
-    else if (key == "dp_overlap") s.dp_overlap = boolean();
-    else if (key == "schedule") s.schedule = choice(pipeline_schedule_names());
-    else if (key == "recompute") s.recompute = choice({"none", "selective", "full"});
+    }
+};
+
+}  // namespace
+
+void set_parallel_field(ParallelismSpec& s, const std::string& assignment) {
+    const Assignment a("--parallel", assignment);
+    const std::string& key = a.key;
+    if (key == "tp") s.tp = a.integer(1);
+    else if (key == "pp") s.pp = a.integer(1);
+    else if (key == "dp") s.dp = a.integer(1);
+    else if (key == "ep") s.ep = a.integer(1);
+    else if (key == "virtual_stages") s.virtual_stages = a.integer(1);
+    else if (key == "microbatch") s.microbatch = a.integer(1);
+    else if (key == "global_batch") s.global_batch = a.integer(1);
+    else if (key == "zero_stage") s.zero_stage = a.integer(0);
+    else if (key == "sequence_parallel") s.sequence_parallel = a.boolean();
+    else if (key == "dp_overlap") s.dp_overlap = a.boolean();
+    else if (key == "schedule") s.schedule = a.choice(pipeline_schedule_names());
+    else if (key == "recompute") s.recompute = a.choice({"none", "selective", "full"});
     else
-        throw bad("unknown key (tp, pp, dp, ep, virtual_stages, microbatch, global_batch, zero_stage, sequence_parallel, dp_overlap, schedule, "
-                  "recompute)");
+        throw a.bad("unknown key (tp, pp, dp, ep, virtual_stages, microbatch, global_batch, zero_stage, sequence_parallel, dp_overlap, schedule, "
+                    "recompute)");
+}
+
+void set_serving_field(ServingSpec& s, const std::string& assignment) {
+    const Assignment a("--serving", assignment);
+    const std::string& key = a.key;
+    if (key == "max_batch") s.max_batch = a.integer(1);
+    else if (key == "max_num_tokens") s.max_num_tokens = a.integer(1);
+    else if (key == "policy") s.policy = a.choice({"continuous", "static"});
+    else if (key == "scheduler") s.scheduler = a.choice({"guaranteed_no_evict", "max_utilization"});
+    else if (key == "chunked_prefill") s.chunked_prefill = a.boolean();
+    else throw a.bad("unknown key (max_batch, max_num_tokens, policy, scheduler, chunked_prefill)");
 }
 
 }  // namespace archsim

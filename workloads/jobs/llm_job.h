@@ -130,6 +130,11 @@ LlmJob read_llm_job_toml(const std::string& file, const std::string& name);
 /// validated later, as a whole (make_parallel_plan). Throws UserError "--parallel <assignment>:
 /// <reason>" for an unknown key or a bad value.
 void set_parallel_field(ParallelismSpec& s, const std::string& assignment);
+/// Sets one engine setting of a serving job's serving block from `KEY=VALUE` (`run --serving`):
+/// max_batch, max_num_tokens (integers >= 1), policy (continuous, static), scheduler
+/// (guaranteed_no_evict, max_utilization), chunked_prefill (true, false). Throws UserError naming
+/// the assignment for an unknown key or a bad value.
+void set_serving_field(ServingSpec& s, const std::string& assignment);
 
 /// True if workload reference `ref` ("FILE#NAME") names a job: a .yaml/.yml file, or a TOML
 /// llm entry with a `parallelism` table.
