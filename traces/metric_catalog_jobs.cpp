@@ -162,6 +162,7 @@ std::vector<MetricDecl> job_metric_declarations() {
         decl(J, "serving.swap_s", "s", "time the swaps' copies over the host link added to iterations"),
         decl(J, "serving.swapped_tokens", "1", "KV tokens copied out (each copied back in as well)"),
         decl(J, "serving.peak_queue", "1", "requests waiting at most"),
+        decl(J, "serving.peak_running", "1", "requests in one iteration's batch at most (replica 0)"),
         decl(J, "serving.peak_kv_tokens", "1", "KV-cache tokens held at most (whole blocks)"),
         decl(J, "serving.kv_capacity_tokens", "1", "KV-cache capacity per device: (device memory - weights / tp) x kv_cache_fraction / kv_bytes_per_token"),
         decl(J, "serving.kv_bytes_per_token", "bytes", "per device: 2 x layers x (KV heads / tp, at least 1) x head dim x bytes per element"),

@@ -77,16 +77,11 @@ struct JobContext {
 /// the job's serving block over it.
 int64_t engine_max_batch(const std::string& runtime, const ServingSpec& spec);
 
-/// The requests a serving job serves in all: its replay file's rows, serving.requests, or its
-/// rate x duration_minutes (at least 1); 0 for an infinite rate without a count (an error where
-/// it is served). Throws UserError for a replay file that cannot be read.
-int64_t serving_requests(const LlmJob& job);
-
-/// The max_batch values a serving search tries for a replica that serves `per_replica`
-/// requests (0: unknown) under an engine whose own is `own`: `own` first, then the four largest
-/// powers of two below the smaller of the two (a max_batch at or above what a replica ever holds
-/// runs as `own` does), largest first.
-std::vector<int64_t> serving_batch_candidates(int64_t own, int64_t per_replica);
+/// The max_batch values a serving search tries for a replica split whose run at the engine's
+/// own limit `own` held at most `peak_running` requests in a batch (0: unknown): `own` first,
+/// then the four largest powers of two below the smaller of the two, largest first (a limit at
+/// or above the peak never binds: it runs as `own` did).
+std::vector<int64_t> serving_batch_candidates(int64_t own, int64_t peak_running);
 
 /// One device simulation: a `run` of the job's workload phase into `dir`.
 struct DeviceTask {

@@ -95,13 +95,6 @@ int64_t engine_max_batch(const std::string& runtime, const ServingSpec& spec) {
     return engine_of(runtime.empty() ? "tensorrt-llm" : runtime, spec).max_batch;
 }
 
-int64_t serving_requests(const LlmJob& job) {
-    const ServingSpec& spec = job.serving;
-    if (!spec.replay_file.empty()) return int64_t(read_replay_csv(spec.replay_file).size());
-    if (spec.requests > 0) return spec.requests;
-    if (std::isinf(spec.arrival_rate_per_s)) return 0;
-    return std::max<int64_t>(1, std::llround(spec.arrival_rate_per_s * job.duration_minutes * 60.0));
-}
 
 json JobContext::run_serving() const {
     const LlmShape& m = job.model;
@@ -133,7 +126,7 @@ json JobContext::run_serving() const {
     } else {
         if (spec.requests == 0 && std::isinf(spec.arrival_rate_per_s))
             throw UserError(job.where() + ".serving.requests", "an infinite rate needs a request count");
-        total = serving_requests(job);
+        total = spec.requests > 0 ? spec.requests : std::max<int64_t>(1, std::llround(spec.arrival_rate_per_s * job.duration_minutes * 60.0));
         reqs = make_requests((total + share - 1) / share, spec.arrival_rate_per_s / double(share), spec.arrival, uint64_t(spec.seed), m.prompt,
                              m.generate, {spec.lengths, spec.length_cv});
     }
@@ -284,6 +277,7 @@ json JobContext::run_serving() const {
     sv["duration_s"] = r.duration_s, sv["iterations"] = r.iterations, sv["preemptions"] = r.preemptions;
     sv["swaps_out"] = r.swaps_out, sv["swaps_in"] = r.swaps_in, sv["swap_s"] = r.swap_s, sv["swapped_tokens"] = r.swapped_tokens;
     sv["peak_queue"] = r.peak_queue, sv["peak_kv_tokens"] = r.peak_kv_tokens, sv["kv_capacity_tokens"] = kv_tokens;
+    sv["peak_running"] = r.peak_running;
     sv["kv_bytes_per_token"] = kv_per_token;
     sv["device_runs"] = tasks.size();
     sv["tensor_comm_share"] = busy_s > 0 ? comm_s / busy_s : 0.0;

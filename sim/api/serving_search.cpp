@@ -26,6 +26,7 @@ struct ServingPlan {
     ParallelPlan plan;
     int64_t max_batch = 0;  ///< the engine's, as run
     bool own_batch = true;  ///< the engine's own max_batch (no --serving max_batch)
+    int64_t peak_running = 0;  ///< its run's largest batch
     std::string id;
     bool served = false;
     std::string why_not;  ///< a failed run's last line
@@ -49,9 +50,9 @@ json row_json(const ServingPlan& p) {
 
 }  // namespace
 
-std::vector<int64_t> serving_batch_candidates(int64_t own, int64_t per_replica) {
+std::vector<int64_t> serving_batch_candidates(int64_t own, int64_t peak_running) {
     std::vector<int64_t> out{own};
-    const int64_t cap = per_replica > 0 ? std::min(own, per_replica) : own;
+    const int64_t cap = peak_running > 0 ? std::min(own, peak_running) : own;
     int64_t p = 1;
     while (p * 2 < cap) p *= 2;
     for (; p >= 1 && p < cap && out.size() < 5; p /= 2) out.push_back(p);
@@ -69,7 +70,7 @@ json JobContext::search_serving() const {
     // every tensor-parallel size a replica can take on these devices (serving runs pp = 1)
     std::vector<ServingPlan> plans;
     int64_t enumerated = 0, splits = 0;
-    const int64_t own_batch = engine_max_batch(runtime, spec), total_requests = serving_requests(job);
+    const int64_t own_batch = engine_max_batch(runtime, spec);
     for (int64_t tp = 1; tp <= devices; ++tp) {
         if (devices % tp != 0) continue;
         ++enumerated;
@@ -82,38 +83,53 @@ json JobContext::search_serving() const {
         } catch (const UserError&) {  // tp does not divide the heads, or spans nodes unevenly
             continue;
         }
-        // the engine's max_batch and smaller ones, up to what a replica ever holds
-        const int64_t share = spec.prefill_replicas > 0 ? 1 : s.dp;  // disaggregated: the prefill replicas share the whole stream
-        const int64_t per_replica = (total_requests + share - 1) / share;
-        for (const int64_t mb : serving_batch_candidates(own_batch, per_replica)) {
-            ServingPlan q = p;
-            q.max_batch = mb, q.own_batch = mb == own_batch;
-            q.id = fmt::format("tp{}_dp{}_b{}", tp, s.dp, mb);
-            plans.push_back(std::move(q));
-        }
+        p.max_batch = own_batch;
+        p.id = fmt::format("tp{}_dp{}_b{}", tp, s.dp, own_batch);
+        plans.push_back(std::move(p));
         ++splits;
     }
     if (plans.empty()) throw UserError(where, fmt::format("no tensor-parallel split of the {} devices fits the model and the nodes", devices));
-    // each served in a child, one at a time: each runs its own device runs on every core
     fs::create_directories(dir);
-    std::vector<ChildTask> children;
-    for (const ServingPlan& p : plans)
-        children.push_back(plan_run_task(*this, dir + "/" + p.id, {"tp=" + std::to_string(p.plan.spec.tp), "pp=1", "dp=" + std::to_string(p.plan.spec.dp)},
-                                         p.own_batch ? std::vector<std::string>{} : std::vector<std::string>{"max_batch=" + std::to_string(p.max_batch)}));
-    run_children(self_program(), children.size(), 1, [&](size_t k) { return children[k]; },
-                 [&](size_t k, int status) {
-                     ServingPlan& p = plans[k];
-                     if (!exited_ok(status)) {
-                         p.why_not = child_failure(status, children[k].err_path);
-                         return;
-                     }
-                     std::ifstream in(dir + "/" + p.id + "/last_run.json");
-                     const json sv = json::parse(in).at("serving");
-                     p.served = true;
-                     p.output_tokens_per_s = sv.at("output_tokens_per_s").get<double>();
-                     p.goodput_requests_per_s = sv.value("goodput_requests_per_s", 0.0), p.slo_attainment = sv.value("slo_attainment", 0.0);
-                     p.ttft_p99_s = sv.at("ttft_s").at("p99").get<double>(), p.e2e_p99_s = sv.at("e2e_s").at("p99").get<double>();
-                 });
+    // serves plans [from, plans.size()), each in a child, one at a time: each runs its own device
+    // runs on every core
+    auto serve = [&](size_t from) {
+        std::vector<ChildTask> children;
+        for (size_t i = from; i < plans.size(); ++i) {
+            const ServingPlan& p = plans[i];
+            children.push_back(plan_run_task(*this, dir + "/" + p.id, {"tp=" + std::to_string(p.plan.spec.tp), "pp=1", "dp=" + std::to_string(p.plan.spec.dp)},
+                                             p.own_batch ? std::vector<std::string>{} : std::vector<std::string>{"max_batch=" + std::to_string(p.max_batch)}));
+        }
+        run_children(self_program(), children.size(), 1, [&](size_t k) { return children[k]; },
+                     [&](size_t k, int status) {
+                         ServingPlan& p = plans[from + k];
+                         if (!exited_ok(status)) {
+                             p.why_not = child_failure(status, children[k].err_path);
+                             return;
+                         }
+                         std::ifstream in(dir + "/" + p.id + "/last_run.json");
+                         const json sv = json::parse(in).at("serving");
+                         p.served = true;
+                         p.output_tokens_per_s = sv.at("output_tokens_per_s").get<double>();
+                         p.goodput_requests_per_s = sv.value("goodput_requests_per_s", 0.0), p.slo_attainment = sv.value("slo_attainment", 0.0);
+                         p.ttft_p99_s = sv.at("ttft_s").at("p99").get<double>(), p.e2e_p99_s = sv.at("e2e_s").at("p99").get<double>();
+                         p.peak_running = sv.value("peak_running", int64_t(0));
+                     });
+    };
+    // every split at the engine's own max_batch, then each served one at the limits below the
+    // largest batch it ran (a limit at or above that never binds: it runs as the engine's own)
+    serve(0);
+    const size_t first_round = plans.size();
+    for (size_t i = 0; i < first_round; ++i) {
+        if (!plans[i].served) continue;
+        const std::vector<int64_t> limits = serving_batch_candidates(own_batch, plans[i].peak_running);
+        for (size_t k = 1; k < limits.size(); ++k) {
+            ServingPlan q = plans[i];
+            q.max_batch = limits[k], q.own_batch = false, q.served = false, q.why_not.clear();
+            q.id = fmt::format("tp{}_dp{}_b{}", q.plan.spec.tp, q.plan.spec.dp, limits[k]);
+            plans.push_back(std::move(q));
+        }
+    }
+    serve(first_round);
     std::vector<size_t> served;
     for (size_t i = 0; i < plans.size(); ++i)
         if (plans[i].served) served.push_back(i);
@@ -138,8 +154,8 @@ json JobContext::search_serving() const {
             yours = p.served ? row_json(p) : json{{"id", p.id}, {"status", "failed: " + p.why_not}};
     out["search"] = {
         {"method", "every split of the devices into tensor-parallel replicas (tp dividing the heads and the feed-forward, within a node or whole "
-                   "nodes; dp the rest; pp 1), each with the engine's max_batch and the four largest powers of two below it and below the "
-                   "requests a replica serves, each served over time in its own run"},
+                   "nodes; dp the rest; pp 1) at the engine's max_batch, then each at the four largest powers of two below the largest batch "
+                   "that run held, each served over time in its own run"},
         {"objective", slo ? "goodput within the latency objectives, then output tokens/s, then a lower p99 end-to-end latency"
                           : "output tokens/s, then a lower p99 end-to-end latency (the job states no latency objectives)"},
         {"not_searched", "the engine's other settings (max_num_tokens, the scheduler, chunked prefill), prefill/decode disaggregation "

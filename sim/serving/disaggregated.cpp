@@ -67,6 +67,7 @@ DisaggregatedResult simulate_disaggregated(const std::vector<ServingRequest>& re
     c.iterations = out.prefill.iterations + out.decode.iterations;
     c.preemptions = out.prefill.preemptions + out.decode.preemptions;
     c.peak_kv_tokens = out.decode.peak_kv_tokens, c.peak_queue = std::max(out.prefill.peak_queue, out.decode.peak_queue);
+    c.peak_running = std::max(out.prefill.peak_running, out.decode.peak_running);
     c.samples = out.decode.samples;
     return out;
 }

@@ -176,6 +176,7 @@ ServingResult simulate_serving(const std::vector<ServingRequest>& reqs, const Sc
         while (next < reqs.size() && reqs[next].arrival_s <= t) waiting.push_back(next++);
         admit();
         out.peak_queue = std::max<int64_t>(out.peak_queue, static_cast<int64_t>(waiting.size()));
+        out.peak_running = std::max<int64_t>(out.peak_running, static_cast<int64_t>(running.size()));
         if (running.empty()) {
             if (next >= reqs.size()) throw UserError("serving", "requests wait that can never be admitted");  // guarded above
             t = std::max(t, reqs[next].arrival_s);

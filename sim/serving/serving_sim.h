@@ -100,6 +100,7 @@ struct ServingResult {
     LatencyHistogram ttft_hist, itl_hist, tpot_hist, e2e_hist;  ///< the same distributions, to merge across runs (a schedule's phases)
     double energy_j = 0, busy_s = 0;    ///< the iterations' energy and time
     int64_t peak_kv_tokens = 0, peak_queue = 0;
+    int64_t peak_running = 0;           ///< requests in one iteration's batch at most (what a max_batch at or above it never limits)
     std::vector<ServingSample> samples;  ///< the state at evenly spaced iterations' starts, 1,000 to 2,000 of them (all of a shorter run)
     std::vector<RequestTimes> request_times;  ///< per request, in the input's order
 };
