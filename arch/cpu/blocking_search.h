@@ -61,8 +61,9 @@ struct CpuBlockingChoice {
     BlockingCost cost;
 };
 
-/// Branch and bound over blocking_mapspace(): `base` priced first, then the rest in order of
-/// blocking_bound_cycles() while the bound is below the best price; the fewest cycles win, ties
+/// Branch and bound over blocking_mapspace() with price_blocking() (search_in_bound_order,
+/// arch/common/bound_search.h): `base` priced first, then the rest in order of
+/// blocking_bound_cycles() while the bound can still tie the best; the fewest cycles win, ties
 /// go to fewer DRAM bytes, then to the earlier in the mapspace (`base` first). As Timeloop's
 /// mapper searches a layer's tile sizes with its own cost model.
 CpuBlockingChoice search_blocking(const CpuConfig& cfg, const CpuGemmShape& g, const Blocking& base);

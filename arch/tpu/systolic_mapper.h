@@ -72,7 +72,6 @@ struct FoldNest {
     /// ceil(T / chunks), each its own pass over the array with its own preload
     /// (2R + C + chunk - 2 cycles per fold), outermost; 1 = SCALE-Sim's whole T. OS: always 1.
     int64_t chunks = 1;
-    bool is_default() const { return !swapped && chunks == 1; }
     bool operator==(const FoldNest& o) const { return swapped == o.swapped && chunks == o.chunks; }
 };
 

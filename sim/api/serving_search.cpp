@@ -93,6 +93,7 @@ json JobContext::search_serving() const {
     // serves plans [from, plans.size()), each in a child, one at a time: each runs its own device
     // runs on every core
     auto serve = [&](size_t from) {
+        if (from >= plans.size()) return;
         std::vector<ChildTask> children;
         for (size_t i = from; i < plans.size(); ++i) {
             const ServingPlan& p = plans[i];
