@@ -24,8 +24,7 @@ struct Machine {
     Machine(const CpuConfig& cfg, const CpuGemmShape& g) {
         e = static_cast<double>(operand_bytes(cfg.precision));
         cycles_per_mac = 1.0 / (cfg.mac_rate() * cfg.eff_gemm);
-        pack_cycles_per_byte = g.packing.blas && cfg.blas_pack_bytes_per_cycle > 0 ? 1.0 / cfg.blas_pack_bytes_per_cycle
-                                                                                  : 2.0 / cfg.pack_bytes_per_cycle;
+        pack_cycles_per_byte = cfg.pack_cycles_per_byte(g.packing.blas);
         l2_bytes_per_cycle = cfg.l2.bytes_per_cycle * cfg.eff_cache;
         l3_bytes_per_cycle = cfg.l3.bytes_per_cycle * cfg.eff_cache;
         const double dram_total = cfg.dram.ideal ? 0.0 : cfg.dram.bandwidth_gbps * cfg.eff_dram * 1e3 / cfg.clock_mhz;
@@ -40,7 +39,8 @@ struct Machine {
     }
 };
 
-/// Walks the nest of `g` under `b`; `bound_only` times compute and packing alone.
+/// Walks the nest of `g` under `b`: its cost with its bound (the busiest core's compute and
+/// packing per step); `bound_only` times compute and packing alone (cycles = bound_cycles).
 BlockingCost walk(const CpuConfig& cfg, const CpuGemmShape& g, const Blocking& b, bool bound_only) {
     BlockingCost out;
     if (g.m <= 0 || g.n <= 0 || g.k <= 0) return out;
@@ -60,29 +60,28 @@ BlockingCost walk(const CpuConfig& cfg, const CpuGemmShape& g, const Blocking& b
             // the B panel, packed by the cores together (its source read once from DRAM, the
             // packed lines claimed in the L3)
             if (nest.pack_b) {
-                double step = 0;
+                double step = 0, step_bound = 0;
                 for (const PackRows& s : pack_rows(kcb, nest.cores)) {
                     const double bytes = double(s.rows * ncb) * e, pack = bytes * mc.pack_cycles_per_byte;
-                    step = std::max(step, bound_only ? pack : mc.block(pack, 0, 2 * bytes, 2 * bytes, bytes));
-                    out.dram_bytes += bytes, out.l3_bytes += 2 * bytes;
+                    step_bound = std::max(step_bound, pack);
+                    if (!bound_only) step = std::max(step, mc.block(pack, 0, 2 * bytes, 2 * bytes, bytes));
+                    out.dram_bytes += bytes;
                 }
-                out.cycles += step;
+                out.cycles += step, out.bound_cycles += step_bound;
             }
             const MacroQueues q = macro_queues(nest, ncb, kcb);
             const int64_t src_cols = a_source_cols(pc, kcb, a_cols).second;
-            double step = 0;
+            double step = 0, step_bound = 0;
             for (size_t c = 0; c < cores && c < q.queue.size(); ++c) {
-                double t = 0;
+                double t = 0, t_bound = 0;
                 bool first_block = true;
                 for (const int64_t w : q.queue[c]) {
                     const MacroWork wk = q.work(w);
                     const double compute = double(wk.macs) * mc.cycles_per_mac;
                     const double sa = double(wk.mcb * kcb) * e, src = double(wk.mcb * src_cols) * e;
                     const double pack = nest.pack_a ? sa * mc.pack_cycles_per_byte : 0.0;
-                    if (bound_only) {
-                        t += pack + compute;
-                        continue;
-                    }
+                    t_bound += pack + compute;
+                    if (bound_only) continue;
                     const double ncols = double(ceil_div(wk.cols, nb.nr)), nrows = double(ceil_div(wk.mcb, nb.mr));
                     const double sb_micro = double(kcb * nb.nr) * e, sb = double(kcb * wk.cols) * e, sc = double(wk.mcb * wk.cols) * e;
                     const double a_block = nest.pack_a ? sa : src;  // what the micro-kernels read of A
@@ -107,12 +106,12 @@ BlockingCost walk(const CpuConfig& cfg, const CpuGemmShape& g, const Blocking& b
                     dram += (last_pc || !c_stays) ? sc : 0.0;
                     if (!nest.pack_b && w == 0) dram += double(kcb * ncb) * e;
                     t += mc.block(pack, compute, l1, l2, dram);
-                    out.dram_bytes += dram, out.l3_bytes += l2;
+                    out.dram_bytes += dram;
                     first_block = false;
                 }
-                step = std::max(step, t);
+                step = std::max(step, t), step_bound = std::max(step_bound, t_bound);
             }
-            out.cycles += step;
+            out.cycles += step, out.bound_cycles += step_bound;
         }
     }
     return out;
@@ -120,13 +119,9 @@ BlockingCost walk(const CpuConfig& cfg, const CpuGemmShape& g, const Blocking& b
 
 }  // namespace
 
-BlockingCost price_blocking(const CpuConfig& cfg, const CpuGemmShape& g, const Blocking& b) {
-    BlockingCost c = walk(cfg, g, b, false);
-    c.bound_cycles = blocking_bound_cycles(cfg, g, b);
-    return c;
-}
+BlockingCost price_blocking(const CpuConfig& cfg, const CpuGemmShape& g, const Blocking& b) { return walk(cfg, g, b, false); }
 
-double blocking_bound_cycles(const CpuConfig& cfg, const CpuGemmShape& g, const Blocking& b) { return walk(cfg, g, b, true).cycles; }
+double blocking_bound_cycles(const CpuConfig& cfg, const CpuGemmShape& g, const Blocking& b) { return walk(cfg, g, b, true).bound_cycles; }
 
 std::vector<Blocking> blocking_mapspace(const Blocking& base, const CpuGemmShape& g) {
     std::vector<Blocking> out;

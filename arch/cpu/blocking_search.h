@@ -25,8 +25,7 @@ struct CpuGemmShape {
 struct BlockingCost {
     double cycles = 0;       ///< the GEMM's critical path, core cycles
     double dram_bytes = 0;   ///< DRAM reads and writes
-    double l3_bytes = 0;     ///< lines between the L2s and the L3, bytes
-    double bound_cycles = 0; ///< the lower bound the search pruned with (blocking_bound_cycles())
+    double bound_cycles = 0; ///< its lower bound (blocking_bound_cycles()), from the same walk
 };
 
 /// The GEMM's cost with blocking `b` (fit_blocking applied, then the row split of

@@ -59,6 +59,12 @@ struct CpuConfig : MachineBasics {
     /// it for that precision, else the SIMD rate, else (no native path) the fp32 rate after
     /// conversion.
     double mac_rate() const;
+    /// Core cycles per byte a GEMM packs: a load and a store per byte at core.pack_bytes_per_cycle,
+    /// or, for the system BLAS's driver (`blas`), its measured core.blas_pack_bytes_per_cycle
+    /// where the config has one.
+    double pack_cycles_per_byte(bool blas) const {
+        return blas && blas_pack_bytes_per_cycle > 0 ? 1.0 / blas_pack_bytes_per_cycle : 2.0 / pack_bytes_per_cycle;
+    }
     /// True when mac_rate() comes from AMX tiles.
     bool uses_amx() const;
     /// Energy of one MAC in the run's precision, pJ.

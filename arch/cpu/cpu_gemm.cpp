@@ -63,24 +63,21 @@ std::optional<OpMapping> CpuMachine::mapping_of(const Operator& op, const OpGrap
 
 void CpuMachine::gemm(const OpGraph& graph, const GemmView& g, int64_t inst, int64_t cores, bool blas) {
     // the loop nest (gemm_nest.h): blocking, what is packed, who packs and computes what
-    const GemmNest nest = plan_gemm_nest(blocking_for(g, cores, blas), g.m, g.n, g.k, cores,
-                                         {blas, g.b_is_weight, m_cfg.prepacked_weights, g.a.in_place});
+    const CpuGemmShape shape = gemm_shape(g, cores, blas);
+    const GemmNest nest = plan_gemm_nest(blocking_for(g, cores, blas), g.m, g.n, g.k, cores, shape.packing);
     const Blocking& b = nest.b;
     const bool pack_a = nest.pack_a, pack_b = nest.pack_b, prepacked = nest.prepacked;
     const uint64_t e = static_cast<uint64_t>(operand_bytes(m_cfg.precision));
     const int32_t a_t = g.a.tensor, b_t = g.b.tensor, c_t = g.c.tensor;
     // A: row-major with `a_cols` distinct columns per row (implicit im2col folds the taps)
     const int64_t a_unique = g.a_unique_elems > 0 ? std::min(g.a_unique_elems, g.m * g.k) : g.m * g.k;
-    const int64_t a_cols = std::max<int64_t>(1, std::min<int64_t>(g.k, (a_unique + g.m - 1) / g.m));
+    const int64_t a_cols = shape.a_cols;
     const uint64_t a_base = base(a_t, graph) + static_cast<uint64_t>(inst * a_unique) * e;
     const int64_t group = inst % g.groups;
     const uint64_t b_base = base(b_t, graph) + static_cast<uint64_t>((g.b_is_weight ? group : inst) * g.k * g.n) * e;
     const uint64_t c_base = base(c_t, graph) + static_cast<uint64_t>(inst * g.m * g.n) * e;
     const double rate = m_cfg.mac_rate() * m_cfg.eff_gemm;
-    // cycles per packed byte: a load and a store per byte at core.pack_bytes_per_cycle, or the
-    // BLAS's measured rate per byte packed
-    const double pack_cycles_per_byte = blas && m_cfg.blas_pack_bytes_per_cycle > 0 ? 1.0 / m_cfg.blas_pack_bytes_per_cycle
-                                                                                   : 2.0 / m_cfg.pack_bytes_per_cycle;
+    const double pack_cycles_per_byte = m_cfg.pack_cycles_per_byte(blas);
     for (int64_t jc = 0; jc < g.n; jc += b.nc) {
         const int64_t ncb = std::min(b.nc, g.n - jc);
         for (int64_t pc = 0; pc < g.k; pc += b.kc) {
