@@ -95,7 +95,6 @@ int64_t engine_max_batch(const std::string& runtime, const ServingSpec& spec) {
     return engine_of(runtime.empty() ? "tensorrt-llm" : runtime, spec).max_batch;
 }
 
-
 json JobContext::run_serving() const {
     const LlmShape& m = job.model;
     const ParallelismSpec& s = plan.spec;

@@ -13,23 +13,20 @@ namespace archsim {
 namespace {
 
 /// The file this code was loaded from: the archsim executable, or the Python module's shared
-/// object when archsim runs inside Python (whose /proc/self/exe is the interpreter).
-std::string own_file() {
+/// object when archsim runs inside Python (whose /proc/self/exe is the interpreter); opened for
+/// reading, null if neither can be.
+std::FILE* open_own_file() {
     Dl_info info{};
-    if (dladdr(reinterpret_cast<void*>(&build_identity), &info) != 0 && info.dli_fname && *info.dli_fname) {
-        if (std::FILE* f = std::fopen(info.dli_fname, "rb")) {
-            std::fclose(f);
-            return info.dli_fname;
-        }
-    }
-    return "/proc/self/exe";
+    if (dladdr(reinterpret_cast<void*>(&build_identity), &info) != 0 && info.dli_fname && *info.dli_fname)
+        if (std::FILE* f = std::fopen(info.dli_fname, "rb")) return f;
+    return std::fopen("/proc/self/exe", "rb");
 }
 
 std::string compute() {
     uint64_t h = 0x61726368;  // "arch"
     uint64_t bytes = 0;
     bool read = false;
-    if (std::FILE* f = std::fopen(own_file().c_str(), "rb")) {
+    if (std::FILE* f = open_own_file()) {
         std::vector<unsigned char> buf(1 << 16);
         for (size_t n; (n = std::fread(buf.data(), 1, buf.size(), f)) > 0;) {
             for (size_t i = 0; i < n; i += 8) {
