@@ -27,7 +27,8 @@ BIN = os.environ.get("ARCHSIM", os.path.join(HERE, "build", "archsim"))
 SHARED = os.path.join(HERE, "..", "shared")
 PRESETS = os.path.join(HERE, "workloads", "llm_presets.toml")
 CONFIGS = ["kpu/t64", "kpu/t256", "kpu/t768", "tpu/tpu_32x32_ws", "tpu/tpu_32x32_os", "tpu/tpu_32x32_is", "tpu/tpu_128x128_ws",
-           "tpu/tpu_128x128_os", "tpu/tpu_128x128_is", "tpu/tpu_v1", "cpu/host", "cpu/epyc_9654", "cpu/xeon_8480p"]
+           "tpu/tpu_128x128_os", "tpu/tpu_128x128_is", "tpu/tpu_v1", "cpu/host", "cpu/epyc_9654", "cpu/xeon_8480p",
+           "gpu/a100_sxm4_80gb", "gpu/h100_sxm5_80gb", "gpu/t4"]
 # (entry, prompt): the serving presets (megatron_gpt_1_7b is training only)
 LLMS = [("gpt2_small", 256), ("gpt2_medium", 256), ("llama2_7b", 512), ("llama3_8b", 512), ("mixtral_8x7b", 512)]
 

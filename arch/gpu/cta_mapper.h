@@ -57,10 +57,42 @@ struct KernelPlan {
     /// dispatches fastest) or along N within a row of tiles (false). choose_kernel takes the
     /// one whose first wave shares more operand tiles.
     bool m_fastest = false;
+    /// Stream-K (Osama et al., "Stream-K: Work-centric Parallel Decomposition for Dense
+    /// Matrix-Matrix Multiplication on the GPU", PPoPP 2023; CUTLASS 2.11's
+    /// ThreadblockSwizzleStreamK): the first `sk_tiles` output tiles are shared by `sk_ctas` CTAs
+    /// (at most one wave), each over an equal share of their sk_tiles x k_iters main-loop
+    /// iterations, and run first; the other tiles follow data-parallel, one CTA each. 0: none.
+    /// A tile's share that does not start at its first iteration stores an fp32 partial sum;
+    /// the CTA whose share starts the tile reads its peers' partials and stores C.
+    int64_t sk_tiles = 0, sk_ctas = 0;
 };
 
 /// Plans `g` (one repeat step) with a given tile, its K split over `split_k` CTAs.
 KernelPlan plan_kernel(const GemmView& g, const GpuConfig& cfg, const CtaTile& tile, int64_t split_k = 1);
+
+/// Plans `g` with `tile` (in raster order `m_fastest`, KernelPlan::m_fastest) as stream-K's
+/// hybrid runs it: the tail wave's tiles and one full wave's more (all tiles if there is no full
+/// wave) shared by one wave of CTAs, each with at least 4 main-loop iterations, the rest
+/// data-parallel, as CUTLASS's stream-K dispatch forms its stream-K wave from the last full wave
+/// and the partial one. Its est_cycles: the stream-K wave as a wave whose CTAs each run the
+/// largest share, plus the fixup (every partial sum stored and read back through the L2; the
+/// owner with the most peers reading theirs in turn through its port), then the data-parallel
+/// waves as plan_kernel prices them. KernelPlan::sk_ctas is 0 (and the plan is plan_kernel's
+/// with split 1) when the tiles fill whole waves, the shares would be shorter than 4
+/// iterations, or the operand tiles that two or more stream-K tiles read exceed half the L2: the
+/// wave's CTAs work at different K offsets at once, so those tiles are shared only through the
+/// L2 (a data-parallel wave's CTAs advance through K together).
+KernelPlan plan_stream_k(const GemmView& g, const GpuConfig& cfg, const CtaTile& tile, bool m_fastest = false);
+
+/// One CTA's share of a stream-K wave within one output tile: tile `tile` (index among the
+/// plan's tiles, instance-major, raster order within an instance), main-loop iterations
+/// [iter_begin, iter_end) of its k_iters.
+struct StreamKSegment {
+    int64_t cta = 0, tile = 0, iter_begin = 0, iter_end = 0;
+};
+/// The stream-K wave's segments, CTA by CTA, each CTA's in iteration order: CTA x runs
+/// iterations [x T / C, (x + 1) T / C) of the T = sk_tiles x k_iters, C = sk_ctas.
+std::vector<StreamKSegment> stream_k_segments(const KernelPlan& plan);
 
 /// The output tile (row, column) of a GEMM instance's tile index `tile` under `plan`'s raster
 /// order (KernelPlan::m_fastest).
@@ -82,19 +114,29 @@ KernelPlan with_raster_order(const GemmView& g, KernelPlan plan, const GpuConfig
 /// traffic); then its raster order (with_raster_order), as a library's threadblock swizzle is
 /// chosen for L2 reuse. Split-K is
 /// what cuBLAS and CUTLASS use for GEMMs with few output tiles and a long K (CUTLASS
-/// GemmSplitKSerial). Throws std::logic_error if no tile fits.
-KernelPlan choose_kernel(const GemmView& g, const GpuConfig& cfg);
+/// GemmSplitKSerial). With `stream_k`, also the chosen tile's stream-K plan (search_kernel).
+/// Throws std::logic_error if no tile fits.
+KernelPlan choose_kernel(const GemmView& g, const GpuConfig& cfg, bool stream_k = false);
 
 /// choose_kernel's choice with what its search looked at: the mapspace (the menu's tiles x the 8
-/// split-K factors x the 2 raster orders) and the plans it priced (each tile and split it
-/// planned before a limit stopped that tile, and the 2 raster orders of the winner).
+/// split-K factors x the 2 raster orders; with stream-K, 2 more: the chosen tile's stream-K
+/// plan in either order) and the plans it priced (each tile and split it planned before a limit
+/// stopped that tile, the 2 raster orders of the winner, and with stream-K its stream-K plan).
 struct KernelChoice {
     KernelPlan plan;
     int64_t mapspace = 0, evaluated = 0;
 };
-KernelChoice search_kernel(const GemmView& g, const GpuConfig& cfg);
+/// With `stream_k` (archsim's --mapper search), the chosen plan's tile in its raster order is
+/// also planned as stream-K (plan_stream_k) and taken when its estimate is lower. Only that
+/// tile's: the same tile moves the same operand bytes per MAC, so the two differ in how evenly
+/// the last tiles spread over the SMs and in the partial sums; a smaller tile's stream-K plan
+/// can look faster by its cycles yet draw more energy, which a power limit turns into time.
+/// Without it, the library heuristics' menu alone, which the GPU's kernel validation checks
+/// (docs/gpu_validation.md).
+KernelChoice search_kernel(const GemmView& g, const GpuConfig& cfg, bool stream_k = false);
 
-/// A kernel plan as the run reports it: "CTA 128x256, split-K 2, N fastest".
+/// A kernel plan as the run reports it: "CTA 128x256, split-K 2, N fastest", or with stream-K
+/// "CTA 128x256, stream-K 140 tiles over 108 CTAs, N fastest".
 std::string describe(const KernelPlan& plan);
 
 /// The most operand bytes (A row tiles and B column tiles) one wave's K chunk loads: half the

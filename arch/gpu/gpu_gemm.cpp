@@ -8,22 +8,43 @@ std::optional<OpMapping> GpuMachine::mapping_of(const Operator& op, const OpGrap
     if (r != Route::Contraction) return std::nullopt;
     OpMapping out;
     for_each_gemm(op, [&](size_t, const GemmView& g) {
-        const KernelChoice c = search_kernel(g, m_cfg);
+        const KernelChoice c = search_kernel(g, m_cfg, stream_k());
         out.add(describe(c.plan), c.mapspace, c.evaluated);
     });
     if (out.choice.empty()) return std::nullopt;
     return out;
 }
 
+std::pair<uint64_t, uint64_t> GpuMachine::operand_places(const GemmView& g, size_t gi, int64_t rep, int64_t inst, int64_t bi, int64_t bj,
+                                                         int64_t sk) const {
+    const uint64_t a_local = mix_key(mix_key(mix_key(1, rep * 1000003 + inst), bi), sk);
+    const uint64_t b_local = g.b_is_weight ? mix_key(mix_key(mix_key(2, gi), mix_key(inst % g.groups, bj)), sk)
+                                           : mix_key(mix_key(mix_key(2, rep * 1000003 + inst), bj), sk);
+    return {a_local, b_local};
+}
+
+void GpuMachine::cta_events(size_t sm, double start_ps, double end_ps, int64_t m, int64_t n, int64_t k, uint64_t cycles, uint32_t seq) {
+    // operands pass through shared memory into registers; accumulators stay in registers
+    const uint64_t smem_bytes = static_cast<uint64_t>((m + n) * k * operand_bytes(m_cfg.precision));
+    const Span span = ps_span(start_ps, end_ps - start_ps);
+    m_rec.emit(EventKind::Fold, m_sm_comp[sm], span, {0, uint64_t(m * n * k), cycles}, seq);
+    m_rec.emit(EventKind::SramRead, m_smem, span, {smem_bytes}, seq);
+    m_rec.emit(EventKind::SramWrite, m_smem, span, {smem_bytes}, seq);
+    m_rec.emit(EventKind::SramRead, m_rf, span, {2 * smem_bytes}, seq);
+}
+
 void GpuMachine::gemm_kernel(const GemmView& g, size_t gi, int64_t rep) {
     launch();
-    const KernelPlan plan = choose_kernel(g, m_cfg);
+    const KernelPlan plan = choose_kernel(g, m_cfg, stream_k());
     const int64_t eb = operand_bytes(m_cfg.precision);
     const int32_t a_tensor = g.a.tensor, b_tensor = g.b.tensor, c_tensor = g.c.tensor;
-    const double a_ratio = g.a_unique_elems > 0 ? std::min(1.0, double(g.a_unique_elems) / (double(g.m) * g.k)) : 1.0;
+    const double a_ratio = a_share(g);
     const int64_t col_tiles = (g.n + plan.tile.bn - 1) / plan.tile.bn, split = plan.split_k;
     const int64_t per_instance = (g.m + plan.tile.bm - 1) / plan.tile.bm * col_tiles * split;
     const int64_t slots = m_cfg.sms * plan.ctas_per_sm;
+    // stream-K's wave first (split is 1 then), then the data-parallel CTAs, numbered by tile
+    const int64_t dp_first = plan.sk_tiles, dp_ctas = plan.ctas - plan.sk_ctas, sk_waves = plan.sk_ctas > 0 ? 1 : 0;
+    const int64_t grid = plan.sk_ctas > 0 ? stream_k_grid(g, plan) : 0;
     const double l2_latency_ps = static_cast<double>(m_cfg.l2_latency_cycles) * m_cfg.cycle_ps();
     const double dram_latency_ps = m_cfg.dram.ideal ? 0.0 : m_cfg.dram.latency_ns * 1e3;
     const double kstep = kstep_cycles(plan.tile, plan.bk, m_cfg);
@@ -31,13 +52,14 @@ void GpuMachine::gemm_kernel(const GemmView& g, size_t gi, int64_t rep) {
     m_l2->workspace_ready().clear();                    // this kernel's partial sums are its own
     std::unordered_map<int64_t, double> partial_stored;  // CTA -> when the previous split stored its partial, for a split in a later wave
     double kernel_end = sim_now_ps();
-    for (int64_t w = 0; w < plan.waves; ++w) {
+    if (sk_waves) stream_k_wave(g, gi, rep, plan, grid, kernel_end);
+    for (int64_t w = 0; w < plan.waves - sk_waves; ++w) {
         const double start = sim_now_ps();
         // the SMs of a partial (tail) wave host fewer CTAs, which share the SM among fewer
-        const int64_t in_wave = std::min(plan.ctas - w * slots, slots);
+        const int64_t in_wave = std::min(dp_ctas - w * slots, slots);
         const double per_sm = static_cast<double>(std::min(plan.ctas_per_sm, (in_wave + m_cfg.sms - 1) / m_cfg.sms));
         double wave_end = start, stores_done = start, cta_ps_max = 0;
-        const int64_t first = w * slots, last = std::min(plan.ctas, first + slots);
+        const int64_t first = dp_first + w * slots, last = std::min(dp_first + dp_ctas, first + slots);
         // Loads of every CTA of the wave first (all issued at the wave's start), then the
         // epilogue stores in completion order, so the shared L2 and DRAM servers see their
         // requests in time order.
@@ -54,15 +76,13 @@ void GpuMachine::gemm_kernel(const GemmView& g, size_t gi, int64_t rep) {
             const int64_t inst = c / per_instance, r = c % per_instance, sk = r % split;
             const auto [bi, bj] = tile_coords(g, plan, r / split);
             const int64_t k = std::max<int64_t>(0, std::min(plan.k_per_split, g.k - sk * plan.k_per_split));
-            const uint64_t a_local = mix_key(mix_key(mix_key(1, rep * 1000003 + inst), bi), sk);
-            const uint64_t b_local = g.b_is_weight ? mix_key(mix_key(mix_key(2, gi), mix_key(inst % g.groups, bj)), sk)
-                                                   : mix_key(mix_key(mix_key(2, rep * 1000003 + inst), bj), sk);
+            const auto [a_local, b_local] = operand_places(g, gi, rep, inst, bi, bj, sk);
             ctas.push_back({c, inst, bi, bj, std::min(plan.tile.bm, g.m - bi * plan.tile.bm), std::min(plan.tile.bn, g.n - bj * plan.tile.bn),
                             k, sk, (k + plan.bk - 1) / plan.bk, a_local, b_local});
         }
         // The wave's operand loads, K chunk by K chunk across its CTAs (they advance through K
         // together), so the L2 holds one chunk's A rows and B columns at a time (operand_chunks).
-        const int64_t chunks = operand_chunks(g, plan, first, last, m_cfg);
+        const int64_t chunks = grid > 0 ? grid : operand_chunks(g, plan, first, last, m_cfg);
         for (int64_t j = 0; j < chunks; ++j)
             for (Cta& cta : ctas) {
                 // this chunk's K elements: whole main-loop iterations (BK) but the last chunk's tail
@@ -126,15 +146,8 @@ void GpuMachine::gemm_kernel(const GemmView& g, size_t gi, int64_t rep) {
                 continue;
             }
             wave_end = std::max({wave_end, cta.end, at});
-            const uint32_t seq = static_cast<uint32_t>(c);
-            // operands pass through shared memory into registers; accumulators stay in registers
-            const uint64_t smem_bytes = static_cast<uint64_t>((cta.m + cta.n) * cta.k * eb);
-            const Span span = ps_span(start, cta.end - start);
-            m_rec.emit(EventKind::Fold, m_sm_comp[(c - first) % m_cfg.sms], span,
-                       {0, uint64_t(cta.m * cta.n * cta.k), c == first ? m_clock.cycles_of(cta_ps_max) : 0}, seq);
-            m_rec.emit(EventKind::SramRead, m_smem, span, {smem_bytes}, seq);
-            m_rec.emit(EventKind::SramWrite, m_smem, span, {smem_bytes}, seq);
-            m_rec.emit(EventKind::SramRead, m_rf, span, {2 * smem_bytes}, seq);
+            cta_events(static_cast<size_t>((c - first) % m_cfg.sms), start, cta.end, cta.m, cta.n, cta.k,
+                       c == first ? m_clock.cycles_of(cta_ps_max) : 0, static_cast<uint32_t>(c));
             if (cta.sk == split - 1) {  // C goes back through L2 (written through to DRAM)
                 stores_done = std::max(stores_done, sm.access(TileId{c_tensor, mix_key(3, static_cast<uint64_t>(c))}, cta.m * cta.n * eb, {},
                                                               true, at - sim_now_ps()));
@@ -146,7 +159,7 @@ void GpuMachine::gemm_kernel(const GemmView& g, size_t gi, int64_t rep) {
             else partial_stored[c + 1] = stored;                                          // ... or in the next
         }
         if (wave_end > start + cta_ps_max)  // waiting for operands: the first stage, or loads slower than the MMAs
-            stall(start + cta_ps_max, wave_end - (start + cta_ps_max), static_cast<uint32_t>(w), m_operand_load);
+            stall(start + cta_ps_max, wave_end - (start + cta_ps_max), static_cast<uint32_t>(w + sk_waves), m_operand_load);
         sim_wait_until_ps(wave_end);
         kernel_end = std::max(kernel_end, stores_done);
     }

@@ -153,6 +153,36 @@ private:
     /// before to store it and reads it, each but the last stores it (a workspace tile, written
     /// back: it reaches DRAM only if evicted before its reader), the last writes C.
     void gemm_kernel(const GemmView& g, size_t gi, int64_t rep);
+    /// A stream-K plan's first wave (gpu_stream_k.cpp; KernelPlan::sk_ctas): CTA x runs its
+    /// segments (stream_k_segments) back to back, each loading its A rows and B columns over its
+    /// iterations in the plan's K chunks (`grid`, stream_k_grid), all issued at the wave's start
+    /// like a data-parallel wave's. A segment that does not start its tile stores an fp32 partial
+    /// (workspace) when its main loop ends; the tile's owner (the segment that starts it) waits
+    /// for every peer's store, reads the partials in turn and stores C (Osama et al. 2023,
+    /// Algorithm 5). Raises kernel_end to its stores' completion; returns at the wave's end.
+    void stream_k_wave(const GemmView& g, size_t gi, int64_t rep, const KernelPlan& plan, int64_t grid, double& kernel_end);
+    /// The K chunks every wave of a stream-K plan loads its operands in: enough that the wave's
+    /// tiles fit kOperandChunkBytes per chunk (operand_chunks, over the stream-K tiles and the
+    /// first data-parallel wave) and at least min(k_iters, 8), so a segment that covers part of
+    /// a tile's K loads about that part; the same chunks in every wave, so the data-parallel
+    /// waves find in the L2 what the stream-K wave left there. At most min(k_iters, 32).
+    int64_t stream_k_grid(const GemmView& g, const KernelPlan& plan) const;
+    /// The places (TileId::local) of a CTA's operand tiles: A's row tile `bi` and B's column tile
+    /// `bj` of GEMM instance `inst` (B shared by its group's instances when it is a weight, GEMM
+    /// `gi` of the operator), K split `sk`, repeat `rep`.
+    std::pair<uint64_t, uint64_t> operand_places(const GemmView& g, size_t gi, int64_t rep, int64_t inst, int64_t bi, int64_t bj,
+                                                 int64_t sk) const;
+    /// A CTA's (or stream-K segment's) events on SM `sm` over [start_ps, end_ps): its MACs
+    /// (m x n x k) and `cycles` of compute (the wave's main loop on its first CTA, else 0),
+    /// its operands through shared memory (written once, read once) and the register file.
+    void cta_events(size_t sm, double start_ps, double end_ps, int64_t m, int64_t n, int64_t k, uint64_t cycles, uint32_t seq);
+    /// The share of A's elements a GEMM reads (a_unique_elems over m x k; an im2col A repeats
+    /// its input's elements), at most 1.
+    static double a_share(const GemmView& g) {
+        return g.a_unique_elems > 0 ? std::min(1.0, double(g.a_unique_elems) / (double(g.m) * double(g.k))) : 1.0;
+    }
+    /// Whether GEMMs search stream-K too (--mapper search; docs/machines/gpu.md).
+    bool stream_k() const { return mapper() == Mapper::Search; }
 
     GpuConfig m_cfg;
     uint16_t m_gpu = 0, m_cuda = 0, m_smem = 0, m_rf = 0;

@@ -1,6 +1,7 @@
 // GPU CTA tiling: waves, the tail wave, occupancy limits and tile choice on small cases.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include "arch/gpu/cta_mapper.h"
@@ -102,6 +103,72 @@ TEST_CASE("a GEMM with few output tiles and a long K splits K over more CTAs", "
     CHECK(choose_kernel(gemm(8192, 8192, 4096), cfg).split_k == 1);
     // a short K is not split below 4 main-loop iterations
     CHECK(choose_kernel(gemm(64, 64, 128), cfg).split_k == 1);
+}
+
+TEST_CASE("stream-K shares the last tiles' iterations evenly over one wave", "[unit][gpu][mapping]") {
+    const GpuConfig cfg = a100();
+    const int64_t slots = cfg.sms * 3;  // 128 x 128 fp16: 3 CTAs per SM
+    // a wave and 217 tiles more, K = 1024 (32 iterations of BK 32): the tail and the full wave
+    // before it (541 tiles) are shared by one wave of 324 CTAs, nothing is left data-parallel
+    const int64_t tail = 2 * cfg.sms + 1;
+    const GemmView g = gemm(128 * (slots + tail), 128, 1024);
+    const KernelPlan p = plan_stream_k(g, cfg, k128x128);
+    REQUIRE(p.sk_ctas == slots);
+    CHECK(p.sk_tiles == slots + tail);
+    CHECK(p.ctas == slots);
+    CHECK(p.waves == 1);
+    const std::vector<StreamKSegment> segs = stream_k_segments(p);
+    std::vector<int64_t> per_cta(static_cast<size_t>(p.sk_ctas), 0), covered(static_cast<size_t>(p.sk_tiles), 0);
+    for (size_t i = 0; i < segs.size(); ++i) {
+        const StreamKSegment& s = segs[i];
+        REQUIRE(s.iter_begin < s.iter_end);
+        REQUIRE(s.iter_end <= p.k_iters);
+        per_cta[static_cast<size_t>(s.cta)] += s.iter_end - s.iter_begin;
+        covered[static_cast<size_t>(s.tile)] += s.iter_end - s.iter_begin;
+        // a CTA's segments run in iteration order: each after the first starts its tile
+        if (i > 0 && segs[i - 1].cta == s.cta) CHECK(s.iter_begin == 0);
+    }
+    for (const int64_t c : covered) CHECK(c == p.k_iters);  // every tile's iterations, once
+    const auto [lo, hi] = std::minmax_element(per_cta.begin(), per_cta.end());
+    CHECK(*hi - *lo <= 1);                                     // shares differ by one iteration at most
+    CHECK(*hi == (p.sk_tiles * p.k_iters + p.sk_ctas - 1) / p.sk_ctas);
+    // the data-parallel schedule's second wave puts 3 of its 217 CTAs on one SM: a whole wave's
+    // time; shared, the 541 tiles take about 541 / 324 of one (and the partial sums' fixup)
+    const KernelPlan dp = plan_kernel(g, cfg, k128x128);
+    CHECK(dp.waves == 2);
+    CHECK(p.est_cycles < dp.est_cycles);
+    // whole waves leave nothing to balance; so does a K too short for 4 iterations a share
+    CHECK(plan_stream_k(gemm(128 * slots, 128, 1024), cfg, k128x128).sk_ctas == 0);
+    CHECK(plan_stream_k(gemm(128 * 10, 128, 64), cfg, k128x128).sk_ctas == 0);
+}
+
+TEST_CASE("the GEMM search takes stream-K only when asked for and only where it pays", "[unit][gpu][mapping]") {
+    const GpuConfig cfg = a100();
+    // BERT-Large's first FFN GEMM at 3,072 tokens: 384 tiles of 256 x 128 (one per SM) are 3
+    // waves and 60 tiles; the last 168 shared by 108 CTAs save most of the fourth wave
+    const GemmView g = gemm(3072, 4096, 1024);
+    const KernelChoice library = search_kernel(g, cfg), searched = search_kernel(g, cfg, true);
+    CHECK(library.plan.sk_ctas == 0);
+    CHECK(describe(library.plan).find("split-K") != std::string::npos);
+    CHECK(searched.mapspace == library.mapspace + 2);
+    CHECK(searched.evaluated == library.evaluated + 1);
+    REQUIRE(searched.plan.sk_ctas == cfg.sms);
+    CHECK(searched.plan.sk_tiles == 60 + cfg.sms);
+    CHECK(searched.plan.m_fastest == library.plan.m_fastest);
+    CHECK(searched.plan.tile.bm == library.plan.tile.bm);  // the chosen tile's own stream-K schedule
+    CHECK(searched.plan.tile.bn == library.plan.tile.bn);
+    CHECK(searched.plan.est_cycles < library.plan.est_cycles);
+    CHECK(describe(searched.plan).find("stream-K") != std::string::npos);
+    // whole waves of the chosen tile: nothing to balance, the library's plan stands
+    const GemmView whole = gemm(8192, 8192, 1024);
+    CHECK(search_kernel(whole, cfg, true).plan.sk_ctas == 0);
+    // bound by its compulsory DRAM traffic (one output column, a long M): nothing to gain
+    const GemmView thin = gemm(128 * (cfg.sms * 5 + 1), 128, 1024);
+    REQUIRE(plan_stream_k(thin, cfg, search_kernel(thin, cfg).plan.tile).sk_ctas > 0);
+    CHECK(search_kernel(thin, cfg, true).plan.sk_ctas == 0);
+    // operands beyond half the L2: stream-K's CTAs would re-read them from DRAM, so it is not offered
+    const GemmView big = gemm(128 * (cfg.sms * 5 + 1), 4096, 16384);
+    CHECK(plan_stream_k(big, cfg, k128x128).sk_ctas == 0);
 }
 
 TEST_CASE("the contraction path follows the precision the part supports", "[unit][gpu]") {
