@@ -10,7 +10,8 @@ Prints two tables:
           the fixed schedule's, and where the search is slower (or as fast with more DRAM traffic:
           goal, none), with the kernels it changed and what its search cost (candidates evaluated),
           and each config's geometric-mean latency ratio.
-Every run is at --detail kernel (the metrics are those of a full trace). Usage:
+On the GPU, "fixed" is the library heuristics' tile chooser (as the default) and "search" adds
+stream-K. Every run is at --detail kernel (the metrics are those of a full trace). Usage:
 bench/bench_mapping.py [llama|every ...] [--jobs N] [--only CONFIG_SUBSTRING]
 """
 import json
