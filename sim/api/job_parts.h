@@ -19,6 +19,7 @@
 #include "sim/engine/machine_setup.h"
 #include "sim/engine/run_choice.h"
 #include "workloads/jobs/llm_job.h"
+#include "workloads/lowering/runtime_profile.h"
 #include "workloads/parallel/parallel_plan.h"
 
 namespace archsim {
@@ -73,9 +74,23 @@ struct JobContext {
     nlohmann::json identity_json(const std::string& mode) const;
 };
 
-/// The engine's max_batch for a serving job: its profile's (`runtime`, "" = tensorrt-llm) with
+/// The engine of a serving job: its profile's serving section (`runtime`, "" = tensorrt-llm) with
 /// the job's serving block over it.
-int64_t engine_max_batch(const std::string& runtime, const ServingSpec& spec);
+ServingEngine job_engine(const std::string& runtime, const ServingSpec& spec);
+
+/// An engine's token budget and chunked prefill, as a serving search tries them.
+struct ServingSetting {
+    int64_t max_num_tokens = 0;
+    bool chunked_prefill = false;
+};
+/// The settings a serving search tries beside a plan whose run had the token budget
+/// `max_num_tokens` (0: none) and `chunked_prefill`, ran at most `peak_iteration_tokens` in an
+/// iteration and had its budget hold work back in `budget_limited_iterations` iterations: half
+/// the budget where that is below the largest iteration or the budget held work back; twice the
+/// budget and chunked prefill switched only where it held work back (else they would run every
+/// iteration alike). None without a budget.
+std::vector<ServingSetting> serving_setting_variants(int64_t max_num_tokens, bool chunked_prefill, int64_t peak_iteration_tokens,
+                                                    int64_t budget_limited_iterations);
 
 /// The max_batch values a serving search tries for a replica split whose run at the engine's
 /// own limit `own` held at most `peak_running` requests in a batch (0: unknown): `own` first,

@@ -91,9 +91,7 @@ void add_goodput(json& sv, const ServingResult& r, const std::vector<ServingRequ
 
 }  // namespace
 
-int64_t engine_max_batch(const std::string& runtime, const ServingSpec& spec) {
-    return engine_of(runtime.empty() ? "tensorrt-llm" : runtime, spec).max_batch;
-}
+ServingEngine job_engine(const std::string& runtime, const ServingSpec& spec) { return engine_of(runtime.empty() ? "tensorrt-llm" : runtime, spec); }
 
 json JobContext::run_serving() const {
     const LlmShape& m = job.model;
@@ -277,6 +275,8 @@ json JobContext::run_serving() const {
     sv["swaps_out"] = r.swaps_out, sv["swaps_in"] = r.swaps_in, sv["swap_s"] = r.swap_s, sv["swapped_tokens"] = r.swapped_tokens;
     sv["peak_queue"] = r.peak_queue, sv["peak_kv_tokens"] = r.peak_kv_tokens, sv["kv_capacity_tokens"] = kv_tokens;
     sv["peak_running"] = r.peak_running;
+    sv["peak_iteration_tokens"] = r.peak_iteration_tokens;
+    sv["budget_limited_iterations"] = r.budget_limited_iterations;
     sv["kv_bytes_per_token"] = kv_per_token;
     sv["device_runs"] = tasks.size();
     sv["tensor_comm_share"] = busy_s > 0 ? comm_s / busy_s : 0.0;

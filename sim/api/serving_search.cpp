@@ -1,7 +1,8 @@
 // The plan search of a serving job (JobContext::search_serving, job_parts.h): every split of its
-// devices into tensor-parallel replicas, each with several of the engine's max_batch, served over
-// time in a child `archsim run --parallel ... --serving max_batch=...`, ranked by goodput within
-// the job's latency objectives, then tokens/s.
+// devices into tensor-parallel replicas, each with several of the engine's max_batch, then the
+// best two with other token budgets and chunked prefill switched, each served over time in a
+// child `archsim run --parallel ... --serving KEY=VALUE`, ranked by goodput within the job's
+// latency objectives, then tokens/s.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -21,12 +22,21 @@ using nlohmann::json;
 
 namespace {
 
+/// How many of the best plans after the batch limits are also served with other token budgets
+/// and chunked prefill switched.
+constexpr size_t kSettingsLeaders = 2;
+
 /// One replica split the search served: its plan and what its run reported.
 struct ServingPlan {
     ParallelPlan plan;
     int64_t max_batch = 0;  ///< the engine's, as run
     bool own_batch = true;  ///< the engine's own max_batch (no --serving max_batch)
+    int64_t max_num_tokens = 0;  ///< the engine's token budget, as run (0: none)
+    bool chunked_prefill = false;  ///< the engine's chunked prefill, as run
+    bool own_tokens = true, own_chunked = true;  ///< the engine's own token budget and chunked prefill
     int64_t peak_running = 0;  ///< its run's largest batch
+    int64_t peak_iteration_tokens = 0;  ///< its run's largest iteration, tokens
+    int64_t budget_limited = 0;  ///< its run's iterations in which the token budget held work back
     std::string id;
     bool served = false;
     std::string why_not;  ///< a failed run's last line
@@ -41,14 +51,45 @@ bool serves_better(const ServingPlan& a, const ServingPlan& b, bool slo) {
     return a.e2e_p99_s < b.e2e_p99_s;
 }
 
+/// A plan's name (its folder under DIR/search): tp<t>_dp<d>_b<max_batch>, then _t<max_num_tokens>
+/// and _chunked or _whole where it departs from the engine's own.
+std::string plan_id(const ServingPlan& p) {
+    std::string id = fmt::format("tp{}_dp{}_b{}", p.plan.spec.tp, p.plan.spec.dp, p.max_batch);
+    if (!p.own_tokens) id += fmt::format("_t{}", p.max_num_tokens);
+    if (!p.own_chunked) id += p.chunked_prefill ? "_chunked" : "_whole";
+    return id;
+}
+
+/// The `--serving KEY=VALUE` settings that make a run `p`: those that depart from the engine's own.
+std::vector<std::string> engine_sets(const ServingPlan& p) {
+    std::vector<std::string> out;
+    if (!p.own_batch) out.push_back("max_batch=" + std::to_string(p.max_batch));
+    if (!p.own_tokens) out.push_back("max_num_tokens=" + std::to_string(p.max_num_tokens));
+    if (!p.own_chunked) out.push_back(std::string("chunked_prefill=") + (p.chunked_prefill ? "true" : "false"));
+    return out;
+}
+
 json row_json(const ServingPlan& p) {
     return {{"id", p.id}, {"parallelism", {{"tp", p.plan.spec.tp}, {"dp", p.plan.spec.dp}}}, {"max_batch", p.max_batch},
-            {"output_tokens_per_s", p.output_tokens_per_s},
+            {"max_num_tokens", p.max_num_tokens}, {"chunked_prefill", p.chunked_prefill}, {"output_tokens_per_s", p.output_tokens_per_s},
             {"goodput_requests_per_s", p.goodput_requests_per_s}, {"slo_attainment", p.slo_attainment}, {"ttft_p99_s", p.ttft_p99_s},
             {"e2e_p99_s", p.e2e_p99_s}};
 }
 
 }  // namespace
+
+std::vector<ServingSetting> serving_setting_variants(int64_t max_num_tokens, bool chunked_prefill, int64_t peak_iteration_tokens,
+                                                    int64_t budget_limited_iterations) {
+    std::vector<ServingSetting> out;
+    if (max_num_tokens <= 0) return out;  // no budget: nothing to vary, nothing to chunk for
+    const int64_t half = std::max<int64_t>(1, max_num_tokens / 2);
+    if (budget_limited_iterations > 0 || half < peak_iteration_tokens) out.push_back({half, chunked_prefill});
+    if (budget_limited_iterations > 0) {
+        out.push_back({max_num_tokens * 2, chunked_prefill});
+        out.push_back({max_num_tokens, !chunked_prefill});
+    }
+    return out;
+}
 
 std::vector<int64_t> serving_batch_candidates(int64_t own, int64_t peak_running) {
     std::vector<int64_t> out{own};
@@ -70,7 +111,8 @@ json JobContext::search_serving() const {
     // every tensor-parallel size a replica can take on these devices (serving runs pp = 1)
     std::vector<ServingPlan> plans;
     int64_t enumerated = 0, splits = 0;
-    const int64_t own_batch = engine_max_batch(runtime, spec);
+    const ServingEngine engine = job_engine(runtime, spec);
+    const int64_t own_batch = engine.max_batch;
     for (int64_t tp = 1; tp <= devices; ++tp) {
         if (devices % tp != 0) continue;
         ++enumerated;
@@ -83,8 +125,8 @@ json JobContext::search_serving() const {
         } catch (const UserError&) {  // tp does not divide the heads, or spans nodes unevenly
             continue;
         }
-        p.max_batch = own_batch;
-        p.id = fmt::format("tp{}_dp{}_b{}", tp, s.dp, own_batch);
+        p.max_batch = own_batch, p.max_num_tokens = engine.max_num_tokens, p.chunked_prefill = engine.chunked_prefill;
+        p.id = plan_id(p);
         plans.push_back(std::move(p));
         ++splits;
     }
@@ -98,7 +140,7 @@ json JobContext::search_serving() const {
         for (size_t i = from; i < plans.size(); ++i) {
             const ServingPlan& p = plans[i];
             children.push_back(plan_run_task(*this, dir + "/" + p.id, {"tp=" + std::to_string(p.plan.spec.tp), "pp=1", "dp=" + std::to_string(p.plan.spec.dp)},
-                                             p.own_batch ? std::vector<std::string>{} : std::vector<std::string>{"max_batch=" + std::to_string(p.max_batch)}));
+                                             engine_sets(p)));
         }
         run_children(self_program(), children.size(), 1, [&](size_t k) { return children[k]; },
                      [&](size_t k, int status) {
@@ -114,6 +156,8 @@ json JobContext::search_serving() const {
                          p.goodput_requests_per_s = sv.value("goodput_requests_per_s", 0.0), p.slo_attainment = sv.value("slo_attainment", 0.0);
                          p.ttft_p99_s = sv.at("ttft_s").at("p99").get<double>(), p.e2e_p99_s = sv.at("e2e_s").at("p99").get<double>();
                          p.peak_running = sv.value("peak_running", int64_t(0));
+                         p.peak_iteration_tokens = sv.value("peak_iteration_tokens", int64_t(0));
+                         p.budget_limited = sv.value("budget_limited_iterations", int64_t(0));
                      });
     };
     // every split at the engine's own max_batch, then each served one at the limits below the
@@ -126,23 +170,50 @@ json JobContext::search_serving() const {
         for (size_t k = 1; k < limits.size(); ++k) {
             ServingPlan q = plans[i];
             q.max_batch = limits[k], q.own_batch = false, q.served = false, q.why_not.clear();
-            q.id = fmt::format("tp{}_dp{}_b{}", q.plan.spec.tp, q.plan.spec.dp, limits[k]);
+            q.id = plan_id(q);
             plans.push_back(std::move(q));
         }
     }
     serve(first_round);
-    std::vector<size_t> served;
-    for (size_t i = 0; i < plans.size(); ++i)
-        if (plans[i].served) served.push_back(i);
+    // the plans served so far, best first
+    auto ranked = [&] {
+        std::vector<size_t> out;
+        for (size_t i = 0; i < plans.size(); ++i)
+            if (plans[i].served) out.push_back(i);
+        std::stable_sort(out.begin(), out.end(), [&](size_t a, size_t b) { return serves_better(plans[a], plans[b], slo); });
+        return out;
+    };
+    // the best two so far with the engine's token budget halved and doubled (where it has one)
+    // and chunked prefill switched: the budget trades a prompt's wait for the decodes' iteration
+    // time (Sarathi-Serve's chunk size), chunked prefill lets a long prompt share iterations.
+    // Only settings that change the run (serving_setting_variants): a budget that held nothing
+    // back is not raised, nor chunked prefill switched; half of it only below the largest
+    // iteration it ran.
+    const size_t second_round = plans.size();
+    const std::vector<size_t> leaders = ranked();
+    for (size_t r = 0; r < std::min<size_t>(kSettingsLeaders, leaders.size()); ++r) {
+        const ServingPlan& base = plans[leaders[r]];
+        for (const ServingSetting& v : serving_setting_variants(base.max_num_tokens, base.chunked_prefill, base.peak_iteration_tokens,
+                                                                base.budget_limited)) {
+            ServingPlan q = base;
+            if (v.max_num_tokens != base.max_num_tokens) q.max_num_tokens = v.max_num_tokens, q.own_tokens = false;
+            if (v.chunked_prefill != base.chunked_prefill) q.chunked_prefill = v.chunked_prefill, q.own_chunked = false;
+            q.served = false, q.why_not.clear(), q.id = plan_id(q);
+            plans.push_back(std::move(q));
+        }
+    }
+    serve(second_round);
+    const std::vector<size_t> served = ranked();
     if (served.empty()) throw UserError(where, "no replica split could be served: " + plans.back().why_not);
-    std::stable_sort(served.begin(), served.end(), [&](size_t a, size_t b) { return serves_better(plans[a], plans[b], slo); });
     const ServingPlan& best = plans[served[0]];
     const double search_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    std::ofstream(dir + "/search_log.txt") << fmt::format("search of {}: {} splits ({} hold the model), {} plans with their max_batch, {} served, "
+    std::ofstream(dir + "/search_log.txt") << fmt::format("search of {}: {} splits ({} hold the model), {} plans with their engine settings, {} served, "
                                                           "best {} ({:.2f} s)\n", where, enumerated, splits, plans.size(), served.size(), best.id, search_s);
     // the best plan's own run, as a plain run of it
     LlmJob best_job = job;
     best_job.serving.max_batch = best.max_batch;
+    if (!best.own_tokens) best_job.serving.max_num_tokens = best.max_num_tokens;
+    if (!best.own_chunked) best_job.serving.chunked_prefill = best.chunked_prefill;
     const JobContext best_run{best_job, target, cl, best.plan, args, device, precision, runtime, dev_dir, t0};
     json out = best_run.run_serving();
     json top = json::array(), failed = json::array();
@@ -151,16 +222,18 @@ json JobContext::search_serving() const {
         if (!p.served) failed.push_back({{"id", p.id}, {"why", p.why_not}});
     json yours = {{"id", fmt::format("tp{}_dp{}_b{}", plan.spec.tp, plan.spec.dp, own_batch)}, {"status", "not a split the search served"}};
     for (const ServingPlan& p : plans)
-        if (!plan.kinds.empty() && plan.spec.pp == 1 && p.plan.spec.tp == plan.spec.tp && p.own_batch)
+        if (!plan.kinds.empty() && plan.spec.pp == 1 && p.plan.spec.tp == plan.spec.tp && p.own_batch && p.own_tokens && p.own_chunked)
             yours = p.served ? row_json(p) : json{{"id", p.id}, {"status", "failed: " + p.why_not}};
     out["search"] = {
         {"method", "every split of the devices into tensor-parallel replicas (tp dividing the heads and the feed-forward, within a node or whole "
                    "nodes; dp the rest; pp 1) at the engine's max_batch, then each at the four largest powers of two below the largest batch "
-                   "that run held, each served over time in its own run"},
+                   "that run held, then the best two with the engine's token budget halved (where that is below the largest iteration "
+                   "they ran, or their budget held work back) and doubled and chunked prefill switched (where their budget held work "
+                   "back), each served over time in its own run"},
         {"objective", slo ? "goodput within the latency objectives, then output tokens/s, then a lower p99 end-to-end latency"
                           : "output tokens/s, then a lower p99 end-to-end latency (the job states no latency objectives)"},
-        {"not_searched", "the engine's other settings (max_num_tokens, the scheduler, chunked prefill), prefill/decode disaggregation "
-                         "(serving.prefill_replicas) and pipeline parallelism (a replica runs pp = 1)"},
+        {"not_searched", "the engine's scheduler and batching policy, its token budget and chunked prefill together (each is varied "
+                         "alone), prefill/decode disaggregation (serving.prefill_replicas) and pipeline parallelism (a replica runs pp = 1)"},
         {"devices", devices},
         {"splits", enumerated},
         {"plans_enumerated", int64_t(plans.size()) + (enumerated - splits)},  // a split that cannot hold the model counts once

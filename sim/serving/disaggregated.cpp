@@ -68,6 +68,8 @@ DisaggregatedResult simulate_disaggregated(const std::vector<ServingRequest>& re
     c.preemptions = out.prefill.preemptions + out.decode.preemptions;
     c.peak_kv_tokens = out.decode.peak_kv_tokens, c.peak_queue = std::max(out.prefill.peak_queue, out.decode.peak_queue);
     c.peak_running = std::max(out.prefill.peak_running, out.decode.peak_running);
+    c.peak_iteration_tokens = std::max(out.prefill.peak_iteration_tokens, out.decode.peak_iteration_tokens);
+    c.budget_limited_iterations = out.prefill.budget_limited_iterations + out.decode.budget_limited_iterations;
     c.samples = out.decode.samples;
     return out;
 }

@@ -199,10 +199,15 @@ ServingResult simulate_serving(const std::vector<ServingRequest>& reqs, const Sc
         const bool decode_now = cfg.mixed_batches || !prefill_pending;
         std::vector<size_t> decoding, prefilling;
         std::vector<int64_t> chunk_of;
+        bool budget_held = false;  // the token budget kept some work out of this iteration
         if (decode_now)
             for (const size_t id : std::vector<size_t>(running)) {  // a copy: preemption edits `running`
                 Live& q = live[id];
-                if (q.prefilled < q.prompt || q.swapped || budget < 1) continue;  // prefilling, or preempted this iteration
+                if (q.prefilled < q.prompt || q.swapped) continue;  // prefilling, or preempted this iteration
+                if (budget < 1) {
+                    budget_held = true;
+                    continue;
+                }
                 // a new token's KV needs a block when the held ones are full (without reserving)
                 const int64_t ctx = reqs[id].prompt + q.generated;  // tokens in the cache once this step has run
                 if (!cfg.reserve_output && blocks_for(ctx + 1, B) > q.blocks) {
@@ -224,6 +229,7 @@ ServingResult simulate_serving(const std::vector<ServingRequest>& reqs, const Sc
             if (q.prefilled >= q.prompt) continue;
             const int64_t rest = q.prompt - q.prefilled;
             const int64_t chunk = cfg.chunked_prefill || !continuous ? std::min(rest, budget) : (rest <= budget ? rest : 0);
+            budget_held |= chunk < rest;
             if (chunk <= 0) {
                 if (!cfg.chunked_prefill) continue;  // a whole prompt waits for a budget it fits in
                 break;
@@ -243,6 +249,8 @@ ServingResult simulate_serving(const std::vector<ServingRequest>& reqs, const Sc
             t = std::max(t, reqs[next].arrival_s);
             continue;
         }
+        out.peak_iteration_tokens = std::max(out.peak_iteration_tokens, shape.tokens);
+        out.budget_limited_iterations += budget_held;
         const IterationCostValue c = cost(shape);
         // the swaps' copies over the host link hold the iteration (vLLM's worker runs them before
         // the forward pass); the device idles meanwhile, so they add time, not busy time

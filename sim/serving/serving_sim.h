@@ -101,6 +101,11 @@ struct ServingResult {
     double energy_j = 0, busy_s = 0;    ///< the iterations' energy and time
     int64_t peak_kv_tokens = 0, peak_queue = 0;
     int64_t peak_running = 0;           ///< requests in one iteration's batch at most (what a max_batch at or above it never limits)
+    int64_t peak_iteration_tokens = 0;  ///< tokens one iteration ran at most (prefill chunks + decode tokens)
+    /// Iterations in which the token budget held work back (a decode token, a prompt waiting for
+    /// a budget it fits in, or a prompt's chunk cut short): 0 means a larger budget, or chunked
+    /// prefill, would have run every iteration alike.
+    size_t budget_limited_iterations = 0;
     std::vector<ServingSample> samples;  ///< the state at evenly spaced iterations' starts, 1,000 to 2,000 of them (all of a shorter run)
     std::vector<RequestTimes> request_times;  ///< per request, in the input's order
 };

@@ -56,6 +56,41 @@ std::vector<int64_t> limits_below(const std::string& out, const std::string& id)
     return v;
 }
 
+/// Whether a search plan's id departs from the engine's own token budget or chunked prefill.
+bool varies_settings(const std::string& id) { return id.find("_t") != std::string::npos || id.find("_chunked") != std::string::npos || id.find("_whole") != std::string::npos; }
+
+/// The ids a serving search runs beside its plan `id` (a run in OUT/search/ with the engine's own
+/// token budget `budget` and chunked prefill off): half the budget where that is below the
+/// largest iteration the run held or its budget held work back; twice it and chunked prefill on
+/// only where it held work back.
+std::vector<std::string> settings_beside(const std::string& out, const std::string& id, int64_t budget) {
+    const json sv = json::parse(slurp(out + "/search/" + id + "/last_run.json"))["serving"];
+    const int64_t peak = sv["peak_iteration_tokens"], held = sv["budget_limited_iterations"];
+    std::vector<std::string> v;
+    if (held > 0 || budget / 2 < peak) v.push_back(id + "_t" + std::to_string(budget / 2));
+    if (held > 0) v.insert(v.end(), {id + "_t" + std::to_string(budget * 2), id + "_chunked"});
+    return v;
+}
+
+/// The ids of a finished search's plans that vary the token budget or chunked prefill, served
+/// (`top`) or not (`failed`), sorted; and those the rule expects beside its two best other plans.
+std::pair<std::vector<std::string>, std::vector<std::string>> settings_plans(const std::string& out, const json& search, int64_t budget) {
+    std::vector<std::string> ran, expected;
+    std::vector<std::string> leaders;
+    for (const json& row : search["top"]) {
+        const std::string id = row["id"];
+        if (varies_settings(id)) ran.push_back(id);
+        else if (leaders.size() < 2) leaders.push_back(id);
+    }
+    for (const json& f : search["failed"])
+        if (varies_settings(f["id"])) ran.push_back(f["id"]);
+    for (const std::string& l : leaders)
+        for (const std::string& id : settings_beside(out, l, budget)) expected.push_back(id);
+    std::sort(ran.begin(), ran.end());
+    std::sort(expected.begin(), expected.end());
+    return {ran, expected};
+}
+
 }  // namespace
 
 TEST_CASE("a serving job serves its requests over time and reports latency percentiles with every figure declared", "[e2e][serving]") {
@@ -248,10 +283,21 @@ TEST_CASE("dataloader replay serves the requests of a CSV with their own arrival
     CHECK(j["serving"]["duration_s"].get<double>() > 0.3);
     CHECK(j["serving"]["e2e_s"]["p99"].get<double>() > j["serving"]["e2e_s"]["p50"].get<double>());
     // track: best searches the replica splits: one device has one, run with the engine's
-    // max_batch, then with the powers of two below the largest batch that run held
+    // max_batch, then with the powers of two below the largest batch that run held, then the best
+    // two with the token budget (256) halved where that could bind; a budget of 128 cannot hold
+    // the prompt of 200 without chunked prefill: such a run is infeasible, named with its reason
     REQUIRE(j.contains("search"));
-    CHECK(j["search"]["splits"] == 1);
-    CHECK(j["search"]["plans_evaluated"] == 1 + int64_t(limits_below(out, "tp1_dp1_b2048").size()));
+    const json& x = j["search"];
+    CHECK(x["splits"] == 1);
+    const int64_t batches = 1 + int64_t(limits_below(out, "tp1_dp1_b2048").size());
+    const auto [ran, expected] = settings_plans(out, x, 256);
+    CHECK(ran == expected);
+    CHECK(x["plans_enumerated"] == batches + int64_t(ran.size()));
+    CHECK(x["plans_evaluated"].get<int64_t>() + x["plans_infeasible"].get<int64_t>() == x["plans_enumerated"].get<int64_t>());
+    for (const json& f : x["failed"]) {
+        CHECK(f["id"].get<std::string>().find("_t128") != std::string::npos);
+        CHECK(f["why"].get<std::string>().find("200") != std::string::npos);
+    }
     for (const auto& [rows, says] : std::vector<std::pair<std::string, std::string>>{
              {"arrival_s,prompt_tokens,output_tokens\n0.5,64,8\n0.1,64,8\n", ":3: arrivals must not decrease"},
              {"arrival_s,prompt_tokens,output_tokens\n0.5,sixty,8\n", ":2: '0.5,sixty,8' is not arrival_s,prompt_tokens,output_tokens"},
@@ -376,9 +422,21 @@ TEST_CASE("track: best serves every tensor-parallel split of a serving job's dev
         plans += 1 + limits.size();
     }
     CHECK(plans > 3);  // some split's batches grew past 1
+    // then the best two with the token budget at 128 (where that could bind) and 512 and chunked
+    // prefill on (where 256 held work back; prompts of 64 fit 128: all are served), each a folder
+    // named by what departs from the engine's own
+    const json& top = x["top"];
+    const auto [ran, expected] = settings_plans(out, x, 256);
+    CHECK(ran == expected);
+    for (const json& row : top) {
+        const std::string id = row["id"];
+        CHECK(std::filesystem::exists(out + "/search/" + id + "/last_run.json"));
+        CHECK(row["max_num_tokens"] == (id.find("_t128") != std::string::npos ? 128 : id.find("_t512") != std::string::npos ? 512 : 256));
+        CHECK(row["chunked_prefill"] == (id.find("_chunked") != std::string::npos));
+    }
+    plans += ran.size();
     CHECK(x["plans_enumerated"] == plans);
     CHECK(x["plans_evaluated"] == plans);
-    const json& top = x["top"];
     REQUIRE(top.size() == plans);
     for (size_t i = 1; i < top.size(); ++i) {  // ranked by goodput, then output tokens/s
         const double a = top[i - 1]["goodput_requests_per_s"], b = top[i]["goodput_requests_per_s"];
@@ -390,6 +448,8 @@ TEST_CASE("track: best serves every tensor-parallel split of a serving job's dev
     CHECK(j["serving"]["output_tokens_per_s"].get<double>() == x["best"]["output_tokens_per_s"].get<double>());
     CHECK(j["serving"]["goodput_requests_per_s"].get<double>() == x["best"]["goodput_requests_per_s"].get<double>());
     CHECK(j["serving"]["engine"]["max_batch"] == x["best"]["max_batch"]);
+    CHECK(j["serving"]["engine"]["max_num_tokens"] == x["best"]["max_num_tokens"]);
+    CHECK(j["serving"]["engine"]["chunked_prefill"] == x["best"]["chunked_prefill"]);
     CHECK(x["job_plan"]["id"] == "tp1_dp4_b2048");
     CHECK(x["job_plan"]["max_batch"] == 2048);
     CHECK(undeclared_numbers(j, archsim::MetricScope::Job) == std::vector<std::string>{});

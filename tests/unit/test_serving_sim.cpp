@@ -61,6 +61,18 @@ TEST_CASE("the token budget: a prompt over it is refused without chunked prefill
     const ServingResult r = simulate_serving({{0.0, 1000, 2}}, cfg, flat);
     CHECK(r.ttft.mean == Approx(4 * 0.010));  // 256 + 256 + 256 + 232 tokens
     CHECK(r.iterations == 5);
+    CHECK(r.peak_iteration_tokens == 256);
+    CHECK(r.budget_limited_iterations == 3);  // the first three chunks were cut short
+    // two prompts of 200 in a budget of 256: the second waits one iteration for a budget it fits
+    cfg.chunked_prefill = false;
+    const ServingResult w = simulate_serving({{0.0, 200, 2}, {0.0, 200, 2}}, cfg, flat);
+    CHECK(w.budget_limited_iterations == 1);
+    CHECK(w.peak_iteration_tokens == 201);  // the first's decode token and the second's prompt
+    // a budget that never binds holds nothing back
+    cfg.max_num_tokens = 8192;
+    const ServingResult free = simulate_serving({{0.0, 200, 2}, {0.0, 200, 2}}, cfg, flat);
+    CHECK(free.budget_limited_iterations == 0);
+    CHECK(free.peak_iteration_tokens == 400);
 }
 
 TEST_CASE("a KV cache for one request: the second waits for the first to finish, and without reserving the newest is preempted", "[unit][serving]") {
