@@ -1,5 +1,5 @@
 // The GPU's GEMM kernels: CTAs in waves over the SMs, operand tiles through L2, split-K
-// (GpuMachine::gemm_kernel; the tile choice in cta_mapper.h).
+// (GpuMachine::gemm_kernel; the tile choice in cta_mapper.h; a stream-K wave in gpu_stream_k.cpp).
 #include "arch/gpu/gpu_machine_impl.h"
 
 namespace archsim {

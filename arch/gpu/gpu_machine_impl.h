@@ -1,8 +1,8 @@
 #pragma once
 // The GPU machine's class, shared by its source files: gpu_machine.cpp (construction, kernel
-// memoization, streaming kernels, launches and CTA waves), gpu_gemm.cpp (GEMM kernels) and
-// gpu_attention.cpp (fused attention, forward and backward). No other part includes it: the GPU
-// is created through gpu_machine.h.
+// memoization, streaming kernels, launches and CTA waves), gpu_gemm.cpp (GEMM kernels),
+// gpu_stream_k.cpp (a GEMM's stream-K wave) and gpu_attention.cpp (fused attention, forward and
+// backward). No other part includes it: the GPU is created through gpu_machine.h.
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -151,7 +151,9 @@ private:
     /// timed by fused_epilogue(). With split-K the splits of a tile add into one fp32 partial sum
     /// in turn (CUTLASS GemmSplitKSerial's semaphore): each but the first waits for the one
     /// before to store it and reads it, each but the last stores it (a workspace tile, written
-    /// back: it reaches DRAM only if evicted before its reader), the last writes C.
+    /// back: it reaches DRAM only if evicted before its reader), the last writes C. A stream-K
+    /// plan (--mapper search) runs its stream-K wave first (stream_k_wave), then its other tiles
+    /// data-parallel, every wave loading in the same K chunks (stream_k_grid).
     void gemm_kernel(const GemmView& g, size_t gi, int64_t rep);
     /// A stream-K plan's first wave (gpu_stream_k.cpp; KernelPlan::sk_ctas): CTA x runs its
     /// segments (stream_k_segments) back to back, each loading its A rows and B columns over its
