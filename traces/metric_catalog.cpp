@@ -261,6 +261,7 @@ std::vector<MetricDecl> declare_all() {
                 "row-major, cols>rows column-major, bands=B cuts the inner dimension into bands of B blocks); left out "
                 "where the machine reports none",
                 [](const Metrics& m, size_t i) { return m.ops[i].mapping.empty() ? MetricValue() : MetricValue(m.ops[i].mapping); })
+            .table("mapping", 0)
             .csv("mapping"),
         Declare(S::Op, "mapspace", "1", "distinct mappings its kernel's search considered (1 under --mapper fixed); left out with mapping",
                 [](const Metrics& m, size_t i) { return m.ops[i].mapping.empty() ? MetricValue() : MetricValue(m.ops[i].mapspace); }),

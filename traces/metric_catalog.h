@@ -36,7 +36,7 @@ using MetricValue =
 /// How a metric shows in a fixed-width text table (the run's operator table, `archsim report`).
 struct TableColumn {
     std::string header;   ///< column heading; "" = not shown
-    int width = 12;       ///< characters; negative = left-aligned (text columns)
+    int width = 12;       ///< characters; negative = left-aligned (text columns); 0 = a text column as wide as its widest cell, left out when every cell is empty
     double scale = 1;     ///< shown value = value x scale (1e6 turns seconds into microseconds)
     int decimals = -1;    ///< digits after the point; -1 = as is (integers, text); -2 = 5 significant digits, never an exponent (grouped integers from 100,000)
     std::string key;      ///< for a per-key value: the key shown (e.g. "dram")

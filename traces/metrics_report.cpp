@@ -143,17 +143,26 @@ std::string summary_value(const MetricValue& v, const std::string& unit, const s
 
 std::string render_table(const Metrics& m) {
     std::vector<const MetricDecl*> cols;
-    for (const MetricDecl* d : metrics_of(MetricScope::Op))
-        if (!d->table.header.empty()) cols.push_back(d);
-    auto trim = [](std::string s) { return s.erase(s.find_last_not_of(' ') + 1) + "\n"; };
-    // each time or energy column in the unit its typical operator needs (docs/units.md)
     std::vector<TableColumn> shown;
-    for (const MetricDecl* d : cols) {
+    for (const MetricDecl* d : metrics_of(MetricScope::Op)) {
+        if (d->table.header.empty()) continue;
+        if (d->table.width == 0) {  // as wide as its widest cell; left out when all are empty
+            size_t w = 0;
+            for (size_t i = 0; i < m.ops.size(); ++i)
+                if (const MetricValue v = d->get(m, i); const auto s = std::get_if<std::string>(&v)) w = std::max(w, s->size());
+            if (w == 0) continue;
+            TableColumn c = d->table;
+            c.width = -static_cast<int>(std::max(w, c.header.size()));
+            cols.push_back(d), shown.push_back(c);
+            continue;
+        }
+        // each time or energy column in the unit its typical operator needs (docs/units.md)
         std::vector<double> vals;
         for (size_t i = 0; i < m.ops.size(); ++i)
             if (const auto n = metric_number(d->get(m, i))) vals.push_back(*n);
-        shown.push_back(column_in_unit(d->table, d->unit, std::move(vals)));
+        cols.push_back(d), shown.push_back(column_in_unit(d->table, d->unit, std::move(vals)));
     }
+    auto trim = [](std::string s) { return s.erase(s.find_last_not_of(' ') + 1) + "\n"; };
     std::string head;
     for (const auto& c : shown) head += (head.empty() ? "" : " ") + table_cell(c.header, c);
     std::string out = trim(head);
