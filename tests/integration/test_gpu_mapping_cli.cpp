@@ -34,3 +34,15 @@ TEST_CASE("a GPU's GEMMs take stream-K only under the mapping search", "[e2e][gp
     CHECK(search["total"]["traffic_bytes"]["dram"] == fixed["total"]["traffic_bytes"]["dram"]);
     CHECK(full["total"] == search["total"]);  // the full trace stores replayed stream-K kernels by reference
 }
+
+TEST_CASE("the run table shows each kernel's mapping where the machine reports one", "[e2e][gpu][mapping]") {
+    const std::string model = std::string(ARCHSIM_SHARED_DIR) + "/models/mlp.onnx";
+    const CliResult gpu = run_archsim("run " + model + " --arch gpu/a100_sxm4_80gb --detail kernel --mapper search --out " + temp_dir("gpu_table"));
+    REQUIRE(gpu.exit_code == 0);
+    const std::string head = gpu.out.substr(0, gpu.out.find('\n'));
+    CHECK(head.substr(head.size() - 7) == "mapping");  // the last column
+    CHECK(gpu.out.find("CTA 64x64, split-K 4, N fastest\n") != std::string::npos);  // whole, not cut
+    const CliResult roof = run_archsim("run " + model + " --arch roofline/host --detail kernel --out " + temp_dir("roofline_table"));
+    REQUIRE(roof.exit_code == 0);
+    CHECK(roof.out.substr(0, roof.out.find('\n')).find("mapping") == std::string::npos);  // no machine mapping: no column
+}
