@@ -72,7 +72,8 @@ std::vector<MetricDecl> job_metric_declarations() {
         decl(J, "search.infeasible_by.memory", "1", "plans over the device memory by their device runs (stage_memory)"),
         decl(J, "search.infeasible_by.simulation_failed", "1", "plans whose step simulation failed"),
         decl(J, "search.plans_evaluated", "1", "plans whose step was simulated (the job simulator, their own device runs)"),
-        decl(J, "search.plans_pruned", "1", "plans left unevaluated because their lower bound is not below the best step found"),
+        decl(J, "search.plans_pruned", "1", "plans left unevaluated because their lower bound is not below the best step found "
+                                            "(serving: token budgets and chunked prefill their base run shows would change nothing)"),
         decl(J, "search.plans_left", "1", "plans left unevaluated with a bound below the best step: their estimate is not below it, or the budget ran out"),
         decl(J, "search.device_runs", "1", "device simulations the search asked for (plans that give a device the same work share one)"),
         decl(J, "search.rounds", "1", "rounds of device runs and step simulations"),

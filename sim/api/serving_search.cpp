@@ -25,6 +25,8 @@ namespace {
 /// How many of the best plans after the batch limits are also served with other token budgets
 /// and chunked prefill switched.
 constexpr size_t kSettingsLeaders = 2;
+/// The settings tried beside each: the token budget halved and doubled, chunked prefill switched.
+constexpr int64_t kSettingsPerLeader = 3;
 
 /// One replica split the search served: its plan and what its run reported.
 struct ServingPlan {
@@ -191,10 +193,13 @@ json JobContext::search_serving() const {
     // iteration it ran.
     const size_t second_round = plans.size();
     const std::vector<size_t> leaders = ranked();
+    int64_t pruned = 0;  // settings their base run shows would change nothing
     for (size_t r = 0; r < std::min<size_t>(kSettingsLeaders, leaders.size()); ++r) {
         const ServingPlan& base = plans[leaders[r]];
-        for (const ServingSetting& v : serving_setting_variants(base.max_num_tokens, base.chunked_prefill, base.peak_iteration_tokens,
-                                                                base.budget_limited)) {
+        const std::vector<ServingSetting> variants =
+            serving_setting_variants(base.max_num_tokens, base.chunked_prefill, base.peak_iteration_tokens, base.budget_limited);
+        pruned += kSettingsPerLeader - int64_t(variants.size());
+        for (const ServingSetting& v : variants) {
             ServingPlan q = base;
             if (v.max_num_tokens != base.max_num_tokens) q.max_num_tokens = v.max_num_tokens, q.own_tokens = false;
             if (v.chunked_prefill != base.chunked_prefill) q.chunked_prefill = v.chunked_prefill, q.own_chunked = false;
@@ -239,6 +244,7 @@ json JobContext::search_serving() const {
         {"plans_enumerated", int64_t(plans.size()) + (enumerated - splits)},  // a split that cannot hold the model counts once
         {"plans_infeasible", int64_t(plans.size()) + (enumerated - splits) - int64_t(served.size())},
         {"plans_evaluated", int64_t(served.size())},
+        {"plans_pruned", pruned},
         {"best", row_json(best)},
         {"top", top},
         {"failed", failed},

@@ -293,6 +293,7 @@ TEST_CASE("dataloader replay serves the requests of a CSV with their own arrival
     const auto [ran, expected] = settings_plans(out, x, 256);
     CHECK(ran == expected);
     CHECK(x["plans_enumerated"] == batches + int64_t(ran.size()));
+    CHECK(x["plans_pruned"] == 3 * std::min<int64_t>(2, batches) - int64_t(ran.size()));
     CHECK(x["plans_evaluated"].get<int64_t>() + x["plans_infeasible"].get<int64_t>() == x["plans_enumerated"].get<int64_t>());
     for (const json& f : x["failed"]) {
         CHECK(f["id"].get<std::string>().find("_t128") != std::string::npos);
