@@ -154,7 +154,9 @@ KernelPlan plan_stream_k(const GemmView& g, const GpuConfig& cfg, const CtaTile&
     wave.ctas_per_sm = std::min(p.ctas_per_sm, ceil_div(sk_ctas, cfg.sms));
     const double sk_cycles = wave_cycles(wave, sk_ctas, share, cfg);
     // its fixup: each share that does not start its tile stores an fp32 partial, which the
-    // tile's owner reads back (through the L2), the owner reading its peers' in turn through its port
+    // tile's owner reads back (through the L2), the owner reading its peers' in turn through its
+    // port, each with the L2 latency, after its own share (the peers' stores, at the start of
+    // their shares, are done by then)
     std::vector<int64_t> peers(static_cast<size_t>(sk_tiles), 0);
     int64_t partials = 0;
     for (const StreamKSegment& s : stream_k_segments(sk))
@@ -165,7 +167,7 @@ KernelPlan plan_stream_k(const GemmView& g, const GpuConfig& cfg, const CtaTile&
     const double partial_tile_cycles = static_cast<double>(tile.bm * tile.bn * 4) / cfg.sm_l2_bytes_per_cycle;
     const double most_peers = static_cast<double>(*std::max_element(peers.begin(), peers.end()));
     double fixup = static_cast<double>(partials * tile.bm * tile.bn) * 4.0 * 2.0 / cfg.l2_bytes_per_cycle;
-    if (partials > 0) fixup += (most_peers + 1) * partial_tile_cycles + 2.0 * static_cast<double>(cfg.l2_latency_cycles);
+    fixup += most_peers * (partial_tile_cycles + static_cast<double>(cfg.l2_latency_cycles));
     sk.est_cycles = sk_cycles + fixup + wave_cycles(p, tiles - sk_tiles, p.k_iters, cfg);
     return sk;
 }

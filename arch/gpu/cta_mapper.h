@@ -76,12 +76,15 @@ KernelPlan plan_kernel(const GemmView& g, const GpuConfig& cfg, const CtaTile& t
 /// data-parallel, as CUTLASS's stream-K dispatch forms its stream-K wave from the last full wave
 /// and the partial one. Its est_cycles: the stream-K wave as a wave whose CTAs each run the
 /// largest share, plus the fixup (every partial sum stored and read back through the L2; the
-/// owner with the most peers reading theirs in turn through its port), then the data-parallel
-/// waves as plan_kernel prices them. KernelPlan::sk_ctas is 0 (and the plan is plan_kernel's
-/// with split 1) when the tiles fill whole waves, the shares would be shorter than 4
-/// iterations, or the operand tiles that two or more stream-K tiles read exceed half the L2: the
-/// wave's CTAs work at different K offsets at once, so those tiles are shared only through the
-/// L2 (a data-parallel wave's CTAs advance through K together).
+/// owner with the most peers reading theirs in turn through its port, each with the L2 latency,
+/// after its own share), then the data-parallel waves as plan_kernel prices them.
+/// KernelPlan::sk_ctas is 0 (and the plan is plan_kernel's with split 1, in raster order
+/// `m_fastest`) when the tiles fill whole waves; when, with no full wave, shares of at least 4
+/// iterations give no more CTAs than tiles (data-parallel already is that schedule); when, after
+/// a full wave, they give fewer CTAs than a wave; or when the operand tiles that two or more
+/// stream-K tiles read exceed half the L2: the wave's CTAs work at different K offsets at once,
+/// so those tiles are shared only through the L2 (a data-parallel wave's CTAs advance through K
+/// together).
 KernelPlan plan_stream_k(const GemmView& g, const GpuConfig& cfg, const CtaTile& tile, bool m_fastest = false);
 
 /// One CTA's share of a stream-K wave within one output tile: tile `tile` (index among the
@@ -127,7 +130,9 @@ struct KernelChoice {
     int64_t mapspace = 0, evaluated = 0;
 };
 /// With `stream_k` (archsim's --mapper search), the chosen plan's tile in its raster order is
-/// also planned as stream-K (plan_stream_k) and taken when its estimate is lower. Only that
+/// also planned as stream-K (plan_stream_k) and taken when its estimate is lower, each estimate
+/// raised to the GEMM's compulsory DRAM time first (its operands and C once at the sustained
+/// bandwidth: a kernel bound by that gains nothing from balancing its tiles). Only that
 /// tile's: the same tile moves the same operand bytes per MAC, so the two differ in how evenly
 /// the last tiles spread over the SMs and in the partial sums; a smaller tile's stream-K plan
 /// can look faster by its cycles yet draw more energy, which a power limit turns into time.

@@ -1,6 +1,7 @@
 // The GPU's stream-K wave (GpuMachine::stream_k_wave): one wave of CTAs sharing the main-loop
 // iterations of a GEMM's last tiles, with the partial-sum fixup (the plan: cta_mapper.h).
 #include <map>
+#include <unordered_set>
 
 #include "arch/gpu/gpu_machine_impl.h"
 
@@ -9,7 +10,8 @@ namespace archsim {
 int64_t GpuMachine::stream_k_grid(const GemmView& g, const KernelPlan& plan) const {
     const int64_t slots = m_cfg.sms * plan.ctas_per_sm, tiles = plan.ctas - plan.sk_ctas + plan.sk_tiles;
     int64_t grid = std::max(std::min<int64_t>(plan.k_iters, 8), operand_chunks(g, plan, 0, plan.sk_tiles, m_cfg));
-    if (tiles > plan.sk_tiles) grid = std::max(grid, operand_chunks(g, plan, plan.sk_tiles, std::min(tiles, plan.sk_tiles + slots), m_cfg));
+    for (int64_t first = plan.sk_tiles; first < tiles; first += slots)  // every data-parallel wave
+        grid = std::max(grid, operand_chunks(g, plan, first, std::min(tiles, first + slots), m_cfg));
     return std::clamp<int64_t>(grid, 1, std::max<int64_t>(1, std::min(plan.k_iters, kMaxOperandChunks)));
 }
 
@@ -29,7 +31,7 @@ void GpuMachine::stream_k_wave(const GemmView& g, size_t gi, int64_t rep, const 
         StreamKSegment s;
         int64_t inst, bi, bj, m, n;
         uint64_t a_local, b_local;
-        double loaded, end = 0, mma_ps = 0;
+        double loaded, begin = 0, end = 0, mma_ps = 0;
         bool missed = false;
     };
     std::vector<Seg> segs;
@@ -60,23 +62,34 @@ void GpuMachine::stream_k_wave(const GemmView& g, size_t gi, int64_t rep, const 
         done[static_cast<size_t>(s.cta)] += s.iter_end - s.iter_begin;
     }
     std::stable_sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) { return a.at != b.at ? a.at < b.at : a.cta < b.cta; });
+    // A chunk's first piece in the wave loads the whole chunk: the tile it belongs to needs all
+    // of it (its other segments, on other CTAs, read the rest), and they and the other tiles of
+    // its row or column find it in the L2 (the L2 knows a tile by its key, not by the part of it
+    // a load reads). Later pieces load their own part. So every chunk comes from DRAM once while
+    // the L2 holds it; the first piece's port moves the whole chunk (an overcount of at most one
+    // chunk per segment boundary).
     const int32_t a_tensor = g.a.tensor, b_tensor = g.b.tensor, c_tensor = g.c.tensor;
+    std::unordered_set<uint64_t> fetched;  // chunk keys loaded whole in this wave
     for (const Piece& p : pieces) {
         Seg& seg = segs[p.seg];
         SmPort& sm = *m_sms[static_cast<size_t>(seg.s.cta % m_cfg.sms)];
-        const int64_t k0 = k_at(p.i0), kc = k_at(p.i1) - k0;
+        const int64_t c0 = iters * p.chunk / grid, c1 = iters * (p.chunk + 1) / grid;
         const TileId a_key{a_tensor, grid > 1 ? mix_key(seg.a_local, 0xC0 + p.chunk) : seg.a_local};
         const TileId b_key{b_tensor, grid > 1 ? mix_key(seg.b_local, 0xC0 + p.chunk) : seg.b_local};
+        const bool a_whole = fetched.insert(a_key.key()).second, b_whole = fetched.insert(b_key.key()).second;
+        const int64_t a_kc = k_at(a_whole ? c1 : p.i1) - k_at(a_whole ? c0 : p.i0);
+        const int64_t b_k0 = k_at(b_whole ? c0 : p.i0), b_kc = k_at(b_whole ? c1 : p.i1) - b_k0;
         const TensorPart a_part = TensorPart::rows(a_tensor, seg.inst * g.m + seg.bi * plan.tile.bm, seg.m, instances * g.m);
-        const TensorPart b_part = g.b_is_weight ? TensorPart{} : TensorPart::rows(b_tensor, seg.inst * g.k + k0, kc, instances * g.k);
+        const TensorPart b_part = g.b_is_weight ? TensorPart{} : TensorPart::rows(b_tensor, seg.inst * g.k + b_k0, b_kc, instances * g.k);
         bool a_miss = false, b_miss = false;
-        seg.loaded = std::max(seg.loaded, sm.access(a_key, static_cast<int64_t>(std::ceil(seg.m * kc * a_ratio)) * eb, a_part, false, 0, &a_miss));
-        seg.loaded = std::max(seg.loaded, sm.access(b_key, kc * seg.n * eb, b_part, false, 0, &b_miss));
+        seg.loaded = std::max(seg.loaded, sm.access(a_key, static_cast<int64_t>(std::ceil(seg.m * a_kc * a_ratio)) * eb, a_part, false, 0, &a_miss));
+        seg.loaded = std::max(seg.loaded, sm.access(b_key, b_kc * seg.n * eb, b_part, false, 0, &b_miss));
         seg.missed = seg.missed || a_miss || b_miss;
     }
     // Main loops: a CTA's segments back to back, each as long as its MMAs or the multistage
     // pipeline's latency floor (as a data-parallel CTA's), and never before its operands land.
     std::vector<double> cta_at(static_cast<size_t>(plan.sk_ctas), start + l2_latency_ps), cta_mma(static_cast<size_t>(plan.sk_ctas), 0.0);
+    std::vector<double> cta_begin(static_cast<size_t>(plan.sk_ctas), start);  // where its next segment's span starts
     for (Seg& seg : segs) {
         const double n_iters = static_cast<double>(seg.s.iter_end - seg.s.iter_begin);
         const double stage_latency = l2_latency_ps + (seg.missed ? dram_latency_ps : 0.0);
@@ -84,6 +97,8 @@ void GpuMachine::stream_k_wave(const GemmView& g, size_t gi, int64_t rep, const 
         double& at = cta_at[static_cast<size_t>(seg.s.cta)];
         seg.end = std::max(at + std::max(seg.mma_ps, n_iters * stage_latency / in_flight), seg.loaded);
         at = seg.end;
+        seg.begin = cta_begin[static_cast<size_t>(seg.s.cta)];
+        cta_begin[static_cast<size_t>(seg.s.cta)] = seg.end;
         cta_mma[static_cast<size_t>(seg.s.cta)] += seg.mma_ps;
     }
     const double cta_ps_max = *std::max_element(cta_mma.begin(), cta_mma.end());
@@ -125,7 +140,7 @@ void GpuMachine::stream_k_wave(const GemmView& g, size_t gi, int64_t rep, const 
             stores_done = std::max(stores_done, sm.access(TileId{c_tensor, mix_key(3, static_cast<uint64_t>(t))}, seg.m * seg.n * eb, {}, true,
                                                           at - sim_now_ps()));
         } else {
-            cta_events(static_cast<size_t>(seg.s.cta % m_cfg.sms), start, seg.end, seg.m, seg.n, k_at(seg.s.iter_end) - k_at(seg.s.iter_begin),
+            cta_events(static_cast<size_t>(seg.s.cta % m_cfg.sms), seg.begin, seg.end, seg.m, seg.n, k_at(seg.s.iter_end) - k_at(seg.s.iter_begin),
                        first ? m_clock.cycles_of(cta_ps_max) : 0, static_cast<uint32_t>(seg.s.cta));
             first = false;
             if (seg.s.iter_begin > 0) {  // a peer: store the partial; the owner may now go on
@@ -140,7 +155,8 @@ void GpuMachine::stream_k_wave(const GemmView& g, size_t gi, int64_t rep, const 
             }
         }
     }
-    if (wave_end > start + cta_ps_max)  // waiting for operands or for peers' partials
+    // waiting for operands or for peers' partials (operand_load, as a split-K chain's wait is)
+    if (wave_end > start + cta_ps_max)
         stall(start + cta_ps_max, wave_end - (start + cta_ps_max), 0, m_operand_load);
     sim_wait_until_ps(wave_end);
     kernel_end = std::max(kernel_end, stores_done);

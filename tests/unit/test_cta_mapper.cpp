@@ -118,17 +118,25 @@ TEST_CASE("stream-K shares the last tiles' iterations evenly over one wave", "[u
     CHECK(p.ctas == slots);
     CHECK(p.waves == 1);
     const std::vector<StreamKSegment> segs = stream_k_segments(p);
-    std::vector<int64_t> per_cta(static_cast<size_t>(p.sk_ctas), 0), covered(static_cast<size_t>(p.sk_tiles), 0);
+    std::vector<int64_t> per_cta(static_cast<size_t>(p.sk_ctas), 0), next(static_cast<size_t>(p.sk_tiles), 0);
     for (size_t i = 0; i < segs.size(); ++i) {
         const StreamKSegment& s = segs[i];
         REQUIRE(s.iter_begin < s.iter_end);
         REQUIRE(s.iter_end <= p.k_iters);
         per_cta[static_cast<size_t>(s.cta)] += s.iter_end - s.iter_begin;
-        covered[static_cast<size_t>(s.tile)] += s.iter_end - s.iter_begin;
-        // a CTA's segments run in iteration order: each after the first starts its tile
-        if (i > 0 && segs[i - 1].cta == s.cta) CHECK(s.iter_begin == 0);
+        // each tile's iterations in order, without gap or overlap: its first segment (the owner,
+        // iter_begin 0) and its peers after it
+        CHECK(s.iter_begin == next[static_cast<size_t>(s.tile)]);
+        next[static_cast<size_t>(s.tile)] = s.iter_end;
+        // a CTA's segments run in iteration order, contiguous: each after the first starts its
+        // tile, right after the tile its predecessor ended
+        if (i > 0 && segs[i - 1].cta == s.cta) {
+            CHECK(s.iter_begin == 0);
+            CHECK(segs[i - 1].iter_end == p.k_iters);
+            CHECK(s.tile == segs[i - 1].tile + 1);
+        }
     }
-    for (const int64_t c : covered) CHECK(c == p.k_iters);  // every tile's iterations, once
+    for (const int64_t n : next) CHECK(n == p.k_iters);  // every tile's iterations, once
     const auto [lo, hi] = std::minmax_element(per_cta.begin(), per_cta.end());
     CHECK(*hi - *lo <= 1);                                     // shares differ by one iteration at most
     CHECK(*hi == (p.sk_tiles * p.k_iters + p.sk_ctas - 1) / p.sk_ctas);
@@ -137,9 +145,12 @@ TEST_CASE("stream-K shares the last tiles' iterations evenly over one wave", "[u
     const KernelPlan dp = plan_kernel(g, cfg, k128x128);
     CHECK(dp.waves == 2);
     CHECK(p.est_cycles < dp.est_cycles);
-    // whole waves leave nothing to balance; so does a K too short for 4 iterations a share
+    // whole waves leave nothing to balance; 10 tiles of 2 iterations (K = 64) cannot give more
+    // CTAs than tiles shares of 4 iterations: data-parallel already is the schedule
     CHECK(plan_stream_k(gemm(128 * slots, 128, 1024), cfg, k128x128).sk_ctas == 0);
     CHECK(plan_stream_k(gemm(128 * 10, 128, 64), cfg, k128x128).sk_ctas == 0);
+    // shares shorter than 4 iterations after a full wave would leave SMs idle: none either
+    CHECK(plan_stream_k(gemm(128 * (slots + 1), 128, 32), cfg, k128x128).sk_ctas == 0);
 }
 
 TEST_CASE("the GEMM search takes stream-K only when asked for and only where it pays", "[unit][gpu][mapping]") {
@@ -159,12 +170,17 @@ TEST_CASE("the GEMM search takes stream-K only when asked for and only where it 
     CHECK(searched.plan.tile.bn == library.plan.tile.bn);
     CHECK(searched.plan.est_cycles < library.plan.est_cycles);
     CHECK(describe(searched.plan).find("stream-K") != std::string::npos);
-    // whole waves of the chosen tile: nothing to balance, the library's plan stands
-    const GemmView whole = gemm(8192, 8192, 1024);
+    // whole waves of the chosen tile (two of 108 tiles of 256 x 128): nothing to balance
+    const GemmView whole = gemm(6912, 1024, 1024);
+    const KernelPlan whole_plan = search_kernel(whole, cfg).plan;
+    REQUIRE(whole_plan.ctas % (cfg.sms * whole_plan.ctas_per_sm) == 0);
     CHECK(search_kernel(whole, cfg, true).plan.sk_ctas == 0);
-    // bound by its compulsory DRAM traffic (one output column, a long M): nothing to gain
+    // bound by its compulsory DRAM traffic (one output column, a long M): stream-K's estimate is
+    // lower than the library plan's, but not than the time its bytes take from DRAM
     const GemmView thin = gemm(128 * (cfg.sms * 5 + 1), 128, 1024);
-    REQUIRE(plan_stream_k(thin, cfg, search_kernel(thin, cfg).plan.tile).sk_ctas > 0);
+    const KernelPlan thin_plan = search_kernel(thin, cfg).plan, thin_sk = plan_stream_k(thin, cfg, thin_plan.tile, thin_plan.m_fastest);
+    REQUIRE(thin_sk.sk_ctas > 0);
+    REQUIRE(thin_sk.est_cycles < thin_plan.est_cycles);
     CHECK(search_kernel(thin, cfg, true).plan.sk_ctas == 0);
     // operands beyond half the L2: stream-K's CTAs would re-read them from DRAM, so it is not offered
     const GemmView big = gemm(128 * (cfg.sms * 5 + 1), 4096, 16384);
