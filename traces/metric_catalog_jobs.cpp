@@ -73,7 +73,7 @@ std::vector<MetricDecl> job_metric_declarations() {
         decl(J, "search.infeasible_by.simulation_failed", "1", "plans whose step simulation failed"),
         decl(J, "search.plans_evaluated", "1", "plans whose step was simulated (the job simulator, their own device runs)"),
         decl(J, "search.plans_pruned", "1", "plans left unevaluated because their lower bound is not below the best step found "
-                                            "(serving: token budgets and chunked prefill their base run shows would change nothing)"),
+                                            "(serving: token budgets, chunked prefill and schedulers their base run shows would change nothing)"),
         decl(J, "search.plans_left", "1", "plans left unevaluated with a bound below the best step: their estimate is not below it, or the budget ran out"),
         decl(J, "search.device_runs", "1", "device simulations the search asked for (plans that give a device the same work share one)"),
         decl(J, "search.rounds", "1", "rounds of device runs and step simulations"),
@@ -168,6 +168,8 @@ std::vector<MetricDecl> job_metric_declarations() {
         decl(J, "serving.peak_queue", "1", "requests waiting at most"),
         decl(J, "serving.peak_running", "1", "requests in one iteration's batch at most (replica 0)"),
         decl(J, "serving.peak_iteration_tokens", "1", "tokens one iteration ran at most, prefill chunks and decode tokens (replica 0)"),
+        decl(J, "serving.kv_limited_iterations", "1",
+             "iterations at whose start the queue's head could not be admitted for want of KV-cache blocks (replica 0)"),
         decl(J, "serving.budget_limited_iterations", "1",
              "iterations in which the token budget held work back: a decode, a prompt waiting to fit, a chunk cut short (replica 0)"),
         decl(J, "serving.peak_kv_tokens", "1", "KV-cache tokens held at most (whole blocks)"),

@@ -78,19 +78,26 @@ struct JobContext {
 /// the job's serving block over it.
 ServingEngine job_engine(const std::string& runtime, const ServingSpec& spec);
 
-/// An engine's token budget and chunked prefill, as a serving search tries them.
+/// An engine's token budget, chunked prefill and scheduler, as a serving search tries them.
 struct ServingSetting {
-    int64_t max_num_tokens = 0;
+    int64_t max_num_tokens = 0;  ///< 0: no budget
     bool chunked_prefill = false;
+    std::string scheduler;  ///< guaranteed_no_evict | max_utilization
 };
-/// The settings a serving search tries beside a plan whose run had the token budget
-/// `max_num_tokens` (0: none) and `chunked_prefill`, ran at most `peak_iteration_tokens` in an
-/// iteration and had its budget hold work back in `budget_limited_iterations` iterations: half
-/// the budget where that is below the largest iteration or the budget held work back; twice the
-/// budget and chunked prefill switched only where it held work back (else they would run every
-/// iteration alike). None without a budget.
-std::vector<ServingSetting> serving_setting_variants(int64_t max_num_tokens, bool chunked_prefill, int64_t peak_iteration_tokens,
-                                                    int64_t budget_limited_iterations);
+/// What a served plan's run says of its settings (last_run.json's serving object).
+struct ServingRunSignals {
+    int64_t peak_iteration_tokens = 0;      ///< the largest iteration, tokens
+    int64_t budget_limited_iterations = 0;  ///< iterations in which the token budget held work back
+    int64_t kv_limited_iterations = 0;      ///< iterations at whose start the KV cache held the queue's head back
+    int64_t preemptions = 0;
+};
+/// The settings a serving search tries beside a plan run with `own`, whose run reported `run`,
+/// each departing from `own` in one setting, only where that can change the run: half the token
+/// budget where that is below the largest iteration or the budget held work back; twice it and
+/// chunked prefill switched only where it held work back; the other scheduler only where the KV
+/// cache held a request back or a request was preempted (else both block policies run alike).
+/// No budget variants without a budget.
+std::vector<ServingSetting> serving_setting_variants(const ServingSetting& own, const ServingRunSignals& run);
 
 /// The max_batch values a serving search tries for a replica split whose run at the engine's
 /// own limit `own` held at most `peak_running` requests in a batch (0: unknown): `own` first,

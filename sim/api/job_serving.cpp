@@ -277,6 +277,7 @@ json JobContext::run_serving() const {
     sv["peak_running"] = r.peak_running;
     sv["peak_iteration_tokens"] = r.peak_iteration_tokens;
     sv["budget_limited_iterations"] = r.budget_limited_iterations;
+    sv["kv_limited_iterations"] = r.kv_limited_iterations;
     sv["kv_bytes_per_token"] = kv_per_token;
     sv["device_runs"] = tasks.size();
     sv["tensor_comm_share"] = busy_s > 0 ? comm_s / busy_s : 0.0;

@@ -1,6 +1,6 @@
 // The plan search of a serving job (JobContext::search_serving, job_parts.h): every split of its
 // devices into tensor-parallel replicas, each with several of the engine's max_batch, then the
-// best two with other token budgets and chunked prefill switched, each served over time in a
+// best two with other token budgets, chunked prefill and the scheduler switched, each served in a
 // child `archsim run --parallel ... --serving KEY=VALUE`, ranked by goodput within the job's
 // latency objectives, then tokens/s.
 #include <fmt/format.h>
@@ -25,20 +25,19 @@ namespace {
 /// How many of the best plans after the batch limits are also served with other token budgets
 /// and chunked prefill switched.
 constexpr size_t kSettingsLeaders = 2;
-/// The settings tried beside each: the token budget halved and doubled, chunked prefill switched.
-constexpr int64_t kSettingsPerLeader = 3;
+/// The settings tried beside each: the token budget halved and doubled, chunked prefill and the
+/// scheduler switched.
+constexpr int64_t kSettingsPerLeader = 4;
 
 /// One replica split the search served: its plan and what its run reported.
 struct ServingPlan {
     ParallelPlan plan;
     int64_t max_batch = 0;  ///< the engine's, as run
     bool own_batch = true;  ///< the engine's own max_batch (no --serving max_batch)
-    int64_t max_num_tokens = 0;  ///< the engine's token budget, as run (0: none)
-    bool chunked_prefill = false;  ///< the engine's chunked prefill, as run
-    bool own_tokens = true, own_chunked = true;  ///< the engine's own token budget and chunked prefill
+    ServingSetting setting;  ///< the engine's token budget, chunked prefill and scheduler, as run
+    bool own_tokens = true, own_chunked = true, own_scheduler = true;  ///< the engine's own settings
     int64_t peak_running = 0;  ///< its run's largest batch
-    int64_t peak_iteration_tokens = 0;  ///< its run's largest iteration, tokens
-    int64_t budget_limited = 0;  ///< its run's iterations in which the token budget held work back
+    ServingRunSignals signals;  ///< what its run says of its settings
     std::string id;
     bool served = false;
     std::string why_not;  ///< a failed run's last line
@@ -57,8 +56,9 @@ bool serves_better(const ServingPlan& a, const ServingPlan& b, bool slo) {
 /// and _chunked or _whole where it departs from the engine's own.
 std::string plan_id(const ServingPlan& p) {
     std::string id = fmt::format("tp{}_dp{}_b{}", p.plan.spec.tp, p.plan.spec.dp, p.max_batch);
-    if (!p.own_tokens) id += fmt::format("_t{}", p.max_num_tokens);
-    if (!p.own_chunked) id += p.chunked_prefill ? "_chunked" : "_whole";
+    if (!p.own_tokens) id += fmt::format("_t{}", p.setting.max_num_tokens);
+    if (!p.own_chunked) id += p.setting.chunked_prefill ? "_chunked" : "_whole";
+    if (!p.own_scheduler) id += "_" + p.setting.scheduler;
     return id;
 }
 
@@ -66,29 +66,39 @@ std::string plan_id(const ServingPlan& p) {
 std::vector<std::string> engine_sets(const ServingPlan& p) {
     std::vector<std::string> out;
     if (!p.own_batch) out.push_back("max_batch=" + std::to_string(p.max_batch));
-    if (!p.own_tokens) out.push_back("max_num_tokens=" + std::to_string(p.max_num_tokens));
-    if (!p.own_chunked) out.push_back(std::string("chunked_prefill=") + (p.chunked_prefill ? "true" : "false"));
+    if (!p.own_tokens) out.push_back("max_num_tokens=" + std::to_string(p.setting.max_num_tokens));
+    if (!p.own_chunked) out.push_back(std::string("chunked_prefill=") + (p.setting.chunked_prefill ? "true" : "false"));
+    if (!p.own_scheduler) out.push_back("scheduler=" + p.setting.scheduler);
     return out;
 }
 
 json row_json(const ServingPlan& p) {
     return {{"id", p.id}, {"parallelism", {{"tp", p.plan.spec.tp}, {"dp", p.plan.spec.dp}}}, {"max_batch", p.max_batch},
-            {"max_num_tokens", p.max_num_tokens}, {"chunked_prefill", p.chunked_prefill}, {"output_tokens_per_s", p.output_tokens_per_s},
+            {"max_num_tokens", p.setting.max_num_tokens}, {"chunked_prefill", p.setting.chunked_prefill}, {"scheduler", p.setting.scheduler},
+            {"output_tokens_per_s", p.output_tokens_per_s},
             {"goodput_requests_per_s", p.goodput_requests_per_s}, {"slo_attainment", p.slo_attainment}, {"ttft_p99_s", p.ttft_p99_s},
             {"e2e_p99_s", p.e2e_p99_s}};
 }
 
 }  // namespace
 
-std::vector<ServingSetting> serving_setting_variants(int64_t max_num_tokens, bool chunked_prefill, int64_t peak_iteration_tokens,
-                                                    int64_t budget_limited_iterations) {
+std::vector<ServingSetting> serving_setting_variants(const ServingSetting& own, const ServingRunSignals& run) {
     std::vector<ServingSetting> out;
-    if (max_num_tokens <= 0) return out;  // no budget: nothing to vary, nothing to chunk for
-    const int64_t half = std::max<int64_t>(1, max_num_tokens / 2);
-    if (budget_limited_iterations > 0 || half < peak_iteration_tokens) out.push_back({half, chunked_prefill});
-    if (budget_limited_iterations > 0) {
-        out.push_back({max_num_tokens * 2, chunked_prefill});
-        out.push_back({max_num_tokens, !chunked_prefill});
+    const bool budget_bound = run.budget_limited_iterations > 0;
+    if (own.max_num_tokens > 0) {  // no budget: nothing to vary, nothing to chunk for
+        const int64_t half = std::max<int64_t>(1, own.max_num_tokens / 2);
+        auto with = [&](int64_t budget, bool chunked) {
+            ServingSetting v = own;
+            v.max_num_tokens = budget, v.chunked_prefill = chunked;
+            out.push_back(v);
+        };
+        if (budget_bound || half < run.peak_iteration_tokens) with(half, own.chunked_prefill);
+        if (budget_bound) with(own.max_num_tokens * 2, own.chunked_prefill), with(own.max_num_tokens, !own.chunked_prefill);
+    }
+    if (run.kv_limited_iterations > 0 || run.preemptions > 0) {
+        ServingSetting v = own;
+        v.scheduler = own.scheduler == "max_utilization" ? "guaranteed_no_evict" : "max_utilization";
+        out.push_back(v);
     }
     return out;
 }
@@ -127,7 +137,7 @@ json JobContext::search_serving() const {
         } catch (const UserError&) {  // tp does not divide the heads, or spans nodes unevenly
             continue;
         }
-        p.max_batch = own_batch, p.max_num_tokens = engine.max_num_tokens, p.chunked_prefill = engine.chunked_prefill;
+        p.max_batch = own_batch, p.setting = {engine.max_num_tokens, engine.chunked_prefill, engine.scheduler};
         p.id = plan_id(p);
         plans.push_back(std::move(p));
         ++splits;
@@ -158,8 +168,8 @@ json JobContext::search_serving() const {
                          p.goodput_requests_per_s = sv.value("goodput_requests_per_s", 0.0), p.slo_attainment = sv.value("slo_attainment", 0.0);
                          p.ttft_p99_s = sv.at("ttft_s").at("p99").get<double>(), p.e2e_p99_s = sv.at("e2e_s").at("p99").get<double>();
                          p.peak_running = sv.value("peak_running", int64_t(0));
-                         p.peak_iteration_tokens = sv.value("peak_iteration_tokens", int64_t(0));
-                         p.budget_limited = sv.value("budget_limited_iterations", int64_t(0));
+                         p.signals = {sv.value("peak_iteration_tokens", int64_t(0)), sv.value("budget_limited_iterations", int64_t(0)),
+                                      sv.value("kv_limited_iterations", int64_t(0)), sv.value("preemptions", int64_t(0))};
                      });
     };
     // every split at the engine's own max_batch, then each served one at the limits below the
@@ -185,24 +195,26 @@ json JobContext::search_serving() const {
         std::stable_sort(out.begin(), out.end(), [&](size_t a, size_t b) { return serves_better(plans[a], plans[b], slo); });
         return out;
     };
-    // the best two so far with the engine's token budget halved and doubled (where it has one)
-    // and chunked prefill switched: the budget trades a prompt's wait for the decodes' iteration
-    // time (Sarathi-Serve's chunk size), chunked prefill lets a long prompt share iterations.
-    // Only settings that change the run (serving_setting_variants): a budget that held nothing
-    // back is not raised, nor chunked prefill switched; half of it only below the largest
-    // iteration it ran.
+    // the best two so far with the engine's token budget halved and doubled (where it has one),
+    // chunked prefill and the scheduler switched: the budget trades a prompt's wait for the
+    // decodes' iteration time (Sarathi-Serve's chunk size), chunked prefill lets a long prompt
+    // share iterations, the scheduler reserves a request's whole output in the KV cache or takes
+    // blocks as tokens come (preempting when none is left). Only settings that change the run
+    // (serving_setting_variants): a budget that held nothing back is not raised, nor chunked
+    // prefill switched; half of it only below the largest iteration it ran; the other scheduler
+    // only where the KV cache bound.
     const size_t second_round = plans.size();
     const std::vector<size_t> leaders = ranked();
     int64_t pruned = 0;  // settings their base run shows would change nothing
     for (size_t r = 0; r < std::min<size_t>(kSettingsLeaders, leaders.size()); ++r) {
         const ServingPlan& base = plans[leaders[r]];
-        const std::vector<ServingSetting> variants =
-            serving_setting_variants(base.max_num_tokens, base.chunked_prefill, base.peak_iteration_tokens, base.budget_limited);
+        const std::vector<ServingSetting> variants = serving_setting_variants(base.setting, base.signals);
         pruned += kSettingsPerLeader - int64_t(variants.size());
         for (const ServingSetting& v : variants) {
             ServingPlan q = base;
-            if (v.max_num_tokens != base.max_num_tokens) q.max_num_tokens = v.max_num_tokens, q.own_tokens = false;
-            if (v.chunked_prefill != base.chunked_prefill) q.chunked_prefill = v.chunked_prefill, q.own_chunked = false;
+            q.own_tokens = v.max_num_tokens == base.setting.max_num_tokens, q.own_chunked = v.chunked_prefill == base.setting.chunked_prefill;
+            q.own_scheduler = v.scheduler == base.setting.scheduler;
+            q.setting = v;
             q.served = false, q.why_not.clear(), q.id = plan_id(q);
             plans.push_back(std::move(q));
         }
@@ -217,8 +229,9 @@ json JobContext::search_serving() const {
     // the best plan's own run, as a plain run of it
     LlmJob best_job = job;
     best_job.serving.max_batch = best.max_batch;
-    if (!best.own_tokens) best_job.serving.max_num_tokens = best.max_num_tokens;
-    if (!best.own_chunked) best_job.serving.chunked_prefill = best.chunked_prefill;
+    if (!best.own_tokens) best_job.serving.max_num_tokens = best.setting.max_num_tokens;
+    if (!best.own_chunked) best_job.serving.chunked_prefill = best.setting.chunked_prefill;
+    if (!best.own_scheduler) best_job.serving.scheduler = best.setting.scheduler;
     const JobContext best_run{best_job, target, cl, best.plan, args, device, precision, runtime, dev_dir, t0};
     json out = best_run.run_serving();
     json top = json::array(), failed = json::array();
@@ -227,18 +240,20 @@ json JobContext::search_serving() const {
         if (!p.served) failed.push_back({{"id", p.id}, {"why", p.why_not}});
     json yours = {{"id", fmt::format("tp{}_dp{}_b{}", plan.spec.tp, plan.spec.dp, own_batch)}, {"status", "not a split the search served"}};
     for (const ServingPlan& p : plans)
-        if (!plan.kinds.empty() && plan.spec.pp == 1 && p.plan.spec.tp == plan.spec.tp && p.own_batch && p.own_tokens && p.own_chunked)
+        if (!plan.kinds.empty() && plan.spec.pp == 1 && p.plan.spec.tp == plan.spec.tp && p.own_batch && p.own_tokens && p.own_chunked && p.own_scheduler)
             yours = p.served ? row_json(p) : json{{"id", p.id}, {"status", "failed: " + p.why_not}};
     out["search"] = {
         {"method", "every split of the devices into tensor-parallel replicas (tp dividing the heads and the feed-forward, within a node or whole "
                    "nodes; dp the rest; pp 1) at the engine's max_batch, then each at the four largest powers of two below the largest batch "
                    "that run held, then the best two with the engine's token budget halved (where that is below the largest iteration "
                    "they ran, or their budget held work back) and doubled and chunked prefill switched (where their budget held work "
-                   "back), each served over time in its own run"},
+                   "back) and the other scheduler (where their KV cache held a request back or preempted one), each served over time "
+                   "in its own run"},
         {"objective", slo ? "goodput within the latency objectives, then output tokens/s, then a lower p99 end-to-end latency"
                           : "output tokens/s, then a lower p99 end-to-end latency (the job states no latency objectives)"},
-        {"not_searched", "the engine's scheduler and batching policy, its token budget and chunked prefill together (each is varied "
-                         "alone), prefill/decode disaggregation (serving.prefill_replicas) and pipeline parallelism (a replica runs pp = 1)"},
+        {"not_searched", "the engine's batching policy (continuous, as every engine profile runs), its token budget, chunked prefill and "
+                         "scheduler together (each is varied alone), prefill/decode disaggregation (serving.prefill_replicas) and pipeline "
+                         "parallelism (a replica runs pp = 1)"},
         {"devices", devices},
         {"splits", enumerated},
         {"plans_enumerated", int64_t(plans.size()) + (enumerated - splits)},  // a split that cannot hold the model counts once

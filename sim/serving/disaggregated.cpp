@@ -70,6 +70,7 @@ DisaggregatedResult simulate_disaggregated(const std::vector<ServingRequest>& re
     c.peak_running = std::max(out.prefill.peak_running, out.decode.peak_running);
     c.peak_iteration_tokens = std::max(out.prefill.peak_iteration_tokens, out.decode.peak_iteration_tokens);
     c.budget_limited_iterations = out.prefill.budget_limited_iterations + out.decode.budget_limited_iterations;
+    c.kv_limited_iterations = out.prefill.kv_limited_iterations + out.decode.kv_limited_iterations;
     c.samples = out.decode.samples;
     return out;
 }

@@ -138,7 +138,10 @@ ServingResult simulate_serving(const std::vector<ServingRequest>& reqs, const Sc
             const size_t id = waiting.front();
             Live& q = live[id];
             const int64_t need = blocks_for(cfg.reserve_output ? q.prompt + (reqs[id].output - q.generated) : q.prompt + 1, B);
-            if (used_blocks + need > cap_blocks) break;  // first come, first served: the head waits
+            if (used_blocks + need > cap_blocks) {  // first come, first served: the head waits
+                ++out.kv_limited_iterations;
+                break;
+            }
             q.blocks = need, used_blocks += need;
             if (q.admitted_s < 0) q.admitted_s = t;
             running.push_back(id);

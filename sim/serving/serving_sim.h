@@ -106,6 +106,10 @@ struct ServingResult {
     /// a budget it fits in, or a prompt's chunk cut short): 0 means a larger budget, or chunked
     /// prefill, would have run every iteration alike.
     size_t budget_limited_iterations = 0;
+    /// Iterations at whose start a waiting request could not be admitted for want of KV-cache
+    /// blocks (the queue's head waits): 0, with no preemption, means the KV cache never bound,
+    /// and the scheduler's block policy (reserving the whole output or not) ran alike.
+    size_t kv_limited_iterations = 0;
     std::vector<ServingSample> samples;  ///< the state at evenly spaced iterations' starts, 1,000 to 2,000 of them (all of a shorter run)
     std::vector<RequestTimes> request_times;  ///< per request, in the input's order
 };

@@ -56,19 +56,25 @@ std::vector<int64_t> limits_below(const std::string& out, const std::string& id)
     return v;
 }
 
-/// Whether a search plan's id departs from the engine's own token budget or chunked prefill.
-bool varies_settings(const std::string& id) { return id.find("_t") != std::string::npos || id.find("_chunked") != std::string::npos || id.find("_whole") != std::string::npos; }
+/// Whether a search plan's id departs from the engine's own token budget, chunked prefill or scheduler.
+bool varies_settings(const std::string& id) {
+    for (const char* mark : {"_t", "_chunked", "_whole", "_max_utilization", "_guaranteed_no_evict"})
+        if (id.find(mark) != std::string::npos) return true;
+    return false;
+}
 
-/// The ids a serving search runs beside its plan `id` (a run in OUT/search/ with the engine's own
-/// token budget `budget` and chunked prefill off): half the budget where that is below the
-/// largest iteration the run held or its budget held work back; twice it and chunked prefill on
-/// only where it held work back.
+/// The ids a serving search runs beside its plan `id` (a run in OUT/search/ with TensorRT-LLM's
+/// own settings: token budget `budget`, chunked prefill off, guaranteed_no_evict): half the
+/// budget where that is below the largest iteration the run held or its budget held work back;
+/// twice it and chunked prefill on only where it held work back; max_utilization where its KV
+/// cache held a request back or preempted one.
 std::vector<std::string> settings_beside(const std::string& out, const std::string& id, int64_t budget) {
     const json sv = json::parse(slurp(out + "/search/" + id + "/last_run.json"))["serving"];
     const int64_t peak = sv["peak_iteration_tokens"], held = sv["budget_limited_iterations"];
     std::vector<std::string> v;
     if (held > 0 || budget / 2 < peak) v.push_back(id + "_t" + std::to_string(budget / 2));
     if (held > 0) v.insert(v.end(), {id + "_t" + std::to_string(budget * 2), id + "_chunked"});
+    if (sv["kv_limited_iterations"].get<int64_t>() > 0 || sv["preemptions"].get<int64_t>() > 0) v.push_back(id + "_max_utilization");
     return v;
 }
 
@@ -293,7 +299,7 @@ TEST_CASE("dataloader replay serves the requests of a CSV with their own arrival
     const auto [ran, expected] = settings_plans(out, x, 256);
     CHECK(ran == expected);
     CHECK(x["plans_enumerated"] == batches + int64_t(ran.size()));
-    CHECK(x["plans_pruned"] == 3 * std::min<int64_t>(2, batches) - int64_t(ran.size()));
+    CHECK(x["plans_pruned"] == 4 * std::min<int64_t>(2, batches) - int64_t(ran.size()));
     CHECK(x["plans_evaluated"].get<int64_t>() + x["plans_infeasible"].get<int64_t>() == x["plans_enumerated"].get<int64_t>());
     for (const json& f : x["failed"]) {
         CHECK(f["id"].get<std::string>().find("_t128") != std::string::npos);
@@ -434,6 +440,7 @@ TEST_CASE("track: best serves every tensor-parallel split of a serving job's dev
         CHECK(std::filesystem::exists(out + "/search/" + id + "/last_run.json"));
         CHECK(row["max_num_tokens"] == (id.find("_t128") != std::string::npos ? 128 : id.find("_t512") != std::string::npos ? 512 : 256));
         CHECK(row["chunked_prefill"] == (id.find("_chunked") != std::string::npos));
+        CHECK(row["scheduler"] == (id.find("_max_utilization") != std::string::npos ? "max_utilization" : "guaranteed_no_evict"));
     }
     plans += ran.size();
     CHECK(x["plans_enumerated"] == plans);
@@ -451,6 +458,7 @@ TEST_CASE("track: best serves every tensor-parallel split of a serving job's dev
     CHECK(j["serving"]["engine"]["max_batch"] == x["best"]["max_batch"]);
     CHECK(j["serving"]["engine"]["max_num_tokens"] == x["best"]["max_num_tokens"]);
     CHECK(j["serving"]["engine"]["chunked_prefill"] == x["best"]["chunked_prefill"]);
+    CHECK(j["serving"]["engine"]["scheduler"] == x["best"]["scheduler"]);
     CHECK(x["job_plan"]["id"] == "tp1_dp4_b2048");
     CHECK(x["job_plan"]["max_batch"] == 2048);
     CHECK(undeclared_numbers(j, archsim::MetricScope::Job) == std::vector<std::string>{});
@@ -474,4 +482,24 @@ TEST_CASE("run --serving sets an engine setting of a serving job and a bad one i
         CHECK(bad.err.find(says) != std::string::npos);
         CHECK(std::count(bad.err.begin(), bad.err.end(), '\n') == 1);
     }
+}
+
+TEST_CASE("the serving search tries the other scheduler only where the KV cache held requests back", "[e2e][serving][search]") {
+    const std::string out = temp_dir("serving_search_kv");
+    // room for one request at a time (209 tokens of KV cache, 2 blocks of 64 each): the queue's
+    // head waits for blocks; the token budget (256) never binds with one request in flight
+    const std::string y = serve_yaml("kvbound", "{ arrival_rate_per_s: 400, requests: 24, max_num_tokens: 256, kv_cache_fraction: 0.00001 }", 1,
+                                     "tensorrt-llm", "synthetic", "best");
+    const json j = run_serving(y, "kvbound", out);
+    const json& x = j["search"];
+    const json own = json::parse(slurp(out + "/search/tp1_dp1_b2048/last_run.json"))["serving"];
+    REQUIRE(own["kv_limited_iterations"].get<int64_t>() > 0);
+    CHECK(own["budget_limited_iterations"] == 0);
+    const auto [ran, expected] = settings_plans(out, x, 256);
+    CHECK(ran == expected);
+    CHECK(ran == std::vector<std::string>{"tp1_dp1_b2048_max_utilization"});
+    CHECK(x["plans_pruned"] == 3);  // the budget halved and doubled, chunked prefill: none could bind
+    for (const json& row : x["top"])
+        CHECK(row["scheduler"] == (row["id"] == "tp1_dp1_b2048_max_utilization" ? "max_utilization" : "guaranteed_no_evict"));
+    CHECK(j["serving"]["engine"]["scheduler"] == x["best"]["scheduler"]);
 }

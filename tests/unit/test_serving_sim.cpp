@@ -33,6 +33,7 @@ TEST_CASE("one request: a prefill iteration gives its first token, then one toke
     CHECK(r.e2e.mean == Approx(1.1e-3 + 4 * 1.001e-3));
     CHECK(r.tpot.mean == Approx(1.001e-3));
     CHECK(r.energy_j == Approx(5e-3));
+    CHECK(r.kv_limited_iterations == 0);  // an unlimited KV cache never holds a request back
     CHECK(r.achieved_requests_per_s == Approx(1.0 / r.e2e.mean));
     CHECK(r.output_tokens_per_s == Approx(5.0 / r.e2e.mean));
 }
@@ -85,6 +86,7 @@ TEST_CASE("a KV cache for one request: the second waits for the first to finish,
     CHECK(r.e2e.mean == Approx((0.5 + 1.0) / 2));   // 50 iterations each, one after the other
     CHECK(r.ttft.mean == Approx((0.010 + 0.510) / 2));
     CHECK(r.peak_kv_tokens <= 160);
+    CHECK(r.kv_limited_iterations == 50);  // the second waits at the start of each of the first's 50 iterations
     CHECK_THROWS_AS(simulate_serving({{0.0, 200, 50}}, cfg, flat), UserError);  // one request does not fit
     // 40 + 100 tokens each: reserving, one at a time (9 blocks each); without, both start on 3
     // blocks and grow until the newest is preempted and recomputed
