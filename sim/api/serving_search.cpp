@@ -22,8 +22,8 @@ using nlohmann::json;
 
 namespace {
 
-/// How many of the best plans after the batch limits are also served with other token budgets
-/// and chunked prefill switched.
+/// How many of the best plans after the batch limits are also served with other token budgets,
+/// chunked prefill switched and the other scheduler.
 constexpr size_t kSettingsLeaders = 2;
 /// The settings tried beside each: the token budget halved and doubled, chunked prefill and the
 /// scheduler switched.
@@ -52,8 +52,8 @@ bool serves_better(const ServingPlan& a, const ServingPlan& b, bool slo) {
     return a.e2e_p99_s < b.e2e_p99_s;
 }
 
-/// A plan's name (its folder under DIR/search): tp<t>_dp<d>_b<max_batch>, then _t<max_num_tokens>
-/// and _chunked or _whole where it departs from the engine's own.
+/// A plan's name (its folder under DIR/search): tp<t>_dp<d>_b<max_batch>, then _t<max_num_tokens>,
+/// _chunked or _whole, and _<scheduler> where it departs from the engine's own.
 std::string plan_id(const ServingPlan& p) {
     std::string id = fmt::format("tp{}_dp{}_b{}", p.plan.spec.tp, p.plan.spec.dp, p.max_batch);
     if (!p.own_tokens) id += fmt::format("_t{}", p.setting.max_num_tokens);
