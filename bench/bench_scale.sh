@@ -4,7 +4,8 @@
 #   - Llama-2-7B 512 + 128 tokens (workloads/llm_presets.toml#llama2_7b: prefill and four decode
 #     steps, each a child run) on tpu_128x128_ws, kpu t256, kpu t768, the A100 and host.toml: <= 10 s
 #   - a Llama-2-70B-shaped prefill of 4,096 tokens on kpu t768: <= 30 s
-#   - BERT-Large at batch 128 (bench/scale_workloads.toml#bert_large) on each machine kind: <= 2 s
+#   - BERT-Large at batch 128 (bench/scale_workloads.toml#bert_large) on each machine kind: <= 2 s,
+#     the CPU <= 3 s (issue 43's goals)
 #   - ResNet-50 at batch 1 on each machine kind: <= 1 s
 #   - SCALE-Sim's ResNet-18 topology, 128x128 output stationary, ideal DRAM: <= 0.13 s of CPU
 #     (SCALE-Sim v2 took 64.7 s here, ../shared/reference/README.md: 500x less)
@@ -55,7 +56,8 @@ for g in "${groups[@]}"; do
           --arch "$here/configs/kpu/t768.toml" ;;
     bert)
       for c in "${kinds[@]}"; do
-        row "bert_large batch 128 on $c" 2 wall run "$here/bench/scale_workloads.toml#bert_large" --batch 128 --arch "$here/configs/$c.toml"
+        goal=2; [[ $c == cpu/* ]] && goal=3
+        row "bert_large batch 128 on $c" "$goal" wall run "$here/bench/scale_workloads.toml#bert_large" --batch 128 --arch "$here/configs/$c.toml"
       done ;;
     resnet)
       for c in "${kinds[@]}"; do
