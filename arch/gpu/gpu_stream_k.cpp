@@ -1,6 +1,5 @@
 // The GPU's stream-K wave (GpuMachine::stream_k_wave): one wave of CTAs sharing the main-loop
 // iterations of a GEMM's last tiles, with the partial-sum fixup (the plan: cta_mapper.h).
-#include <map>
 #include <unordered_set>
 
 #include "arch/gpu/gpu_machine_impl.h"
@@ -88,49 +87,51 @@ void GpuMachine::stream_k_wave(const GemmView& g, size_t gi, int64_t rep, const 
     }
     // Main loops: a CTA's segments back to back, each as long as its MMAs or the multistage
     // pipeline's latency floor (as a data-parallel CTA's), and never before its operands land.
-    std::vector<double> cta_at(static_cast<size_t>(plan.sk_ctas), start + l2_latency_ps), cta_mma(static_cast<size_t>(plan.sk_ctas), 0.0);
-    std::vector<double> cta_begin(static_cast<size_t>(plan.sk_ctas), start);  // where its next segment's span starts
-    for (Seg& seg : segs) {
+    // A CTA's first segment's span starts with the wave, its main loop after the first stage's
+    // L2 latency; a later one's where the CTA's previous segment ended (segments come CTA by CTA).
+    std::vector<double> cta_mma(static_cast<size_t>(plan.sk_ctas), 0.0);
+    for (size_t i = 0; i < segs.size(); ++i) {
+        Seg& seg = segs[i];
+        const bool after = i > 0 && segs[i - 1].s.cta == seg.s.cta;
         const double n_iters = static_cast<double>(seg.s.iter_end - seg.s.iter_begin);
         const double stage_latency = l2_latency_ps + (seg.missed ? dram_latency_ps : 0.0);
         seg.mma_ps = n_iters * iter_ps;
-        double& at = cta_at[static_cast<size_t>(seg.s.cta)];
-        seg.end = std::max(at + std::max(seg.mma_ps, n_iters * stage_latency / in_flight), seg.loaded);
-        at = seg.end;
-        seg.begin = cta_begin[static_cast<size_t>(seg.s.cta)];
-        cta_begin[static_cast<size_t>(seg.s.cta)] = seg.end;
+        seg.begin = after ? segs[i - 1].end : start;
+        seg.end = std::max((after ? seg.begin : start + l2_latency_ps) + std::max(seg.mma_ps, n_iters * stage_latency / in_flight), seg.loaded);
         cta_mma[static_cast<size_t>(seg.s.cta)] += seg.mma_ps;
     }
     const double cta_ps_max = *std::max_element(cta_mma.begin(), cta_mma.end());
     // Fixup, every transaction in time order: a peer stores its partial when its segment ends;
     // the owner, at its segment's end and once every peer's partial is stored, reads them in
     // turn and stores C.
-    std::map<int64_t, std::vector<size_t>> peers;  // tile -> its peer segments
-    std::map<int64_t, size_t> owner;               // tile -> its owner segment
+    // per stream-K tile (0 .. sk_tiles - 1): its peer segments, its owner segment, how many
+    // peers have not stored yet, when the last stored, when its owner's main loop ended while it
+    // waits for them (-1: not waiting)
+    const size_t n_tiles = static_cast<size_t>(plan.sk_tiles);
+    std::vector<std::vector<size_t>> peers(n_tiles);
+    std::vector<size_t> owner(n_tiles), waiting(n_tiles, 0);
+    std::vector<double> stored(n_tiles, 0.0), owner_ready(n_tiles, -1.0);
     for (size_t i = 0; i < segs.size(); ++i) {
-        if (segs[i].s.iter_begin > 0) peers[segs[i].s.tile].push_back(i);
-        else owner[segs[i].s.tile] = i;
+        const size_t t = static_cast<size_t>(segs[i].s.tile);
+        if (segs[i].s.iter_begin > 0) peers[t].push_back(i), ++waiting[t];
+        else owner[t] = i;
     }
-    std::map<int64_t, int64_t> waiting;  // tile -> peers not yet stored
-    std::map<int64_t, double> stored;    // tile -> when its last peer's partial was stored
-    for (const auto& [t, ps] : peers) waiting[t] = static_cast<int64_t>(ps.size());
     // Each step is taken at its time, in time order (the L2 and the ports serve requests in the
     // order they come): a segment's end; the owner's read of its k-th peer's partial; its C store.
     enum Step { End, Read, Store };
     using Item = std::tuple<double, size_t, int, size_t>;  // when, which segment, which step, which peer
     std::priority_queue<Item, std::vector<Item>, std::greater<>> steps;
     for (size_t i = 0; i < segs.size(); ++i) steps.emplace(segs[i].end, i, End, 0);
-    std::map<int64_t, double> owner_ready;  // tile -> when its owner's main loop ended, while it waits for peers
     double wave_end = start, stores_done = start;
     bool first = true;
-    auto partial_key = [](int64_t tile, int64_t cta) { return TileId{-1, mix_key(mix_key(7, static_cast<uint64_t>(tile)), static_cast<uint64_t>(cta))}; };
+    auto partial_key = [](size_t tile, int64_t cta) { return TileId{-1, mix_key(mix_key(7, tile), static_cast<uint64_t>(cta))}; };
     // the owner of tile t, every peer's partial stored by `ready`, goes on to read them (or store C)
-    auto fixup = [&](int64_t t, double ready) { steps.emplace(ready, owner[t], peers[t].empty() ? Store : Read, 0); };
+    auto fixup = [&](size_t t, double ready) { steps.emplace(ready, owner[t], peers[t].empty() ? Store : Read, 0); };
     while (!steps.empty()) {
         const auto [at, i, step, k] = steps.top();
         steps.pop();
         const Seg& seg = segs[i];
-        const int64_t t = seg.s.tile;
+        const size_t t = static_cast<size_t>(seg.s.tile);
         SmPort& sm = *m_sms[static_cast<size_t>(seg.s.cta % m_cfg.sms)];
         wave_end = std::max(wave_end, at);
         if (step == Read) {
@@ -147,7 +148,7 @@ void GpuMachine::stream_k_wave(const GemmView& g, size_t gi, int64_t rep, const 
                 const double done_ps = sm.workspace(partial_key(t, seg.s.cta), seg.m * seg.n * 4, true, at - sim_now_ps());
                 stores_done = std::max(stores_done, done_ps);
                 stored[t] = std::max(stored[t], done_ps);
-                if (--waiting[t] == 0 && owner_ready.count(t)) fixup(t, std::max(owner_ready[t], stored[t]));
+                if (--waiting[t] == 0 && owner_ready[t] >= 0) fixup(t, std::max(owner_ready[t], stored[t]));
             } else if (waiting[t] == 0) {
                 fixup(t, std::max(at, stored[t]));
             } else {
