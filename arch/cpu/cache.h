@@ -45,6 +45,22 @@ public:
     /// fingerprint of an empty way): a lookup compares tags only in the ways whose fingerprint is
     /// the line's. Public for tests.
     static uint16_t fingerprint(uint64_t line) { return static_cast<uint16_t>((line * 0x9E3779B97F4A7C15ull) >> 48) | 1; }
+    /// A hint, no effect on the contents: starts loading the simulator's own memory that an
+    /// access() to `line` will read (its set's fingerprints, ranks and ways), so a run of accesses
+    /// to scattered sets (the L3's batches) overlaps their host cache misses instead of waiting for
+    /// each in turn.
+    void prefetch(uint64_t line) const {
+        const size_t slot = set_slot(set_of(line));
+        __builtin_prefetch(&m_lanes[slot * m_groups]);
+        const char* way = reinterpret_cast<const char*>(&m_way[slot * static_cast<size_t>(m_ways)]);
+        const size_t bytes = static_cast<size_t>(m_ways) * sizeof(Way);
+        for (size_t b = 0; b < bytes; b += 64) {
+            __builtin_prefetch(way + b);
+            // GCC 12 deletes a loop whose body is only prefetches (it sees no side effect); an
+            // empty volatile asm that takes the address keeps it, and constrains nothing else
+            asm volatile("" : : "r"(way + b));
+        }
+    }
     /// True if `line` is resident (does not change LRU order).
     bool contains(uint64_t line) const;
     /// Drops every line (dirty data is discarded).
