@@ -8,6 +8,20 @@ CpuCore::CpuCore(sc_core::sc_module_name name, int64_t index, const CpuConfig& c
     : sc_core::sc_module(name), socket("socket"), m_index(index), m_line_bytes(cfg.line_bytes),
       m_l1(cfg.l1.bytes(), cfg.l1.ways, cfg.line_bytes), m_l2(cfg.l2.bytes(), cfg.l2.ways, cfg.line_bytes) {
     m_batch.core = index;
+    if (m_line_bytes > 0 && (m_line_bytes & (m_line_bytes - 1)) == 0) m_line_shift = __builtin_ctzll(static_cast<uint64_t>(m_line_bytes));
+}
+
+void CpuCore::touch_sampled(uint64_t first, uint64_t last, bool write, Fill fill) {
+    (write ? m_counts.l1_writes : m_counts.l1_reads) += last - first + 1;
+    const uint64_t mod = static_cast<uint64_t>(m_sample.modulus);
+    if (m_sample_mask != 0) {  // a power-of-two modulus (every bundled config's): no divisions
+        for (const int64_t r : m_sample.residues)
+            for (uint64_t l = first + ((static_cast<uint64_t>(r) - first) & m_sample_mask); l <= last; l += mod) access_line(l, write, fill);
+        return;
+    }
+    const uint64_t at = first % mod;
+    for (const int64_t r : m_sample.residues)
+        for (uint64_t l = first + (static_cast<uint64_t>(r) + mod - at) % mod; l <= last; l += mod) access_line(l, write, fill);
 }
 
 double CpuCore::flush(double issue_ps, L3Outcome& out) {

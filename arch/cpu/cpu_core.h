@@ -64,15 +64,14 @@ public:
     void touch(uint64_t addr, uint64_t bytes, bool write, Fill fill = Fill::Fetch) {
         if (bytes == 0) return;
         const uint64_t lb = static_cast<uint64_t>(m_line_bytes);
-        const uint64_t first = addr / lb, last = (addr + bytes - 1) / lb;
+        // the line numbers: a shift where lines are a power of two bytes (every bundled config)
+        const uint64_t first = m_line_shift >= 0 ? addr >> m_line_shift : addr / lb;
+        const uint64_t last = m_line_shift >= 0 ? (addr + bytes - 1) >> m_line_shift : (addr + bytes - 1) / lb;
         if (m_sample_w == 1) {
             for (uint64_t l = first; l <= last; ++l) touch_line(l, write, fill);
             return;
         }
-        (write ? m_counts.l1_writes : m_counts.l1_reads) += last - first + 1;
-        const uint64_t mod = static_cast<uint64_t>(m_sample.modulus), at = first % mod;
-        for (const int64_t r : m_sample.residues)
-            for (uint64_t l = first + (static_cast<uint64_t>(r) + mod - at) % mod; l <= last; l += mod) access_line(l, write, fill);
+        touch_sampled(first, last, write, fill);
     }
     /// Touches `rows` rows of `row_bytes` bytes, `stride` bytes apart, from `addr`.
     void touch_rows(uint64_t addr, int64_t rows, uint64_t row_bytes, uint64_t stride, bool write) {
@@ -114,6 +113,8 @@ public:
     void set_sampling(const SetSample& sample) {
         m_sample = sample;
         m_sample_w = sample.weight();
+        const uint64_t mod = static_cast<uint64_t>(sample.modulus);
+        m_sample_mask = (mod & (mod - 1)) == 0 ? mod - 1 : 0;
         m_batch.weight = m_sample_w;
     }
     /// Lines each simulated line stands for (1 without sampling).
@@ -135,6 +136,9 @@ public:
     int64_t line_bytes() const { return m_line_bytes; }
 
 private:
+    /// touch() under set sampling: lines [first, last] counted as L1 accesses, the sampled ones
+    /// among them simulated (out of line, so that the unsampled loop stays small and inlined).
+    void touch_sampled(uint64_t first, uint64_t last, bool write, Fill fill);
     /// One access's way through the L1 and L2, its misses and write-backs counted x m_sample_w;
     /// an L2 miss goes to the L3 as `fill` says.
     void access_line(uint64_t line, bool write, Fill fill = Fill::Fetch) {
@@ -153,11 +157,13 @@ private:
     }
 
     int64_t m_index, m_line_bytes;
+    int m_line_shift = -1;  ///< log2(m_line_bytes) where it is a power of two, else -1
     Cache m_l1, m_l2;
     LineBatch m_batch;
     CoreCounts m_counts;
     SetSample m_sample;
     uint64_t m_sample_w = 1;
+    uint64_t m_sample_mask = 0;  ///< modulus - 1 where the sampling modulus is a power of two (> 1), else 0
 };
 
 }  // namespace archsim

@@ -141,3 +141,31 @@ TEST_CASE("the set-sampling ratio is the largest divisor of the configured one t
     p.apply_override("sampling.sets_per_sample=1");
     CHECK(make_cpu_config(p).sample_ratio() == 1);
 }
+
+TEST_CASE("a sampled core simulates exactly the lines of its sampled residues in any period", "[unit][cpu][sampling]") {
+    // the defaults' period of 64 lines (a power of two: found by a mask) and one of 48 (24 KiB
+    // 8-way L1, 768 KiB L2, 24 MiB L3: 48, 768 and 24576 sets, found by division)
+    for (const std::vector<std::string>& overrides :
+         {std::vector<std::string>{}, std::vector<std::string>{"l1d.kib=24", "l1d.ways=8", "l2.kib=768", "l3.kib=24576"}}) {
+        ParamSet p(cpu_params().schema());
+        for (const std::string& o : overrides) p.apply_override(o);
+        const CpuConfig cfg = make_cpu_config(p);
+        const int64_t period = overrides.empty() ? 64 : 48;
+        REQUIRE(cfg.sample_modulus() == period);
+        const SetSample sample = SetSample::spread(16, period);
+        const std::vector<uint8_t> sampled = sample.residue_mask();
+        CpuCore core("core", 0, cfg);
+        core.set_sampling(sample);
+        const uint64_t first = 1000003, lines = 200;  // an odd start, several periods
+        core.touch(first * 64 + 17, lines * 64 - 30, false);
+        INFO("period " << period);
+        CHECK(core.counts().l1_reads == lines);  // every line counted, sampled or not
+        int64_t simulated = 0;
+        for (uint64_t l = first; l < first + lines; ++l) {
+            const bool in_sample = sampled[static_cast<size_t>(l % static_cast<uint64_t>(period))] != 0;
+            CHECK(core.l1().contains(l) == in_sample);
+            simulated += in_sample;
+        }
+        CHECK(simulated > 0);
+    }
+}
