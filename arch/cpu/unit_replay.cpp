@@ -196,11 +196,22 @@ bool UnitReplay::block(int64_t ci) {
     const int64_t by = v - src.index;
     CpuCore& core = *c.core;
     core.add_counts(b.counts);
+    // move(line, by) for every recorded line, each range's shift in lines computed once
+    m_shift_lines.clear();
+    for (const Lines& r : m_ranges) m_shift_lines.push_back(by * static_cast<int64_t>(r.step_bytes) / static_cast<int64_t>(m_line));
     auto queue = [&](const std::vector<uint64_t>& from, std::vector<uint64_t>& to) {
+        to.reserve(to.size() + from.size());
         for (const uint64_t line : from) {
-            const uint64_t moved = move(line, by);
-            if (moved == Cache::kUnmapped) throw std::logic_error("unit replay: a recorded line moved out of its range");
-            to.push_back(moved);
+            const int r = range_of(line);
+            if (r < 0) {  // a fixed line stays
+                to.push_back(line);
+                continue;
+            }
+            const Lines& range = m_ranges[static_cast<size_t>(r)];
+            const int64_t moved = static_cast<int64_t>(line) + m_shift_lines[static_cast<size_t>(r)];
+            if (moved < static_cast<int64_t>(range.lo) || moved >= static_cast<int64_t>(range.hi))
+                throw std::logic_error("unit replay: a recorded line moved out of its range");
+            to.push_back(static_cast<uint64_t>(moved));
         }
     };
     queue(b.reads, core.queued_reads());

@@ -139,6 +139,7 @@ private:
     SetSample m_sample;
     std::vector<uint8_t> m_sampled_residue;  ///< per residue modulo m_sample.modulus
     uint64_t m_units_replayed = 0;
+    std::vector<int64_t> m_shift_lines;  ///< block()'s scratch: each range's move, lines
 };
 
 }  // namespace archsim
