@@ -117,8 +117,9 @@ struct DeviceTask {
 };
 
 /// Where a training step's device run of chunk `kind` of `plan` goes under `dev_dir`: a folder
-/// named by what the run depends on ("train_tp8_ep1_mb1_selective_l4_first"), so the plans of a
-/// search, and runs of the same job, that give a device the same work share it.
+/// named by what the run depends on ("train_tp8_ep1_mb1_selective_l4_first"; "..._selective_sp_l4_first"
+/// under sequence parallelism), so the plans of a search, and runs of the same job, that give a
+/// device the same work share it.
 std::string train_run_dir(const std::string& dev_dir, const ParallelPlan& plan, size_t kind);
 
 /// The arguments a child `archsim run` of this job (a schedule phase, a searched plan) repeats

@@ -23,16 +23,16 @@ struct Efficiency {
     /// (a full recomputation: the chunk's layers' forward; selective: chunk_macs').
     double forward = 1, backward = 1, recompute = 1;
     double optimizer_ps_per_param = 0, optimizer_bytes_per_param = 0;
-    /// One microbatch's activations a layer keeps once its forward ends, tensor parallelism's
-    /// replicated part whole (stage_memory splits it under sequence parallelism); -1: estimate it.
+    /// One microbatch's activations a layer keeps once its forward ends, as the device runs of
+    /// its sequence-parallel setting measure them; -1: estimate it.
     double after_forward_per_layer = -1;
     double backward_extra = -1;  ///< what a chunk's backward adds to that (recomputed values); -1: estimate it
     double workspace = 0;        ///< a chunk's workspace, bytes
 };
 
-/// The device runs of one tensor-parallel size, expert split, microbatch and recomputation
-/// measure the same per layer, whatever their chunks' sizes.
-using RunKey = std::tuple<int64_t, int64_t, int64_t, std::string>;
+/// The device runs of one tensor-parallel size, expert split, microbatch, recomputation and
+/// sequence parallelism (at tp > 1) measure the same per layer, whatever their chunks' sizes.
+using RunKey = std::tuple<int64_t, int64_t, int64_t, std::string, bool>;
 RunKey run_key(const ParallelismSpec& s);
 
 /// The chunk runs `plan` would have at `eff` (one per plan.kinds entry): times from chunk_macs

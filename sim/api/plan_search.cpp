@@ -183,9 +183,10 @@ std::vector<ChunkRun> PlanSearch::real_runs(const Candidate& c) const {
 }
 
 void PlanSearch::estimate(Candidate& c) {
-    // its roofline at the efficiency measured for its tp, ep, microbatch and recomputation (else
-    // for the same without the recomputation, else the reference's), its memory with what was
-    // measured there (else Korthikanti et al.'s counts, the workspace scaled by tokens per rank)
+    // its roofline at the efficiency measured for its tp, ep, microbatch, recomputation and
+    // sequence parallelism (else for the same tp, ep and microbatch, else the reference's), its
+    // memory with what was measured there (else Korthikanti et al.'s counts, the workspace
+    // scaled by tokens per rank)
     const ParallelismSpec& p = c.plan.spec;
     const ParallelismSpec& r = m_cands[m_ref].plan.spec;
     Efficiency e = m_ref_eff;
@@ -353,7 +354,7 @@ json PlanSearch::report(const std::vector<size_t>& done, const std::string& stop
     else yours["status"] = "out: " + ref.out_reason;
     out["search"] = {
         {"method", "best first over enumerate_plans (workloads/parallel/plan_space.h): plans ordered by an estimate of their step (their MACs at "
-                   "the device efficiency and memory per layer device runs of their tp, microbatch and recomputation measured), device runs "
+                   "the device efficiency and memory per layer device runs of their tp, microbatch, recomputation and sequence parallelism measured), device runs "
                    "shared by plans that give a device the same work, a plan simulated while its lower bound with its own device runs "
                    "(sim/cluster/job_bound.h) is below the best step"},
         {"devices", m_devices},

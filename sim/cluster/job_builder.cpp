@@ -211,12 +211,16 @@ JobModel build_job(const ParallelPlan& plan, const ClusterConfig& cl, const std:
     return j;
 }
 
-double stand_in_loss_bytes(const ParallelPlan& plan, const ChunkShape& chunk) { return chunk.head ? 0.0 : 2.0 * plan.activation_bytes; }
+double stand_in_loss_bytes(const ParallelPlan& plan, const ChunkShape& chunk) {
+    const bool sp = plan.spec.sequence_parallel && plan.spec.tp > 1;  // the chunk's output is then the rank's 1/tp of the tokens
+    return chunk.head ? 0.0 : 2.0 * plan.activation_bytes / (sp ? double(plan.spec.tp) : 1.0);
+}
 
 std::vector<StageMemory> stage_memory(const ParallelPlan& plan, const std::vector<ChunkRun>& runs) {
     const ParallelismSpec& s = plan.spec;
     const double dp = double(s.dp);
-    // sequence parallelism splits what tensor parallelism leaves whole (the device runs keep it whole)
+    // under sequence parallelism a layer's checkpointed input is the rank's 1/tp shard (the device
+    // runs' saved activations are already their sequence-parallel chunk's)
     const double sp_keep = s.sequence_parallel && s.tp > 1 ? 1.0 / double(s.tp) : 1.0;
     const std::vector<int64_t> live = in_flight_microbatches(plan);
     std::vector<StageMemory> out;
@@ -232,12 +236,11 @@ std::vector<StageMemory> stage_memory(const ParallelPlan& plan, const std::vecto
             m.optimizer_state += r.optimizer_state_bytes / (s.zero_stage >= 1 ? dp : 1.0);
             work = std::max(work, r.workspace_bytes);
             const double stand_in = stand_in_loss_bytes(plan, plan.kinds[k]);
-            const double replicated = (1.0 - sp_keep) * replicated_activation_bytes(plan, layers);
-            in_backward = std::max(in_backward, std::max(0.0, r.saved_activations_bytes - stand_in - replicated));
+            in_backward = std::max(in_backward, std::max(0.0, r.saved_activations_bytes - stand_in));
             // a microbatch waiting for its backward keeps, under full recomputation, only each
             // layer's input (Megatron's checkpoints); otherwise what its forward saved
             waiting = std::max(waiting, s.recompute == "full" ? double(layers) * plan.activation_bytes * sp_keep
-                                                              : std::max(0.0, r.saved_after_forward_bytes - stand_in - replicated));
+                                                              : std::max(0.0, r.saved_after_forward_bytes - stand_in));
         }
         m.activations = in_backward + double(std::max<int64_t>(0, live[size_t(st)] - 1)) * waiting;
         m.workspace = work;

@@ -111,7 +111,8 @@ struct StageMemory {
 /// before the last runs with an MSE loss on its output standing in for the next stage (its
 /// backward needs a gradient to start from), and the pipeline holds neither that loss's target
 /// nor the output it reads (Megatron-LM frees a sent output's storage: deallocate_output_tensor):
-/// two activations of plan.activation_bytes; none for the last chunk.
+/// two activations of plan.activation_bytes (1/tp of them under sequence parallelism, whose
+/// chunk output is the rank's share of the tokens); none for the last chunk.
 double stand_in_loss_bytes(const ParallelPlan& plan, const ChunkShape& chunk);
 
 /// Peak memory of each stage's device: its chunks' weights, gradients and optimizer state (ZeRO
@@ -119,9 +120,10 @@ double stand_in_loss_bytes(const ParallelPlan& plan, const ChunkShape& chunk);
 /// microbatch in its backward pass (the device run's saved activations) and those every other
 /// microbatch the schedule keeps in flight holds (forwards run without their backward yet:
 /// under full recomputation each layer's input, else what its forward saved), and the largest
-/// workspace. Under sequence parallelism the activations tensor parallelism leaves whole on
-/// every rank (replicated_activation_bytes, workloads/parallel/plan_space.h) count 1/tp: the
-/// device runs keep them whole; stand_in_loss_bytes are not counted.
+/// workspace. Under sequence parallelism the device runs are of sequence-parallel chunks
+/// (LlmShard::sequence_parallel), so what tensor parallelism leaves whole on every rank already
+/// counts 1/tp in them, as does the layer input a full recomputation keeps; stand_in_loss_bytes
+/// are not counted.
 std::vector<StageMemory> stage_memory(const ParallelPlan& plan, const std::vector<ChunkRun>& runs);
 
 }  // namespace archsim

@@ -491,8 +491,29 @@ TEST_CASE("run --parallel sets a field of the job's plan and a bad one is one li
     CHECK(j["parallelism"]["pp"] == 1);
     CHECK(j["parallelism"]["sequence_parallel"] == true);
     CHECK(j["parallelism"]["recompute"] == "selective");
-    // the device runs take the job's --mapper (auto, the default, is not written: earlier runs stay valid)
-    CHECK(slurp(out + "/devices/train_tp4_ep1_mb2_selective_l4_whole/signature.txt").find("--mapper") == std::string::npos);
+    // the device runs take the job's --mapper (auto, the default, is not written: earlier runs stay
+    // valid) and its sequence parallelism: the chunk's norms, dropouts and residual sums on 1/tp
+    // of the tokens, so a norm is shorter and the chunk keeps less for its backward than without
+    // it (its forward as a whole need not be: the tiny model's kernels are launch-bound, and the
+    // embedding's dropout no longer fuses with its position add across the scatter)
+    const std::string sp_sig = slurp(out + "/devices/train_tp4_ep1_mb2_selective_sp_l4_whole/signature.txt");
+    REQUIRE_FALSE(sp_sig.empty());
+    CHECK(sp_sig.find("--mapper") == std::string::npos);
+    CHECK(sp_sig.find("shard.sequence_parallel=true") != std::string::npos);
+    const CliResult no_sp = run_archsim("run " + job_yaml() + "#tiny --target " + kTarget + " --out " + out +
+                                        " --parallel tp=4 --parallel pp=1 --parallel sequence_parallel=false --parallel recompute=selective");
+    REQUIRE(no_sp.exit_code == 0);
+    const json with = json::parse(slurp(out + "/devices/train_tp4_ep1_mb2_selective_sp_l4_whole/metrics.json"));
+    const json without = json::parse(slurp(out + "/devices/train_tp4_ep1_mb2_selective_l4_whole/metrics.json"));
+    auto saved = [](const json& m) { return m["training"]["memory"]["largest"]["saved_activations_bytes"].get<double>(); };
+    CHECK(saved(with) < saved(without));
+    auto norm_s = [](const json& m) {
+        for (const json& op : m["ops"])
+            if (op["name"] == "/model/layers.1/LayerNormalization") return op["latency_s"].get<double>();
+        return 0.0;
+    };
+    CHECK(norm_s(with) > 0);
+    CHECK(norm_s(with) < norm_s(without));
     const CliResult fixed = run_archsim("run " + job_yaml() + "#tiny --target " + kTarget + " --out " + out + " --parallel tp=4 --parallel pp=1 --mapper fixed");
     REQUIRE(fixed.exit_code == 0);
     CHECK(slurp(out + "/devices/train_tp4_ep1_mb2_full_l4_whole/signature.txt").find("--mapper\nfixed") != std::string::npos);

@@ -250,3 +250,50 @@ TEST_CASE("dropout in training mode is a kernel whose mask the backward reads", 
         }
     CHECK(grads == 4);
 }
+
+TEST_CASE("sequence parallelism keeps 1/tp of what tensor parallelism leaves whole, as Korthikanti et al. count it", "[import][training]") {
+    const int64_t B = 2, s = 128, l = 4, h = 128, a = 4, V = 512, t = 4;
+    const std::string file = test::write_temp(
+        "archsim_train_gpt_sp.toml", "[g]\nfamily = \"llm\"\nmodel_family = \"gpt\"\nhidden = " + std::to_string(h) + "\nlayers = " +
+                                         std::to_string(l) + "\nheads = " + std::to_string(a) + "\nffn = " + std::to_string(4 * h) +
+                                         "\nvocab = " + std::to_string(V) + "\nmax_positions = " + std::to_string(s) +
+                                         "\ndropout = 0.1\nsequence = { prompt = " + std::to_string(s) + ", generate = 0 }\n");
+    auto graph = [&](bool sp, int64_t layers) {  // layers > 0: a middle chunk of that many layers; 0: the whole model
+        ImportOptions opt;
+        opt.batch = B;
+        opt.workload_sets = {"shard.tp=" + std::to_string(t), std::string("shard.sequence_parallel=") + (sp ? "true" : "false")};
+        if (layers > 0) opt.workload_sets.insert(opt.workload_sets.end(), {"shard.embedding=false", "shard.head=false", "shard.layers=" + std::to_string(layers)});
+        return load_workload(file + "#g@train", opt).graph;
+    };
+    auto saved = [&](const OpGraph& fwd) {
+        const TrainingStep step = make_training_step(fwd, options("none"));
+        return memory_footprint(step.graph, step, 2).saved_after_forward;
+    };
+    // middle chunks (their layers only): the same contractions, and per layer 10 s b h bytes
+    // fewer by (1 - 1/t): the two norms' inputs and outputs (4 s b h elements) and the two
+    // residual dropouts' masks (2 s b h bytes; Korthikanti et al. 2023, Table 2: 10 + 24/t -> 34/t)
+    const int64_t sbh = s * B * h;
+    auto fewer = [&](int64_t layers) {
+        const OpGraph tp_only = graph(false, layers), seq = graph(true, layers);
+        CHECK(seq.total_macs() == tp_only.total_macs());
+        return saved(tp_only) - saved(seq);
+    };
+    CHECK(fewer(l) - fewer(l / 2) == (l - l / 2) * 10 * sbh * (t - 1) / t);
+    // the whole model too: the same MACs, and a norm and its residual stream at s / t tokens
+    const OpGraph whole = graph(true, 0);
+    CHECK(whole.total_macs() == graph(false, 0).total_macs());
+    int64_t gathers = 0, scatters = 0;
+    for (const Operator& op : whole.ops()) {
+        if (op.op_type == "LayerNormalization") CHECK(whole.tensors()[static_cast<size_t>(op.inputs[0])].shape == std::vector<int64_t>{B, s / t, h});
+        gathers += op.op_type == "SequenceGather", scatters += op.op_type == "SequenceScatter";
+    }
+    CHECK(gathers == 2 * l + 1);   // before each layer's QKV and FC1 GEMMs, and the LM head
+    CHECK(scatters == 2 * l + 1);  // after each layer's output projection and FC2, and the embedding
+    // Megatron needs t to divide the tokens
+    ImportOptions odd;
+    odd.workload_sets = {"shard.tp=3", "shard.sequence_parallel=true"};
+    const std::string odd_file = test::write_temp("archsim_train_gpt_sp3.toml", "[g]\nfamily = \"llm\"\nmodel_family = \"gpt\"\nhidden = 96\nlayers = 1\n"
+                                                                                 "heads = 3\nffn = 384\nvocab = 384\nmax_positions = 128\n"
+                                                                                 "sequence = { prompt = 100, generate = 0 }\n");
+    CHECK_THROWS_WITH(load_workload(odd_file + "#g@train", odd), Catch::Contains("shard.sequence_parallel") && Catch::Contains("100 tokens"));
+}

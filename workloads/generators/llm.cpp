@@ -10,6 +10,7 @@
 #include "workloads/generators/generator_args.h"
 #include "workloads/generators/moe.h"
 #include "workloads/generators/onnx_builder.h"
+#include "workloads/graph/op_graph.h"
 
 namespace archsim {
 
@@ -134,6 +135,10 @@ LlmShard read_llm_shard(const GeneratorArgs& a, const LlmShape& s) {
     if (s.kv_heads % sh.tp != 0 && sh.tp % s.kv_heads != 0)
         throw UserError(a.where() + ".shard.tp = " + std::to_string(sh.tp), "neither divides nor is a multiple of kv_heads (" + std::to_string(s.kv_heads) + ")");
     if (sh.layers > s.layers) throw UserError(a.where() + ".shard.layers = " + std::to_string(sh.layers), "more than the model's " + std::to_string(s.layers) + " layers");
+    sh.sequence_parallel = a.boolean_or("shard.sequence_parallel", false);
+    if (sh.sequence_parallel && sh.tp > 1 && s.prompt % sh.tp != 0)
+        throw UserError(a.where() + ".shard.sequence_parallel", "needs shard.tp (" + std::to_string(sh.tp) + ") to divide the prompt's " +
+                                                                    std::to_string(s.prompt) + " tokens");
     return sh;
 }
 
@@ -157,8 +162,38 @@ void build_llm(const GeneratorArgs& a, int64_t batch, onnx::ModelProto& model) {
     const int64_t d = s.hidden, hd = s.hidden / s.heads, heads = s.heads / sh.tp, kvh = std::max<int64_t>(1, s.kv_heads / sh.tp),
                   grp = heads / kvh, ffn = s.ffn / sh.tp, vocab = vocab_shard(s.vocab, sh.tp);
     const int64_t sq = decode ? 1 : s.prompt, t = decode ? kv_len + 1 : s.prompt;
+    // sequence parallelism: the residual stream holds this rank's sq / tp tokens (LlmShard)
+    const bool sp = sh.sequence_parallel && sh.tp > 1 && !decode;
+    const int64_t sq_res = sp ? sq / sh.tp : sq;
     auto& g = gen::start_model(model, decode ? "llm_decode" : train ? "llm_train" : "llm_prefill");
     if (train) model.mutable_opset_import(0)->set_version(17);  // LayerNormalization
+    if (sp) {
+        auto* o = model.add_opset_import();
+        o->set_domain(kArchsimDomain);
+        o->set_version(1);
+    }
+    // the tokens gathered from the tensor-parallel ranks ([B, sq/tp, D] -> [B, sq, D]) or
+    // scattered back to them (the reverse): archsim.SequenceGather / SequenceScatter
+    auto tokens = [&](Emit& e, const char* op, const std::string& x, int64_t to_tokens) {
+        onnx::NodeProto* n = nullptr;
+        const std::string y = e.node(op, {x}, &n);
+        n->set_domain(kArchsimDomain);
+        gen::set_int(*n, "parts", sh.tp);
+        gen::add_value_info(g, y, {batch, to_tokens, d});
+        return y;
+    };
+    auto gathered = [&](Emit& e, const std::string& x) { return sp ? tokens(e, "SequenceGather", x, sq) : x; };
+    auto scattered = [&](Emit& e, const std::string& x) { return sp ? tokens(e, "SequenceScatter", x, sq_res) : x; };
+    // a row-parallel linear: under sequence parallelism its bias after the scatter
+    auto row_linear = [&](Emit& e, const std::string& x, const std::string& w, int64_t in, bool bias) {
+        if (!sp) return e.linear(x, w, in, d, bias);
+        std::string y = scattered(e, e.linear(x, w, in, d, false));
+        if (bias) {
+            gen::add_weight(g, w + ".bias", {d});
+            y = e.node("Add", {y, w + ".bias"});
+        }
+        return y;
+    };
     // the model's norm: GPT's LayerNorm one operator in training (what backward saves: its
     // input), decomposed otherwise; Llama's RMSNorm decomposed
     auto norm = [&](Emit& e, const std::string& x, const std::string& w, int64_t d) {
@@ -167,7 +202,7 @@ void build_llm(const GeneratorArgs& a, int64_t batch, onnx::ModelProto& model) {
     Emit top(g, "/model");
     std::string x = "hidden_in";
     if (!sh.embedding) {  // a later pipeline chunk: the previous chunk's hidden states come in
-        gen::add_input(g, x, {batch, sq, d});
+        gen::add_input(g, x, {batch, sq_res, d});
     } else {
         auto* ids = g.add_input();
         ids->set_name("input_ids");
@@ -184,11 +219,11 @@ void build_llm(const GeneratorArgs& a, int64_t batch, onnx::ModelProto& model) {
         gen::add_weight(g, "model.embed_positions.weight", {s.max_positions, d});
         x = top.node("Add", {x, top.node("Gather", {"model.embed_positions.weight", "position_ids"})});
     }
-    if (sh.embedding) x = top.dropout(x, p_drop);
+    if (sh.embedding) x = top.dropout(scattered(top, x), p_drop);
     for (int64_t l = 0; l < sh.layers; ++l) {
         const std::string w = "model.layers." + std::to_string(l);
         Emit e(g, "/model/layers." + std::to_string(l));
-        const std::string h = norm(e, x, w + ".input_layernorm", d);
+        const std::string h = gathered(e, norm(e, x, w + ".input_layernorm", d));
         const std::string q = e.linear(h, w + ".self_attn.q_proj", d, heads * hd, gpt);
         const std::string k = e.linear(h, w + ".self_attn.k_proj", d, kvh * hd, gpt);
         const std::string v = e.linear(h, w + ".self_attn.v_proj", d, kvh * hd, gpt);
@@ -211,8 +246,8 @@ void build_llm(const GeneratorArgs& a, int64_t batch, onnx::ModelProto& model) {
         gen::set_int(*sm, "axis", -1);
         const std::string ctx = e.reshape(e.transpose(e.reshape(e.node("MatMul", {probs, vv}), {batch, kvh, grp, sq, hd}), {0, 3, 1, 2, 4}),
                                           {batch, sq, heads * hd});
-        x = e.node("Add", {x, e.dropout(e.linear(ctx, w + ".self_attn.o_proj", heads * hd, d, gpt), p_drop)});
-        const std::string h2 = norm(e, x, w + ".post_attention_layernorm", d);
+        x = e.node("Add", {x, e.dropout(row_linear(e, ctx, w + ".self_attn.o_proj", heads * hd, gpt), p_drop)});
+        const std::string h2 = gathered(e, norm(e, x, w + ".post_attention_layernorm", d));
         std::string f;
         if (gpt) {
             const std::string pre = e.linear(h2, w + ".mlp.fc_in", d, ffn, true);
@@ -223,23 +258,23 @@ void build_llm(const GeneratorArgs& a, int64_t batch, onnx::ModelProto& model) {
             } else {
                 act = gen::activation(g, "/model/layers." + std::to_string(l) + "/mlp", "gelu", pre);
             }
-            f = e.linear(act, w + ".mlp.fc_out", ffn, d, true);
+            f = row_linear(e, act, w + ".mlp.fc_out", ffn, true);
         } else if (s.model_family == "llama") {
-            f = swiglu(e, h2, w + ".mlp", d, ffn);
+            f = scattered(e, swiglu(e, h2, w + ".mlp", d, ffn));
         } else {  // moe: the router and the active experts (moe.h)
             const std::string mixed = gen::moe_layer(e, e.reshape(h2, {batch * sq, d}), w + ".block_sparse_moe", batch * sq, d, s.experts / sh.ep, s.top_k,
                                                      [&](gen::Emitter& ex, const std::string& rows, const std::string& ew) {
                                                          return swiglu(ex, rows, ew, d, ffn);
                                                      });
-            f = e.reshape(mixed, {batch, sq, d});
+            f = scattered(e, e.reshape(mixed, {batch, sq, d}));
         }
         x = e.node("Add", {x, e.dropout(f, p_drop)});
     }
     if (!sh.head) {  // a pipeline chunk before the last: its hidden states go on to the next
-        gen::add_output(g, x, {batch, sq, d});
+        gen::add_output(g, x, {batch, sq_res, d});
         return;
     }
-    x = norm(top, x, "model.norm", d);
+    x = gathered(top, norm(top, x, "model.norm", d));
     const int64_t rows = train ? sq : 1;  // the LM head's tokens per sequence: all in training, else the last
     if (!decode && !train) x = top.node("Slice", {x, top.ints({sq - 1}), top.ints({sq}), top.ints({1})});
     std::string logits;

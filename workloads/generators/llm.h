@@ -69,11 +69,20 @@ struct LlmShard {
     /// router scores its own experts only.
     int64_t ep = 1;
     bool embedding = true, head = true;
+    /// Megatron-LM's sequence parallelism (Korthikanti et al., MLSys 2023): with tp > 1, the
+    /// layer's norms, dropouts and residual sums (and the embedding's dropout) run on this rank's
+    /// 1/tp of the tokens, the residual stream (a chunk's input and output included) holds only
+    /// them, and the tokens are gathered before each column-parallel GEMM and scattered after
+    /// each row-parallel one (archsim.SequenceGather / SequenceScatter: views on the device, the
+    /// collectives are the job's); a row-parallel GEMM's bias is added after the scatter, as
+    /// Megatron's fused bias-dropout-add does. No effect at tp 1 or in decode (one token).
+    bool sequence_parallel = false;
 };
 
-/// Reads `shard.tp`, `shard.ep`, `shard.layers`, `shard.embedding` and `shard.head` of an llm
-/// entry of shape `s`. Throws UserError naming the field when tp does not divide heads or ffn
-/// (or fit kv_heads), ep does not divide the experts, or layers exceeds the model's.
+/// Reads `shard.tp`, `shard.ep`, `shard.layers`, `shard.embedding`, `shard.head` and
+/// `shard.sequence_parallel` of an llm entry of shape `s`. Throws UserError naming the field
+/// when tp does not divide heads or ffn (or fit kv_heads), ep does not divide the experts,
+/// layers exceeds the model's, or sequence parallelism at tp > 1 meets a prompt tp does not divide.
 LlmShard read_llm_shard(const GeneratorArgs& args, const LlmShape& s);
 
 /// Builds one phase of the model, chosen by args.phase(): "prefill" (the prompt, all tokens at

@@ -55,6 +55,11 @@ enum class OpClass : uint8_t {
 /// Name of an OpClass ("contraction", "elementwise", ...).
 const char* to_string(OpClass c);
 
+/// archsim's own ONNX operator domain: SequenceGather and SequenceScatter, the points where
+/// sequence parallelism gathers a tensor's tokens from the tensor-parallel ranks or scatters
+/// them back (views on one device; the llm generator writes them, op_handlers_more.cpp prices them).
+inline constexpr const char* kArchsimDomain = "archsim";
+
 /// One operand of a GEMM view: where it is read from and how.
 struct GemmOperand {
     /// Index into OpGraph::tensors(); -1 when the operand is not in memory (an on-chip value such

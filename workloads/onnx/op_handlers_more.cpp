@@ -392,6 +392,29 @@ void add_more_handlers(const std::function<void(const std::string&, const std::s
             k.cls = OpClass::ShapeOnly;
             return k;
         });
+    // archsim's own domain: the points where Megatron-LM's sequence parallelism (Korthikanti et
+    // al., "Reducing Activation Recomputation in Large Transformer Models", MLSys 2023, section
+    // 4.2.2) moves a tensor between its sequence-parallel shard (1/parts of axis 1, the tokens)
+    // and the whole sequence: SequenceGather (the all-gather g before a column-parallel GEMM) and
+    // SequenceScatter (the reduce-scatter g-bar after a row-parallel GEMM). The collective is
+    // the job model's to price (docs/clusters.md); on one device no data moves and no arithmetic
+    // runs, as for a view. Attribute `parts` (the tensor-parallel size, >= 1); the output's
+    // shape must be the input's with axis 1 multiplied (gather) or divided (scatter) by it.
+    for (const char* op : {"SequenceGather", "SequenceScatter"})
+        add(kArchsimDomain, op, [gather = std::string(op) == "SequenceGather"](const NodeContext& c) {
+            const Tensor& x = c.input(0);
+            const Tensor& y = c.output(0);
+            const int64_t parts = c.attr_int("parts", 1);
+            std::vector<int64_t> want = x.shape;
+            if (parts < 1 || want.size() < 2 || (!gather && want[1] % parts != 0))
+                throw UserError(c.where, "needs parts >= 1 and an input of rank >= 2 whose axis 1 it divides, got parts " + std::to_string(parts) +
+                                             " and " + shape_string(x.shape));
+            want[1] = gather ? want[1] * parts : want[1] / parts;
+            if (y.shape != want) throw UserError(c.where, "output " + shape_string(y.shape) + " is not " + shape_string(want));
+            OpCost k;
+            k.cls = OpClass::ShapeOnly;
+            return k;
+        });
     const std::string training = "ai.onnx.preview.training";
     add(training, "Momentum", preview_optimizer(1, 4));
     add(training, "Adam", preview_optimizer(2, 14));

@@ -18,13 +18,15 @@ std::vector<int64_t> divisors(int64_t n) {
 /// KV heads one of `tp` ranks holds (at least one: a rank beyond kv_heads holds a copy).
 int64_t kv_per_rank(const LlmShape& m, int64_t tp) { return std::max<int64_t>(1, m.kv_heads / tp); }
 
-/// Korthikanti et al. 2023, Table 2, per layer and microbatch at two bytes an element, tensor
-/// parallelism only: s b h (10 + 24 / t), and 5 a s^2 b / t for the attention core.
+/// Korthikanti et al. 2023, Table 2, per layer and microbatch at two bytes an element: s b h
+/// (10 + 24 / t) with tensor parallelism, s b h (34 / t) with sequence parallelism too, and
+/// 5 a s^2 b / t for the attention core.
 double korthikanti_bytes(const ParallelPlan& plan, bool attention_core) {
     const LlmShape& m = plan.model;
     const double sbh = double(plan.spec.microbatch) * double(m.prompt) * double(m.hidden), t = double(plan.spec.tp);
     const double core = 5.0 * double(m.heads) * double(m.prompt) / double(m.hidden) / t;
-    return sbh * (10.0 + 24.0 / t + (attention_core ? core : 0.0)) * double(m.activation_elem_bytes()) / 2.0;
+    const double replicated = plan.spec.sequence_parallel ? 10.0 / t : 10.0;
+    return sbh * (replicated + 24.0 / t + (attention_core ? core : 0.0)) * double(m.activation_elem_bytes()) / 2.0;
 }
 
 /// The most memory any device of the plan holds with `activation_bytes_per_layer` kept per layer
@@ -71,7 +73,7 @@ std::vector<ParallelismSpec> enumerate_plans(const LlmShape& m, const Parallelis
                     if (v > 1 && (pp < 2 || micro % pp != 0)) continue;
                     for (int64_t ep : eps)
                         for (const char* rc : {"none", "selective", "full"})
-                            for (int sp = 0; sp <= (tp > 1 ? 1 : 0); ++sp)
+                            for (int sp = 0; sp <= (tp > 1 && m.prompt % tp == 0 ? 1 : 0); ++sp)
                                 for (int64_t z = 0; z <= (dp > 1 ? 3 : 0); ++z) {
                                     ParallelismSpec s = base;
                                     s.tp = tp, s.pp = pp, s.dp = dp, s.ep = ep, s.microbatch = mb, s.global_batch = gb, s.virtual_stages = v;
@@ -137,12 +139,6 @@ std::vector<int64_t> in_flight_microbatches(const ParallelPlan& plan) {
         out.push_back(most);
     }
     return out;
-}
-
-double replicated_activation_bytes(const ParallelPlan& plan, int64_t layers) {
-    const double act = plan.activation_bytes, tokens = double(plan.spec.microbatch) * double(plan.model.prompt);
-    const double per_layer = plan.spec.recompute == "full" ? act : 4.0 * act + (plan.model.dropout > 0 ? 2.0 * tokens * double(plan.model.hidden) : 0.0);
-    return double(layers) * per_layer;
 }
 
 double activation_bytes_per_layer_estimate(const ParallelPlan& plan) {

@@ -74,15 +74,6 @@ double activation_bytes_per_layer_estimate(const ParallelPlan& plan);
 /// bytes an element; Korthikanti et al. 2023, Table 2), none without recomputation.
 double backward_extra_bytes_estimate(const ParallelPlan& plan);
 
-/// Of one microbatch's saved activations in `layers` layers, the bytes tensor parallelism leaves
-/// whole on every rank, which sequence parallelism splits over the tp ranks along the sequence
-/// (Korthikanti et al. 2023, section 4.2.2 and Table 2): with full recomputation each layer's
-/// input (Megatron-LM keeps its sequence-parallel shard); otherwise the two norms' inputs and
-/// outputs (4 s b h elements) and, with dropout, the two residual dropouts' masks (2 s b h
-/// bytes). A Llama layer's RMSNorm, which the generator decomposes, keeps more than these
-/// (not counted: the saving is then understated).
-double replicated_activation_bytes(const ParallelPlan& plan, int64_t layers);
-
 /// Per pipeline stage, the most microbatches it holds activations for at once: the schedule's
 /// largest count of forwards (of one chunk each) run without their backward yet.
 std::vector<int64_t> in_flight_microbatches(const ParallelPlan& plan);

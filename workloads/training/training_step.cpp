@@ -85,6 +85,13 @@ public:
                                                                                        : MemoryCategory::Activations);
             m_storage.push_back(static_cast<int32_t>(t));
         }
+        // sequence parallelism's gathered tokens are not kept for the backward: Megatron-LM
+        // saves the rank's shard and gathers it again there (Korthikanti et al. 2023, section
+        // 4.2.2; the gather is the job's to price): the gathered tensor lives in its shard's buffer
+        for (const Operator& op : m_ops)
+            if (op.domain == kArchsimDomain && op.op_type == "SequenceGather" && !op.inputs.empty() && op.inputs[0] >= 0 &&
+                !op.outputs.empty() && op.outputs[0] >= 0)
+                m_storage[static_cast<size_t>(op.outputs[0])] = m_storage[static_cast<size_t>(op.inputs[0])];
         // in training, batch normalization computes its batch's statistics (mean, variance) as
         // layer normalization does, 8 operations per element, instead of applying stored ones (2)
         for (Operator& op : m_ops)
