@@ -140,6 +140,13 @@ JobModel build_job(const ParallelPlan& plan, const ClusterConfig& cl, const std:
     JobModel j = place_job(plan, cl, opt, where);
     const ParallelismSpec& s = plan.spec;
     const bool sp = s.sequence_parallel, tp = s.tp > 1;
+    if (sp && tp) {
+        // a stage sends its sequence-parallel shard, and the scatter/gather has nothing left to
+        // split (Megatron-LM: the p2p tensor shape's sequence is seq_length / tp, and
+        // p2p_communication.py scatters and gathers only "and not args.sequence_parallel")
+        j.p2p_bytes = plan.activation_bytes / double(s.tp);
+        j.scatter_gather = false;
+    }
     const double act = plan.activation_bytes, ce_bytes = double(s.microbatch) * double(plan.model.prompt) * 4.0;
     const double grad_elem = double(plan.model.weight_elem_bytes());
     std::vector<ChunkCost> kinds;
@@ -243,7 +250,10 @@ std::vector<StageMemory> stage_memory(const ParallelPlan& plan, const std::vecto
                                                               : std::max(0.0, r.saved_after_forward_bytes - stand_in));
         }
         m.activations = in_backward + double(std::max<int64_t>(0, live[size_t(st)] - 1)) * waiting;
-        m.workspace = work;
+        // under sequence parallelism the device runs keep a gathered GEMM input as its shard;
+        // Megatron-LM gathers into one buffer of the whole activation, reused by every gather
+        // (its global memory buffer, "mpu"): the rest of that buffer is workspace
+        m.workspace = work + (sp_keep < 1.0 ? (1.0 - sp_keep) * plan.activation_bytes : 0.0);
         out.push_back(m);
     }
     return out;

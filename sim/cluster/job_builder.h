@@ -67,8 +67,10 @@ std::vector<CommOp> tensor_parallel_forward(const ChunkShape& shape, int64_t tp,
 /// one for the LM head's input gradient and three small ones (4 bytes per token) for the
 /// vocabulary-parallel cross-entropy (Shoeybi et al. 2019, section 3; each a reduce-scatter plus
 /// an all-gather under sequence parallelism, Korthikanti et al. 2023), gradients in the weights'
-/// precision, the tied embedding's gradient between the first and last stage; communicators
-/// placed in Megatron-LM's rank order (tensor ranks adjacent, then data, then pipeline).
+/// precision, the tied embedding's gradient between the first and last stage, a stage's
+/// activation sent to the next (under sequence parallelism its 1/tp shard, without the
+/// scatter/gather); communicators placed in Megatron-LM's rank order (tensor ranks adjacent,
+/// then data, then pipeline).
 /// `runs` holds one ChunkRun per plan.kinds entry. Throws UserError naming `where` when the
 /// cluster has too few devices or the tensor group does not fit its nodes.
 JobModel build_job(const ParallelPlan& plan, const ClusterConfig& cluster, const std::vector<ChunkRun>& runs,
@@ -122,8 +124,8 @@ double stand_in_loss_bytes(const ParallelPlan& plan, const ChunkShape& chunk);
 /// under full recomputation each layer's input, else what its forward saved), and the largest
 /// workspace. Under sequence parallelism the device runs are of sequence-parallel chunks
 /// (LlmShard::sequence_parallel), so what tensor parallelism leaves whole on every rank already
-/// counts 1/tp in them, as does the layer input a full recomputation keeps; stand_in_loss_bytes
-/// are not counted.
+/// counts 1/tp in them, as does the layer input a full recomputation keeps, and the gather
+/// buffer's other (tp - 1)/tp of an activation is workspace; stand_in_loss_bytes are not counted.
 std::vector<StageMemory> stage_memory(const ParallelPlan& plan, const std::vector<ChunkRun>& runs);
 
 }  // namespace archsim

@@ -480,6 +480,23 @@ TEST_CASE("track: best searches a training job's parallel plans and runs the bes
     CHECK(o["step_time_s"].get<double>() == x["job_plan"]["step_time_s"].get<double>());
 }
 
+TEST_CASE("under sequence parallelism a pipeline stage sends its 1/tp shard of the activation", "[e2e][cluster]") {
+    // Megatron-LM's p2p tensor shape: seq_length / tp under sequence parallelism (the tiny job:
+    // tp 2, pp 2, microbatch 2 of 128 tokens of 256 fp16 values: 131,072 bytes a send without it)
+    const std::string out = temp_dir("job_sp_send");
+    auto sends = [&](const std::string& sp) {
+        const CliResult r = run_archsim("run " + job_yaml() + "#tiny --target " + kTarget + " --out " + out + " --parallel sequence_parallel=" + sp);
+        INFO(r.err);
+        REQUIRE(r.exit_code == 0);
+        const json j = json::parse(slurp(out + "/last_run.json"));
+        for (const json& c : j["communication"])
+            if (c["scope"] == "pipeline" && c["collective"] == "send_recv") return c["bytes"].get<double>() / c["count"].get<double>();
+        return 0.0;
+    };
+    CHECK(sends("false") == 131072.0);
+    CHECK(sends("true") == 65536.0);
+}
+
 TEST_CASE("run --parallel sets a field of the job's plan and a bad one is one line with exit code 2", "[e2e][cluster][bad_input]") {
     const std::string out = temp_dir("job_parallel");
     const CliResult r = run_archsim("run " + job_yaml() + "#tiny --target " + kTarget + " --out " + out +

@@ -257,13 +257,18 @@ TEST_CASE("sequence parallelism keeps 1/tp of what tensor parallelism leaves who
         "archsim_train_gpt_sp.toml", "[g]\nfamily = \"llm\"\nmodel_family = \"gpt\"\nhidden = " + std::to_string(h) + "\nlayers = " +
                                          std::to_string(l) + "\nheads = " + std::to_string(a) + "\nffn = " + std::to_string(4 * h) +
                                          "\nvocab = " + std::to_string(V) + "\nmax_positions = " + std::to_string(s) +
-                                         "\ndropout = 0.1\nsequence = { prompt = " + std::to_string(s) + ", generate = 0 }\n");
-    auto graph = [&](bool sp, int64_t layers) {  // layers > 0: a middle chunk of that many layers; 0: the whole model
+                                         "\ndropout = 0.1\nsequence = { prompt = " + std::to_string(s) + ", generate = 0 }\n"
+                                         "[llama]\nfamily = \"llm\"\nmodel_family = \"llama\"\nhidden = 128\nlayers = 4\nheads = 4\nffn = 256\n"
+                                         "vocab = 512\nsequence = { prompt = 128, generate = 0 }\n"
+                                         "[moe]\nfamily = \"llm\"\nmodel_family = \"moe\"\nhidden = 128\nlayers = 4\nheads = 4\nffn = 256\n"
+                                         "vocab = 512\nexperts = 4\ntop_k = 2\nsequence = { prompt = 128, generate = 0 }\n");
+    // layers > 0: a middle chunk of that many layers; 0: the whole model
+    auto graph = [&](bool sp, int64_t layers, const std::string& entry = "g") {
         ImportOptions opt;
         opt.batch = B;
         opt.workload_sets = {"shard.tp=" + std::to_string(t), std::string("shard.sequence_parallel=") + (sp ? "true" : "false")};
         if (layers > 0) opt.workload_sets.insert(opt.workload_sets.end(), {"shard.embedding=false", "shard.head=false", "shard.layers=" + std::to_string(layers)});
-        return load_workload(file + "#g@train", opt).graph;
+        return load_workload(file + "#" + entry + "@train", opt).graph;
     };
     auto saved = [&](const OpGraph& fwd) {
         const TrainingStep step = make_training_step(fwd, options("none"));
@@ -273,12 +278,17 @@ TEST_CASE("sequence parallelism keeps 1/tp of what tensor parallelism leaves who
     // fewer by (1 - 1/t): the two norms' inputs and outputs (4 s b h elements) and the two
     // residual dropouts' masks (2 s b h bytes; Korthikanti et al. 2023, Table 2: 10 + 24/t -> 34/t)
     const int64_t sbh = s * B * h;
-    auto fewer = [&](int64_t layers) {
-        const OpGraph tp_only = graph(false, layers), seq = graph(true, layers);
+    auto fewer = [&](int64_t layers, const std::string& entry) {
+        const OpGraph tp_only = graph(false, layers, entry), seq = graph(true, layers, entry);
         CHECK(seq.total_macs() == tp_only.total_macs());
         return saved(tp_only) - saved(seq);
     };
-    CHECK(fewer(l) - fewer(l / 2) == (l - l / 2) * 10 * sbh * (t - 1) / t);
+    CHECK(fewer(l, "g") - fewer(l / 2, "g") == (l - l / 2) * 10 * sbh * (t - 1) / t);
+    // a mixture-of-experts layer differs from a Llama layer only after the gather (its experts
+    // read views of the gathered rows, kept as the shard too): the same saving per layer
+    const int64_t llama = fewer(4, "llama") - fewer(2, "llama"), moe = fewer(4, "moe") - fewer(2, "moe");
+    CHECK(llama > 0);
+    CHECK(moe == llama);
     // the whole model too: the same MACs, and a norm and its residual stream at s / t tokens
     const OpGraph whole = graph(true, 0);
     CHECK(whole.total_macs() == graph(false, 0).total_macs());

@@ -142,7 +142,9 @@ std::vector<int64_t> in_flight_microbatches(const ParallelPlan& plan) {
 }
 
 double activation_bytes_per_layer_estimate(const ParallelPlan& plan) {
-    if (plan.spec.recompute == "full") return plan.activation_bytes;
+    // full recomputation keeps each layer's input: the rank's 1/tp shard under sequence parallelism
+    const bool sp = plan.spec.sequence_parallel && plan.spec.tp > 1;
+    if (plan.spec.recompute == "full") return plan.activation_bytes / (sp ? double(plan.spec.tp) : 1.0);
     return korthikanti_bytes(plan, plan.spec.recompute == "none");
 }
 

@@ -62,10 +62,11 @@ double chunk_parameters(const LlmShape& model, const ParallelismSpec& s, const C
 double memory_lower_bound_bytes(const ParallelPlan& plan);
 
 /// An estimate (not a bound) of the activations one microbatch keeps per layer once its forward
-/// ends, bytes, tensor parallelism's replicated part whole: Korthikanti et al. 2023, Table 2,
-/// s b h (10 + 24 / t + 5 a s / (h t)) at two bytes an element, the last term (the attention
-/// scores, softmax and dropout) only without recomputation; under full recomputation the
-/// layer's input, s b h elements. Scaled to the activations' element size.
+/// ends, bytes: Korthikanti et al. 2023, Table 2, s b h (10 + 24 / t + 5 a s / (h t)) at two
+/// bytes an element (34 / t for the first two terms under sequence parallelism), the last term
+/// (the attention scores, softmax and dropout) only without recomputation; under full
+/// recomputation the layer's input, s b h elements (1/t of them under sequence parallelism).
+/// Scaled to the activations' element size.
 double activation_bytes_per_layer_estimate(const ParallelPlan& plan);
 
 /// An estimate of what a chunk's backward holds beyond its forward's saved activations, bytes:

@@ -87,11 +87,19 @@ public:
         }
         // sequence parallelism's gathered tokens are not kept for the backward: Megatron-LM
         // saves the rank's shard and gathers it again there (Korthikanti et al. 2023, section
-        // 4.2.2; the gather is the job's to price): the gathered tensor lives in its shard's buffer
-        for (const Operator& op : m_ops)
-            if (op.domain == kArchsimDomain && op.op_type == "SequenceGather" && !op.inputs.empty() && op.inputs[0] >= 0 &&
-                !op.outputs.empty() && op.outputs[0] >= 0)
-                m_storage[static_cast<size_t>(op.outputs[0])] = m_storage[static_cast<size_t>(op.inputs[0])];
+        // 4.2.2; the gather is the job's to price): the gathered tensor, and the views of it (a
+        // MoE layer's rows), live in the shard's buffer
+        std::vector<uint8_t> gathered(m_tensors.size(), 0);
+        for (const int32_t i : fwd.topo_order()) {
+            const Operator& op = m_ops[static_cast<size_t>(i)];
+            if (op.inputs.empty() || op.inputs[0] < 0 || op.outputs.empty() || op.outputs[0] < 0) continue;
+            const size_t in = static_cast<size_t>(op.inputs[0]), out = static_cast<size_t>(op.outputs[0]);
+            const bool gather = op.domain == kArchsimDomain && op.op_type == "SequenceGather";
+            if (gather || (gathered[in] && op.cost.cls == OpClass::ShapeOnly && op.domain.empty() && m_tensors[out].elems() == m_tensors[in].elems())) {
+                m_storage[out] = m_storage[in];
+                gathered[out] = 1;
+            }
+        }
         // in training, batch normalization computes its batch's statistics (mean, variance) as
         // layer normalization does, 8 operations per element, instead of applying stored ones (2)
         for (Operator& op : m_ops)
