@@ -38,7 +38,7 @@ void GpuMachine::gemm_kernel(const GemmView& g, size_t gi, int64_t rep) {
     const KernelPlan plan = choose_kernel(g, m_cfg, stream_k());
     const int64_t eb = operand_bytes(m_cfg.precision);
     const int32_t a_tensor = g.a.tensor, b_tensor = g.b.tensor, c_tensor = g.c.tensor;
-    const double a_ratio = a_share(g);
+    const double a_ratio = g.a_unique_ratio();
     const int64_t col_tiles = (g.n + plan.tile.bn - 1) / plan.tile.bn, split = plan.split_k;
     const int64_t per_instance = (g.m + plan.tile.bm - 1) / plan.tile.bm * col_tiles * split;
     const int64_t slots = m_cfg.sms * plan.ctas_per_sm;

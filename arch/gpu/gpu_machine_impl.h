@@ -178,11 +178,6 @@ private:
     /// (m x n x k) and `cycles` of compute (the wave's main loop on its first CTA, else 0),
     /// its operands through shared memory (written once, read once) and the register file.
     void cta_events(size_t sm, double start_ps, double end_ps, int64_t m, int64_t n, int64_t k, uint64_t cycles, uint32_t seq);
-    /// The share of A's elements a GEMM reads (a_unique_elems over m x k; an im2col A repeats
-    /// its input's elements), at most 1.
-    static double a_share(const GemmView& g) {
-        return g.a_unique_elems > 0 ? std::min(1.0, double(g.a_unique_elems) / (double(g.m) * double(g.k))) : 1.0;
-    }
     /// Whether GEMMs search stream-K too (--mapper search; docs/machines/gpu.md).
     bool stream_k() const { return mapper() == Mapper::Search; }
 

@@ -18,7 +18,7 @@ void GpuMachine::stream_k_wave(const GemmView& g, size_t gi, int64_t rep, const 
     const double start = sim_now_ps();
     const int64_t eb = operand_bytes(m_cfg.precision), iters = plan.k_iters, instances = g.batch * g.groups;
     const int64_t per_instance = (g.m + plan.tile.bm - 1) / plan.tile.bm * ((g.n + plan.tile.bn - 1) / plan.tile.bn);
-    const double a_ratio = a_share(g);
+    const double a_ratio = g.a_unique_ratio();
     const double per_sm = static_cast<double>(std::min(plan.ctas_per_sm, (plan.sk_ctas + m_cfg.sms - 1) / m_cfg.sms));
     const double l2_latency_ps = static_cast<double>(m_cfg.l2_latency_cycles) * m_cfg.cycle_ps();
     const double dram_latency_ps = m_cfg.dram.ideal ? 0.0 : m_cfg.dram.latency_ns * 1e3;

@@ -112,7 +112,7 @@ struct PanelTotals {
 };
 PanelTotals panel_totals(const GemmView& g, const KpuConfig& cfg, const FabricPlan& p) {
     const int64_t eb = operand_bytes(cfg.precision);
-    const double ratio = a_unique_ratio(g);
+    const double ratio = g.a_unique_ratio();
     PanelTotals t;
     for (int64_t bi = 0; bi < p.row_blocks; ++bi) {
         FabricBlock blk;
@@ -130,7 +130,7 @@ PanelTotals panel_totals(const GemmView& g, const KpuConfig& cfg, const FabricPl
 int64_t pass_floor_cycles(const GemmView& g, const KpuConfig& cfg, const FabricPlan& p, const Rates& r) {
     FabricBlock smallest;
     smallest.m = g.m - (p.row_blocks - 1) * cfg.pe_rows, smallest.n = g.n - (p.col_blocks - 1) * cfg.pe_cols;
-    const BlockBytes b = block_bytes(g, smallest, operand_bytes(cfg.precision), a_unique_ratio(g));
+    const BlockBytes b = block_bytes(g, smallest, operand_bytes(cfg.precision), g.a_unique_ratio());
     const int64_t moved = b.out + (b.a > r.l2_bytes ? b.a : 0) + (b.b > r.l2_bytes ? b.b : 0);
     const int64_t memory = std::max(static_cast<int64_t>(std::ceil(double(moved) / r.mover_bytes_per_cycle)),
                                     static_cast<int64_t>(std::ceil(double(b.streamed + b.out) / r.streamer_bytes_per_cycle)));
@@ -203,7 +203,7 @@ OrderCost order_cost(const GemmView& g, const KpuConfig& cfg, const BlockOrder& 
     if (p.blocks == 0) return c;
     const Rates r(cfg, resident.clock_mhz);
     const int64_t eb = operand_bytes(cfg.precision), tiles = cfg.compute_tiles();
-    const double ratio = a_unique_ratio(g);
+    const double ratio = g.a_unique_ratio();
     const bool a_in = g.a.tensor >= 0;
     const int64_t n_a = p.instances * p.row_blocks;
     const size_t ids = static_cast<size_t>(n_a + p.instances * p.col_blocks);

@@ -9,12 +9,6 @@
 
 namespace archsim {
 
-/// The share of a block's m x k A panel that is distinct data: a convolution's ifmap is smaller
-/// than its im2col matrix (GemmView::a_unique_elems / (m k), at most 1; 1 when not given).
-inline double a_unique_ratio(const GemmView& g) {
-    return g.a_unique_elems > 0 ? std::min(1.0, double(g.a_unique_elems) / (double(g.m) * g.k)) : 1.0;
-}
-
 /// Bytes one block of `g` involves at `eb` bytes per operand: its A panel (m x k, `a_ratio` of it
 /// distinct), its B panel (k x n), its output (m x n), and the operands the streamers feed the
 /// wavefront from L2 (im2col expanded: (m + n) x k).

@@ -97,7 +97,7 @@ void KpuMachine::attention(const Operator& op, const OpGraph&) {
 void KpuMachine::gemm_waves(size_t gi, const GemmView& g, int64_t extra_dram_bytes) {
     const int64_t eb = operand_bytes(m_cfg.precision);
     const int32_t a_tensor = g.a.tensor, b_tensor = g.b.tensor;  // -1: on chip (a recurrent state)
-    const double a_ratio = a_unique_ratio(g);
+    const double a_ratio = g.a_unique_ratio();
     const FabricPlan plan = plan_gemm(g, m_cfg);
     const BlockOrder order = gi < m_orders.size() ? m_orders[gi] : BlockOrder{};
     for (int64_t rep = 0; rep < g.repeat; ++rep) {

@@ -33,9 +33,7 @@ void for_each_fold(const GemmView& gemm, int gemm_index, const TpuConfig& cfg,
     const int64_t eb = operand_bytes(cfg.precision), ab = accumulator_bytes(cfg.precision);
     const int64_t R = cfg.rows, C = cfg.cols, M = gemm.m, N = gemm.n, K = gemm.k;
     const FoldGeometry geo = fold_geometry(cfg.dataflow, R, C, M, N, K);
-    const double a_ratio = gemm.a_unique_elems > 0
-                               ? std::min(1.0, static_cast<double>(gemm.a_unique_elems) / (static_cast<double>(M) * K))
-                               : 1.0;
+    const double a_ratio = gemm.a_unique_ratio();
     auto a_bytes = [&](int64_t elems) { return static_cast<int64_t>(std::ceil(elems * a_ratio)) * eb; };
     const int64_t ofmap_half = cfg.ofmap_kib * 1024 / 2;
     // the streamed dimension's chunks (WS: M, IS: N); one chunk keeps SCALE-Sim's keys

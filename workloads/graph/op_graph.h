@@ -1,6 +1,7 @@
 #pragma once
 // The operator graph every machine model maps: operators as vertices, tensors as edges.
 // Built by the ONNX importer or the SCALE-Sim topology reader; read-only afterwards.
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -82,6 +83,11 @@ struct GemmView {
     /// Distinct A-operand (ifmap) elements per group and batch entry: for a convolution the
     /// ifmap, smaller than the im2col matrix m*k; for a plain GEMM m*k.
     int64_t a_unique_elems = 0;
+    /// The share of the m x k A matrix that is distinct data (a_unique_elems / (m k), at most 1;
+    /// 1 when not given): what a machine loads of an A panel it reads.
+    double a_unique_ratio() const {
+        return a_unique_elems > 0 ? std::min(1.0, static_cast<double>(a_unique_elems) / (static_cast<double>(m) * static_cast<double>(k))) : 1.0;
+    }
     /// True when B is a trained weight (filter), false when both operands are activations
     /// (attention score and context matmuls).
     bool b_is_weight = true;
