@@ -59,7 +59,8 @@ struct JobContext {
     /// child `archsim run --parallel ...` (device runs shared through dev_dir), the best by
     /// goodput within the job's latency objectives, then output tokens/s, then p99 end-to-end
     /// latency; the best run here as run_serving runs one, with a `search` object. Of the
-    /// engine's settings it searches max_batch (serving_batch_candidates). Throws UserError when
+    /// engine's settings it searches max_batch (serving_batch_candidates), then climbs from the
+    /// best plans through the other settings (serving_setting_variants). Throws UserError when
     /// no split can be served.
     nlohmann::json search_serving() const;
     /// The inference half of run_job: prefill and decode device runs per chunk kind, the request
@@ -78,11 +79,19 @@ struct JobContext {
 /// the job's serving block over it.
 ServingEngine job_engine(const std::string& runtime, const ServingSpec& spec);
 
-/// An engine's token budget, chunked prefill and scheduler, as a serving search tries them.
+/// An engine's token budget, chunked prefill, scheduler and batching policy, and the replicas'
+/// roles, as a serving search tries them.
 struct ServingSetting {
     int64_t max_num_tokens = 0;  ///< 0: no budget
     bool chunked_prefill = false;
     std::string scheduler;  ///< guaranteed_no_evict | max_utilization
+    std::string policy = "continuous";  ///< continuous (iteration-level) | static
+    int64_t prefill_replicas = 0;  ///< of the dp replicas, those that run prompts only (0: every replica runs both)
+    bool operator==(const ServingSetting& o) const {
+        return max_num_tokens == o.max_num_tokens && chunked_prefill == o.chunked_prefill && scheduler == o.scheduler && policy == o.policy &&
+               prefill_replicas == o.prefill_replicas;
+    }
+    bool operator!=(const ServingSetting& o) const { return !(*this == o); }
 };
 /// What a served plan's run says of its settings (last_run.json's serving object).
 struct ServingRunSignals {
@@ -90,14 +99,32 @@ struct ServingRunSignals {
     int64_t budget_limited_iterations = 0;  ///< iterations in which the token budget held work back
     int64_t kv_limited_iterations = 0;      ///< iterations at whose start the KV cache held the queue's head back
     int64_t preemptions = 0;
+    double slo_attainment = 1;  ///< share of the requests that met every objective (1 without objectives)
+};
+/// What a serving search knows of a plan beside its run: its dp replicas and the job's latency
+/// objectives.
+struct ServingScope {
+    int64_t dp = 1;
+    bool ttft_slo = false, tpot_slo = false;  ///< the job states a time-to-first-token / per-output-token objective
 };
 /// The settings a serving search tries beside a plan run with `own`, whose run reported `run`,
-/// each departing from `own` in one setting, only where that can change the run: half the token
-/// budget where that is below the largest iteration or the budget held work back; twice it and
-/// chunked prefill switched only where it held work back; the other scheduler only where the KV
-/// cache held a request back or a request was preempted (else both block policies run alike).
-/// No budget variants without a budget.
-std::vector<ServingSetting> serving_setting_variants(const ServingSetting& own, const ServingRunSignals& run);
+/// each departing from `own` in one setting, only where that can change the run:
+/// - half the token budget where that is below the largest iteration or the budget held work
+///   back; twice it and chunked prefill switched only where it held work back (no budget: none);
+/// - the other scheduler only where the KV cache held a request back or a request was preempted
+///   (else both block policies run alike);
+/// - where the job states a TTFT or TPOT objective that some request missed, and dp >= 2:
+///   prefill/decode disaggregation with dp/4 and dp/2 prefill replicas (at least 1), or none,
+///   those that differ from own's (DistServe, Zhong et al., OSDI 2024, which searches this split
+///   for goodput under both objectives: a prompt no longer stretches the decodes' iterations);
+/// - static batching where a TPOT objective was missed under continuous batching (no prompt
+///   joins a running batch, Orca's trade-off, Yu et al., OSDI 2022), continuous batching where
+///   own is static.
+std::vector<ServingSetting> serving_setting_variants(const ServingSetting& own, const ServingRunSignals& run, const ServingScope& scope);
+/// How many settings serving_setting_variants() considers beside `own` on `scope` before its
+/// run's signals prune any: 4 engine settings, the policy, and each distinct prefill-replica
+/// count it could try.
+int64_t serving_setting_candidates(const ServingSetting& own, const ServingScope& scope);
 
 /// The max_batch values a serving search tries for a replica split whose run at the engine's
 /// own limit `own` held at most `peak_running` requests in a batch (0: unknown): `own` first,

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -56,45 +57,90 @@ std::vector<int64_t> limits_below(const std::string& out, const std::string& id)
     return v;
 }
 
-/// Whether a search plan's id departs from the engine's own token budget, chunked prefill or scheduler.
-bool varies_settings(const std::string& id) {
-    for (const char* mark : {"_t", "_chunked", "_whole", "_max_utilization", "_guaranteed_no_evict"})
-        if (id.find(mark) != std::string::npos) return true;
-    return false;
+/// A serving plan's settings as the search varies them, written "t<budget> chunked|whole
+/// <scheduler> <policy> p<prefill replicas>" after its split and max_batch ("tp1_dp4_b2048").
+std::string setting_text(const std::string& split, int64_t tokens, bool chunked, const std::string& scheduler, const std::string& policy,
+                         int64_t prefill) {
+    return split + " t" + std::to_string(tokens) + (chunked ? " chunked " : " whole ") + scheduler + " " + policy + " p" + std::to_string(prefill);
+}
+/// A search row's (top or failed) settings.
+std::string row_setting(const json& row) {
+    const std::string id = row["id"];
+    return setting_text(id.substr(0, id.find('_', id.find("_b") + 1)), row["max_num_tokens"], row["chunked_prefill"], row["scheduler"], row["policy"],
+                        row["prefill_replicas"]);
 }
 
-/// The ids a serving search runs beside its plan `id` (a run in OUT/search/ with TensorRT-LLM's
-/// own settings: token budget `budget`, chunked prefill off, guaranteed_no_evict): half the
-/// budget where that is below the largest iteration the run held or its budget held work back;
-/// twice it and chunked prefill on only where it held work back; max_utilization where its KV
-/// cache held a request back or preempted one.
-std::vector<std::string> settings_beside(const std::string& out, const std::string& id, int64_t budget) {
+/// The objectives a serving job states: time to first token, time per output token.
+struct Objectives {
+    bool ttft = false, tpot = false;
+};
+
+/// The settings a serving search runs beside its plan `id` (a run in OUT/search/), each departing
+/// from the plan's own in one setting: half its token budget where that is below the largest
+/// iteration the run held or its budget held work back; twice it and chunked prefill switched
+/// only where it held work back; the other scheduler where its KV cache held a request back or
+/// preempted one; with a TTFT or TPOT objective some request missed and dp >= 2, none, dp/4 and
+/// dp/2 prefill replicas (at least 1, below dp, not its own); the other batching policy where
+/// it is static or a TPOT objective was missed. `candidates` gets how many it considered before
+/// the run pruned any (4 engine settings, the policy and the prefill-replica counts).
+std::vector<std::string> settings_beside(const std::string& out, const std::string& id, Objectives slo, int64_t& candidates) {
     const json sv = json::parse(slurp(out + "/search/" + id + "/last_run.json"))["serving"];
+    const json& e = sv["engine"];
+    const std::string split = id.substr(0, id.find('_', id.find("_b") + 1));
+    const int64_t dp = std::stoll(id.substr(id.find("_dp") + 3));
+    const int64_t budget = e["max_num_tokens"], prefill = sv.contains("disaggregation") ? sv["disaggregation"]["prefill_replicas"].get<int64_t>() : 0;
+    const bool chunked = e["chunked_prefill"];
+    const std::string sched = e["scheduler"], policy = e["policy"];
     const int64_t peak = sv["peak_iteration_tokens"], held = sv["budget_limited_iterations"];
     std::vector<std::string> v;
-    if (held > 0 || budget / 2 < peak) v.push_back(id + "_t" + std::to_string(budget / 2));
-    if (held > 0) v.insert(v.end(), {id + "_t" + std::to_string(budget * 2), id + "_chunked"});
-    if (sv["kv_limited_iterations"].get<int64_t>() > 0 || sv["preemptions"].get<int64_t>() > 0) v.push_back(id + "_max_utilization");
+    if (held > 0 || budget / 2 < peak) v.push_back(setting_text(split, budget / 2, chunked, sched, policy, prefill));
+    if (held > 0) {
+        v.push_back(setting_text(split, budget * 2, chunked, sched, policy, prefill));
+        v.push_back(setting_text(split, budget, !chunked, sched, policy, prefill));
+    }
+    if (sv["kv_limited_iterations"].get<int64_t>() > 0 || sv["preemptions"].get<int64_t>() > 0)
+        v.push_back(setting_text(split, budget, chunked, sched == "max_utilization" ? "guaranteed_no_evict" : "max_utilization", policy, prefill));
+    const bool missed = sv.value("slo_attainment", 1.0) < 1;
+    std::vector<int64_t> counts;
+    for (const int64_t p : {int64_t(0), std::max<int64_t>(1, dp / 4), dp / 2})
+        if (dp >= 2 && p != prefill && p < dp && std::find(counts.begin(), counts.end(), p) == counts.end()) counts.push_back(p);
+    if ((slo.ttft || slo.tpot) && missed)
+        for (const int64_t p : counts) v.push_back(setting_text(split, budget, chunked, sched, policy, p));
+    if (policy == "static" || (slo.tpot && missed))
+        v.push_back(setting_text(split, budget, chunked, sched, policy == "static" ? "continuous" : "static", prefill));
+    candidates += 5 + int64_t(counts.size());
     return v;
 }
 
-/// The ids of a finished search's plans that vary the token budget or chunked prefill, served
-/// (`top`) or not (`failed`), sorted; and those the rule expects beside its two best other plans.
-std::pair<std::vector<std::string>, std::vector<std::string>> settings_plans(const std::string& out, const json& search, int64_t budget) {
+/// What a finished search ran beside the engine's own settings (`own`, a setting_text() without
+/// its split: TensorRT-LLM's own are "t<budget> whole guaranteed_no_evict continuous p0"), served
+/// (`top`) or not (`failed`), sorted; what the rule expects beside every plan the search
+/// expanded (`search.expanded`), sorted, without repeats; and the settings it pruned.
+struct SettingsPlans {
     std::vector<std::string> ran, expected;
-    std::vector<std::string> leaders;
-    for (const json& row : search["top"]) {
-        const std::string id = row["id"];
-        if (varies_settings(id)) ran.push_back(id);
-        else if (leaders.size() < 2) leaders.push_back(id);
+    int64_t pruned = 0;
+};
+SettingsPlans settings_plans(const std::string& out, const json& search, int64_t budget, Objectives slo = {}) {
+    SettingsPlans r;
+    const std::string own = " t" + std::to_string(budget) + " whole guaranteed_no_evict continuous p0";
+    auto departs = [&](const std::string& s) { return s.substr(s.find(' ')) != own; };
+    for (const char* list : {"top", "failed"})
+        for (const json& row : search[list])
+            if (departs(row_setting(row))) r.ran.push_back(row_setting(row));
+    int64_t candidates = 0;
+    size_t variants = 0;
+    for (const json& id : search["expanded"]) {
+        const std::vector<std::string> v = settings_beside(out, id, slo, candidates);
+        variants += v.size();
+        for (const std::string& s : v)
+            if (departs(s)) r.expected.push_back(s);
     }
-    for (const json& f : search["failed"])
-        if (varies_settings(f["id"])) ran.push_back(f["id"]);
-    for (const std::string& l : leaders)
-        for (const std::string& id : settings_beside(out, l, budget)) expected.push_back(id);
-    std::sort(ran.begin(), ran.end());
-    std::sort(expected.begin(), expected.end());
-    return {ran, expected};
+    r.pruned = candidates - int64_t(variants);
+    for (std::vector<std::string>* v : {&r.ran, &r.expected}) {
+        std::sort(v->begin(), v->end());
+        v->erase(std::unique(v->begin(), v->end()), v->end());
+    }
+    return r;
 }
 
 }  // namespace
@@ -290,16 +336,20 @@ TEST_CASE("dataloader replay serves the requests of a CSV with their own arrival
     CHECK(j["serving"]["e2e_s"]["p99"].get<double>() > j["serving"]["e2e_s"]["p50"].get<double>());
     // track: best searches the replica splits: one device has one, run with the engine's
     // max_batch, then with the powers of two below the largest batch that run held, then the best
-    // two with the token budget (256) halved where that could bind; a budget of 128 cannot hold
-    // the prompt of 200 without chunked prefill: such a run is infeasible, named with its reason
+    // two with the token budget (256) halved where that could bind, and on from any of those
+    // that beat them; a budget of 128 cannot hold the prompt of 200 without chunked prefill:
+    // such a run is infeasible, named with its reason
     REQUIRE(j.contains("search"));
     const json& x = j["search"];
     CHECK(x["splits"] == 1);
     const int64_t batches = 1 + int64_t(limits_below(out, "tp1_dp1_b2048").size());
-    const auto [ran, expected] = settings_plans(out, x, 256);
-    CHECK(ran == expected);
-    CHECK(x["plans_enumerated"] == batches + int64_t(ran.size()));
-    CHECK(x["plans_pruned"] == 4 * std::min<int64_t>(2, batches) - int64_t(ran.size()));
+    const SettingsPlans sp = settings_plans(out, x, 256);
+    CHECK(sp.ran == sp.expected);
+    CHECK(x["plans_enumerated"] == batches + int64_t(sp.ran.size()));
+    CHECK(x["plans_pruned"] == sp.pruned);
+    REQUIRE(x["expanded"].size() >= std::min<size_t>(2, size_t(batches)));
+    for (size_t k = 0; k < std::min<size_t>(2, size_t(batches)); ++k)  // the leaders: the best of the batch limits, at the engine's settings
+        CHECK(x["expanded"][k].get<std::string>().find("_t") == std::string::npos);
     CHECK(x["plans_evaluated"].get<int64_t>() + x["plans_infeasible"].get<int64_t>() == x["plans_enumerated"].get<int64_t>());
     for (const json& f : x["failed"]) {
         CHECK(f["id"].get<std::string>().find("_t128") != std::string::npos);
@@ -430,19 +480,24 @@ TEST_CASE("track: best serves every tensor-parallel split of a serving job's dev
     }
     CHECK(plans > 3);  // some split's batches grew past 1
     // then the best two with the token budget at 128 (where that could bind) and 512 and chunked
-    // prefill on (where 256 held work back; prompts of 64 fit 128: all are served), each a folder
-    // named by what departs from the engine's own
+    // prefill on (where 256 held work back; prompts of 64 fit 128: all are served), with 1 and 2
+    // prefill replicas and static batching where the TTFT objective was missed, and on from any
+    // that beat them, each a folder named by what departs from the engine's own
     const json& top = x["top"];
-    const auto [ran, expected] = settings_plans(out, x, 256);
-    CHECK(ran == expected);
+    const SettingsPlans sp = settings_plans(out, x, 256, {true, false});
+    CHECK(sp.ran == sp.expected);
+    CHECK(x["plans_pruned"] == sp.pruned);
+    auto has = [](const std::string& id, const char* mark) { return id.find(mark) != std::string::npos; };
     for (const json& row : top) {
         const std::string id = row["id"];
         CHECK(std::filesystem::exists(out + "/search/" + id + "/last_run.json"));
-        CHECK(row["max_num_tokens"] == (id.find("_t128") != std::string::npos ? 128 : id.find("_t512") != std::string::npos ? 512 : 256));
-        CHECK(row["chunked_prefill"] == (id.find("_chunked") != std::string::npos));
-        CHECK(row["scheduler"] == (id.find("_max_utilization") != std::string::npos ? "max_utilization" : "guaranteed_no_evict"));
+        CHECK(row["max_num_tokens"] == (has(id, "_t128") ? 128 : has(id, "_t512") ? 512 : has(id, "_t1024") ? 1024 : 256));
+        CHECK(row["chunked_prefill"] == has(id, "_chunked"));
+        CHECK(row["scheduler"] == (has(id, "_max_utilization") ? "max_utilization" : "guaranteed_no_evict"));
+        CHECK(row["policy"] == (has(id, "_static") ? "static" : "continuous"));
+        CHECK(row["prefill_replicas"] == (has(id, "_p1") ? 1 : has(id, "_p2") ? 2 : 0));
     }
-    plans += ran.size();
+    plans += sp.ran.size();
     CHECK(x["plans_enumerated"] == plans);
     CHECK(x["plans_evaluated"] == plans);
     REQUIRE(top.size() == plans);
@@ -459,6 +514,9 @@ TEST_CASE("track: best serves every tensor-parallel split of a serving job's dev
     CHECK(j["serving"]["engine"]["max_num_tokens"] == x["best"]["max_num_tokens"]);
     CHECK(j["serving"]["engine"]["chunked_prefill"] == x["best"]["chunked_prefill"]);
     CHECK(j["serving"]["engine"]["scheduler"] == x["best"]["scheduler"]);
+    CHECK(j["serving"]["engine"]["policy"] == x["best"]["policy"]);
+    CHECK((j["serving"].contains("disaggregation") ? j["serving"]["disaggregation"]["prefill_replicas"].get<int64_t>() : 0) ==
+          x["best"]["prefill_replicas"]);
     CHECK(x["job_plan"]["id"] == "tp1_dp4_b2048");
     CHECK(x["job_plan"]["max_batch"] == 2048);
     CHECK(undeclared_numbers(j, archsim::MetricScope::Job) == std::vector<std::string>{});
@@ -495,11 +553,90 @@ TEST_CASE("the serving search tries the other scheduler only where the KV cache 
     const json own = json::parse(slurp(out + "/search/tp1_dp1_b2048/last_run.json"))["serving"];
     REQUIRE(own["kv_limited_iterations"].get<int64_t>() > 0);
     CHECK(own["budget_limited_iterations"] == 0);
-    const auto [ran, expected] = settings_plans(out, x, 256);
-    CHECK(ran == expected);
-    CHECK(ran == std::vector<std::string>{"tp1_dp1_b2048_max_utilization"});
-    CHECK(x["plans_pruned"] == 3);  // the budget halved and doubled, chunked prefill: none could bind
+    const SettingsPlans sp = settings_plans(out, x, 256);
+    CHECK(sp.ran == sp.expected);
+    CHECK(sp.ran == std::vector<std::string>{"tp1_dp1_b2048 t256 whole max_utilization continuous p0"});
+    // the budget halved and doubled, chunked prefill, the policy: none could bind (no objective),
+    // and the same again from the max_utilization run if it climbed there
+    CHECK(x["plans_pruned"] == sp.pruned);
+    CHECK(sp.pruned >= 4);
     for (const json& row : x["top"])
         CHECK(row["scheduler"] == (row["id"] == "tp1_dp1_b2048_max_utilization" ? "max_utilization" : "guaranteed_no_evict"));
     CHECK(j["serving"]["engine"]["scheduler"] == x["best"]["scheduler"]);
+}
+
+TEST_CASE("the serving search tries prefill/decode disaggregation and static batching where a TPOT objective was missed, and climbs on from a winner",
+          "[e2e][serving][search]") {
+    const std::string out = temp_dir("serving_search_disagg");
+    // 4 devices and an objective of 1 ns per output token that no plan meets: every leader missed
+    // it, so each is also run with 1 and 2 of its dp replicas (where dp >= 2) running prompts only
+    // and with static batching
+    const std::string y = serve_yaml("disagg", "{ arrival_rate_per_s: 400, requests: 48, max_num_tokens: 256, slo_tpot_ms: 0.000001 }", 4,
+                                     "tensorrt-llm", "synthetic", "best");
+    const json j = run_serving(y, "disagg", out);
+    const json& x = j["search"];
+    const SettingsPlans sp = settings_plans(out, x, 256, {false, true});
+    CHECK(sp.ran == sp.expected);
+    CHECK(x["plans_pruned"] == sp.pruned);
+    REQUIRE(x["expanded"].size() >= 2);
+    int disaggregated = 0, static_runs = 0;
+    for (const json& row : x["top"]) {
+        const std::string id = row["id"];
+        const json sv = json::parse(slurp(out + "/search/" + id + "/last_run.json"))["serving"];
+        CHECK(sv["slo_attainment"] == 0.0);
+        CHECK(sv["engine"]["policy"] == row["policy"]);
+        const int64_t p = row["prefill_replicas"], dp = row["parallelism"]["dp"];
+        CHECK(sv.contains("disaggregation") == (p > 0));
+        if (p > 0) {  // its dp replicas split into p for prompts and the rest for decodes
+            ++disaggregated;
+            CHECK(sv["disaggregation"]["prefill_replicas"] == p);
+            CHECK(sv["disaggregation"]["decode_replicas"] == dp - p);
+            CHECK(id.find("_p" + std::to_string(p)) != std::string::npos);
+        }
+        static_runs += row["policy"] == "static";
+    }
+    // every plan misses: ranked by output tokens/s, the leaders of the batch round are expanded
+    // (each with static batching, and those with dp >= 2 disaggregated too), and a variant that
+    // beat every plan before it is expanded in turn
+    CHECK(static_runs >= 1);
+    bool leader_dp2 = false;
+    for (size_t k = 0; k < 2; ++k) leader_dp2 |= std::stoll(x["expanded"][k].get<std::string>().substr(x["expanded"][k].get<std::string>().find("_dp") + 3)) >= 2;
+    CHECK(disaggregated >= (leader_dp2 ? 1 : 0));
+    for (size_t k = 2; k < x["expanded"].size(); ++k) {
+        const std::string id = x["expanded"][k];
+        bool departs = false;  // a variant: it departs from the engine's settings
+        for (const char* mark : {"_t", "_p", "_static", "_chunked", "_max_utilization"}) departs |= id.find(mark) != std::string::npos;
+        CHECK(departs);
+    }
+    CHECK(x["expanded"].size() <= 2 + 3);
+    CHECK(j["serving"]["engine"]["policy"] == x["best"]["policy"]);
+    const CliResult bad = run_archsim("run " + y + "#disagg --target " + kH100 + " --out " + out + "/bad --quiet --search off --serving prefill_replicas=4");
+    CHECK(bad.exit_code == 2);
+    CHECK(bad.err.find("prefill_replicas = 4") != std::string::npos);
+    CHECK(std::count(bad.err.begin(), bad.err.end(), '\n') == 1);
+}
+
+TEST_CASE("the serving search climbs on from a variant that beats every plan before it, one setting at a time", "[e2e][serving][search]") {
+    const std::string out = temp_dir("serving_search_climb");
+    // an overload (2,000 requests/s) under a token budget of 80 that holds work back (a prompt of
+    // 64 leaves room for 16 decodes): twice the budget serves more, and so does twice that
+    const std::string y = serve_yaml("climb", "{ arrival_rate_per_s: 2000, requests: 64, max_num_tokens: 80 }", 1, "tensorrt-llm", "synthetic", "best");
+    const json j = run_serving(y, "climb", out);
+    const json& x = j["search"];
+    const SettingsPlans sp = settings_plans(out, x, 80);
+    CHECK(sp.ran == sp.expected);
+    CHECK(x["plans_pruned"] == sp.pruned);
+    const json& expanded = x["expanded"];
+    REQUIRE(expanded.size() > 2);  // it climbed
+    CHECK(expanded.size() <= 2 + 3);
+    std::map<std::string, double> tokens_per_s;
+    for (const json& row : x["top"]) tokens_per_s[row["id"]] = row["output_tokens_per_s"];
+    for (size_t k = 2; k < expanded.size(); ++k) {  // each climbed to a plan that served more than the one before
+        INFO(expanded[k - 1] << " -> " << expanded[k]);
+        CHECK(tokens_per_s.at(expanded[k]) >= tokens_per_s.at(expanded[k - 1]));
+        CHECK(tokens_per_s.at(expanded[k]) >= tokens_per_s.at(expanded[0]));
+    }
+    CHECK(expanded[2].get<std::string>().find("_t160") != std::string::npos);  // the budget doubled from a leader
+    CHECK(x["best"]["max_num_tokens"].get<int64_t>() >= 160);
+    CHECK(j["serving"]["engine"]["max_num_tokens"] == x["best"]["max_num_tokens"]);
 }

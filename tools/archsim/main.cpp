@@ -133,9 +133,9 @@ int main(int argc, char** argv) {
     run->add_option("--parallel", job.parallel_sets, "Job: set a field of its plan, KEY=VALUE (tp, pp, dp, ep, virtual_stages, microbatch, "
                                                      "global_batch, zero_stage, sequence_parallel, dp_overlap, schedule, recompute; repeatable)");
     run->add_option("--serving", job.serving_sets, "Job: set an engine setting of a serving job, KEY=VALUE (max_batch, max_num_tokens, "
-                                                   "policy, scheduler, chunked_prefill; repeatable)");
+                                                   "policy, scheduler, chunked_prefill, prefill_replicas; repeatable)");
     run->add_option("--search", job.search, "Job: on|off, the plan search of a training job (its parallel plan) or a serving job (its "
-                                            "replica split and the engine's max_batch); default: on for track: best")
+                                            "replica split and the engine's settings); default: on for track: best")
         ->check(CLI::IsMember({"on", "off"}));
     run->add_option("--search-plans", job.search_min_plans, "Job search: evaluate at least this many plans")->check(positive)->capture_default_str();
     run->add_option("--search-budget", job.search_budget_s, "Job search: seconds after which it starts no more plans once --search-plans are "

@@ -81,7 +81,8 @@ std::string serving_text(const json& out, const std::string& out_dir) {
     t += choice_line(out);
     if (out.contains("search")) {  // the replica split a search chose, and the others it served
         const json& x = out.at("search");
-        t += fmt::format("  plan search          {} of {} plans served ({} replica splits, each with several max_batch), {}; by {}\n",
+        t += fmt::format("  plan search          {} of {} plans served ({} replica splits, each with several max_batch, then the best with other engine "
+                         "settings), {}; by {}\n",
                          x.at("plans_evaluated").get<int64_t>(), x.at("plans_enumerated").get<int64_t>(), x.at("splits").get<int64_t>(),
                          with_unit(num(x, "wall_s"), "s"), text(x, "objective"));
         for (const auto& r : x.at("top"))

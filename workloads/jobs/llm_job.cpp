@@ -629,7 +629,8 @@ void set_serving_field(ServingSpec& s, const std::string& assignment) {
     else if (key == "policy") s.policy = a.choice({"continuous", "static"});
     else if (key == "scheduler") s.scheduler = a.choice({"guaranteed_no_evict", "max_utilization"});
     else if (key == "chunked_prefill") s.chunked_prefill = a.boolean();
-    else throw a.bad("unknown key (max_batch, max_num_tokens, policy, scheduler, chunked_prefill)");
+    else if (key == "prefill_replicas") s.prefill_replicas = a.integer(0);
+    else throw a.bad("unknown key (max_batch, max_num_tokens, policy, scheduler, chunked_prefill, prefill_replicas)");
 }
 
 }  // namespace archsim

@@ -132,7 +132,8 @@ LlmJob read_llm_job_toml(const std::string& file, const std::string& name);
 void set_parallel_field(ParallelismSpec& s, const std::string& assignment);
 /// Sets one engine setting of a serving job's serving block from `KEY=VALUE` (`run --serving`):
 /// max_batch, max_num_tokens (integers >= 1), policy (continuous, static), scheduler
-/// (guaranteed_no_evict, max_utilization), chunked_prefill (true, false). Throws UserError naming
+/// (guaranteed_no_evict, max_utilization), chunked_prefill (true, false), prefill_replicas (an
+/// integer >= 0: of the dp replicas, those that run prompts only). Throws UserError naming
 /// the assignment for an unknown key or a bad value.
 void set_serving_field(ServingSpec& s, const std::string& assignment);
 
