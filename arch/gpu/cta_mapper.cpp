@@ -173,11 +173,12 @@ KernelPlan plan_stream_k(const GemmView& g, const GpuConfig& cfg, const CtaTile&
 }
 
 /// Cycles at the SM clock to move a GEMM's compulsory DRAM bytes at the sustained bandwidth:
-/// A (its distinct elements), B (a weight once per group) and C, every instance.
+/// A (the distinct elements its panels read: GemmView::a_unique_ratio(), so a strided 1x1
+/// convolution's skipped pixels do not count), B (a weight once per group) and C, every instance.
 static double compulsory_dram_cycles(const GemmView& g, const GpuConfig& cfg) {
     if (cfg.dram.ideal) return 0;
     const double eb = static_cast<double>(operand_bytes(cfg.precision)), insts = static_cast<double>(g.batch * g.groups);
-    const double a = g.a_unique_elems > 0 ? static_cast<double>(g.a_unique_elems) : static_cast<double>(g.m * g.k);
+    const double a = g.a_unique_ratio() * static_cast<double>(g.m) * static_cast<double>(g.k);
     const double b = static_cast<double>(g.k * g.n) * (g.b_is_weight ? static_cast<double>(std::max<int64_t>(1, g.groups)) : insts);
     const double bytes = (a * insts + b + static_cast<double>(g.m * g.n) * insts) * eb;
     const DramConfig d = cfg.sustained_dram();
