@@ -1,6 +1,7 @@
 #include "workloads/onnx/op_handlers.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <numeric>
 #include <utility>
@@ -49,10 +50,13 @@ const Tensor& NodeContext::output(size_t i) const {
 // ---------------------------------------------------------------------------------------------
 namespace {
 
+/// The product of v[from .. to) (to clamped to v's size; 1 when empty).
 int64_t prod(const std::vector<int64_t>& v, size_t from = 0, size_t to = SIZE_MAX) {
-    int64_t p = 1;
-    for (size_t i = from; i < std::min(to, v.size()); ++i) p *= v[i];
-    return p;
+    const size_t end = std::min(to, v.size());
+    if (from >= end) return 1;
+    // iterators, not an index up to SIZE_MAX: GCC 12 warned that such a loop's iteration 2^61 is UB
+    return std::accumulate(v.begin() + static_cast<std::ptrdiff_t>(from), v.begin() + static_cast<std::ptrdiff_t>(end), int64_t{1},
+                           std::multiplies<int64_t>());
 }
 
 }  // namespace
