@@ -22,7 +22,7 @@ void Cache::group_sets(int64_t group_sets) {
     const std::vector<Way> way = m_way;
     std::vector<size_t> from(static_cast<size_t>(m_sets));
     for (size_t s = 0; s < from.size(); ++s) from[s] = set_start(s);
-    m_group = 1, m_group_shift = -1, m_per_group_shift = 0;
+    m_group = 1, m_group_shift = 0, m_per_group_shift = 0;
     if (m_pow2 && group_sets > 1 && (group_sets & (group_sets - 1)) == 0 && m_sets % group_sets == 0) {
         m_group = static_cast<size_t>(group_sets);
         m_group_shift = 0;

@@ -181,6 +181,15 @@ private:
     void sort_ways();
     /// The way of the set at `slot` holding `line`, or ways() if it is not resident.
     size_t find_way(size_t slot, uint64_t line) const;
+    /// access() for any number of ways, its set stored at `slot`: 16 lanes at a time.
+    Result access_lanes(size_t slot, uint64_t line, bool write);
+#if defined(__SSE2__)
+    /// access() for a cache of at most 16 ways (every bundled level), its set stored at `slot`,
+    /// the set's 16-bit lanes in `Regs` (1: at most 8 ways, 2: at most 16) SSE2 registers, loaded
+    /// once and stored once: the same outcome, contents and recency order as access_lanes().
+    template <int Regs>
+    Result access_regs(size_t slot, uint64_t line, bool write);
+#endif
     /// Recomputes every way's fingerprint from its tag (after a change to many sets).
     void refresh_fingerprints();
     /// Sets every set's recency ranks to the way order (way p ranks p; padding lanes kPadRank).
@@ -194,7 +203,8 @@ private:
     /// Where set `set` is stored: sets with the same index modulo m_group are stored together
     /// (group_sets()). Its ways are m_way[slot x ways ..], its lanes m_lanes[slot x m_groups ..].
     size_t set_slot(size_t set) const {
-        return m_group_shift < 0 ? set : ((set & (m_group - 1)) << m_per_group_shift) | (set >> m_group_shift);
+        // no branch: in order, m_group is 1 and both shifts 0, so this is `set`
+        return ((set & (m_group - 1)) << m_per_group_shift) | (set >> m_group_shift);
     }
     size_t set_start(size_t set) const { return set_slot(set) * static_cast<size_t>(m_ways); }
     /// Way `w`'s fingerprint and recency rank in the set stored at `slot`.
@@ -205,7 +215,7 @@ private:
 
     int64_t m_sets, m_ways, m_line_bytes;
     size_t m_group = 1;  ///< sets stored grouped by their index modulo m_group (set_start())
-    int m_group_shift = -1, m_per_group_shift = 0;  ///< log2 of m_group and of sets / m_group; -1: in order
+    int m_group_shift = 0, m_per_group_shift = 0;  ///< log2 of m_group and of sets / m_group (both 0 in order)
     bool m_pow2 = false;
     uint64_t m_mask = 0;
     // True LRU without moving lines: each way has a recency rank (0 = the most recently used
@@ -279,9 +289,69 @@ inline size_t Cache::find_way(size_t slot, uint64_t line) const {
     return ways;
 }
 
-inline Cache::Result Cache::access(uint64_t line, bool write) {
-    Result r;
+// Always inlined: one call per simulated access is a tenth of its instructions (valgrind, BERT-Large
+// on cpu/host), and GCC's own choice moves with every change of its callers.
+__attribute__((always_inline)) inline Cache::Result Cache::access(uint64_t line, bool write) {
     const size_t slot = set_slot(set_of(line));
+#if defined(__SSE2__)
+    if (m_ways <= 8) return access_regs<1>(slot, line, write);
+    if (m_ways <= 16) return access_regs<2>(slot, line, write);
+#endif
+    return access_lanes(slot, line, write);
+}
+
+#if defined(__SSE2__)
+template <int Regs>
+__attribute__((always_inline)) inline Cache::Result Cache::access_regs(size_t slot, uint64_t line, bool write) {
+    Result r;
+    Way* way = &m_way[slot * static_cast<size_t>(m_ways)];
+    Lanes& lanes = m_lanes[slot];  // m_groups == 1
+    __m128i* fp_at = reinterpret_cast<__m128i*>(lanes.fp);
+    __m128i* rank_at = reinterpret_cast<__m128i*>(lanes.rank);
+    const __m128i key = _mm_set1_epi16(static_cast<short>(fingerprint(line)));
+    __m128i fp[Regs], rank[Regs], eq[Regs];
+    for (int h = 0; h < Regs; ++h) fp[h] = _mm_load_si128(fp_at + h), rank[h] = _mm_load_si128(rank_at + h);
+    // one bit per lane whose fingerprint is the line's (padding and empty lanes hold 0, never one)
+    auto lane_bits = [](const __m128i* e) {
+        return static_cast<uint32_t>(_mm_movemask_epi8(_mm_packs_epi16(e[0], Regs == 2 ? e[1] : _mm_setzero_si128())));
+    };
+    for (int h = 0; h < Regs; ++h) eq[h] = _mm_cmpeq_epi16(fp[h], key);
+    size_t w = 16;
+    for (uint32_t match = lane_bits(eq); match != 0; match &= match - 1) {  // other lines can share it: their tags decide
+        const size_t c = static_cast<size_t>(__builtin_ctz(match));
+        if (way[c].tag == line + 1) {
+            w = c;
+            break;
+        }
+    }
+    uint64_t dirty = static_cast<uint64_t>(write);
+    __m128i was;  // the line's recency rank, in every lane
+    if (w < 16) {  // a hit
+        r.hit = true;
+        r.dirtied = write && !(way[w].meta & 1);
+        dirty |= way[w].meta & 1;
+        was = _mm_set1_epi16(static_cast<short>(lanes.rank[w]));
+        for (int h = 0; h < Regs; ++h) eq[h] = _mm_cmpeq_epi16(rank[h], was);  // lane w alone: ranks are distinct
+    } else {  // a miss takes the way ranked last: the least recently used line, or an empty way
+        was = _mm_set1_epi16(static_cast<short>(m_ways - 1));
+        for (int h = 0; h < Regs; ++h) eq[h] = _mm_cmpeq_epi16(rank[h], was);
+        w = static_cast<size_t>(__builtin_ctz(lane_bits(eq)));
+        if (way[w].tag != 0 && (way[w].meta & 1)) r.evicted_dirty = true, r.victim = way[w].tag - 1;
+        r.dirtied = write;
+        way[w].tag = line + 1;
+        for (int h = 0; h < Regs; ++h)  // lane w takes the line's fingerprint
+            _mm_store_si128(fp_at + h, _mm_or_si128(_mm_andnot_si128(eq[h], fp[h]), _mm_and_si128(eq[h], key)));
+    }
+    // the lanes ranked above the line age by one (a true compare is -1); its own lane ranks 0
+    for (int h = 0; h < Regs; ++h)
+        _mm_store_si128(rank_at + h, _mm_andnot_si128(eq[h], _mm_sub_epi16(rank[h], _mm_cmplt_epi16(rank[h], was))));
+    way[w].meta = (++m_clock << 1) | dirty;
+    return r;
+}
+#endif
+
+inline Cache::Result Cache::access_lanes(size_t slot, uint64_t line, bool write) {
+    Result r;
     const size_t ways = static_cast<size_t>(m_ways);
     Way* way = &m_way[slot * ways];
     Lanes* lanes = &m_lanes[slot * m_groups];

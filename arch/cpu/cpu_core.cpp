@@ -24,6 +24,19 @@ void CpuCore::touch_sampled(uint64_t first, uint64_t last, bool write, Fill fill
         for (uint64_t l = first + (static_cast<uint64_t>(r) + mod - at) % mod; l <= last; l += mod) access_line(l, write, fill);
 }
 
+void CpuCore::l1_missed(uint64_t line, bool write, Fill fill, bool evicted_dirty, uint64_t victim) {
+    const uint64_t w = m_sample_w;
+    if (evicted_dirty) write_back_from_l1(victim);
+    m_counts.l1_misses += w;
+    const Cache::Result r2 = m_l2.access(line, write);
+    m_counts.l2_dirtied += r2.dirtied ? w : 0;
+    if (r2.evicted_dirty) m_batch.writebacks.push_back(r2.victim);
+    if (r2.hit) return;
+    m_counts.l2_misses += w;
+    if (fill == Fill::Fetch) m_batch.reads.push_back(line);
+    else if (fill == Fill::Claim) m_batch.writebacks.push_back(line);
+}
+
 double CpuCore::flush(double issue_ps, L3Outcome& out) {
     const double now = static_cast<double>(sc_core::sc_time_stamp().value());
     if (m_batch.reads.empty() && m_batch.writebacks.empty()) {

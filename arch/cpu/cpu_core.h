@@ -140,21 +140,16 @@ private:
     /// among them simulated (out of line, so that the unsampled loop stays small and inlined).
     void touch_sampled(uint64_t first, uint64_t last, bool write, Fill fill);
     /// One access's way through the L1 and L2, its misses and write-backs counted x m_sample_w;
-    /// an L2 miss goes to the L3 as `fill` says.
+    /// an L2 miss goes to the L3 as `fill` says. An L1 hit (most accesses) stays inline; a miss
+    /// goes on out of line (l1_missed).
     void access_line(uint64_t line, bool write, Fill fill = Fill::Fetch) {
-        const uint64_t w = m_sample_w;
         const Cache::Result r1 = m_l1.access(line, write);
-        if (r1.evicted_dirty) write_back_from_l1(r1.victim);
-        if (r1.hit) return;
-        m_counts.l1_misses += w;
-        const Cache::Result r2 = m_l2.access(line, write);
-        m_counts.l2_dirtied += r2.dirtied ? w : 0;
-        if (r2.evicted_dirty) m_batch.writebacks.push_back(r2.victim);
-        if (r2.hit) return;
-        m_counts.l2_misses += w;
-        if (fill == Fill::Fetch) m_batch.reads.push_back(line);
-        else if (fill == Fill::Claim) m_batch.writebacks.push_back(line);
+        if (!r1.hit) l1_missed(line, write, fill, r1.evicted_dirty, r1.victim);  // a hit evicts nothing
     }
+    /// The rest of access_line() after the L1 missed `line`: its victim, if dirty (`evicted_dirty`,
+    /// `victim`), written into the L2, then the line looked up there. (The victim comes by value:
+    /// a Result by reference would be stored to memory on every access, hits included.)
+    void l1_missed(uint64_t line, bool write, Fill fill, bool evicted_dirty, uint64_t victim);
 
     int64_t m_index, m_line_bytes;
     int m_line_shift = -1;  ///< log2(m_line_bytes) where it is a power of two, else -1

@@ -56,6 +56,36 @@ int UnitReplay::range_of(uint64_t line) const {
     return -1;
 }
 
+void UnitReplay::index_ranges(Queued& q) const {
+    if (q.indexed) return;
+    q.indexed = true;
+    if (m_ranges.size() > 254) throw std::logic_error("unit replay: more than 254 moving ranges");
+    q.range1.resize(q.lines.size());
+    q.span.assign(m_ranges.size(), {~uint64_t{0}, 0});
+    for (size_t i = 0; i < q.lines.size(); ++i) {
+        const int r = range_of(q.lines[i]);
+        q.range1[i] = static_cast<uint8_t>(r + 1);
+        if (r < 0) continue;
+        auto& [lo, hi] = q.span[static_cast<size_t>(r)];
+        lo = std::min(lo, q.lines[i]), hi = std::max(hi, q.lines[i]);
+    }
+}
+
+void UnitReplay::queue_moved(const Queued& q, std::vector<uint64_t>& to) const {
+    for (size_t r = 0; r < q.span.size(); ++r) {  // every line of the range stays in it if its lowest and highest do
+        const auto [lo, hi] = q.span[r];
+        if (lo > hi) continue;
+        const int64_t by = m_shift_lines[r + 1];
+        if (static_cast<int64_t>(lo) + by < static_cast<int64_t>(m_ranges[r].lo) || static_cast<int64_t>(hi) + by >= static_cast<int64_t>(m_ranges[r].hi))
+            throw std::logic_error("unit replay: a recorded line moved out of its range");
+    }
+    const size_t n0 = to.size(), n = q.lines.size();
+    to.resize(n0 + n);
+    uint64_t* out = to.data() + n0;
+    const int64_t* shift = m_shift_lines.data();
+    for (size_t i = 0; i < n; ++i) out[i] = q.lines[i] + static_cast<uint64_t>(shift[q.range1[i]]);
+}
+
 uint64_t UnitReplay::move(uint64_t line, int64_t units) const {
     const int r = range_of(line);
     if (r < 0) return line;
@@ -190,32 +220,19 @@ bool UnitReplay::block(int64_t ci) {
     }
     // unit v repeats unit s = from - P + (v - from) mod P, moved v - s units
     const int64_t v = c.unit, p = m_period, k = (v - c.replay_from) % p;
-    const Unit& src = c.units[static_cast<size_t>(k)];
+    Unit& src = c.units[static_cast<size_t>(k)];
     if (c.next_block >= src.blocks.size()) throw std::logic_error("unit replay: a unit with more blocks than its record");
-    const Block& b = src.blocks[c.next_block++];
+    Block& b = src.blocks[c.next_block++];
     const int64_t by = v - src.index;
     CpuCore& core = *c.core;
     core.add_counts(b.counts);
     // move(line, by) for every recorded line, each range's shift in lines computed once
-    m_shift_lines.clear();
+    m_shift_lines.assign(1, 0);  // [0]: a fixed line stays
     for (const Lines& r : m_ranges) m_shift_lines.push_back(by * static_cast<int64_t>(r.step_bytes) / static_cast<int64_t>(m_line));
-    auto queue = [&](const std::vector<uint64_t>& from, std::vector<uint64_t>& to) {
-        to.reserve(to.size() + from.size());
-        for (const uint64_t line : from) {
-            const int r = range_of(line);
-            if (r < 0) {  // a fixed line stays
-                to.push_back(line);
-                continue;
-            }
-            const Lines& range = m_ranges[static_cast<size_t>(r)];
-            const int64_t moved = static_cast<int64_t>(line) + m_shift_lines[static_cast<size_t>(r)];
-            if (moved < static_cast<int64_t>(range.lo) || moved >= static_cast<int64_t>(range.hi))
-                throw std::logic_error("unit replay: a recorded line moved out of its range");
-            to.push_back(static_cast<uint64_t>(moved));
-        }
-    };
-    queue(b.reads, core.queued_reads());
-    queue(b.writebacks, core.queued_writebacks());
+    index_ranges(b.reads);
+    index_ranges(b.writebacks);
+    queue_moved(b.reads, core.queued_reads());
+    queue_moved(b.writebacks, core.queued_writebacks());
     if (m_stats) *m_stats += b.ff;
     return true;
 }
@@ -226,8 +243,8 @@ void UnitReplay::block_done(int64_t ci) {
     if (c.replay || c.units.empty() || c.units.back().index != c.unit) return;
     Block b;
     b.counts = c.core->counts();
-    b.reads = c.core->queued_reads();
-    b.writebacks = c.core->queued_writebacks();
+    b.reads.lines = c.core->queued_reads();
+    b.writebacks.lines = c.core->queued_writebacks();
     if (m_stats) b.ff = *m_stats - c.ff_at_block;
     c.units.back().blocks.push_back(std::move(b));
 }

@@ -86,9 +86,19 @@ public:
     }
 
 private:
+    /// The lines a block queued for the L3, in order, and which range each lies in.
+    struct Queued {
+        std::vector<uint64_t> lines;
+        /// Set on the block's first replay: each line's range + 1 (0: a fixed line), and per
+        /// range its lowest and highest line (lo > hi: none), so a replay moves every line
+        /// without looking its range up and checks the move once per range.
+        std::vector<uint8_t> range1;
+        std::vector<std::pair<uint64_t, uint64_t>> span;
+        bool indexed = false;
+    };
     struct Block {
         CoreCounts counts;
-        std::vector<uint64_t> reads, writebacks;
+        Queued reads, writebacks;
         FastForwardStats ff;
     };
     struct Unit {
@@ -139,7 +149,12 @@ private:
     SetSample m_sample;
     std::vector<uint8_t> m_sampled_residue;  ///< per residue modulo m_sample.modulus
     uint64_t m_units_replayed = 0;
-    std::vector<int64_t> m_shift_lines;  ///< block()'s scratch: each range's move, lines
+    std::vector<int64_t> m_shift_lines;  ///< block()'s scratch: 0, then each range's move, lines
+    /// Indexes `q`'s lines by range (Queued::range1, span) if not done yet.
+    void index_ranges(Queued& q) const;
+    /// Appends `q`'s lines to `to`, each moved by m_shift_lines[its range + 1]; throws
+    /// std::logic_error if a line would leave its range.
+    void queue_moved(const Queued& q, std::vector<uint64_t>& to) const;
 };
 
 }  // namespace archsim

@@ -107,9 +107,11 @@ std::vector<uint64_t> lru_order(const Cache& c) {
 TEST_CASE("the cache is true LRU: access for access what a list per set does", "[unit][cpu]") {
     // however its sets are stored, and when that changes halfway (Cache::group_sets: grouped by
     // residue modulo 4 or 2, or 3, which does not divide 8 sets and means in order): storage is
-    // not behaviour; with fewer ways than a 16-lane group, and more than one group
+    // not behaviour; with fewer ways than a 16-lane group, and more than one group; at most 8 and
+    // at most 16 ways run Cache::access_regs (one or two SSE2 registers), more the lane loops
     const int64_t group = GENERATE(1, 4, 2, 3);
-    const auto [sets, ways] = GENERATE(std::make_pair(int64_t{8}, int64_t{4}), std::make_pair(int64_t{4}, int64_t{12}),
+    const auto [sets, ways] = GENERATE(std::make_pair(int64_t{8}, int64_t{4}), std::make_pair(int64_t{8}, int64_t{8}),
+                                       std::make_pair(int64_t{4}, int64_t{12}), std::make_pair(int64_t{4}, int64_t{16}),
                                        std::make_pair(int64_t{2}, int64_t{20}), std::make_pair(int64_t{1}, int64_t{33}));
     INFO("group_sets " << group << ", " << sets << " sets x " << ways << " ways");
     Cache c(sets * ways * 64, ways, 64);
@@ -170,7 +172,9 @@ TEST_CASE("the cache is true LRU: access for access what a list per set does", "
 }
 
 TEST_CASE("a line whose fingerprint another resident line shares is still told apart by its tag", "[unit][cpu]") {
-    Cache c(16 * 64, 16, 64);  // one set of 16 ways
+    const int64_t ways = GENERATE(8, 16, 20);  // one register, two, the lane loops
+    INFO(ways << " ways");
+    Cache c(ways * 64, ways, 64);  // one set
     const uint64_t a = 5;
     uint64_t b = a + 1;
     while (Cache::fingerprint(b) != Cache::fingerprint(a)) ++b;  // 16-bit fingerprints: found within ~2^15 lines
@@ -179,7 +183,7 @@ TEST_CASE("a line whose fingerprint another resident line shares is still told a
     CHECK_FALSE(c.access(b, false).hit);  // the fingerprint matches a's way; the tag does not
     CHECK(c.access(a, false).hit);
     CHECK(c.access(b, false).hit);
-    for (uint64_t l = 100; l < 114; ++l) c.access(l, false);  // 14 more lines: the set is full, a least recent
+    for (uint64_t l = 100; l < 100 + static_cast<uint64_t>(ways) - 2; ++l) c.access(l, false);  // the set is full, a least recent
     const Cache::Result r = c.access(200, false);
     CHECK(r.evicted_dirty);  // a (written first) leaves, b stays
     CHECK(r.victim == a);
