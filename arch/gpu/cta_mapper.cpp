@@ -173,8 +173,8 @@ KernelPlan plan_stream_k(const GemmView& g, const GpuConfig& cfg, const CtaTile&
 }
 
 /// Cycles at the SM clock to move a GEMM's compulsory DRAM bytes at the sustained bandwidth:
-/// A (the distinct elements its panels read: GemmView::a_unique_ratio(), so a strided 1x1
-/// convolution's skipped pixels do not count), B (a weight once per group) and C, every instance.
+/// A (its distinct elements, at most m x k: GemmView::a_unique_ratio(), the share every machine
+/// model uses), B (a weight once per group) and C, every instance.
 static double compulsory_dram_cycles(const GemmView& g, const GpuConfig& cfg) {
     if (cfg.dram.ideal) return 0;
     const double eb = static_cast<double>(operand_bytes(cfg.precision)), insts = static_cast<double>(g.batch * g.groups);
