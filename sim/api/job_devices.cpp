@@ -72,7 +72,7 @@ std::string train_run_dir(const std::string& dev_dir, const ParallelPlan& plan, 
     const ChunkShape& k = plan.kinds.at(kind);
     const char* ends = k.embedding && k.head ? "whole" : k.embedding ? "first" : k.head ? "last" : "middle";
     return fmt::format("{}/train_tp{}_ep{}_mb{}_{}{}_l{}_{}", dev_dir, s.tp, s.ep, s.microbatch, s.recompute,
-                       s.sequence_parallel && s.tp > 1 ? "_sp" : "", k.layers, ends);
+                       s.sequence_parts() > 1 ? "_sp" : "", k.layers, ends);
 }
 
 std::vector<std::string> child_job_args(const JobRunArgs& args) {
@@ -133,7 +133,7 @@ void run_devices(const JobContext& c, const std::vector<DeviceTask>& tasks, int6
             a.insert(a.end(), {"--workload-set", key + "=" + val});
         // sequence parallelism in training (Megatron-LM's): the chunk's norms, dropouts and
         // residual sums on 1/tp of the tokens (LlmShard::sequence_parallel)
-        if (t.phase == "train" && p.spec.sequence_parallel && p.spec.tp > 1) a.insert(a.end(), {"--workload-set", "shard.sequence_parallel=true"});
+        if (t.phase == "train" && p.spec.sequence_parts() > 1) a.insert(a.end(), {"--workload-set", "shard.sequence_parallel=true"});
         for (const auto& ws : t.workload_sets) a.insert(a.end(), {"--workload-set", ws});
         if (!runtime.empty()) a.insert(a.end(), {"--runtime", runtime});
         if (c.args.mapper != "auto") a.insert(a.end(), {"--mapper", c.args.mapper});

@@ -6,7 +6,7 @@
 
 namespace archsim {
 
-RunKey run_key(const ParallelismSpec& s) { return {s.tp, s.ep, s.microbatch, s.recompute, s.sequence_parallel && s.tp > 1}; }
+RunKey run_key(const ParallelismSpec& s) { return {s.tp, s.ep, s.microbatch, s.recompute, s.sequence_parts() > 1}; }
 
 std::vector<ChunkRun> modeled_runs(const ParallelPlan& plan, double peak_macs_per_s, const Efficiency& eff) {
     const ParallelismSpec& s = plan.spec;

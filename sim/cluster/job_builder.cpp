@@ -219,8 +219,8 @@ JobModel build_job(const ParallelPlan& plan, const ClusterConfig& cl, const std:
 }
 
 double stand_in_loss_bytes(const ParallelPlan& plan, const ChunkShape& chunk) {
-    const bool sp = plan.spec.sequence_parallel && plan.spec.tp > 1;  // the chunk's output is then the rank's 1/tp of the tokens
-    return chunk.head ? 0.0 : 2.0 * plan.activation_bytes / (sp ? double(plan.spec.tp) : 1.0);
+    // under sequence parallelism the chunk's output is the rank's 1/tp of the tokens
+    return chunk.head ? 0.0 : 2.0 * plan.activation_bytes / double(plan.spec.sequence_parts());
 }
 
 std::vector<StageMemory> stage_memory(const ParallelPlan& plan, const std::vector<ChunkRun>& runs) {
@@ -228,7 +228,7 @@ std::vector<StageMemory> stage_memory(const ParallelPlan& plan, const std::vecto
     const double dp = double(s.dp);
     // under sequence parallelism a layer's checkpointed input is the rank's 1/tp shard (the device
     // runs' saved activations are already their sequence-parallel chunk's)
-    const double sp_keep = s.sequence_parallel && s.tp > 1 ? 1.0 / double(s.tp) : 1.0;
+    const double sp_keep = 1.0 / double(s.sequence_parts());
     const std::vector<int64_t> live = in_flight_microbatches(plan);
     std::vector<StageMemory> out;
     for (int64_t st = 0; st < s.pp; ++st) {

@@ -47,7 +47,7 @@ ParallelPlan make_parallel_plan(const LlmShape& model, const ParallelismSpec& sp
     if (model.layers % (spec.pp * spec.virtual_stages) != 0)
         throw bad(spec.virtual_stages > 1 ? "virtual_stages" : "pp", spec.virtual_stages > 1 ? spec.virtual_stages : spec.pp,
                   "pp x virtual_stages = " + std::to_string(spec.pp * spec.virtual_stages) + " does not divide the " + std::to_string(model.layers) + " layers");
-    if (spec.sequence_parallel && spec.tp > 1 && model.prompt % spec.tp != 0)
+    if (model.prompt % spec.sequence_parts() != 0)
         throw bad("tp", spec.tp, "does not divide the sequence's " + std::to_string(model.prompt) + " tokens, which sequence parallelism splits over the tensor-parallel ranks");
     if (spec.zero_stage < 0 || spec.zero_stage > 3) throw bad("zero_stage", spec.zero_stage, "must be 0, 1, 2 or 3");
     const auto& names = pipeline_schedule_names();

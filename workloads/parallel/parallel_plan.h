@@ -29,6 +29,9 @@ struct ParallelismSpec {
     std::string recompute = "full"; ///< activation recomputation: none | selective | full
     std::string optimizer = "adam";
     int64_t devices() const { return tp * pp * dp; }
+    /// The parts sequence parallelism splits the residual stream's tokens into: tp where it is
+    /// on and tp > 1, else 1 (a rank then holds 1/sequence_parts() of a layer-boundary activation).
+    int64_t sequence_parts() const { return sequence_parallel && tp > 1 ? tp : 1; }
 };
 
 /// One model chunk as a device runs it (an llm `shard`).

@@ -25,7 +25,7 @@ double korthikanti_bytes(const ParallelPlan& plan, bool attention_core) {
     const LlmShape& m = plan.model;
     const double sbh = double(plan.spec.microbatch) * double(m.prompt) * double(m.hidden), t = double(plan.spec.tp);
     const double core = 5.0 * double(m.heads) * double(m.prompt) / double(m.hidden) / t;
-    const double replicated = plan.spec.sequence_parallel ? 10.0 / t : 10.0;
+    const double replicated = 10.0 / double(plan.spec.sequence_parts());
     return sbh * (replicated + 24.0 / t + (attention_core ? core : 0.0)) * double(m.activation_elem_bytes()) / 2.0;
 }
 
@@ -143,8 +143,7 @@ std::vector<int64_t> in_flight_microbatches(const ParallelPlan& plan) {
 
 double activation_bytes_per_layer_estimate(const ParallelPlan& plan) {
     // full recomputation keeps each layer's input: the rank's 1/tp shard under sequence parallelism
-    const bool sp = plan.spec.sequence_parallel && plan.spec.tp > 1;
-    if (plan.spec.recompute == "full") return plan.activation_bytes / (sp ? double(plan.spec.tp) : 1.0);
+    if (plan.spec.recompute == "full") return plan.activation_bytes / double(plan.spec.sequence_parts());
     return korthikanti_bytes(plan, plan.spec.recompute == "none");
 }
 
